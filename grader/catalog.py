@@ -1,0 +1,135 @@
+"""What the grader can grade: the exercises and their checks, read from the suites.
+
+Each suite (`grader/suites/test_<lesson>.py`) is the manifest entry of its
+lesson file: module constants name the lesson and its settings, `@check(...)`
+decorators give each check's name, points, hint and visibility. This module
+reads them from the source with `ast`, so the parent process knows every
+check and every point without importing a suite (and so without JAX), and a
+submission can never change what a check is worth.
+
+Module constants of a suite:
+    LESSON = "07_pmap"          # the lesson file's stem (required)
+    TITLE = "..."               # shown in reports (required)
+    DEVICES = 8                 # simulated CPU devices for this file (default 1)
+    REQUIRES = ("flax",)        # optional packages; without them the file is skipped
+    TIMEOUT = 240               # default per-exercise timeout in seconds
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from grader.model import Visibility
+
+SUITES_DIR = Path(__file__).parent / "suites"
+DEFAULT_TIMEOUT_S = 180.0
+
+
+class CatalogError(Exception):
+    """A suite's manifest data is malformed (a course-author error)."""
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    id: str
+    name: str
+    points: float
+    hint: str
+    visibility: Visibility
+    line: int
+
+
+@dataclass(frozen=True)
+class ExerciseSpec:
+    name: str
+    title: str
+    suite: Path
+    checks: tuple[CheckSpec, ...]
+    devices: int = 1
+    requires: tuple[str, ...] = ()
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+    @property
+    def max_score(self) -> float:
+        return sum(c.points for c in self.checks)
+
+    @property
+    def filename(self) -> str:
+        return f"{self.name}.py"
+
+
+def _literal(node: ast.AST, where: str) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except ValueError as exc:
+        raise CatalogError(f"{where}: must be a literal value ({exc})") from None
+
+
+def _check_of(fn: ast.FunctionDef, where: str) -> CheckSpec | None:
+    for deco in fn.decorator_list:
+        if isinstance(deco, ast.Call) and getattr(deco.func, "id", None) == "check":
+            loc = f"{where}:{fn.lineno} {fn.name}"
+            if len(deco.args) != 1:
+                raise CatalogError(f"{loc}: @check takes the check's name as its one positional argument")
+            kwargs = {k.arg: _literal(k.value, loc) for k in deco.keywords if k.arg}
+            name = _literal(deco.args[0], loc)
+            points, hint = kwargs.get("points"), kwargs.get("hint")
+            if not isinstance(name, str) or not name:
+                raise CatalogError(f"{loc}: the check name must be a non-empty string")
+            if not isinstance(points, int | float) or points < 0:
+                raise CatalogError(f"{loc}: points must be a non-negative number")
+            if not isinstance(hint, str) or not hint.strip():
+                raise CatalogError(f"{loc}: every check needs a hint")
+            visibility: Visibility = "hidden" if kwargs.get("hidden") else "public"
+            return CheckSpec(fn.name, name, float(points), hint, visibility, fn.lineno)
+    return None
+
+
+def read_suite(path: Path) -> ExerciseSpec:
+    where = path.name
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    consts: dict[str, Any] = {}
+    checks: list[CheckSpec] = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and target.id.isupper():
+                if target.id in {"LESSON", "TITLE", "DEVICES", "REQUIRES", "TIMEOUT"}:
+                    consts[target.id] = _literal(node.value, f"{where}:{node.lineno} {target.id}")
+        elif isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+            spec = _check_of(node, where)
+            if spec is None:
+                raise CatalogError(f"{where}:{node.lineno} {node.name}: a test in a suite needs @check(...)")
+            checks.append(spec)
+    if not isinstance(consts.get("LESSON"), str) or not isinstance(consts.get("TITLE"), str):
+        raise CatalogError(f"{where}: a suite must define LESSON and TITLE as string literals")
+    if not checks:
+        raise CatalogError(f"{where}: a suite must define at least one @check test")
+    return ExerciseSpec(
+        name=consts["LESSON"],
+        title=consts["TITLE"],
+        suite=path,
+        checks=tuple(checks),
+        devices=int(consts.get("DEVICES", 1)),
+        requires=tuple(consts.get("REQUIRES", ())),
+        timeout_s=float(consts.get("TIMEOUT", DEFAULT_TIMEOUT_S)),
+    )
+
+
+@cache
+def exercises(suites_dir: Path = SUITES_DIR) -> tuple[ExerciseSpec, ...]:
+    """Every exercise, in lesson order (01_... to 11_..., then ex1_... to ex5_...)."""
+    specs = [read_suite(p) for p in sorted(suites_dir.glob("test_*.py"))]
+    names = [s.name for s in specs]
+    dupes = {n for n in names if names.count(n) > 1}
+    if dupes:
+        raise CatalogError(f"more than one suite for {sorted(dupes)}")
+    return tuple(sorted(specs, key=lambda s: (s.name.startswith("ex"), s.name)))
+
+
+def by_name(suites_dir: Path = SUITES_DIR) -> dict[str, ExerciseSpec]:
+    return {s.name: s for s in exercises(suites_dir)}

@@ -1,0 +1,77 @@
+"""Student-facing explanations of the exceptions JAX raises.
+
+Maps an exception (by class name, so no JAX import is needed here) to the
+likely cause and the fix, in JAX terms. Used by the jit check and by the plugin
+whenever a student's code raises.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Explanation:
+    cause: str
+    fix: str
+
+
+EXPLANATIONS: dict[str, Explanation] = {
+    "TracerBoolConversionError": Explanation(
+        cause="a Python `if`, `while`, `and`/`or` or `bool()` on a traced value: under jit the "
+        "value is not known while the function is traced",
+        fix="branch with `jax.lax.cond` (or `jnp.where` for element-wise choices); loop with "
+        "`jax.lax.while_loop`/`fori_loop`",
+    ),
+    "ConcretizationTypeError": Explanation(
+        cause="a traced value was used where Python needs a concrete number (a shape, "
+        "`range(...)`, `int(...)`, a slice bound)",
+        fix="keep shapes and loop counts as Python values (mark them static with "
+        "`static_argnames`), or use `jax.lax.fori_loop`/`dynamic_slice` with traced bounds",
+    ),
+    "TracerArrayConversionError": Explanation(
+        cause="a NumPy function (`np.asarray`, `np.sum`, ...) was called on a traced value; "
+        "NumPy needs concrete data",
+        fix="use the `jax.numpy` (`jnp`) version of the function inside traced code",
+    ),
+    "TracerIntegerConversionError": Explanation(
+        cause="a traced value was turned into a Python int (`int(x)`, indexing a Python list "
+        "or tuple with it)",
+        fix="index arrays with `jnp` indexing or `jax.lax.dynamic_index_in_dim`; keep Python "
+        "indices static",
+    ),
+    "UnexpectedTracerError": Explanation(
+        cause="a traced value escaped the function it belongs to (stored in a global, a list "
+        "or an object attribute during tracing) and was used later",
+        fix="return values instead of storing them: keep the function pure",
+    ),
+    "KeyReuseError": Explanation(
+        cause="a PRNG key was consumed twice, so two random draws are correlated",
+        fix="split before each use: `key, subkey = jax.random.split(key)` and use every key "
+        "exactly once",
+    ),
+    "NonConcreteBooleanIndexError": Explanation(
+        cause="boolean-mask indexing (`x[x > 0]`) under jit: the result's shape depends on "
+        "the values",
+        fix="use `jnp.where(mask, x, 0)` to keep the shape fixed",
+    ),
+    "NotImplementedError": Explanation(
+        cause="this function is still the stub",
+        fix="replace the `raise NotImplementedError` under the TODO with your implementation",
+    ),
+    "MemoryError": Explanation(
+        cause="the code tried to allocate more memory than the grader allows",
+        fix="look for an array whose size grows with a loop or a shape built from the data",
+    ),
+}
+
+
+def explain(exc: BaseException) -> Explanation | None:
+    """The explanation for `exc`'s class or its nearest explained base class."""
+    for cls in type(exc).__mro__:
+        found = EXPLANATIONS.get(cls.__name__)
+        if found is not None:
+            return found
+    if "RESOURCE_EXHAUSTED" in str(exc):
+        return EXPLANATIONS["MemoryError"]
+    return None

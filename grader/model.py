@@ -1,0 +1,168 @@
+"""The result model: the one thing the runner hands to the reports.
+
+Every report (terminal, HTML, JSON, Gradescope, JUnit) is a pure function of a
+`Report`. The model is frozen and typed; `Report.to_json()` is the versioned
+results contract (schema_version 1) that CI pipelines read.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+SCHEMA_VERSION = 1
+
+CheckStatus = Literal["passed", "failed", "error", "timeout", "skipped"]
+ExerciseStatus = Literal["passed", "failed", "error", "not_attempted", "skipped"]
+Visibility = Literal["public", "hidden"]
+
+CHECK_STATUSES: tuple[CheckStatus, ...] = ("passed", "failed", "error", "timeout", "skipped")
+EXERCISE_STATUSES: tuple[ExerciseStatus, ...] = (
+    "passed",
+    "failed",
+    "error",
+    "not_attempted",
+    "skipped",
+)
+
+# Keys whose values are wall-clock measurements: everything else in the JSON
+# is a deterministic function of the submission and the seed.
+TIMING_KEYS = frozenset({"duration_s"})
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    """A line of the student's own code, as shown next to a failure."""
+
+    path: str  # relative to the submission, e.g. "03_jit.py"
+    line: int
+    code: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "code": self.code}
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """An image an exercise produced (a student's plot, a timing chart)."""
+
+    title: str
+    media_type: str  # "image/png"
+    data: bytes = field(repr=False)
+
+    @property
+    def data_uri(self) -> str:
+        return f"data:{self.media_type};base64,{base64.b64encode(self.data).decode('ascii')}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"title": self.title, "media_type": self.media_type, "bytes": len(self.data)}
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str  # what is checked, in words
+    id: str  # the suite's function name: stable, for tools
+    status: CheckStatus
+    score: float
+    max_score: float
+    visibility: Visibility
+    message: str  # empty when passed
+    hint: str
+    location: SourceLine | None = None
+    duration_s: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "id": self.id,
+            "status": self.status,
+            "score": self.score,
+            "max_score": self.max_score,
+            "visibility": self.visibility,
+            "message": self.message,
+            "hint": self.hint,
+            "location": self.location.to_json() if self.location else None,
+            "duration_s": round(self.duration_s, 3),
+        }
+
+
+@dataclass(frozen=True)
+class ExerciseResult:
+    name: str  # the lesson file's stem: "03_jit"
+    title: str
+    status: ExerciseStatus
+    checks: tuple[CheckResult, ...]
+    message: str = ""  # exercise-level: import error, crash, timeout, missing file
+    output: str = ""  # captured stdout/stderr, capped
+    artifacts: tuple[Artifact, ...] = ()
+    metrics: tuple[tuple[str, float], ...] = ()  # measured numbers a suite reported
+    duration_s: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return round(sum(c.score for c in self.checks), 6)
+
+    @property
+    def max_score(self) -> float:
+        return round(sum(c.max_score for c in self.checks), 6)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "status": self.status,
+            "score": self.score,
+            "max_score": self.max_score,
+            "message": self.message,
+            "checks": [c.to_json() for c in self.checks],
+            "output": self.output,
+            "artifacts": [a.to_json() for a in self.artifacts],
+            "metrics": dict(self.metrics),
+            "duration_s": round(self.duration_s, 3),
+        }
+
+
+@dataclass(frozen=True)
+class Report:
+    exercises: tuple[ExerciseResult, ...]
+    seed: int
+    submission: str  # the graded path as the user gave it
+    grader_version: str
+    duration_s: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return round(sum(e.score for e in self.exercises), 6)
+
+    @property
+    def max_score(self) -> float:
+        return round(sum(e.max_score for e in self.exercises), 6)
+
+    @property
+    def fraction(self) -> float:
+        return self.score / self.max_score if self.max_score else 0.0
+
+    def checks(self) -> list[tuple[ExerciseResult, CheckResult]]:
+        return [(e, c) for e in self.exercises for c in e.checks]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "score": self.score,
+            "max_score": self.max_score,
+            "seed": self.seed,
+            "submission": self.submission,
+            "grader_version": self.grader_version,
+            "exercises": [e.to_json() for e in self.exercises],
+            "duration_s": round(self.duration_s, 3),
+        }
+
+
+def without_timings(doc: Any) -> Any:
+    """The JSON document with wall-clock values removed: what must be reproducible."""
+    if isinstance(doc, dict):
+        return {k: without_timings(v) for k, v in doc.items() if k not in TIMING_KEYS and k != "metrics"}
+    if isinstance(doc, list):
+        return [without_timings(v) for v in doc]
+    return doc

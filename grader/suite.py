@@ -1,0 +1,81 @@
+"""The authoring API of the hidden suites.
+
+A suite is a plain pytest file in `grader/suites/`, one per lesson file. Its
+module header is the exercise's manifest entry and its checks are test
+functions marked with `@check`; everything the grader needs to know about a
+check (name, points, hint, visibility) is literal data there, which the parent
+process reads without importing anything (see `grader.catalog`):
+
+    LESSON = "03_jit"
+    TITLE = "jit and structured control flow"
+
+    @check("piecewise compiles under jax.jit", points=2,
+           hint="What does Python's `if` do with a value that is only known at run time?")
+    def test_piecewise_jits(student):
+        jit.assert_jittable(student.piecewise, (1.5,))
+
+Fixtures a check can ask for (provided by `grader.plugin`):
+- `student`: the student's lesson module, imported in the grading process.
+- `seed`: the run's seed (`grade --seed`).
+- `credit`: partial credit, `credit.award(k / n, "3 of 5 cases right: ...")`.
+- `attach`: `attach.image(title, png_bytes)`, `attach.metric(name, value)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import pytest
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+MARKER = "grader_check"
+
+
+def check(name: str, *, points: float, hint: str, hidden: bool = False) -> Callable[[F], F]:
+    """Declare a test function as a graded check.
+
+    All arguments must be literals: the grader reads them from the source.
+    """
+
+    def mark(fn: F) -> F:
+        marked: F = pytest.mark.grader_check(name=name, points=points, hint=hint, hidden=hidden)(fn)
+        return marked
+
+    return mark
+
+
+class Credit:
+    """Partial credit for one check: the fraction of its points earned."""
+
+    def __init__(self) -> None:
+        self.fraction = 1.0
+        self.message = ""
+
+    def award(self, fraction: float, message: str) -> None:
+        if not 0.0 <= fraction <= 1.0:
+            raise ValueError(f"credit fraction must be in [0, 1], got {fraction}")
+        self.fraction = float(fraction)
+        self.message = message
+
+
+class Attachments:
+    """Images and numbers a check adds to the report."""
+
+    MAX_IMAGE_BYTES = 2_000_000
+    PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+    def __init__(self) -> None:
+        self.images: list[tuple[str, bytes]] = []
+        self.metrics: list[tuple[str, float]] = []
+
+    def image(self, title: str, png: bytes) -> None:
+        if not png.startswith(self.PNG_MAGIC):
+            raise ValueError(f"attachment {title!r} is not a PNG image")
+        if len(png) > self.MAX_IMAGE_BYTES:
+            raise ValueError(f"attachment {title!r} is {len(png)} bytes, over the 2 MB cap")
+        self.images.append((title, png))
+
+    def metric(self, name: str, value: float) -> None:
+        self.metrics.append((name, float(value)))
