@@ -1,0 +1,3 @@
+"""An automated grader for the "Introduction to JAX" lesson."""
+
+__version__ = "0.1.0"

@@ -59,6 +59,7 @@ class GraderPlugin:
         self._outcomes: dict[str, _Outcome] = {}
         self._credits: dict[str, Credit] = {}
         self._attachments: dict[str, Attachments] = {}
+        self._started: dict[str, float] = {}
 
     # -- records ---------------------------------------------------------
     def emit(self, record: dict[str, Any]) -> None:
@@ -126,6 +127,7 @@ class GraderPlugin:
             self.emit({"type": "suite_error", "message": str(report.longrepr)[-MAX_MESSAGE_CHARS:]})
 
     def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
+        self._started[location[2]] = time.perf_counter()
         self.emit({"type": "start", "id": location[2]})
 
     @pytest.hookimpl(hookwrapper=True)
@@ -191,6 +193,7 @@ class GraderPlugin:
                 "message": outcome.message[:MAX_MESSAGE_CHARS],
                 "location": outcome.location,
                 "not_implemented": outcome.not_implemented,
+                "duration_s": time.perf_counter() - self._started.get(name, time.perf_counter()),
             }
         )
         attachments = self._attachments.get(name)

@@ -1,0 +1,117 @@
+"""What runs in the forked child: one exercise's suite, bounded and isolated.
+
+The child is a fork of the warm worker. Before any student code runs it:
+- starts a new session, so the worker can kill it and all it starts at once;
+- sends stdout/stderr to the worker's capped pipe and closes stdin;
+- caps its address space (memory), file sizes and core dumps;
+- moves into a private temp folder and sees only the private copy of the
+  lesson files: no `conftest.py`, ini file, `sitecustomize.py`, `.pth` or
+  `jax.py` from the submission can load (the worker imported JAX before the
+  submission existed, and pytest runs with `--noconftest`, no plugin
+  autoloading and an ini file of ours);
+- sets the number of simulated CPU devices before JAX's backend starts.
+Then it runs pytest on the suite with `grader.plugin` and exits with `os._exit`,
+never returning into the worker's loop.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+import traceback
+from typing import Any, NoReturn
+
+FILE_SIZE_LIMIT = 256 << 20
+
+
+def _limit(kind: int, value: int) -> None:
+    soft, hard = resource.getrlimit(kind)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(kind, (value, hard if hard != resource.RLIM_INFINITY else value))
+
+
+def pytest_args(request: dict[str, Any]) -> list[str]:
+    work = request["workdir"]
+    return [
+        request["suite"],
+        "-c",
+        os.path.join(work, "pytest.ini"),
+        "--rootdir",
+        work,
+        "--noconftest",
+        "-p",
+        "grader.plugin",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:terminal",
+        "-p",
+        "no:faulthandler",
+        "-p",
+        "no:stepwise",
+        "-s",
+        "--basetemp",
+        os.path.join(work, "tmp"),
+        "--lesson-dir",
+        request["lesson_dir"],
+        "--grader-records",
+        request["records"],
+        "--grader-seed",
+        str(request["seed"]),
+    ]
+
+
+def run(request: dict[str, Any], out_fd: int, base_vm: int) -> NoReturn:
+    code = 70
+    try:
+        os.setsid()
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(out_fd, 1)
+        os.dup2(out_fd, 2)
+        os.close(out_fd)
+        sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+        sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+
+        _limit(resource.RLIMIT_AS, base_vm + int(request["memory_bytes"]))
+        _limit(resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT)
+        _limit(resource.RLIMIT_CORE, 0)
+
+        work = request["workdir"]
+        with open(os.path.join(work, "pytest.ini"), "w", encoding="utf-8") as ini:
+            ini.write("[pytest]\naddopts =\npython_files = test_*.py\n")
+        os.makedirs(os.path.join(work, "cwd"), exist_ok=True)
+        os.chdir(os.path.join(work, "cwd"))
+        os.environ.update(
+            {
+                "HOME": os.path.join(work, "cwd"),
+                "TMPDIR": os.path.join(work, "tmp"),
+                "MPLBACKEND": "Agg",
+                "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+                "JAX_PLATFORMS": "cpu",
+            }
+        )
+        os.makedirs(os.environ["TMPDIR"], exist_ok=True)
+        # Only the interpreter's own paths: no '' (cwd), no submission folder.
+        sys.path[:] = [p for p in sys.path if p and os.path.isabs(p) and p != os.getcwd()]
+
+        import jax
+
+        devices = int(request.get("devices", 1))
+        if devices > 1:
+            jax.config.update("jax_num_cpu_devices", devices)
+
+        import pytest
+
+        code = int(pytest.main(pytest_args(request)))
+    except BaseException:  # noqa: BLE001 - the child must always end in os._exit
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)

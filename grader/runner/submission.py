@@ -1,0 +1,70 @@
+"""A submission: the lesson files found at the path a user gave.
+
+Only files named after a lesson (`03_jit.py`, `ex2_per_example_grads.py`, or
+the same stems as `.ipynb`) count; everything else in the folder is ignored and
+never copied into a grading run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_LESSON_BYTES = 2_000_000
+LESSON_SUFFIXES = (".py", ".ipynb")
+
+
+class SubmissionError(Exception):
+    """The path given to `grade` cannot be graded; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Submission:
+    root: Path  # the folder (or the file's folder)
+    files: dict[str, Path]  # lesson name -> file
+    single: str | None = None  # set when the user named one file
+
+    def has(self, lesson: str) -> bool:
+        return lesson in self.files
+
+
+def find(path: Path, lessons: Iterable[str]) -> Submission:
+    known = set(lessons)
+    if not path.exists():
+        raise SubmissionError(
+            f"{path} does not exist. Give a folder of lesson files (default: exercises/) "
+            "or one lesson file, e.g. `grade exercises/03_jit.py`."
+        )
+    if path.is_file():
+        if path.suffix not in LESSON_SUFFIXES or path.stem not in known:
+            raise SubmissionError(
+                f"{path.name} is not a lesson file of this course. Lesson files are: "
+                + ", ".join(f"{n}.py" for n in sorted(known))
+            )
+        return Submission(path.parent, {path.stem: path}, single=path.stem)
+    files: dict[str, Path] = {}
+    for entry in sorted(path.iterdir()):
+        if entry.stem in known and entry.suffix in LESSON_SUFFIXES and entry.is_file():
+            if entry.stem in files and entry.suffix == ".ipynb":
+                continue  # a .py beside a notebook of the same name wins
+            files[entry.stem] = entry
+    if not files:
+        raise SubmissionError(
+            f"{path} holds no lesson files (looked for {', '.join(sorted(known)[:3])}, ...). "
+            "Point `grade` at the folder with your edited lesson files, e.g. `grade exercises/`."
+        )
+    return Submission(path, files)
+
+
+def copy_lessons(submission: Submission, dest: Path) -> None:
+    """Copy the lesson `.py` files, and nothing else, into `dest` (a private folder)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name, src in submission.files.items():
+        if src.suffix != ".py" or src.is_symlink():
+            continue
+        if os.path.getsize(src) > MAX_LESSON_BYTES:
+            continue
+        shutil.copyfile(src, dest / f"{name}.py")
