@@ -1,0 +1,103 @@
+"""The words and numbers every report shows the same way.
+
+Points read `7.5/10` everywhere; a status has one word in the terminal and one
+phrase on the HTML page; a check's failure text (message, hint, the student's
+own line) is composed once here so Gradescope, JUnit and the terminal agree.
+"""
+
+from __future__ import annotations
+
+import math
+
+from grader.model import CheckResult, CheckStatus, ExerciseStatus
+
+# Short, fixed-width words for the terminal summary.
+EXERCISE_WORDS: dict[ExerciseStatus, str] = {
+    "passed": "PASS",
+    "failed": "FAIL",
+    "error": "ERROR",
+    "not_attempted": "TODO",
+    "skipped": "SKIP",
+}
+CHECK_WORDS: dict[CheckStatus, str] = {
+    "passed": "PASS",
+    "failed": "FAIL",
+    "error": "ERROR",
+    "timeout": "TIMEOUT",
+    "skipped": "SKIP",
+}
+
+# Phrases for badges and headings.
+EXERCISE_PHRASES: dict[ExerciseStatus, str] = {
+    "passed": "passed",
+    "failed": "failed",
+    "error": "error",
+    "not_attempted": "not attempted",
+    "skipped": "skipped",
+}
+CHECK_PHRASES: dict[CheckStatus, str] = {
+    "passed": "passed",
+    "failed": "failed",
+    "error": "error",
+    "timeout": "timed out",
+    "skipped": "skipped",
+}
+
+# Check statuses that are a problem of the student's code (shown as failures).
+PROBLEM_STATUSES: frozenset[CheckStatus] = frozenset({"failed", "error", "timeout"})
+
+
+def number(value: float) -> str:
+    """A score as people write it: 10, 7.5, 0.33 (at most two decimals)."""
+    if not math.isfinite(value):
+        return str(value)
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def points(score: float, max_score: float) -> str:
+    """`7.5/10`."""
+    return f"{number(score)}/{number(max_score)}"
+
+
+def percent(score: float, max_score: float) -> str:
+    """`75%` (floored, so 99.6% never reads as 100%); `-` when nothing is graded."""
+    if max_score <= 0:
+        return "-"
+    return f"{math.floor(100 * score / max_score + 1e-9)}%"
+
+
+def first_line(text: str, limit: int = 200) -> str:
+    """The first non-empty line, cut to `limit` characters (for one-line summaries)."""
+    for line in text.splitlines():
+        if line.strip():
+            line = line.strip()
+            return line if len(line) <= limit else line[: limit - 1] + "…"
+    return ""
+
+
+def location_text(check: CheckResult) -> str:
+    """`03_jit.py:14: for x in xs:` or empty."""
+    loc = check.location
+    if loc is None:
+        return ""
+    return f"{loc.path}:{loc.line}: {loc.code.strip()}"
+
+
+def check_details(check: CheckResult) -> str:
+    """The plain-text account of one check: status, message, hint, the student's line.
+
+    Used where a report has one text field per check (Gradescope's `output`,
+    JUnit's failure body). Empty for a plain pass.
+    """
+    parts: list[str] = []
+    if check.status != "passed" or check.score < check.max_score:
+        parts.append(f"{CHECK_PHRASES[check.status]} ({points(check.score, check.max_score)} points)")
+    if check.message:
+        parts.append(check.message.rstrip())
+    where = location_text(check)
+    if where:
+        parts.append(f"in your code: {where}")
+    if check.hint and check.status != "passed":
+        parts.append(f"hint: {check.hint}")
+    return "\n\n".join(parts)

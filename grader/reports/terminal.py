@@ -1,0 +1,159 @@
+"""The terminal summary, and the lines the runner prints while it works.
+
+    PASS     10/10  01_arrays   jax.numpy and immutability
+    FAIL    7.5/10  03_jit      jit and structured control flow
+    TODO      0/8   06_random   explicit PRNG keys
+
+    What to fix first:
+
+    03_jit > running_sum uses lax.scan (0/2)
+        the jaxpr of running_sum
+          expected: a scan primitive
+          ...
+        in your code: 03_jit.py:14: for x in xs:
+        hint: How does jax.lax.scan carry a value from one step to the next?
+
+    Total 17.5/28 (62%) · seed 1234
+
+Honest and compact: every exercise gets exactly one line; then at most
+`MAX_FAILURES` failed checks with their message (at most `MAX_MESSAGE_LINES`
+lines each), the student's own line and the hint; then the total and the seed.
+Only messages are shown, never tracebacks (those are in the HTML report).
+"""
+
+from __future__ import annotations
+
+from grader.model import CheckResult, ExerciseResult, ExerciseStatus, Report
+from grader.reports import labels
+
+MAX_FAILURES = 5
+MAX_MESSAGE_LINES = 12
+INDENT = "    "
+
+_RESET = "\033[0m"
+_BOLD = "\033[1m"
+_DIM = "\033[2m"
+_RED = "\033[31m"
+_GREEN = "\033[32m"
+_YELLOW = "\033[33m"
+_CYAN = "\033[36m"
+
+_EXERCISE_COLORS: dict[ExerciseStatus, str] = {
+    "passed": _GREEN,
+    "failed": _RED,
+    "error": _RED + _BOLD,
+    "not_attempted": _YELLOW,
+    "skipped": _DIM,
+}
+
+
+class _Paint:
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def __call__(self, style: str, text: str) -> str:
+        return f"{style}{text}{_RESET}" if self.color and text else text
+
+
+def _word_width() -> int:
+    return max(len(w) for w in labels.EXERCISE_WORDS.values())
+
+
+def _exercise_line(exercise: ExerciseResult, name_width: int, paint: _Paint) -> str:
+    word = labels.EXERCISE_WORDS[exercise.status]
+    pts = labels.points(exercise.score, exercise.max_score)
+    status = paint(_EXERCISE_COLORS[exercise.status], word.ljust(_word_width()))
+    line = f"{status}  {pts:>9}  {exercise.name.ljust(name_width)}  {exercise.title}"
+    return line.rstrip()
+
+
+def _capped_lines(text: str, limit: int) -> list[str]:
+    lines = text.rstrip().splitlines()
+    if len(lines) <= limit:
+        return lines
+    hidden = len(lines) - limit
+    return [*lines[:limit], f"[... {hidden} more line(s): see the HTML report]"]
+
+
+def _failure_block(exercise: ExerciseResult, check: CheckResult, paint: _Paint) -> list[str]:
+    status = "" if check.status == "failed" else f" [{labels.CHECK_PHRASES[check.status]}]"
+    head = (
+        f"{paint(_BOLD, exercise.name + ' > ' + check.name)}"
+        f" ({labels.points(check.score, check.max_score)}){paint(_RED, status)}"
+    )
+    lines = [head]
+    for line in _capped_lines(check.message or labels.CHECK_PHRASES[check.status], MAX_MESSAGE_LINES):
+        lines.append(INDENT + line)
+    where = labels.location_text(check)
+    if where:
+        lines.append(INDENT + paint(_CYAN, "in your code: ") + where)
+    if check.hint:
+        lines.append(INDENT + paint(_YELLOW, "hint: ") + check.hint)
+    return lines
+
+
+def _exercise_problem(exercise: ExerciseResult, paint: _Paint) -> list[str]:
+    """An exercise-level message (import error, crash, timeout) as a block."""
+    lines = [paint(_BOLD, exercise.name) + f" ({labels.EXERCISE_PHRASES[exercise.status]})"]
+    lines.extend(INDENT + line for line in _capped_lines(exercise.message, MAX_MESSAGE_LINES))
+    return lines
+
+
+def _problems(report: Report, paint: _Paint) -> list[str]:
+    blocks: list[list[str]] = []
+    untouched: list[str] = []
+    for exercise in report.exercises:
+        if exercise.status == "not_attempted" and not exercise.message:
+            untouched.append(exercise.name)
+            continue
+        if exercise.message and exercise.status in ("error", "failed", "not_attempted"):
+            blocks.append(_exercise_problem(exercise, paint))
+        if exercise.status == "not_attempted":
+            continue
+        for check in exercise.checks:
+            if check.status in labels.PROBLEM_STATUSES:
+                blocks.append(_failure_block(exercise, check, paint))
+    lines: list[str] = []
+    if blocks:
+        lines += ["", "What to fix first:"]
+        for block in blocks[:MAX_FAILURES]:
+            lines += ["", *block]
+        if len(blocks) > MAX_FAILURES:
+            more = len(blocks) - MAX_FAILURES
+            lines += ["", f"... and {more} more problem(s): see the HTML report."]
+    if untouched:
+        lines += ["", "Not attempted yet (the stubs still raise NotImplementedError): " + ", ".join(untouched)]
+    return lines
+
+
+def render(report: Report, *, color: bool) -> str:
+    """The summary printed after a grading run (ends with a newline)."""
+    paint = _Paint(color)
+    width = max((len(e.name) for e in report.exercises), default=0)
+    lines = [_exercise_line(e, width, paint) for e in report.exercises]
+    if not report.exercises:
+        lines.append("No exercises were graded.")
+    lines += _problems(report, paint)
+    total = (
+        f"Total {labels.points(report.score, report.max_score)}"
+        f" ({labels.percent(report.score, report.max_score)})"
+    )
+    lines += ["", f"{paint(_BOLD, total)} · seed {report.seed}"]
+    return "\n".join(lines) + "\n"
+
+
+def progress_line(index: int, total: int, exercise_name: str) -> str:
+    """`[3/11] 03_jit ...`, printed when an exercise starts (index counts from 1)."""
+    width = len(str(total))
+    return f"[{index:>{width}}/{total}] {exercise_name} ..."
+
+
+def done_line(exercise: ExerciseResult, *, color: bool = False) -> str:
+    """`PASS     10/10  03_jit (1.2 s)`, printed when an exercise is graded."""
+    paint = _Paint(color)
+    word = paint(_EXERCISE_COLORS[exercise.status], labels.EXERCISE_WORDS[exercise.status].ljust(_word_width()))
+    pts = labels.points(exercise.score, exercise.max_score)
+    line = f"{word}  {pts:>9}  {exercise.name} ({exercise.duration_s:.1f} s)"
+    if exercise.status == "error" and exercise.message:
+        line += f": {labels.first_line(exercise.message, 100)}"
+    return line
