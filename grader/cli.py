@@ -1,0 +1,201 @@
+"""`grade`: the command line.
+
+    grade [PATH] [--only NAMES] [--json F] [--html F] [--gradescope F] [--junit F]
+          [--fail-under PERCENT] [--seed N] [--timeout S] [--jobs N] ...
+    grade COMMAND ...   (see `grade --help` for the commands)
+
+Exit codes: 0 a report was produced (and the score reached --fail-under),
+1 the score is below --fail-under, 2 the grader could not run (bad path or
+option; the message says what to fix).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from grader import catalog
+from grader.model import ExerciseResult, Report
+from grader.runner import engine
+from grader.runner.submission import SubmissionError, find
+
+# Further commands: name -> module with `add_arguments(parser)` and `run(args) -> int`.
+COMMANDS: dict[str, str] = {}
+
+EXIT_OK, EXIT_BELOW, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad input from the user: the message names what was wrong and what to do."""
+
+
+def _percent(text: str) -> float:
+    value = float(text.rstrip("%"))
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError("give a percentage of the maximum score, 0 to 100")
+    return value
+
+
+def _positive(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be a positive number")
+    return value
+
+
+def grade_parser(prog: str = "grade") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Grade lesson files of the 'Introduction to JAX' lesson with the hidden checks.",
+        epilog="Commands: " + (", ".join(sorted(COMMANDS)) or "(none)") + ". `grade COMMAND --help`.",
+    )
+    parser.add_argument("path", nargs="?", default="exercises",
+                        help="a folder of lesson files or one lesson file (default: exercises/)")
+    parser.add_argument("--only", default="", metavar="NAME[,NAME...]",
+                        help="grade only these lesson files, e.g. --only 03_jit,ex2_per_example_grads")
+    parser.add_argument("--json", metavar="FILE", help="write the results as JSON (schema_version 1)")
+    parser.add_argument("--html", metavar="FILE", default="grade-report.html",
+                        help="write the self-contained HTML report here (default: grade-report.html)")
+    parser.add_argument("--no-html", action="store_true", help="do not write the HTML report")
+    parser.add_argument("--gradescope", metavar="FILE", help="write Gradescope's results.json")
+    parser.add_argument("--junit", metavar="FILE", help="write JUnit XML")
+    parser.add_argument("--fail-under", type=_percent, metavar="PERCENT",
+                        help="exit 1 when the score is below this percentage of the maximum")
+    parser.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
+    parser.add_argument("--timeout", type=_positive, metavar="SECONDS",
+                        help="time limit per lesson file (default: each suite's own, 180 s)")
+    parser.add_argument("--memory", type=_positive, default=4.0, metavar="GIB",
+                        help="memory a grading process may allocate, in GiB (default 4)")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="lesson files graded at once (default 1)")
+    parser.add_argument("--suites", metavar="DIR", help="a folder of suites to grade with "
+                        "(default: the suites installed with the grader)")
+    parser.add_argument("--no-color", action="store_true", help="plain text output")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    return parser
+
+
+def _specs(args: argparse.Namespace) -> list[catalog.ExerciseSpec]:
+    suites_dir = Path(args.suites) if args.suites else catalog.SUITES_DIR
+    if not suites_dir.is_dir():
+        raise UsageError(f"--suites {suites_dir}: no such folder")
+    try:
+        specs = list(catalog.exercises(suites_dir))
+    except catalog.CatalogError as exc:
+        raise UsageError(f"the suites in {suites_dir} are malformed: {exc}") from None
+    if args.only:
+        wanted = [n.strip().removesuffix(".py") for n in args.only.split(",") if n.strip()]
+        names = {s.name for s in specs}
+        unknown = [n for n in wanted if n not in names]
+        if unknown:
+            raise UsageError(
+                f"--only: no lesson file named {', '.join(unknown)}. Known: {', '.join(sorted(names))}"
+            )
+        specs = [s for s in specs if s.name in wanted]
+    return specs
+
+
+def _outputs(args: argparse.Namespace) -> dict[str, Path]:
+    outputs: dict[str, Path] = {}
+    for kind in ("json", "gradescope", "junit"):
+        if getattr(args, kind):
+            outputs[kind] = Path(getattr(args, kind))
+    if args.html and not args.no_html:
+        outputs["html"] = Path(args.html)
+    for kind, path in outputs.items():
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.is_dir():
+            raise UsageError(f"--{kind} {path}: the folder {parent} does not exist; create it first")
+        if path.is_dir():
+            raise UsageError(f"--{kind} {path} is a folder; give a file name")
+    return outputs
+
+
+def write_reports(report: Report, outputs: dict[str, Path]) -> list[str]:
+    """Write every requested report; one failing never stops the others."""
+    errors = []
+    for kind, path in outputs.items():
+        module = importlib.import_module(f"grader.reports.{'results' if kind == 'json' else kind}")
+        try:
+            module.write(report, path)
+        except OSError as exc:
+            errors.append(f"could not write the {kind} report to {path}: {exc.strerror or exc}")
+    return errors
+
+
+def run_grade(argv: Sequence[str]) -> int:
+    from grader.reports import terminal
+
+    parser = grade_parser()
+    args = parser.parse_args(argv)
+    color = not args.no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    try:
+        specs = _specs(args)
+        outputs = _outputs(args)
+        submission = find(Path(args.path), [s.name for s in specs])
+        if submission.single is not None:
+            specs = [s for s in specs if s.name == submission.single]
+    except (UsageError, SubmissionError) as exc:
+        print(f"grade: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.jobs < 1:
+        print("grade: error: --jobs must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+
+    options = engine.Options(
+        seed=args.seed,
+        timeout_s=args.timeout,
+        memory_bytes=int(args.memory * 2**30),
+        jobs=args.jobs,
+    )
+    if not args.quiet:
+        print(f"Grading {len(specs)} lesson file(s) in {args.path} (seed {args.seed}) ...", flush=True)
+
+    def progress(index: int, total: int, result: ExerciseResult) -> None:
+        if not args.quiet:
+            print(f"[{index}/{total}] " + terminal.done_line(result, color=color), flush=True)
+
+    report = engine.grade(specs, submission, options, progress)
+    print()
+    print(terminal.render(report, color=color), end="")
+    errors = write_reports(report, outputs)
+    for kind, path in outputs.items():
+        if not args.quiet and not any(str(path) in e for e in errors):
+            print(f"{kind} report: {path}")
+    for error in errors:
+        print(f"grade: error: {error}", file=sys.stderr)
+    if errors:
+        return EXIT_USAGE
+    if args.fail_under is not None and report.fraction * 100 < args.fail_under:
+        print(
+            f"grade: score {report.fraction * 100:.1f}% is below --fail-under {args.fail_under:g}%",
+            file=sys.stderr,
+        )
+        return EXIT_BELOW
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in COMMANDS:
+        module = importlib.import_module(COMMANDS[argv[0]])
+        parser = argparse.ArgumentParser(prog=f"grade {argv[0]}", description=module.__doc__)
+        module.add_arguments(parser)
+        try:
+            return int(module.run(parser.parse_args(argv[1:])))
+        except UsageError as exc:
+            print(f"grade {argv[0]}: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    return run_grade(argv)
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()
