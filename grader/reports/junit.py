@@ -57,7 +57,7 @@ def _outcome(parent: ET.Element, tag: str, kind: str, message: str, body: str) -
     element = ET.SubElement(
         parent,
         tag,
-        {"type": kind, "message": _xml_text(labels.first_line(message, MESSAGE_CHARS))},
+        {"type": kind, "message": _xml_text(labels.headline(message, MESSAGE_CHARS))},
     )
     element.text = _xml_text(body)
 

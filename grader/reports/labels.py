@@ -76,6 +76,20 @@ def first_line(text: str, limit: int = 200) -> str:
     return ""
 
 
+def headline(text: str, limit: int = 200) -> str:
+    """A one-line gist: the first line, joined with the next when it ends in a colon.
+
+    `04_vmap.py could not be imported:` / `SyntaxError: ...` reads as one line.
+    """
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    head = lines[0]
+    if head.endswith(":") and len(lines) > 1:
+        head = f"{head} {lines[1]}"
+    return first_line(head, limit)
+
+
 def location_text(check: CheckResult) -> str:
     """`03_jit.py:14: for x in xs:` or empty."""
     loc = check.location
@@ -92,7 +106,9 @@ def check_details(check: CheckResult) -> str:
     """
     parts: list[str] = []
     if check.status != "passed" or check.score < check.max_score:
-        parts.append(f"{CHECK_PHRASES[check.status]} ({points(check.score, check.max_score)} points)")
+        parts.append(
+            f"{CHECK_PHRASES[check.status]} ({points(check.score, check.max_score)} points)"
+        )
     if check.message:
         parts.append(check.message.rstrip())
     where = location_text(check)

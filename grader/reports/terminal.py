@@ -82,7 +82,9 @@ def _failure_block(exercise: ExerciseResult, check: CheckResult, paint: _Paint) 
         f" ({labels.points(check.score, check.max_score)}){paint(_RED, status)}"
     )
     lines = [head]
-    for line in _capped_lines(check.message or labels.CHECK_PHRASES[check.status], MAX_MESSAGE_LINES):
+    for line in _capped_lines(
+        check.message or labels.CHECK_PHRASES[check.status], MAX_MESSAGE_LINES
+    ):
         lines.append(INDENT + line)
     where = labels.location_text(check)
     if where:
@@ -122,7 +124,11 @@ def _problems(report: Report, paint: _Paint) -> list[str]:
             more = len(blocks) - MAX_FAILURES
             lines += ["", f"... and {more} more problem(s): see the HTML report."]
     if untouched:
-        lines += ["", "Not attempted yet (the stubs still raise NotImplementedError): " + ", ".join(untouched)]
+        lines += [
+            "",
+            "Not attempted yet (the stubs still raise NotImplementedError): "
+            + ", ".join(untouched),
+        ]
     return lines
 
 
@@ -151,9 +157,12 @@ def progress_line(index: int, total: int, exercise_name: str) -> str:
 def done_line(exercise: ExerciseResult, *, color: bool = False) -> str:
     """`PASS     10/10  03_jit (1.2 s)`, printed when an exercise is graded."""
     paint = _Paint(color)
-    word = paint(_EXERCISE_COLORS[exercise.status], labels.EXERCISE_WORDS[exercise.status].ljust(_word_width()))
+    word = paint(
+        _EXERCISE_COLORS[exercise.status],
+        labels.EXERCISE_WORDS[exercise.status].ljust(_word_width()),
+    )
     pts = labels.points(exercise.score, exercise.max_score)
     line = f"{word}  {pts:>9}  {exercise.name} ({exercise.duration_s:.1f} s)"
     if exercise.status == "error" and exercise.message:
-        line += f": {labels.first_line(exercise.message, 100)}"
+        line += f": {labels.headline(exercise.message, 120)}"
     return line

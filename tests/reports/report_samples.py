@@ -1,0 +1,173 @@
+"""Hand-built Reports covering every status the reports must show.
+
+`sample_report()` has one exercise per exercise status (passed, failed with a
+location and hint, error before any check ran, not attempted, skipped) plus a
+passed exercise with a real matplotlib PNG and metrics. Student-controlled text
+carries markup (`<script>`), control characters and non-ASCII on purpose.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from grader.model import Artifact, CheckResult, ExerciseResult, Report, SourceLine
+
+SCHEMAS = Path(__file__).parent / "schemas"
+
+# The plot's fill: a colour nothing else on the page uses, so the browser test
+# can find the decoded image in a screenshot.
+PLOT_RGB = (255, 0, 255)
+
+SCRIPT = "<script>alert('pwned')</script>"
+
+SCAN_MESSAGE = (
+    "the jaxpr of running_sum(xs)\n"
+    "  expected: a scan primitive (one loop body, whatever the length of xs)\n"
+    "  observed: 12 add equations and no scan: the Python loop was unrolled\n"
+    "  likely cause: a Python `for` loop over a traced array\n"
+    f"  fix: carry the running total through jax.lax.scan {SCRIPT}"
+)
+
+
+def plot_png() -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(4, 2.5), dpi=100)
+    color = tuple(c / 255 for c in PLOT_RGB)
+    ax.bar(["eager", "jit"], [3.0, 1.0], color=[color, color])
+    ax.set_title("step time (ms)")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def check(
+    name: str,
+    status: str = "passed",
+    score: float | None = None,
+    max_score: float = 2.0,
+    **kwargs: object,
+) -> CheckResult:
+    fields: dict[str, object] = {
+        "id": "test_" + name.split()[0].lower(),
+        "visibility": "public",
+        "message": "",
+        "hint": "",
+        "duration_s": 0.0123,
+    }
+    fields.update(kwargs)
+    return CheckResult(
+        name=name,
+        status=status,  # type: ignore[arg-type]
+        score=max_score if score is None and status == "passed" else (score or 0.0),
+        max_score=max_score,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def sample_report() -> Report:
+    arrays = ExerciseResult(
+        name="01_arrays",
+        title="jax.numpy and immutability",
+        status="passed",
+        checks=(
+            check("set_element returns a new array", hint="Is x still the same after the call?"),
+            check("add_at accumulates repeated indices", max_score=3.0),
+            check("standardize is jittable", max_score=1.0, visibility="hidden"),
+        ),
+        duration_s=1.234,
+    )
+    jit = ExerciseResult(
+        name="03_jit",
+        title="jit and structured control flow",
+        status="failed",
+        checks=(
+            check("piecewise uses lax.cond", max_score=2.0),
+            check(
+                "running_sum uses lax.scan",
+                status="failed",
+                max_score=2.0,
+                message=SCAN_MESSAGE,
+                hint="How does jax.lax.scan carry a value from one step to the next?",
+                location=SourceLine(
+                    path="03_jit.py", line=14, code="    for x in xs:  # <b>loop</b>"
+                ),
+            ),
+            check(
+                "newton_sqrt converges for a in [1e-2, 1e4]",
+                status="failed",
+                score=1.5,
+                max_score=3.0,
+                message="newton_sqrt(a) for 8 values of a\n  expected: within 1e-5 of sqrt(a)\n  observed: 4 of 8 within tolerance (a ≥ 1e3 did not converge)",
+                hint="Does your starting guess work for large a?",
+            ),
+            check(
+                "newton_sqrt traces once",
+                status="timeout",
+                max_score=1.0,
+                message="the check did not finish within 60 s",
+                hint="Is n_iters static?",
+                visibility="hidden",
+            ),
+        ),
+        output="iteration 0\x00\x1b[31m red <b>bold</b>\nüñí done\n",
+        duration_s=2.5,
+    )
+    vmap = ExerciseResult(
+        name="04_vmap",
+        title="automatic vectorization",
+        status="error",
+        checks=(),
+        message="04_vmap.py could not be imported:\n  SyntaxError: invalid syntax (04_vmap.py, line 7)",
+    )
+    random = ExerciseResult(
+        name="06_random",
+        title="explicit PRNG keys",
+        status="not_attempted",
+        checks=(
+            check(
+                "split_keys returns independent keys",
+                status="failed",
+                message="split_keys is not implemented yet (NotImplementedError: TODO)",
+                hint="What does jax.random.split return?",
+            ),
+            check(
+                "dropout uses its key",
+                status="error",
+                message="NotImplementedError: TODO: implement dropout",
+            ),
+        ),
+    )
+    frameworks = ExerciseResult(
+        name="11_frameworks",
+        title="the same MLP in Flax and Equinox",
+        status="skipped",
+        checks=(
+            check(
+                "flax MLP matches", status="skipped", max_score=0.0, message="flax is not installed"
+            ),
+        ),
+    )
+    speedup = ExerciseResult(
+        name="ex4_jit_speedup",
+        title="measuring a jit speedup",
+        status="passed",
+        checks=(check("speedup is measured after warm-up", max_score=4.0),),
+        artifacts=(
+            Artifact(title="Step time, eager vs jit", media_type="image/png", data=plot_png()),
+        ),
+        metrics=(("eager_ms", 3.04219), ("jit_ms", 1.0), ("speedup", 3.04219)),
+        duration_s=4.0,
+    )
+    return Report(
+        exercises=(arrays, jit, vmap, random, frameworks, speedup),
+        seed=1234,
+        submission="exercises",
+        grader_version="0.1.0",
+        duration_s=9.87,
+    )

@@ -1,0 +1,128 @@
+"""JUnit XML: valid against the Jenkins junit-10.xsd, with the counts reporters show."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from typing import Any
+
+import pytest
+import xmlschema
+from report_samples import SCHEMAS
+
+from grader.model import CheckResult, ExerciseResult, Report
+from grader.reports import junit
+
+
+@pytest.fixture(scope="module")
+def xsd() -> xmlschema.XMLSchema:
+    return xmlschema.XMLSchema(str(SCHEMAS / "junit-10.xsd"))
+
+
+@pytest.fixture(scope="module")
+def root(report: Report) -> ET.Element:
+    return ET.fromstring(junit.render(report).encode("utf-8"))
+
+
+def _suite(root: ET.Element, name: str) -> ET.Element:
+    found = root.find(f"testsuite[@name='{name}']")
+    assert found is not None, name
+    return found
+
+
+def test_validates_against_junit_xsd(
+    report: Report, xsd: xmlschema.XMLSchema, tmp_path: Any
+) -> None:
+    path = junit.write(report, tmp_path / "junit.xml")
+    xsd.validate(str(path))
+
+
+def test_xsd_is_really_checking(xsd: xmlschema.XMLSchema) -> None:
+    assert not xsd.is_valid("<testsuites><testsuite name='x'><testcase/></testsuite></testsuites>")
+
+
+def test_one_suite_per_exercise_one_case_per_check(report: Report, root: ET.Element) -> None:
+    assert [s.get("name") for s in root.findall("testsuite")] == [e.name for e in report.exercises]
+    jit = _suite(root, "03_jit")
+    cases = jit.findall("testcase")
+    assert [c.get("classname") for c in cases] == ["03_jit"] * 4
+    assert [c.get("name") for c in cases] == [c.name for c in report.exercises[1].checks]
+    assert cases[0].get("time") == "0.012"
+
+
+def test_outcome_elements(root: ET.Element) -> None:
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert list(cases["piecewise uses lax.cond"]) == []
+    failure = cases["running_sum uses lax.scan"].find("failure")
+    assert failure is not None
+    assert failure.get("message") == "the jaxpr of running_sum(xs)"
+    assert "<script>alert('pwned')</script>" in (failure.text or "")  # escaped in XML, text here
+    assert "hint: How does jax.lax.scan" in (failure.text or "")
+    error = cases["newton_sqrt traces once"].find("error")
+    assert error is not None and error.get("type") == "timeout"
+    assert cases["dropout uses its key"].find("error") is not None
+    skipped = cases["flax MLP matches"].find("skipped")
+    assert skipped is not None and skipped.get("message") == "flax is not installed"
+
+
+def test_counts(root: ET.Element) -> None:
+    jit = _suite(root, "03_jit")
+    assert (jit.get("tests"), jit.get("failures"), jit.get("errors"), jit.get("skipped")) == (
+        "4",
+        "2",
+        "1",
+        "0",
+    )
+    random = _suite(root, "06_random")
+    assert (random.get("failures"), random.get("errors")) == ("1", "1")
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("12", "3", "3")
+
+
+def test_exercise_without_checks_gets_a_stand_in_case(root: ET.Element) -> None:
+    vmap = _suite(root, "04_vmap")
+    (case,) = vmap.findall("testcase")
+    error = case.find("error")
+    assert error is not None
+    assert (
+        error.get("message")
+        == "04_vmap.py could not be imported: SyntaxError: invalid syntax (04_vmap.py, line 7)"
+    )
+    assert vmap.findtext("system-err", "").startswith("04_vmap.py could not be imported")
+
+
+def test_score_properties(root: ET.Element) -> None:
+    props = {p.get("name"): p.get("value") for p in _suite(root, "03_jit").iter("property")}
+    assert props == {
+        "title": "jit and structured control flow",
+        "status": "failed",
+        "score": "3.5",
+        "max_score": "8",
+        "seed": "1234",
+    }
+
+
+def test_control_characters_do_not_break_the_xml(root: ET.Element) -> None:
+    out = _suite(root, "03_jit").findtext("system-out", "")
+    assert out.startswith("iteration 0\\x00\\x1b[31m red <b>bold</b>")
+    assert "üñí done" in out
+
+
+def test_hostile_names_stay_valid(xsd: xmlschema.XMLSchema) -> None:
+    check = CheckResult(
+        name='a "quoted" <name> & \x07bell',
+        id="test_x",
+        status="failed",
+        score=0.0,
+        max_score=1.0,
+        visibility="public",
+        message="line one\n\x00line two",
+        hint="",
+    )
+    exercise = ExerciseResult(name="x&y", title="<t>", status="failed", checks=(check,))
+    text = junit.render(Report(exercises=(exercise,), seed=7, submission=".", grader_version="0"))
+    xsd.validate(text)
+    case = ET.fromstring(text.encode("utf-8")).find("testsuite/testcase")
+    assert case is not None and case.get("name") == 'a "quoted" <name> & \\x07bell'
+
+
+def test_empty_report_is_valid(xsd: xmlschema.XMLSchema) -> None:
+    xsd.validate(junit.render(Report(exercises=(), seed=0, submission=".", grader_version="0")))
