@@ -27,6 +27,7 @@ from grader.model import Visibility
 
 SUITES_DIR = Path(__file__).parent / "suites"
 DEFAULT_TIMEOUT_S = 180.0
+MANIFEST_KEYS = frozenset({"LESSON", "TITLE", "DEVICES", "REQUIRES", "TIMEOUT"})
 
 
 class CatalogError(Exception):
@@ -97,9 +98,8 @@ def read_suite(path: Path) -> ExerciseSpec:
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
-            if isinstance(target, ast.Name) and target.id.isupper():
-                if target.id in {"LESSON", "TITLE", "DEVICES", "REQUIRES", "TIMEOUT"}:
-                    consts[target.id] = _literal(node.value, f"{where}:{node.lineno} {target.id}")
+            if isinstance(target, ast.Name) and target.id in MANIFEST_KEYS:
+                consts[target.id] = _literal(node.value, f"{where}:{node.lineno} {target.id}")
         elif isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
             spec = _check_of(node, where)
             if spec is None:

@@ -26,7 +26,7 @@ FILE_SIZE_LIMIT = 256 << 20
 
 
 def _limit(kind: int, value: int) -> None:
-    soft, hard = resource.getrlimit(kind)
+    _soft, hard = resource.getrlimit(kind)
     if hard != resource.RLIM_INFINITY:
         value = min(value, hard)
     resource.setrlimit(kind, (value, hard if hard != resource.RLIM_INFINITY else value))
@@ -102,12 +102,12 @@ def run(request: dict[str, Any], out_fd: int, base_vm: int) -> NoReturn:
 
         devices = int(request.get("devices", 1))
         if devices > 1:
-            jax.config.update("jax_num_cpu_devices", devices)
+            jax.config.update("jax_num_cpu_devices", devices)  # type: ignore[no-untyped-call]
 
         import pytest
 
         code = int(pytest.main(pytest_args(request)))
-    except BaseException:  # noqa: BLE001 - the child must always end in os._exit
+    except BaseException:
         traceback.print_exc()
     finally:
         try:

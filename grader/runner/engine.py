@@ -9,6 +9,7 @@ exercise it was grading is reported as an error and the others go on.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -120,15 +121,11 @@ class Worker:
 
         for pid in (self.child_pid, self.proc.pid) if kill else ():
             if pid:
-                try:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
         if self.proc.stdin is not None and not self.proc.stdin.closed:
-            try:
+            with contextlib.suppress(OSError):
                 self.proc.stdin.close()
-            except OSError:
-                pass
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:

@@ -196,76 +196,43 @@ def _output(ending: Ending) -> str:
 
 
 def assemble(spec: ExerciseSpec, records_path: Path, ending: Ending) -> ExerciseResult:
-    ids = {c.id for c in spec.checks}
-    parsed = read_records(records_path, ids)
-    base = {"name": spec.name, "title": spec.title, "output": _output(ending),
-            "artifacts": tuple(parsed.artifacts), "metrics": tuple(parsed.metrics),
-            "duration_s": ending.duration_s}
+    parsed = read_records(records_path, {c.id for c in spec.checks})
+    status, checks, message = _judge(spec, parsed, ending)
+    return ExerciseResult(
+        name=spec.name,
+        title=spec.title,
+        status=status,
+        checks=checks,
+        message=message,
+        output=_output(ending),
+        artifacts=tuple(parsed.artifacts),
+        metrics=tuple(parsed.metrics),
+        duration_s=ending.duration_s,
+    )
 
+
+Judgement = tuple[ExerciseStatus, tuple[CheckResult, ...], str]
+
+
+def _judge(spec: ExerciseSpec, parsed: _Parsed, ending: Ending) -> Judgement:
     if parsed.skipped is not None and not parsed.results:
-        checks = tuple(_result(c, "skipped", parsed.skipped) for c in spec.checks)
-        return ExerciseResult(status="skipped", checks=checks, message=parsed.skipped, **base)
-
+        return "skipped", tuple(_result(c, "skipped", parsed.skipped) for c in spec.checks), parsed.skipped
     if parsed.imported is not None and not parsed.imported.get("ok"):
-        message = str(parsed.imported.get("message", f"{spec.name}.py failed to import"))[:4000]
-        location = _location(parsed.imported.get("location"))
-        checks = tuple(
-            _result(c, "error", f"not run: {spec.name}.py does not import (see above)")
-            for c in spec.checks
-        )
-        checks = (
-            (_result(spec.checks[0], "error", message, location=location), *checks[1:])
-            if checks else checks
-        )
-        return ExerciseResult(status="error", checks=checks, message=message, **base)
-
-    if not parsed.collected and not ending.lost and not ending.timed_out and parsed.skipped is None:
+        return _import_failed(spec, parsed.imported)
+    if not parsed.collected and not ending.lost and not ending.timed_out:
         message = (
             "the grader could not run this file's checks (a problem in the grader, not in your "
             f"code; exit code {ending.exit_code}, signal {ending.signal}). Please report it."
             + (f"\n{parsed.suite_error}" if parsed.suite_error else "")
         )
-        checks = tuple(_result(c, "error", "not run: the grader failed") for c in spec.checks)
-        return ExerciseResult(status="error", checks=checks, message=message, **base)
+        return "error", tuple(_result(c, "error", "not run: the grader failed") for c in spec.checks), message
 
     running = next((sid for sid in reversed(parsed.started) if sid not in parsed.results), None)
     death = None if parsed.done and not ending.timed_out else _death(ending, spec.name)
-    if parsed.imported is None and death is not None and not parsed.started:
-        running = spec.checks[0].id if spec.checks else None  # died while importing the lesson
-    if parsed.imported is None and death is None:
-        death = ("error", parsed.suite_error or "the grading run produced no records")
-
-    checks_out: list[CheckResult] = []
-    not_implemented = 0
-    for check in spec.checks:
-        rec = parsed.results.get(check.id)
-        if rec is not None:
-            status = rec.get("status")
-            if status not in CHECK_STATUSES:
-                status = "error"
-            fraction = rec.get("fraction", 0.0)
-            fraction = min(max(float(fraction), 0.0), 1.0) if isinstance(fraction, int | float) else 0.0
-            if status != "passed" and fraction >= 1.0:
-                fraction = 0.0
-            if status == "passed":
-                fraction = 1.0
-            not_implemented += bool(rec.get("not_implemented"))
-            checks_out.append(
-                _result(check, status, str(rec.get("message", ""))[:4000], fraction=fraction,
-                        location=_location(rec.get("location")),
-                        duration_s=_seconds(rec.get("duration_s")))
-            )
-        elif check.id == running and death is not None:
-            checks_out.append(_result(check, death[0], death[1]))
-        else:
-            reason = f"not run: the run stopped at `{running}`" if running else "not run"
-            if death is not None and death[0] == "timeout":
-                reason = f"not run: {spec.name}.py ran out of time in an earlier check"
-            elif death is not None:
-                reason = f"not run: the grading process stopped in an earlier check ({death[1].split('.')[0]})"
-            checks_out.append(_result(check, "error", reason))
-
-    checks = tuple(checks_out)
+    if death is not None and running is None and not parsed.started and spec.checks:
+        running = spec.checks[0].id  # it died while importing the lesson file
+    checks = tuple(_check_result(c, parsed, running, death, spec.name) for c in spec.checks)
+    not_implemented = sum(bool(parsed.results.get(c.id, {}).get("not_implemented")) for c in spec.checks)
     status = _exercise_status(checks, not_implemented)
     message = ""
     if death is not None:
@@ -278,7 +245,41 @@ def assemble(spec: ExerciseSpec, records_path: Path, ending: Ending) -> Exercise
             f"Not attempted yet: the functions in {spec.name}.py still raise "
             "NotImplementedError. Start with the first TODO."
         )
-    return ExerciseResult(status=status, checks=checks, message=message, **base)
+    return status, checks, message
+
+
+def _import_failed(spec: ExerciseSpec, imported: dict[str, Any]) -> Judgement:
+    message = str(imported.get("message", f"{spec.name}.py failed to import"))[:4000]
+    location = _location(imported.get("location"))
+    checks = [_result(c, "error", f"not run: {spec.name}.py does not import") for c in spec.checks]
+    if checks:
+        checks[0] = _result(spec.checks[0], "error", message, location=location)
+    return "error", tuple(checks), message
+
+
+def _check_result(check: CheckSpec, parsed: _Parsed, running: str | None,
+                  death: tuple[CheckStatus, str] | None, lesson: str) -> CheckResult:
+    rec = parsed.results.get(check.id)
+    if rec is not None:
+        raw = rec.get("status")
+        status: CheckStatus = raw if raw in CHECK_STATUSES else "error"
+        fraction = rec.get("fraction", 0.0)
+        fraction = min(max(float(fraction), 0.0), 1.0) if isinstance(fraction, int | float) else 0.0
+        if status == "passed":
+            fraction = 1.0
+        elif fraction >= 1.0:
+            fraction = 0.0
+        return _result(check, status, str(rec.get("message", ""))[:4000], fraction=fraction,
+                       location=_location(rec.get("location")),
+                       duration_s=_seconds(rec.get("duration_s")))
+    if death is not None and check.id == running:
+        return _result(check, death[0], death[1])
+    if death is not None and death[0] == "timeout":
+        return _result(check, "error", f"not run: {lesson}.py ran out of time in an earlier check")
+    if death is not None:
+        first = death[1].split(".")[0]
+        return _result(check, "error", f"not run: the grading process stopped in an earlier check ({first})")
+    return _result(check, "error", "not run: the suite never reached this check")
 
 
 def _exercise_status(checks: tuple[CheckResult, ...], not_implemented: int) -> ExerciseStatus:
