@@ -1,0 +1,105 @@
+"""Hostile and broken submissions, graded by the real `grade` in a real subprocess.
+
+Each fixture folder in `submissions/` holds a faulty `03_jit.py` (and for some a
+`conftest.py`, `pytest.ini`, `sitecustomize.py` or `jax.py` beside it); the test
+adds the correct `ex2_per_example_grads.py` from `solutions/`. Each must give the
+right status for 03_jit, leave ex2 fully graded, write the JSON and HTML
+reports, and never raise 03_jit's score above what its code deserves.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SUBMISSIONS = Path(__file__).parent / "submissions"
+EX2 = "ex2_per_example_grads"
+
+pytestmark = pytest.mark.slow
+
+
+def grade(folder: Path, *extra: str, timeout: float = 300) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    out = folder.parent / "out"
+    out.mkdir(exist_ok=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", str(folder), "--only", f"03_jit,{EX2}",
+         "--json", str(out / "results.json"), "--html", str(out / "report.html"),
+         "--no-color", *extra],
+        capture_output=True, text=True, timeout=timeout, cwd=folder.parent,
+    )
+    assert (out / "report.html").is_file(), proc.stdout + proc.stderr
+    results = json.loads((out / "results.json").read_text())
+    return proc, results
+
+
+def submission(tmp_path: Path, fault: str) -> Path:
+    folder = tmp_path / "submission"
+    shutil.copytree(SUBMISSIONS / fault, folder)
+    shutil.copy(ROOT / "solutions" / f"{EX2}.py", folder / f"{EX2}.py")
+    return folder
+
+
+def by_name(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {e["name"]: e for e in results["exercises"]}
+
+
+# fault -> (status of 03_jit, a phrase its message must contain, highest fraction of 03_jit's points)
+CASES = {
+    "syntax_error": ("error", "syntax error", 0.0),
+    "import_error": ("error", "scann", 0.0),
+    "sys_exit": ("error", "sys.exit(0)", 0.0),
+    "os_exit": ("error", "exited (exit code 0)", 0.99),
+    "infinite_loop": ("error", "still running after", 0.99),
+    "huge_alloc": ("error", "memory", 0.99),
+    "flood": ("passed", "", 1.0),
+    "conftest_cheat": ("failed", "", 0.5),
+    "jax_shadow": ("failed", "", 0.5),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(CASES))
+def test_fault_is_contained(tmp_path: Path, fault: str) -> None:
+    status, phrase, most = CASES[fault]
+    proc, results = grade(submission(tmp_path, fault), "--timeout", "25")
+    assert proc.returncode == 0, proc.stderr
+    exercises = by_name(results)
+
+    jit = exercises["03_jit"]
+    assert jit["status"] == status, json.dumps(jit, indent=1)[:3000]
+    assert jit["score"] <= most * jit["max_score"] + 1e-9
+    if phrase:
+        text = jit["message"] + " ".join(c["message"] for c in jit["checks"])
+        assert phrase in text, text[:2000]
+
+    ex2 = exercises[EX2]
+    assert ex2["status"] == "passed", json.dumps(ex2, indent=1)[:3000]
+    assert ex2["score"] == ex2["max_score"] > 0
+
+
+def test_timeout_marks_the_running_check(tmp_path: Path) -> None:
+    _, results = grade(submission(tmp_path, "infinite_loop"), "--timeout", "20")
+    checks = by_name(results)["03_jit"]["checks"]
+    assert [c["status"] for c in checks].count("timeout") == 1
+    assert all(c["status"] in ("passed", "failed", "timeout", "error") for c in checks)
+
+
+def test_flood_is_capped_with_a_notice(tmp_path: Path) -> None:
+    _, results = grade(submission(tmp_path, "flood"))
+    output = by_name(results)["03_jit"]["output"]
+    assert "[output truncated: 52,428,8" in output
+    assert len(output) < 100_000
+
+
+def test_shadowing_files_are_not_copied_or_loaded(tmp_path: Path) -> None:
+    proc, results = grade(submission(tmp_path, "jax_shadow"))
+    jit = by_name(results)["03_jit"]
+    # the real JAX traced the submission: the primitive checks saw real jaxprs
+    assert any("scan" in c["message"] for c in jit["checks"]), jit
+    assert "SystemExit" not in json.dumps(results)
