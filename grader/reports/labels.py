@@ -43,6 +43,11 @@ CHECK_PHRASES: dict[CheckStatus, str] = {
     "skipped": "skipped",
 }
 
+# How the runner (grader/runner/records.py) begins the message of a check that
+# never ran because of an earlier, exercise-level problem (an import error, a
+# crash, a timeout): reports show that problem once, not once per check.
+NOT_RUN = "not run:"
+
 # Check statuses that are a problem of the student's code (shown as failures).
 PROBLEM_STATUSES: frozenset[CheckStatus] = frozenset({"failed", "error", "timeout"})
 

@@ -98,22 +98,53 @@ def _exercise_problem(exercise: ExerciseResult, paint: _Paint) -> list[str]:
     """An exercise-level message (import error, crash, timeout) as a block."""
     lines = [paint(_BOLD, exercise.name) + f" ({labels.EXERCISE_PHRASES[exercise.status]})"]
     lines.extend(INDENT + line for line in _capped_lines(exercise.message, MAX_MESSAGE_LINES))
+    # The line of the student's code it happened on travels on the check it stopped.
+    where = next(
+        (
+            labels.location_text(c)
+            for c in exercise.checks
+            if c.location is not None and _consequence(exercise, c)
+        ),
+        "",
+    )
+    if where:
+        lines.append(INDENT + paint(_CYAN, "in your code: ") + where)
     return lines
+
+
+def _untouched(exercise: ExerciseResult) -> bool:
+    """A stub nobody has started: said in one line, not one block per check."""
+    return exercise.status == "not_attempted" and (
+        not exercise.message or "NotImplementedError" in exercise.message
+    )
+
+
+def _consequence(exercise: ExerciseResult, check: CheckResult) -> bool:
+    """A check that only failed because of the exercise-level problem already shown."""
+    message = check.message.strip()
+    if message.startswith(labels.NOT_RUN):
+        return True
+    return bool(exercise.message and message and message in exercise.message)
 
 
 def _problems(report: Report, paint: _Paint) -> list[str]:
     blocks: list[list[str]] = []
     untouched: list[str] = []
+    skipped: list[str] = []
     for exercise in report.exercises:
-        if exercise.status == "not_attempted" and not exercise.message:
+        if _untouched(exercise):
             untouched.append(exercise.name)
             continue
-        if exercise.message and exercise.status in ("error", "failed", "not_attempted"):
+        if exercise.status == "skipped":
+            reason = labels.headline(exercise.message, 120)
+            skipped.append(f"{exercise.name} ({reason})" if reason else exercise.name)
+            continue
+        if exercise.message and exercise.status != "passed":
             blocks.append(_exercise_problem(exercise, paint))
         if exercise.status == "not_attempted":
             continue
         for check in exercise.checks:
-            if check.status in labels.PROBLEM_STATUSES:
+            if check.status in labels.PROBLEM_STATUSES and not _consequence(exercise, check):
                 blocks.append(_failure_block(exercise, check, paint))
     lines: list[str] = []
     if blocks:
@@ -123,12 +154,15 @@ def _problems(report: Report, paint: _Paint) -> list[str]:
         if len(blocks) > MAX_FAILURES:
             more = len(blocks) - MAX_FAILURES
             lines += ["", f"... and {more} more problem(s): see the HTML report."]
+    notes: list[str] = []
     if untouched:
-        lines += [
-            "",
-            "Not attempted yet (the stubs still raise NotImplementedError): "
-            + ", ".join(untouched),
-        ]
+        notes.append(
+            "Not attempted yet (still raising NotImplementedError): " + ", ".join(untouched)
+        )
+    if skipped:
+        notes.append("Skipped: " + ", ".join(skipped))
+    if notes:
+        lines += ["", *notes]
     return lines
 
 

@@ -118,12 +118,30 @@ def sample_report() -> Report:
         output="iteration 0\x00\x1b[31m red <b>bold</b>\nüñí done\n",
         duration_s=2.5,
     )
+    import_error = (
+        "04_vmap.py could not be imported:\n  SyntaxError: invalid syntax (04_vmap.py, line 7)"
+    )
     vmap = ExerciseResult(
         name="04_vmap",
         title="automatic vectorization",
         status="error",
-        checks=(),
-        message="04_vmap.py could not be imported:\n  SyntaxError: invalid syntax (04_vmap.py, line 7)",
+        checks=(
+            check(
+                "batched_dot matches a loop",
+                status="error",
+                message=import_error,
+                hint="What does vmap's in_axes say about each argument?",
+                location=SourceLine(path="04_vmap.py", line=7, code="def batched_dot(a, b)"),
+            ),
+            check(
+                "batched_dot traces once",
+                status="error",
+                message="not run: 04_vmap.py does not import",
+                hint="Is the batch a Python loop?",
+            ),
+        ),
+        message=import_error,
+        duration_s=0.4,
     )
     random = ExerciseResult(
         name="06_random",
@@ -138,9 +156,13 @@ def sample_report() -> Report:
             ),
             check(
                 "dropout uses its key",
-                status="error",
-                message="NotImplementedError: TODO: implement dropout",
+                status="failed",
+                message="dropout is not implemented yet (NotImplementedError: TODO)",
             ),
+        ),
+        message=(
+            "Not attempted yet: the functions in 06_random.py still raise "
+            "NotImplementedError. Start with the first TODO."
         ),
     )
     frameworks = ExerciseResult(
@@ -152,6 +174,7 @@ def sample_report() -> Report:
                 "flax MLP matches", status="skipped", max_score=0.0, message="flax is not installed"
             ),
         ),
+        message="flax is not installed",
     )
     speedup = ExerciseResult(
         name="ex4_jit_speedup",

@@ -36,9 +36,9 @@ def test_self_contained(page: str) -> None:
 
 
 def test_total_score_is_prominent(page: str) -> None:
-    assert '<div class="total" id="total-score">13.5<span class="of"> / 22</span></div>' in page
-    assert "<title>Grading report: 13.5/22</title>" in page
-    assert "<b>61%</b> of the points" in page
+    assert '<div class="total" id="total-score">13.5<span class="of"> / 26</span></div>' in page
+    assert "<title>Grading report: 13.5/26</title>" in page
+    assert "<b>51%</b> of the points" in page
     assert 'seed <b id="seed">1234</b>' in page
 
 

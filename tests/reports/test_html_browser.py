@@ -72,7 +72,7 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
 
 def test_dom_shows_score_and_failure(browser: list[str], page_url: str) -> None:
     dom = _run([*browser, "--dump-dom", page_url]).stdout
-    assert '<div class="total" id="total-score">13.5<span class="of"> / 22</span></div>' in dom
+    assert '<div class="total" id="total-score">13.5<span class="of"> / 26</span></div>' in dom
     assert "the jaxpr of running_sum(xs)" in dom
     assert "How does jax.lax.scan carry a value from one step to the next?" in dom
     # The student's <script> stayed text: the parsed page has no script element.

@@ -59,7 +59,8 @@ def test_outcome_elements(root: ET.Element) -> None:
     assert "hint: How does jax.lax.scan" in (failure.text or "")
     error = cases["newton_sqrt traces once"].find("error")
     assert error is not None and error.get("type") == "timeout"
-    assert cases["dropout uses its key"].find("error") is not None
+    assert cases["batched_dot traces once"].find("error") is not None
+    assert cases["dropout uses its key"].find("failure") is not None
     skipped = cases["flax MLP matches"].find("skipped")
     assert skipped is not None and skipped.get("message") == "flax is not installed"
 
@@ -73,20 +74,40 @@ def test_counts(root: ET.Element) -> None:
         "0",
     )
     random = _suite(root, "06_random")
-    assert (random.get("failures"), random.get("errors")) == ("1", "1")
-    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("12", "3", "3")
+    assert (random.get("failures"), random.get("errors")) == ("2", "0")
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("13", "4", "3")
 
 
-def test_exercise_without_checks_gets_a_stand_in_case(root: ET.Element) -> None:
+def test_exercise_level_message_goes_to_system_err(root: ET.Element) -> None:
     vmap = _suite(root, "04_vmap")
-    (case,) = vmap.findall("testcase")
-    error = case.find("error")
-    assert error is not None
-    assert (
-        error.get("message")
-        == "04_vmap.py could not be imported: SyntaxError: invalid syntax (04_vmap.py, line 7)"
-    )
     assert vmap.findtext("system-err", "").startswith("04_vmap.py could not be imported")
+    error = vmap.find("testcase/error")
+    assert error is not None
+    assert error.get("message") == (
+        "04_vmap.py could not be imported: SyntaxError: invalid syntax (04_vmap.py, line 7)"
+    )
+
+
+def test_exercise_without_checks_gets_a_stand_in_case(xsd: xmlschema.XMLSchema) -> None:
+    crashed = ExerciseResult(
+        name="07_pmap",
+        title="pmap",
+        status="error",
+        checks=(),
+        message="the suite crashed:\n  boom",
+    )
+    untouched = ExerciseResult(name="08_mlp", title="mlp", status="skipped", checks=())
+    text = junit.render(
+        Report(exercises=(crashed, untouched), seed=3, submission=".", grader_version="0")
+    )
+    xsd.validate(text)
+    root = ET.fromstring(text.encode("utf-8"))
+    (case,) = _suite(root, "07_pmap").findall("testcase")
+    assert (case.get("classname"), case.get("name")) == ("07_pmap", "07_pmap")
+    error = case.find("error")
+    assert error is not None and error.get("message") == "the suite crashed: boom"
+    assert _suite(root, "08_mlp").find("testcase/skipped") is not None
+    assert (root.get("tests"), root.get("errors")) == ("2", "1")
 
 
 def test_score_properties(root: ET.Element) -> None:

@@ -16,12 +16,12 @@ def test_one_line_per_exercise_then_problems_then_total(report: Report) -> None:
     assert lines[:6] == [
         "PASS         6/6  01_arrays        jax.numpy and immutability",
         "FAIL       3.5/8  03_jit           jit and structured control flow",
-        "ERROR        0/0  04_vmap          automatic vectorization",
+        "ERROR        0/4  04_vmap          automatic vectorization",
         "TODO         0/4  06_random        explicit PRNG keys",
         "SKIP         0/0  11_frameworks    the same MLP in Flax and Equinox",
         "PASS         4/4  ex4_jit_speedup  measuring a jit speedup",
     ]
-    assert lines[-1] == "Total 13.5/22 (61%) · seed 1234"
+    assert lines[-1] == "Total 13.5/26 (51%) · seed 1234"
     assert text.endswith("\n")
 
 
@@ -34,7 +34,12 @@ def test_failures_show_message_location_and_hint(report: Report) -> None:
     assert "03_jit > newton_sqrt converges for a in [1e-2, 1e4] (1.5/3)" in text
     assert "03_jit > newton_sqrt traces once (0/1) [timed out]" in text
     assert "04_vmap (error)\n    04_vmap.py could not be imported:" in text
-    assert "Not attempted yet (the stubs still raise NotImplementedError): 06_random" in text
+    assert "    in your code: 04_vmap.py:7: def batched_dot(a, b)" in text
+    assert "Not attempted yet (still raising NotImplementedError): 06_random" in text
+    assert "Skipped: 11_frameworks (flax is not installed)" in text
+    # An import error is said once, not again for every check it stopped.
+    assert text.count("could not be imported") == 1
+    assert "not run:" not in text
     # Untouched stubs are one line, not a wall of NotImplementedError.
     assert "split_keys returns independent keys" not in text
     # Passed and skipped checks are not listed.
@@ -110,7 +115,7 @@ def test_progress_and_done_lines(report: Report) -> None:
     assert terminal.progress_line(1, 1, "ex1_dropout") == "[1/1] ex1_dropout ..."
     assert terminal.done_line(report.exercises[1]) == "FAIL       3.5/8  03_jit (2.5 s)"
     assert terminal.done_line(report.exercises[2]) == (
-        "ERROR        0/0  04_vmap (0.0 s): "
+        "ERROR        0/4  04_vmap (0.4 s): "
         "04_vmap.py could not be imported: SyntaxError: invalid syntax (04_vmap.py, line 7)"
     )
     assert terminal.done_line(report.exercises[0], color=True).startswith("\x1b[32mPASS ")
