@@ -1,0 +1,18 @@
+"""The check kinds: one module per kind of property a JAX exercise can have.
+
+- `values`     arrays and pytrees against a reference; Hypothesis search with shrinking
+- `jit`        compiles under `jax.jit` and agrees with the eager call
+- `traces`     traced/compiled once for repeated same-shaped calls
+- `primitives` which primitives the jaxpr contains (nested jaxprs included)
+- `growth`     the jaxpr does not grow with the input (no unrolled Python loop)
+- `vmap`       batched output equals a Python loop over the single-example function
+- `keys`       PRNG keys: no reuse, deterministic, key-dependent, raw keys accepted
+- `purity`     no mutation, no global state or RNG, no trace-time-only side effects
+- `timing`     step functions with known timing, to judge a student's timer
+
+Every check is a plain function `assert_*` that raises `failure.CheckFailure`
+(what was checked / expected / observed / likely cause / fix). The modules import
+JAX; this package file does not, so `grader.checks.failure` stays cheap to import.
+"""
+
+KINDS = ("values", "jit", "traces", "primitives", "growth", "vmap", "keys", "purity", "timing")

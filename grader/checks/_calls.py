@@ -1,0 +1,137 @@
+"""Calling a student's function the way a check needs: static arguments bound,
+JAX's exceptions turned into `CheckFailure`s, the student's own line found.
+
+Private to the check kinds.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sysconfig
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import jax
+
+from grader.checks.failure import CheckFailure, fail
+from grader.explain import explain
+
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_LIBRARY_ROOTS = tuple(
+    {
+        os.path.realpath(p) + os.sep
+        for p in (
+            sysconfig.get_paths()["stdlib"],
+            sysconfig.get_paths()["purelib"],
+            sysconfig.get_paths()["platlib"],
+            _HERE,
+        )
+    }
+)
+
+
+def name_of(fn: Callable[..., Any]) -> str:
+    """The function's own name, seen through `functools.partial` and `jax.jit`."""
+    while hasattr(fn, "func"):  # functools.partial
+        fn = fn.func
+    return str(getattr(inspect.unwrap(fn), "__name__", None) or getattr(fn, "__name__", "fn"))
+
+
+def split_static(
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any] | None,
+    static_argnames: Iterable[str],
+) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+    """A function of the dynamic arguments only, with the static ones bound as Python values.
+
+    `split_static(newton_sqrt, (2.0, 20), None, ("n_iters",))` gives `(g, (2.0,))` where
+    `g(a) == newton_sqrt(a, n_iters=20)`: exactly what `jax.make_jaxpr` needs.
+    """
+    args = tuple(args)
+    kw = dict(kwargs or {})
+    static = set(static_argnames)
+    if static & set(_positional_names(fn, len(args))):
+        names = _positional_names(fn, len(args))
+        first = min(i for i, n in enumerate(names) if n in static)
+        kw.update(zip(names[first:], args[first:], strict=True))
+        args = args[:first]
+    fixed = {k: v for k, v in kw.items() if k in static}
+    dynamic_names = [k for k in kw if k not in static]
+    n_pos = len(args)
+
+    def dynamic_fn(*dyn: Any) -> Any:
+        return fn(*dyn[:n_pos], **dict(zip(dynamic_names, dyn[n_pos:], strict=True)), **fixed)
+
+    dynamic_fn.__name__ = name_of(fn)
+    return dynamic_fn, (*args, *(kw[k] for k in dynamic_names))
+
+
+def _positional_names(fn: Callable[..., Any], n: int) -> list[str]:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    names = []
+    for p in params[:n]:
+        if p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD:
+            break
+        names.append(p.name)
+    return names
+
+
+def _is_library(path: str) -> bool:
+    real = os.path.realpath(path)
+    return real.startswith(_LIBRARY_ROOTS) or path.startswith("<")
+
+
+def student_line(exc: BaseException) -> str:
+    """`"03_jit.py, line 14: if x > 0:"` for the innermost frame outside JAX, Python and
+    the grader, following chained exceptions; "" if there is none."""
+    current: BaseException | None = exc
+    seen: set[int] = set()
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        frames = [
+            f for f in traceback.extract_tb(current.__traceback__) if not _is_library(f.filename)
+        ]
+        if frames:
+            last = frames[-1]
+            return f"{os.path.basename(last.filename)}, line {last.lineno}: {(last.line or '').strip()}"
+        current = current.__cause__ or current.__context__
+    return ""
+
+
+def first_line(exc: BaseException, limit: int = 300) -> str:
+    text = str(exc).strip().splitlines()
+    line = text[0] if text else ""
+    return line if len(line) <= limit else line[:limit] + " [...]"
+
+
+def translate(exc: BaseException, *, checked: str, attempted: str, expected: str) -> CheckFailure:
+    """A CheckFailure for an exception JAX (or the student's code) raised while `attempted`
+    ran, with the cause and the fix from `grader.explain` when the exception is known."""
+    __tracebackhide__ = True
+    where = student_line(exc)
+    observed = f"{attempted} raised {type(exc).__name__}: {first_line(exc)}"
+    if where:
+        observed += f"\n    at {where}"
+    explained = explain(exc)
+    return fail(
+        checked,
+        expected=expected,
+        observed=observed,
+        cause=explained.cause if explained else "",
+        fix=explained.fix if explained else "",
+    )
+
+
+PASS_THROUGH: tuple[type[BaseException], ...] = (NotImplementedError, CheckFailure, MemoryError)
+"""Exceptions a check lets propagate: the plugin reports a stub as not attempted."""
+
+
+def ready(value: Any) -> Any:
+    """`jax.block_until_ready`: wait for asynchronous results before judging them."""
+    return jax.block_until_ready(value)  # type: ignore[no-untyped-call]

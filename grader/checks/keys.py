@@ -1,0 +1,180 @@
+"""Explicit PRNG keys used the JAX way: every key consumed once, the same key giving
+the same numbers, different keys different numbers, and raw `PRNGKey`s accepted.
+
+    keys.assert_no_key_reuse(student.forward_with_dropout, (params, x, jax.random.key(0)),
+                             static_argnames=("rate", "train"), what="forward_with_dropout")
+
+Reuse is found by JAX's own checker (`jax.debug_key_reuse(True)`), which follows typed
+keys (`jax.random.key(s)`) eagerly and under `jit`; it cannot see raw uint32 keys,
+so pass typed keys in `args` (each call here gets fresh copies of them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import jax
+import numpy as np
+
+from grader.checks import _calls, _format, values
+from grader.checks.failure import fail
+
+_SPLIT_FIX = ("split before each use: `key, subkey = jax.random.split(key)` (or "
+              "`k1, k2 = jax.random.split(key)`) and hand every draw its own key; never pass "
+              "one key to two random functions")
+
+
+def _is_key(leaf: Any) -> bool:
+    return bool(_format._is_key(leaf))
+
+
+def _fresh(tree: Any) -> Any:
+    """The same tree with every typed key replaced by an unconsumed copy."""
+
+    def copy(leaf: Any) -> Any:
+        if _is_key(leaf):
+            return jax.random.wrap_key_data(jax.random.key_data(leaf), impl=jax.random.key_impl(leaf))
+        return leaf
+
+    return jax.tree.map(copy, tree)
+
+
+def assert_no_key_reuse(
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    *,
+    what: str,
+    static_argnames: Iterable[str] = (),
+    jit: bool = True,
+    kwargs: dict[str, Any] | None = None,
+) -> Any:
+    """No PRNG key is consumed twice by `fn(*args)`, eagerly and (if `jit`) under
+    `jax.jit(fn, static_argnames=...)`. Returns the eager output."""
+    __tracebackhide__ = True
+    if not any(_is_key(leaf) for leaf in jax.tree.leaves(args)):
+        raise ValueError("assert_no_key_reuse needs typed keys (jax.random.key) in args")
+    kwargs = dict(kwargs or {})
+    name = _calls.name_of(fn)
+    modes: list[tuple[str, Callable[..., Any]]] = [("eagerly", fn)]
+    if jit:
+        modes.append(("under jax.jit", jax.jit(fn, static_argnames=tuple(static_argnames))))
+    out = None
+    for mode, call in modes:
+        try:
+            with jax.debug_key_reuse(True):
+                result = _calls.ready(call(*_fresh(tuple(args)), **kwargs))
+        except _calls.PASS_THROUGH:
+            raise
+        except Exception as exc:
+            if type(exc).__name__ != "KeyReuseError":
+                raise _calls.translate(
+                    exc, checked=f"key use of {what} ({mode})",
+                    attempted=f"{name}(...) {mode} with typed keys (jax.random.key)",
+                    expected="the function runs with typed keys",
+                ) from exc
+            where = _calls.student_line(exc)
+            raise fail(
+                f"key use of {what} ({mode}, jax.debug_key_reuse(True))",
+                expected="every PRNG key consumed by at most one random function",
+                observed="the key was reused: JAX's key-reuse checker saw one key consumed twice "
+                f"({_calls.first_line(exc)})" + (f"\n    at {where}" if where else ""),
+                cause="the same key was passed to two random calls (e.g. both dropout layers got "
+                "`key`), or a key was used again after being split; the two draws are then "
+                "correlated (identical masks)",
+                fix=_SPLIT_FIX,
+            ) from exc
+        if out is None:
+            out = result
+    return out
+
+
+def _run(fn: Callable[..., Any], args: Sequence[Any], what: str, how: str) -> Any:
+    __tracebackhide__ = True
+    try:
+        return _calls.ready(fn(*args))
+    except _calls.PASS_THROUGH:
+        raise
+    except Exception as exc:
+        raise _calls.translate(exc, checked=f"{what} called with {how}",
+                               attempted=f"{_calls.name_of(fn)}(...) with {how}",
+                               expected="the function runs") from exc
+
+
+def _key(seed: int) -> Any:
+    return jax.random.key(seed)
+
+
+def assert_deterministic(
+    fn: Callable[..., Any], make_args: Callable[[Any], Sequence[Any]], *, what: str
+) -> Any:
+    """The same key (two separate `jax.random.key(0)`) gives exactly the same output."""
+    __tracebackhide__ = True
+    first = _run(fn, make_args(_key(0)), what, "jax.random.key(0)")
+    second = _run(fn, make_args(_key(0)), what, "jax.random.key(0) again")
+    values.assert_close(
+        second, first, what=f"{what}: two calls with the same key", rtol=0.0, atol=0.0,
+        cause="the output depends on something besides the key: NumPy's or Python's global RNG "
+        "(`np.random`, `random`), the time, or state kept between calls",
+        fix="draw every random number from `jax.random` with the key you are given",
+    )
+    return first
+
+
+def assert_varies_with_key(
+    fn: Callable[..., Any], make_args: Callable[[Any], Sequence[Any]], *, what: str
+) -> tuple[Any, Any]:
+    """Keys 0 and 1 give different outputs (at least one leaf differs)."""
+    __tracebackhide__ = True
+    a = _run(fn, make_args(_key(0)), what, "jax.random.key(0)")
+    b = _run(fn, make_args(_key(1)), what, "jax.random.key(1)")
+    leaves_a, leaves_b = jax.tree.leaves(a), jax.tree.leaves(b)
+    differs = len(leaves_a) != len(leaves_b) or any(
+        np.shape(x) != np.shape(y) or not np.array_equal(np.asarray(x), np.asarray(y))
+        for x, y in zip(leaves_a, leaves_b, strict=False)
+    )
+    if not differs:
+        raise fail(
+            f"{what} changes with the key",
+            expected="different outputs for jax.random.key(0) and jax.random.key(1)",
+            observed=f"identical outputs: {_format.show(a)}",
+            cause="the key argument is ignored: a fixed key inside the function "
+            "(`jax.random.PRNGKey(0)`), or randomness from elsewhere",
+            fix="derive every random draw from the key argument (split it as needed)",
+        )
+    return a, b
+
+
+def assert_accepts_raw_keys(
+    fn: Callable[..., Any], make_args: Callable[[Any], Sequence[Any]], *, what: str
+) -> Any:
+    """The function also works with a raw `jax.random.PRNGKey(0)` (uint32[2]) key and gives
+    a result of the same structure and shapes as with a typed key."""
+    __tracebackhide__ = True
+    typed = _run(fn, make_args(_key(0)), what, "jax.random.key(0)")
+    try:
+        raw = _calls.ready(fn(*make_args(jax.random.PRNGKey(0))))
+    except _calls.PASS_THROUGH:
+        raise
+    except Exception as exc:
+        where = _calls.student_line(exc)
+        raise fail(
+            f"{what} with a raw key jax.random.PRNGKey(0)",
+            expected="the function works with raw uint32[2] keys as well as typed keys",
+            observed=f"it raised {type(exc).__name__}: {_calls.first_line(exc)}"
+            + (f"\n    at {where}" if where else ""),
+            cause="the code assumes one key style (e.g. `key.dtype`, `jax.random.key_data`, "
+            "indexing `key[0]` or a shape check on the key)",
+            fix="use only `jax.random` functions on keys (`split`, `fold_in`, `normal`, ...): "
+            "they accept both kinds",
+        ) from exc
+    found = values.structure_difference(raw, typed)
+    shapes = [np.shape(x) for x in jax.tree.leaves(raw)] == [np.shape(x) for x in jax.tree.leaves(typed)]
+    if found is not None or not shapes:
+        raise fail(
+            f"{what} with a raw key jax.random.PRNGKey(0)",
+            expected=f"the same structure and shapes as with a typed key: {_format.show(values._skeleton(typed))}",
+            observed=_format.show(values._skeleton(raw)),
+            cause="the code branches on the kind of key, or derives a shape from the key",
+        )
+    return raw

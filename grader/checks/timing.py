@@ -1,0 +1,290 @@
+"""Step functions with known timing, for judging a student's timer (ex4's
+`time_steps(step_fn, state, batch, n_steps)` and `jit_speedup(...)`), and the checks
+that use them.
+
+JAX dispatches asynchronously: a jitted call returns as soon as the work is queued,
+long before it is done, so a timer that does not wait (`jax.block_until_ready`)
+measures only the dispatch. And the first jitted call traces and compiles, so a timer
+without a warm-up call charges the compilation to the steps. Each case below makes
+one of these effects large and measures it on the machine at hand (so a suite judges
+against measured numbers, not constants from another machine):
+
+- `async_step(work_s)`: jitted; the call returns in well under a millisecond, the work
+  (a chain of 256x256 matmuls in a `fori_loop`, calibrated here) takes about `work_s`.
+  Measured on the 2-core grading machine (jax 0.10.2, CPU): one matmul ~1.1 ms;
+  `async_step(0.1)`: `dispatch_s` ~0.0001 s, `step_s` 0.08-0.10 s, first call ~0.4 s.
+- `slow_compile_step(compile_s)`: the function sleeps `compile_s` while being traced
+  (only then), and its work is tiny: jitted, the first call takes `compile_s` + ~0.1 s
+  (measured: 0.61 s for `compile_s=0.5`), later calls ~20 us. With `jitted=False` it is a
+  plain function: eager calls are fast (~50 us), and the first call of `jax.jit(step)`
+  pays `compile_s` (once per returned step: JAX caches the trace of a Python function).
+- `sleep_step(step_s)`: a plain (eager) function that blocks `step_s` per call (measured:
+  0.0205 s for `step_s=0.02`); under
+  `jax.jit` the sleep happens once, at trace time (a huge, known "speedup").
+- `recording_step()`: records each call's state and batch, to check the warm-up call
+  and that each returned state feeds the next call.
+
+A student timer is then judged with `assert_waits_for_work`, `assert_excludes_warmup`,
+`assert_chains_state` and `assert_reports_compile`.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from grader.checks import _calls
+from grader.checks.failure import fail
+
+Step = Callable[[Any, Any], Any]
+_N = 256  # matrix size of the async work: ~1 ms per matmul on 2 CPU cores
+
+
+@dataclass(frozen=True)
+class StepCase:
+    """A step function `(state, batch) -> state`, inputs to run it on, and its timing as
+    measured here: `step_s` per compiled step with the work waited for, `dispatch_s` for
+    a call to return without waiting, `first_call_s` for the first call (trace + compile)."""
+
+    name: str
+    step: Step
+    state: Any
+    batch: Any
+    step_s: float
+    dispatch_s: float
+    first_call_s: float
+
+
+def _clock(fn: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def _measure(name: str, step: Step, state: Any, batch: Any) -> StepCase:
+    first_call_s, out = _clock(lambda: _calls.ready(step(state, batch)))
+    step_s = min(_clock(lambda: _calls.ready(step(out, batch)))[0] for _ in range(2))
+    dispatch_s, pending = _clock(lambda: step(out, batch))
+    _calls.ready(pending)
+    return StepCase(name, step, state, batch, step_s, dispatch_s, first_call_s)
+
+
+def _matmul_chain(iterations: int) -> Step:
+    @jax.jit
+    def step(state: Any, batch: Any) -> Any:
+        return lax.fori_loop(0, iterations, lambda i, x: jnp.tanh(x @ batch), state)
+
+    return step
+
+
+@functools.cache
+def _seconds_per_matmul() -> float:
+    state, batch = _async_inputs()
+    probe = _matmul_chain(40)
+    _calls.ready(probe(state, batch))
+    return min(_clock(lambda: _calls.ready(probe(state, batch)))[0] for _ in range(3)) / 40
+
+
+def _async_inputs() -> tuple[Any, Any]:
+    state = jnp.full((_N, _N), 1.0 / _N, jnp.float32)
+    batch = jax.random.normal(jax.random.key(0), (_N, _N), jnp.float32) / 16
+    return state, batch
+
+
+def async_step(work_s: float = 0.1) -> StepCase:
+    """A jitted step whose call returns at once but whose work takes about `work_s`."""
+    iterations = max(1, round(work_s / _seconds_per_matmul()))
+    state, batch = _async_inputs()
+    return _measure(f"async_step({work_s:g})", _matmul_chain(iterations), state, batch)
+
+
+def _sleeping_at_trace(compile_s: float) -> Step:
+    """A new function each time: JAX caches traces per Python function, even across
+    separate `jax.jit` wrappers, so only a never-traced function sleeps again."""
+
+    def step(state: Any, batch: Any) -> Any:
+        if isinstance(state, jax.core.Tracer):
+            time.sleep(compile_s)
+        return state * 0.5 + batch
+
+    return step
+
+
+def slow_compile_step(compile_s: float = 0.5, *, jitted: bool = True) -> StepCase:
+    """A step that sleeps `compile_s` at trace time only (a stand-in for a long compile).
+
+    The returned step has never been called or traced: its first jitted call (with
+    `jitted=False`: the first call of the first `jax.jit(step)`) pays `compile_s`. The
+    timings are measured on a twin of it."""
+    state, batch = jnp.zeros(8, jnp.float32), jnp.ones(8, jnp.float32)
+    twin = _sleeping_at_trace(compile_s)
+    measured = _measure("twin", jax.jit(twin), state, batch)
+    eager_s = min(_clock(lambda: _calls.ready(twin(state, batch)))[0] for _ in range(3))
+    fresh = _sleeping_at_trace(compile_s)
+    return StepCase(
+        name=f"slow_compile_step({compile_s:g}, jitted={jitted})",
+        step=jax.jit(fresh) if jitted else fresh,
+        state=state,
+        batch=batch,
+        step_s=measured.step_s if jitted else eager_s,
+        dispatch_s=measured.dispatch_s if jitted else eager_s,
+        first_call_s=measured.first_call_s,
+    )
+
+
+def sleep_step(step_s: float = 0.02) -> StepCase:
+    """A plain Python step that blocks `step_s` on every eager call (once under jit)."""
+
+    def step(state: Any, batch: Any) -> Any:
+        time.sleep(step_s)
+        return state * 0.5 + batch
+
+    return _measure(f"sleep_step({step_s:g})", step, jnp.zeros(8, jnp.float32), jnp.ones(8, jnp.float32))
+
+
+@dataclass
+class RecordingStep:
+    """A cheap eager step that records what it was called with."""
+
+    inputs: list[Any] = field(default_factory=list)
+    batches: list[Any] = field(default_factory=list)
+    outputs: list[Any] = field(default_factory=list)
+
+    def __call__(self, state: Any, batch: Any) -> Any:
+        self.inputs.append(state)
+        self.batches.append(batch)
+        out = state + 1.0
+        self.outputs.append(out)
+        return out
+
+
+def recording_step() -> RecordingStep:
+    return RecordingStep()
+
+
+# -- judging a timer ---------------------------------------------------------
+
+Timer = Callable[..., Any]
+
+
+def _run_timer(timer: Timer, case_step: Step, state: Any, batch: Any, n_steps: int, what: str) -> float:
+    __tracebackhide__ = True
+    try:
+        reported = timer(case_step, state, batch, n_steps)
+    except _calls.PASS_THROUGH:
+        raise
+    except Exception as exc:
+        raise _calls.translate(exc, checked=f"{what} on a test step",
+                               attempted=f"{_calls.name_of(timer)}(step_fn, state, batch, {n_steps})",
+                               expected="it returns seconds per step") from exc
+    try:
+        return float(reported)
+    except (TypeError, ValueError):
+        raise fail(f"{what} returns seconds per step", expected="a float",
+                   observed=f"{type(reported).__name__}: {reported!r}") from None
+
+
+def assert_waits_for_work(timer: Timer, *, what: str, work_s: float = 0.1, n_steps: int = 3) -> float:
+    """On `async_step(work_s)` the timer reports about the real work per step, not the
+    dispatch time. Returns the reported seconds per step."""
+    __tracebackhide__ = True
+    case = async_step(work_s)
+    reported = _run_timer(timer, case.step, case.state, case.batch, n_steps, what)
+    if reported >= 0.25 * case.step_s:  # not waiting reports ~dispatch_s, 100x+ below
+        return reported
+    raise fail(
+        f"{what} waits for asynchronous results",
+        expected=f"about {case.step_s:.3g} s per step: the measured work of each step of a test "
+        f"step whose call returns in {case.dispatch_s:.2g} s but whose computation takes "
+        f"{case.step_s:.3g} s",
+        observed=f"{reported:.3g} s per step: the clock stopped before the work finished",
+        cause="JAX dispatches asynchronously: a jitted call returns a not-yet-computed array, so "
+        "timing the calls alone measures only how fast work is queued",
+        fix="call `_calls.ready(state)` on the final state before reading the clock "
+        "(and after the warm-up call)",
+    )
+
+
+def assert_excludes_warmup(timer: Timer, *, what: str, compile_s: float = 0.5, n_steps: int = 5) -> float:
+    """On `slow_compile_step(compile_s)` (jitted) the timer leaves the first, compiling call
+    out of the timed steps. Returns the reported seconds per step."""
+    __tracebackhide__ = True
+    case = slow_compile_step(compile_s)
+    reported = _run_timer(timer, case.step, case.state, case.batch, n_steps, what)
+    if reported < 0.5 * compile_s / n_steps:
+        return reported
+    raise fail(
+        f"{what} leaves compilation out of the timed steps",
+        expected=f"about {case.step_s:.2g} s per step (compiled steps), with the first call "
+        f"(tracing and compiling, {compile_s:g} s here) untimed",
+        observed=f"{reported:.3g} s per step, i.e. about {reported * n_steps:.3g} s over "
+        f"{n_steps} steps: the first call's compilation was timed",
+        cause="the first call of a jitted function traces and compiles it; timing it charges "
+        "the compilation to the steps",
+        fix="make one untimed warm-up call (and wait for it with `jax.block_until_ready`) "
+        "before starting the clock",
+    )
+
+
+def assert_chains_state(timer: Timer, *, what: str, n_steps: int = 4) -> RecordingStep:
+    """The timer calls the step once untimed plus `n_steps` times, feeding each returned
+    state into the next call, with the same batch every time."""
+    __tracebackhide__ = True
+    rec = recording_step()
+    state, batch = jnp.zeros(3, jnp.float32), jnp.ones(3, jnp.float32)
+    _run_timer(timer, rec, state, batch, n_steps, what)
+    calls = len(rec.inputs)
+    checked = f"how {what} calls the step function"
+    if calls != n_steps + 1:
+        raise fail(checked, expected=f"{n_steps + 1} calls for n_steps={n_steps} (one untimed "
+                   "warm-up, then n_steps timed)", observed=f"{calls} calls",
+                   fix="call step_fn once before the clock starts, then exactly n_steps times")
+    for k in range(2, calls):
+        if rec.inputs[k] is not rec.outputs[k - 1]:
+            raise fail(checked, expected="each timed call gets the state the previous call returned",
+                       observed=f"call {k + 1} got a state that is not call {k}'s result",
+                       cause="the loop passes the initial state every time (so no step depends "
+                       "on the previous one) or drops the returned state",
+                       fix="`state = step_fn(state, batch)` inside the loop")
+    if any(b is not batch for b in rec.batches):
+        raise fail(checked, expected="the given batch passed to every call",
+                   observed="some calls got another batch")
+    return rec
+
+
+def assert_reports_compile(speedup_fn: Callable[..., Any], *, what: str, compile_s: float = 0.5,
+                           n_steps: int = 3) -> dict[str, Any]:
+    """On `slow_compile_step(compile_s, jitted=False)`, `jit_speedup` reports the compile
+    time in `compile_s` and keeps it out of `jit_s`. Returns the reported dict."""
+    __tracebackhide__ = True
+    case = slow_compile_step(compile_s, jitted=False)
+    try:
+        got = dict(speedup_fn(case.step, case.state, case.batch, n_steps))
+    except _calls.PASS_THROUGH:
+        raise
+    except Exception as exc:
+        raise _calls.translate(exc, checked=f"{what} on a test step",
+                               attempted=f"{_calls.name_of(speedup_fn)}(step_fn, state, batch, {n_steps})",
+                               expected="a dict of timings") from exc
+    missing = {"eager_s", "jit_s", "compile_s", "speedup"} - set(got)
+    if missing:
+        raise fail(f"{what} returns its timings", expected="keys eager_s, jit_s, compile_s, speedup",
+                   observed=f"missing {sorted(missing)}")
+    checked = f"{what} reports compilation separately"
+    if float(got["compile_s"]) < 0.8 * compile_s:
+        raise fail(checked, expected=f"compile_s >= {0.8 * compile_s:.3g} s for a step whose "
+                   f"tracing takes {compile_s:g} s", observed=f"compile_s = {float(got['compile_s']):.3g} s",
+                   fix="time the FIRST call of a fresh `jax.jit(step_fn)` (blocking on its result) "
+                   "as compile_s")
+    if float(got["jit_s"]) >= 0.5 * compile_s / n_steps:
+        raise fail(checked, expected=f"jit_s well under {compile_s / n_steps:.3g} s (compiled steps only)",
+                   observed=f"jit_s = {float(got['jit_s']):.3g} s: the compilation is inside it",
+                   fix="time the jitted steps only after the first (compiling) call")
+    return got

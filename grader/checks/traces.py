@@ -1,0 +1,192 @@
+"""Is the function traced (and compiled) once for repeated same-shaped calls?
+
+    traces.assert_traced_once(student.newton_sqrt, [(2.0, 20), (3.0, 20), (10.0, 20)],
+                              static_argnames=("n_iters",), what="newton_sqrt(a, n_iters)")
+    traces.assert_compiles_once(student.train_step, [(params, opt_state, x, y)] * 3,
+                                what="train_step", feed=lambda out, args: (*out[:2], *args[2:]))
+
+A function the student jitted is called as given and its compilation cache is
+watched (a value marked static compiles again for every new value); any other
+function is jitted here around a counting wrapper.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import jax
+
+from grader.checks import _calls, _format
+from grader.checks.failure import fail
+
+_TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
+_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+
+
+def is_jitted(fn: Any) -> bool:
+    """True for what `jax.jit` returns (it has a compilation cache and `.lower`)."""
+    return callable(getattr(fn, "_cache_size", None)) and hasattr(fn, "lower")
+
+
+@contextmanager
+def _counting_events() -> Any:
+    """Count JAX's trace and compile events while the block runs."""
+    counts = {_TRACE_EVENT: 0, _COMPILE_EVENT: 0}
+
+    def listener(event: str, duration_secs: float, **kwargs: str | int) -> None:
+        if event in counts:
+            counts[event] += 1
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        yield counts
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+
+
+def _call(fn: Callable[..., Any], args: tuple[Any, ...], *, what: str, attempted: str) -> Any:
+    __tracebackhide__ = True
+    try:
+        return _calls.ready(fn(*args))
+    except _calls.PASS_THROUGH:
+        raise
+    except Exception as exc:
+        raise _calls.translate(
+            exc, checked=f"repeated calls of {what}", attempted=attempted,
+            expected="every call runs (and the first one traces)",
+        ) from exc
+
+
+def _changing_arguments(arg_sets: Sequence[tuple[Any, ...]]) -> list[int]:
+    """Indices of the arguments whose Python value differs between calls."""
+    first = arg_sets[0]
+    changing = []
+    for i, value in enumerate(first):
+        for other in arg_sets[1:]:
+            try:
+                same = bool(other[i] == value) if not hasattr(value, "shape") else True
+            except Exception:  # an exotic __eq__ means "cannot tell"
+                same = True
+            if not same:
+                changing.append(i)
+                break
+    return changing
+
+
+def assert_traced_once(
+    fn: Callable[..., Any],
+    arg_sets: Sequence[Sequence[Any]],
+    *,
+    static_argnames: Iterable[str] = (),
+    what: str,
+) -> int:
+    """`fn` called with each argument tuple (same shapes and dtypes, static values equal)
+    is traced exactly once. Returns the number of traces (1)."""
+    __tracebackhide__ = True
+    sets = [tuple(a) for a in arg_sets]
+    name = _calls.name_of(fn)
+    if is_jitted(fn):
+        before = int(fn._cache_size())  # type: ignore[attr-defined]
+        for args in sets:
+            _call(fn, args, what=what, attempted=_format.call(name, args))
+        added = int(fn._cache_size()) - before  # type: ignore[attr-defined]
+        if added <= 1:
+            return 1
+        changing = _changing_arguments(sets)
+        which = ", ".join(f"argument {i} ({_format.show(sets[0][i])} -> "
+                          f"{_format.show(sets[-1][i])})" for i in changing)
+        raise fail(
+            f"{what} is traced once for {len(sets)} calls with same-shaped inputs",
+            expected="1 compilation (the first call), then cache hits",
+            observed=f"{added} new compilations for {len(sets)} calls of your jitted `{name}`"
+            + (f"; the calls differ only in the values of {which}" if which else ""),
+            cause="a value that changes between calls is marked static (`static_argnums`/"
+            "`static_argnames` of your `jax.jit`): JAX compiles again for every new static value",
+            fix="mark static only what must be a Python value (a loop count, a flag, a shape); "
+            "leave array inputs such as data traced",
+        )
+    traced: list[str] = []
+
+    @functools.wraps(fn)
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        traced.append(", ".join(_format.aval(a) for a in args))
+        return fn(*args, **kwargs)
+
+    jitted = jax.jit(counting, static_argnames=tuple(static_argnames))
+    for k, args in enumerate(sets):
+        before = len(traced)
+        _call(jitted, args, what=what, attempted=_format.call(f"jax.jit({name})", args))
+        if k and len(traced) > before:
+            raise fail(
+                f"{what} is traced once for {len(sets)} calls with same-shaped inputs",
+                expected="1 trace (the first call), then cache hits",
+                observed=f"call {k + 1} traced again: first traced with ({traced[0]}), "
+                f"then with ({traced[-1]})",
+                cause="the arguments' shapes, dtypes or static values differ between the calls "
+                "(a Python scalar and an array are different to jit), or the function changes "
+                "global JAX configuration",
+                fix="keep argument shapes and dtypes fixed across calls; pass data as arrays",
+            )
+    return len(traced)
+
+
+def assert_compiles_once(
+    jitted_fn: Callable[..., Any],
+    arg_sets: Sequence[Sequence[Any]],
+    *,
+    what: str,
+    feed: Callable[[Any, tuple[Any, ...]], Sequence[Any]] | None = None,
+    n_calls: int = 5,
+) -> int:
+    """A function the student jitted (e.g. `train_step`) compiles on its first call only.
+
+    Without `feed`, it is called with each tuple of `arg_sets`. With `feed`, it is
+    called `n_calls` times, starting from `arg_sets[0]`, each next call's arguments being
+    `feed(previous_output, previous_args)` (e.g. the new params and optimizer state).
+    Returns the number of compilations seen (1, or 0 when it was already compiled)."""
+    __tracebackhide__ = True
+    name = _calls.name_of(jitted_fn)
+    if not is_jitted(jitted_fn):
+        raise fail(
+            f"{what} is a jitted function",
+            expected=f"`{name}` wrapped by `jax.jit` (so it compiles once and reuses the program)",
+            observed=f"a plain Python {type(jitted_fn).__name__}: every call re-dispatches "
+            "each operation from Python",
+            fix=f"decorate `{name}` with `@jax.jit` (or assign `{name} = jax.jit(...)`)",
+        )
+    calls: list[tuple[Any, ...]] = []
+    args = tuple(arg_sets[0])
+    total = n_calls if feed is not None else len(arg_sets)
+    before = int(jitted_fn._cache_size())  # type: ignore[attr-defined]
+    after_first = before
+    with _counting_events() as events:
+        for k in range(total):
+            if feed is None:
+                args = tuple(arg_sets[k])
+            calls.append(args)
+            out = _call(jitted_fn, args, what=what, attempted=_format.call(name, args))
+            if k == 0:
+                after_first = int(jitted_fn._cache_size())  # type: ignore[attr-defined]
+                events[_TRACE_EVENT] = 0
+            if feed is not None:
+                args = tuple(feed(out, args))
+    added = int(jitted_fn._cache_size()) - after_first  # type: ignore[attr-defined]
+    retraces = max(added, events[_TRACE_EVENT])
+    if retraces == 0:
+        return after_first - before
+    first = ", ".join(_format.aval(a) for a in jax.tree.leaves(calls[0]))
+    last = ", ".join(_format.aval(a) for a in jax.tree.leaves(calls[-1]))
+    raise fail(
+        f"{what} compiles once across {total} calls",
+        expected="1 compilation on the first call, none after",
+        observed=f"{retraces} more trace(s)/compilation(s) after the first call"
+        + (f"; argument leaves went from ({first}) to ({last})" if first != last else ""),
+        cause="an argument's shape, dtype or weak type changes between calls (e.g. a Python "
+        "float becoming a float32 array after the first step, or a last batch of another size), "
+        "a static argument takes new values, or `jax.jit` is applied anew inside a loop",
+        fix="jit once at module level; feed back arrays of fixed shape and dtype (drop or pad a "
+        "ragged last batch)",
+    )

@@ -1,0 +1,308 @@
+"""Value checks: arrays and pytrees compared with a reference, and a property-based
+search (Hypothesis) that reports the smallest input on which the student's function
+and the reference disagree.
+
+    values.assert_close(student.standardize(x), _ref_standardize(x), what="standardize(x)")
+    values.assert_matches_reference(student.add_at, _ref_add_at, _add_at_args(),
+                                    what="add_at(x, indices, values)")
+
+Every failure names the leaf (`['layer1']['w']`), the first bad index, the actual and
+expected values there and the largest absolute and relative errors; NaN and inf are
+named as such.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import chex
+import jax
+import numpy as np
+
+from grader.checks import _calls, _format
+from grader.checks.failure import fail
+
+_KINDS = {"f": "floating", "i": "integer", "u": "integer", "b": "bool", "c": "complex"}
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The first way two pytrees differ, as text for a failure message."""
+
+    expected: str
+    observed: str
+    cause: str = ""
+
+
+def _leaf_name(path: Any) -> str:
+    return jax.tree_util.keystr(path) if path else ""
+
+
+def _as_array(leaf: Any) -> np.ndarray[Any, Any]:
+    if _format._is_key(leaf):
+        return np.asarray(jax.random.key_data(leaf))
+    return np.asarray(leaf)
+
+
+def difference(actual: Any, expected: Any, *, rtol: float = 1e-5, atol: float = 1e-6) -> Difference | None:
+    """None if `actual` matches `expected` (same structure, shapes, dtype kinds, values
+    within `atol + rtol * |expected|`, NaN where NaN), else the first difference."""
+    structure = structure_difference(actual, expected)
+    if structure is not None:
+        return structure
+    pairs = zip(
+        jax.tree_util.tree_flatten_with_path(actual)[0],
+        jax.tree_util.tree_leaves(expected),
+        strict=True,
+    )
+    for (path, a_leaf), e_leaf in pairs:
+        found = _leaf_difference(_leaf_name(path), a_leaf, e_leaf, rtol, atol)
+        if found is not None:
+            return found
+    return None
+
+
+def structure_difference(actual: Any, expected: Any) -> Difference | None:
+    a_def, e_def = jax.tree.structure(actual), jax.tree.structure(expected)
+    if a_def == e_def:  # type: ignore[operator]
+        return None
+    cause = "the result is not the same kind of container (tuple, list, dict keys, nesting)"
+    if isinstance(expected, tuple) and isinstance(actual, list):
+        cause = "a list was returned where a tuple is expected"
+    elif isinstance(expected, dict) and isinstance(actual, dict) and set(actual) != set(expected):
+        missing = sorted(map(str, set(expected) - set(actual)))
+        extra = sorted(map(str, set(actual) - set(expected)))
+        cause = f"dict keys differ (missing: {missing or 'none'}, unexpected: {extra or 'none'})"
+    return Difference(
+        expected=f"a pytree shaped like {_format.show(_skeleton(expected))}",
+        observed=f"{_format.show(_skeleton(actual))}",
+        cause=cause,
+    )
+
+
+def _skeleton(tree: Any) -> Any:
+    """The tree with each leaf replaced by its aval text, for showing structure."""
+    return jax.tree.map(lambda leaf: _Literal(_format.aval(leaf)), tree)
+
+
+class _Literal(str):
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _leaf_difference(
+    name: str, a_leaf: Any, e_leaf: Any, rtol: float, atol: float
+) -> Difference | None:
+    where = f" at {name}" if name else ""
+    try:
+        a = _as_array(a_leaf)
+    except (TypeError, ValueError) as exc:
+        return Difference(f"an array{where}", f"{type(a_leaf).__name__} ({exc})")
+    e = _as_array(e_leaf)
+    if a.shape != e.shape:
+        cause = ""
+        if a.size == e.size:
+            cause = "same number of elements, different layout: check the axis order or a reshape"
+        elif a.ndim == e.ndim + 1 or a.ndim + 1 == e.ndim:
+            cause = "one dimension too many or too few: check `keepdims`, a reduction axis, or the batch axis"
+        return Difference(f"shape {e.shape}{where}", f"shape {a.shape}", cause)
+    a_kind, e_kind = _KINDS.get(a.dtype.kind, a.dtype.kind), _KINDS.get(e.dtype.kind, e.dtype.kind)
+    python_number = any(type(x) in (int, float) for x in (a_leaf, e_leaf))
+    if a_kind != e_kind and not (python_number and {a_kind, e_kind} <= {"integer", "floating"}):
+        return Difference(
+            f"{e_kind} values (dtype {e.dtype}){where}",
+            f"{a_kind} values (dtype {a.dtype})",
+            "a cast, an integer literal or a comparison changed the dtype",
+        )
+    if a_kind in ("bool", "integer"):
+        bad = a != e
+    else:
+        a_nan, e_nan = np.isnan(a), np.isnan(e)
+        a_inf = np.isinf(a) & ~np.isinf(e)
+        if (a_nan & ~e_nan).any() or a_inf.any():
+            mask = (a_nan & ~e_nan) | a_inf
+            idx = _first(mask)
+            what = "NaN" if (a_nan & ~e_nan).any() else "inf"
+            return Difference(
+                f"finite values{where}",
+                f"{int(mask.sum())} of {a.size} values are NaN/inf; first {what} at index {idx} "
+                f"(expected {_format.show(e[idx])})",
+                "a division by zero, a log/sqrt of a non-positive number, or an overflow "
+                "(e.g. exp of a large logit)",
+            )
+        bad = ~np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
+    if not bad.any():
+        return None
+    idx = _first(bad)
+    abs_err = np.abs(a.astype(np.float64) - e.astype(np.float64))
+    rel_err = abs_err / np.maximum(np.abs(e.astype(np.float64)), np.finfo(np.float64).tiny)
+    abs_err, rel_err = np.where(bad, abs_err, 0), np.where(bad, rel_err, 0)
+    return Difference(
+        expected=f"{_format.show(e)}{where} (rtol={rtol:g}, atol={atol:g})",
+        observed=f"{_format.show(a)}: {int(bad.sum())} of {a.size} values differ; first at index "
+        f"{idx}: {_format.show(a[idx])} instead of {_format.show(e[idx])}; max abs error "
+        f"{float(abs_err.max()):.3g}, max rel error {float(rel_err.max()):.3g}",
+    )
+
+
+def _first(mask: np.ndarray[Any, Any]) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.argwhere(mask)[0]) if mask.ndim else ()
+
+
+def assert_close(
+    actual: Any, expected: Any, *, what: str, rtol: float = 1e-5, atol: float = 1e-6,
+    cause: str = "", fix: str = "",
+) -> None:
+    """`actual` equals `expected` leaf by leaf (structure, shape, dtype kind, values)."""
+    __tracebackhide__ = True
+    found = difference(actual, expected, rtol=rtol, atol=atol)
+    if found is None:  # chex agrees on array leaves (it shares our tolerance rule)
+        arrays = [jax.tree.map(np.asarray, t) for t in (actual, expected)]
+        chex.assert_trees_all_close(*arrays, rtol=rtol, atol=atol)
+    if found is not None:
+        raise fail(
+            f"values of {what}",
+            expected=found.expected,
+            observed=found.observed,
+            cause=cause or found.cause,
+            fix=fix,
+        )
+
+
+def assert_tree_structure(actual: Any, expected: Any, *, what: str, fix: str = "") -> None:
+    """Same containers, keys and nesting (leaves are not compared)."""
+    __tracebackhide__ = True
+    found = structure_difference(actual, expected)
+    if found is not None:
+        raise fail(f"the pytree structure of {what}", expected=found.expected,
+                   observed=found.observed, cause=found.cause, fix=fix)
+
+
+def assert_shape(x: Any, shape: tuple[int | None, ...], *, what: str, fix: str = "") -> None:
+    """`x.shape` equals `shape`; `None` in `shape` matches any size."""
+    __tracebackhide__ = True
+    got = tuple(getattr(x, "shape", np.shape(x)))
+    ok = len(got) == len(shape) and all(s is None or s == g for s, g in zip(shape, got, strict=False))
+    if not ok:
+        wanted = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+        raise fail(f"the shape of {what}", expected=wanted, observed=str(got),
+                   cause="a missing/extra axis or a reduction over the wrong axis", fix=fix)
+
+
+def assert_finite(tree: Any, *, what: str, cause: str = "", fix: str = "") -> None:
+    """No NaN or inf in any leaf."""
+    __tracebackhide__ = True
+    try:
+        chex.assert_tree_all_finite(tree)
+        return
+    except AssertionError:
+        pass
+    for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
+        arr = _as_array(leaf)
+        if arr.dtype.kind in "fc" and not np.isfinite(arr).all():
+            bad = ~np.isfinite(arr)
+            idx = _first(bad)
+            where = f" at {_leaf_name(path)}" if path else ""
+            raise fail(
+                f"{what} is finite",
+                expected="no NaN or inf",
+                observed=f"{int(bad.sum())} of {arr.size} values{where} are NaN/inf; first at "
+                f"index {idx}: {_format.show(arr[idx])}",
+                cause=cause or "a division by zero, a log/sqrt of a non-positive number, or an "
+                "overflow such as exp of a large logit (use `jax.nn.log_softmax`/`logsumexp`)",
+                fix=fix,
+            )
+
+
+# -- property-based search ---------------------------------------------------
+
+
+class _Mismatch(AssertionError):
+    def __init__(self, args: tuple[Any, ...], text: Difference | None, exc: BaseException | None,
+                 expected_out: Any) -> None:
+        super().__init__("mismatch")
+        self.args_ = args
+        self.text = text
+        self.exc = exc
+        self.expected_out = expected_out
+
+
+def assert_matches_reference(
+    fn: Callable[..., Any],
+    reference: Callable[..., Any],
+    strategy: Any,
+    *,
+    what: str,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    max_examples: int = 40,
+    seed: int | None = None,
+    cause: str = "",
+    fix: str = "",
+) -> int:
+    """Search inputs drawn from `strategy` (a Hypothesis strategy of argument tuples) for
+    one where `fn` and `reference` differ; fail with the smallest such input (shrunk).
+    Returns the number of examples tried."""
+    __tracebackhide__ = True
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hypothesis_seed
+
+    tried = [0]
+
+    def run(args: tuple[Any, ...]) -> None:
+        tried[0] += 1
+        expected_out = reference(*args)
+        try:
+            actual = fn(*args)
+        except _calls.PASS_THROUGH:
+            raise
+        except Exception as exc:
+            raise _Mismatch(args, None, exc, expected_out) from exc
+        found = difference(actual, expected_out, rtol=rtol, atol=atol)
+        if found is not None:
+            raise _Mismatch(args, found, None, expected_out)
+
+    test: Any = given(strategy)(run)  # type: ignore[no-untyped-call]
+    test = settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=None,
+        derandomize=seed is None,
+        print_blob=False,
+        report_multiple_bugs=False,
+        phases=(Phase.explicit, Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+    )(test)
+    if seed is not None:
+        test = hypothesis_seed(seed)(test)
+    try:
+        test()
+    except _Mismatch as found:
+        raise _search_failure(fn, what, found, cause, fix) from (found.exc or None)
+    return tried[0]
+
+
+def _search_failure(fn: Callable[..., Any], what: str, found: _Mismatch, cause: str, fix: str) -> Any:
+    name = _calls.name_of(fn)
+    call = _format.call(name, found.args_)
+    checked = f"values of {what} on generated inputs (the smallest input that differs is shown)"
+    if found.exc is not None:
+        where = _calls.student_line(found.exc)
+        return fail(
+            checked,
+            expected=f"{call} == {_format.show(found.expected_out)}",
+            observed=f"{call} raised {type(found.exc).__name__}: {_calls.first_line(found.exc)}"
+            + (f"\n    at {where}" if where else ""),
+            cause=cause,
+            fix=fix,
+        )
+    assert found.text is not None
+    return fail(
+        checked,
+        expected=f"{call} == {_format.show(found.expected_out)}",
+        observed=f"{call} gave {found.text.observed}",
+        cause=cause or found.text.cause,
+        fix=fix,
+    )

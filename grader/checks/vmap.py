@@ -1,0 +1,105 @@
+"""Batched code checked against the obvious loop: a function built with `jax.vmap`
+must give, example by example, what the single-example function gives in a Python loop.
+
+    vmap.assert_matches_loop(
+        lambda p, x, y: student.per_example_grads(loss, p, x, y),
+        jax.grad(loss), (params, xs, ys), in_axes=(None, 0, 0),
+        what="per_example_grads(loss_fn, params, xs, ys)")
+
+A failure names the first example that differs and, within it, the leaf and index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import numpy as np
+
+from grader.checks import _calls, values
+from grader.checks.failure import fail
+
+
+def _batch_size(args: Sequence[Any], in_axes: Sequence[int | None]) -> int:
+    sizes = {
+        np.shape(leaf)[axis]
+        for arg, axis in zip(args, in_axes, strict=True) if axis is not None
+        for leaf in jax.tree.leaves(arg)
+    }
+    if len(sizes) != 1:
+        raise ValueError(f"mapped arguments disagree on the batch size: {sorted(sizes)}")
+    return int(sizes.pop())
+
+
+def _example(args: Sequence[Any], in_axes: Sequence[int | None], i: int) -> tuple[Any, ...]:
+    return tuple(
+        arg if axis is None else jax.tree.map(lambda leaf, a=axis: np.take(np.asarray(leaf), i, axis=a), arg)
+        for arg, axis in zip(args, in_axes, strict=True)
+    )
+
+
+def loop_reference(
+    single_fn: Callable[..., Any], args: Sequence[Any], in_axes: Sequence[int | None]
+) -> Any:
+    """`single_fn` applied to each example in a Python loop, outputs stacked on axis 0."""
+    n = _batch_size(args, in_axes)
+    outs = [single_fn(*_example(args, in_axes, i)) for i in range(n)]
+    return jax.tree.map(lambda *leaves: np.stack([np.asarray(x) for x in leaves]), *outs)
+
+
+def assert_matches_loop(
+    batched_fn: Callable[..., Any],
+    single_fn: Callable[..., Any],
+    args: Sequence[Any],
+    in_axes: Sequence[int | None],
+    *,
+    what: str,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+) -> Any:
+    """`batched_fn(*args)` equals stacking `single_fn` over the examples (`in_axes[i]` is
+    the batch axis of argument i, None for an argument shared by all examples). Returns
+    the batched output."""
+    __tracebackhide__ = True
+    args = tuple(args)
+    in_axes = tuple(in_axes)
+    n = _batch_size(args, in_axes)
+    expected = loop_reference(single_fn, args, in_axes)
+    try:
+        actual = _calls.ready(batched_fn(*args))
+    except _calls.PASS_THROUGH:
+        raise
+    except Exception as exc:
+        raise _calls.translate(exc, checked=f"{what} on a batch of {n}",
+                               attempted=f"{_calls.name_of(batched_fn)}(...) on a batch of {n}",
+                               expected="the batched function runs") from exc
+    found = values.structure_difference(actual, expected)
+    if found is not None:
+        raise fail(f"{what} on a batch of {n}: one output per example, stacked on axis 0",
+                   expected=found.expected, observed=found.observed, cause=found.cause)
+    for (path, a_leaf), e_leaf in zip(jax.tree_util.tree_flatten_with_path(actual)[0],
+                                      jax.tree.leaves(expected), strict=True):
+        name = jax.tree_util.keystr(path) if path else "the output"
+        a = np.asarray(a_leaf)
+        if a.shape != e_leaf.shape:
+            cause = ("the batch axis is missing: the batch was reduced (a mean or sum over "
+                     "examples?) or `in_axes` maps the wrong argument") if a.shape == e_leaf.shape[1:] else (
+                "`in_axes`/`out_axes` put the batch on another axis, or the function was not mapped")
+            raise fail(f"the shape of {name} of {what} on a batch of {n}",
+                       expected=f"{e_leaf.shape} (batch axis first)", observed=f"{a.shape}", cause=cause)
+        for i in range(n):
+            diff = values.difference(a[i], e_leaf[i], rtol=rtol, atol=atol)
+            if diff is not None:
+                raise fail(
+                    f"{what} against a Python loop of the single-example function, example by example",
+                    expected=f"example {i} (of {n}), {name}: {diff.expected}",
+                    observed=diff.observed,
+                    cause=diff.cause or "the batched function mixes examples (a reduction over "
+                    "the batch axis, an argument batched that should be shared) or computes "
+                    "something else per example",
+                    fix="write the function for ONE example and map it: `jax.vmap(f, in_axes=...)` "
+                    "with `None` for shared arguments such as params",
+                )
+    return actual
+
