@@ -54,6 +54,7 @@ def _template() -> jinja2.Template:
         exercise_phrase=labels.EXERCISE_PHRASES,
         check_phrase=labels.CHECK_PHRASES,
         problem_statuses=labels.PROBLEM_STATUSES,
+        is_consequence=labels.is_consequence,
     )
     return env.from_string(template_source())
 

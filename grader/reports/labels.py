@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from grader.model import CheckResult, CheckStatus, ExerciseStatus
+from grader.model import CheckResult, CheckStatus, ExerciseResult, ExerciseStatus
 
 # Short, fixed-width words for the terminal summary.
 EXERCISE_WORDS: dict[ExerciseStatus, str] = {
@@ -50,6 +50,20 @@ NOT_RUN = "not run:"
 
 # Check statuses that are a problem of the student's code (shown as failures).
 PROBLEM_STATUSES: frozenset[CheckStatus] = frozenset({"failed", "error", "timeout"})
+
+
+def is_consequence(exercise: ExerciseResult, check: CheckResult) -> bool:
+    """Whether a check only failed because of the exercise-level problem (shown once).
+
+    True for the checks the runner marks "not run: ..." and for the check whose
+    message is the exercise's own (the import error, the crash, the timeout).
+    """
+    message = check.message.strip()
+    if check.status not in PROBLEM_STATUSES or not message:
+        return False
+    if message.startswith(NOT_RUN):
+        return True
+    return bool(exercise.message and message in exercise.message)
 
 
 def number(value: float) -> str:

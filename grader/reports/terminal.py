@@ -103,7 +103,7 @@ def _exercise_problem(exercise: ExerciseResult, paint: _Paint) -> list[str]:
         (
             labels.location_text(c)
             for c in exercise.checks
-            if c.location is not None and _consequence(exercise, c)
+            if c.location is not None and labels.is_consequence(exercise, c)
         ),
         "",
     )
@@ -117,14 +117,6 @@ def _untouched(exercise: ExerciseResult) -> bool:
     return exercise.status == "not_attempted" and (
         not exercise.message or "NotImplementedError" in exercise.message
     )
-
-
-def _consequence(exercise: ExerciseResult, check: CheckResult) -> bool:
-    """A check that only failed because of the exercise-level problem already shown."""
-    message = check.message.strip()
-    if message.startswith(labels.NOT_RUN):
-        return True
-    return bool(exercise.message and message and message in exercise.message)
 
 
 def _problems(report: Report, paint: _Paint) -> list[str]:
@@ -144,7 +136,9 @@ def _problems(report: Report, paint: _Paint) -> list[str]:
         if exercise.status == "not_attempted":
             continue
         for check in exercise.checks:
-            if check.status in labels.PROBLEM_STATUSES and not _consequence(exercise, check):
+            if check.status in labels.PROBLEM_STATUSES and not labels.is_consequence(
+                exercise, check
+            ):
                 blocks.append(_failure_block(exercise, check, paint))
     lines: list[str] = []
     if blocks:

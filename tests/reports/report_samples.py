@@ -9,6 +9,7 @@ carries markup (`<script>`), control characters and non-ASCII on purpose.
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 from grader.model import Artifact, CheckResult, ExerciseResult, Report, SourceLine
@@ -54,7 +55,7 @@ def check(
     **kwargs: object,
 ) -> CheckResult:
     fields: dict[str, object] = {
-        "id": "test_" + name.split()[0].lower(),
+        "id": "test_" + "_".join(re.findall(r"[a-z0-9]+", name.lower())),
         "visibility": "public",
         "message": "",
         "hint": "",

@@ -64,6 +64,25 @@ def test_checks_show_message_hint_location(page: str) -> None:
     assert '<span class="badge tag">hidden</span>' in page
 
 
+def test_an_import_error_is_shown_once(page: str) -> None:
+    assert page.count("SyntaxError: invalid syntax (04_vmap.py, line 7)") == 1
+    assert '<span class="muted">stopped here: see above</span>' in page
+    assert '<span class="muted">not run: 04_vmap.py does not import</span>' in page
+    assert '<span class="lineno">7</span>def batched_dot(a, b)</pre>' in page
+    # Hints are for checks that ran; these never did.
+    assert "Is the batch a Python loop?" not in page
+    assert "What does vmap&#39;s in_axes say" not in page
+
+
+def test_untouched_stub_checks_are_folded(page: str) -> None:
+    assert "<summary>2 checks waiting for your code</summary>" in page
+
+
+def test_element_ids_are_unique(page: str) -> None:
+    ids = re.findall(r'\bid="([^"]+)"', page)
+    assert len(ids) == len(set(ids))
+
+
 def test_output_is_collapsible_and_artifacts_embedded(report: Report, page: str) -> None:
     assert "<details>\n      <summary>Captured output (2 lines)</summary>" in page
     artifact = report.exercises[-1].artifacts[0]
