@@ -42,7 +42,7 @@ def _test(exercise: ExerciseResult, number: str, check: CheckResult) -> dict[str
         "score": check.score,
         "max_score": check.max_score,
         "status": "passed" if check.status == "passed" else "failed",
-        "output": labels.check_details(check),
+        "output": labels.check_details(check, hint=not labels.is_consequence(exercise, check)),
         "output_format": TEXT,
         "tags": [exercise.name],
         "visibility": VISIBILITY[check.visibility],

@@ -72,7 +72,7 @@ def _testcase(suite: ET.Element, exercise: ExerciseResult, check: CheckResult) -
             "time": _seconds(check.duration_s),
         },
     )
-    details = labels.check_details(check)
+    details = labels.check_details(check, hint=not labels.is_consequence(exercise, check))
     summary = check.message or labels.CHECK_PHRASES[check.status]
     if check.status == "failed":
         _outcome(case, "failure", "failed", summary, details)

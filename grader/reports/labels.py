@@ -117,11 +117,12 @@ def location_text(check: CheckResult) -> str:
     return f"{loc.path}:{loc.line}: {loc.code.strip()}"
 
 
-def check_details(check: CheckResult) -> str:
+def check_details(check: CheckResult, *, hint: bool = True) -> str:
     """The plain-text account of one check: status, message, hint, the student's line.
 
     Used where a report has one text field per check (Gradescope's `output`,
-    JUnit's failure body). Empty for a plain pass.
+    JUnit's failure body). Empty for a plain pass. `hint=False` leaves the hint
+    out (for a check that never ran: its hint would not help).
     """
     parts: list[str] = []
     if check.status != "passed" or check.score < check.max_score:
@@ -133,6 +134,6 @@ def check_details(check: CheckResult) -> str:
     where = location_text(check)
     if where:
         parts.append(f"in your code: {where}")
-    if check.hint and check.status != "passed":
+    if hint and check.hint and check.status != "passed":
         parts.append(f"hint: {check.hint}")
     return "\n\n".join(parts)

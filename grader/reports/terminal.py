@@ -160,8 +160,22 @@ def _problems(report: Report, paint: _Paint) -> list[str]:
     return lines
 
 
-def render(report: Report, *, color: bool) -> str:
-    """The summary printed after a grading run (ends with a newline)."""
+def hidden_line(report: Report, hidden_checks: int, hidden_points: float) -> str:
+    """What a student repository does not grade: `public 12/12 passed; 9 hidden checks, ...`."""
+    passed = sum(c.status == "passed" for _, c in report.checks())
+    return (
+        f"public {passed}/{len(report.checks())} passed; {hidden_checks} hidden check(s), "
+        f"{labels.number(hidden_points)} point(s), run at grading (not in the total above)"
+    )
+
+
+def render(
+    report: Report, *, color: bool, hidden_checks: int = 0, hidden_points: float = 0.0
+) -> str:
+    """The summary printed after a grading run (ends with a newline).
+
+    `hidden_checks`/`hidden_points`: checks cut out of released suites (catalog `HIDDEN`).
+    """
     paint = _Paint(color)
     width = max((len(e.name) for e in report.exercises), default=0)
     lines = [_exercise_line(e, width, paint) for e in report.exercises]
@@ -173,6 +187,8 @@ def render(report: Report, *, color: bool) -> str:
         f" ({labels.percent(report.score, report.max_score)})"
     )
     lines += ["", f"{paint(_BOLD, total)} · seed {report.seed}"]
+    if hidden_checks:
+        lines.append(hidden_line(report, hidden_checks, hidden_points))
     return "\n".join(lines) + "\n"
 
 

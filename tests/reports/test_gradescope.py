@@ -92,3 +92,8 @@ def test_top_level_output_shows_exercise_problems_but_no_hidden_details(
 
 def test_deterministic(report: Report) -> None:
     assert gradescope.render(report) == gradescope.render(report)
+
+
+def test_checks_that_never_ran_carry_no_hint(doc: dict[str, Any]) -> None:
+    out = _tests_by_name(doc)["04_vmap: batched_dot traces once"]["output"]
+    assert out == "error (0/2 points)\n\nnot run: 04_vmap.py does not import"

@@ -66,7 +66,7 @@ def test_checks_show_message_hint_location(page: str) -> None:
 
 def test_an_import_error_is_shown_once(page: str) -> None:
     assert page.count("SyntaxError: invalid syntax (04_vmap.py, line 7)") == 1
-    assert '<span class="muted">stopped here: see above</span>' in page
+    assert '<span class="muted">stopped by the problem above</span>' in page
     assert '<span class="muted">not run: 04_vmap.py does not import</span>' in page
     assert '<span class="lineno">7</span>def batched_dot(a, b)</pre>' in page
     # Hints are for checks that ran; these never did.
