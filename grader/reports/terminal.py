@@ -1,8 +1,8 @@
 """The terminal summary, and the lines the runner prints while it works.
 
-    PASS     10/10  01_arrays   jax.numpy and immutability
-    FAIL    7.5/10  03_jit      jit and structured control flow
-    TODO      0/8   06_random   explicit PRNG keys
+    PASS       10/10  01_arrays  jax.numpy and immutability
+    FAIL      7.5/10  03_jit     jit and structured control flow
+    TODO         0/8  06_random  explicit PRNG keys
 
     What to fix first:
 
@@ -13,12 +13,16 @@
         in your code: 03_jit.py:14: for x in xs:
         hint: How does jax.lax.scan carry a value from one step to the next?
 
+    Not attempted yet (still raising NotImplementedError): 06_random
+
     Total 17.5/28 (62%) · seed 1234
 
 Honest and compact: every exercise gets exactly one line; then at most
-`MAX_FAILURES` failed checks with their message (at most `MAX_MESSAGE_LINES`
-lines each), the student's own line and the hint; then the total and the seed.
-Only messages are shown, never tracebacks (those are in the HTML report).
+`MAX_FAILURES` problems: exercise-level ones (an import error, a crash) said
+once, and failed checks with their message (at most `MAX_MESSAGE_LINES` lines
+each), the student's own line and the hint; untouched stubs and skipped
+exercises in one line each; then the total and the seed. Only the checks'
+messages are shown, never tracebacks.
 """
 
 from __future__ import annotations
