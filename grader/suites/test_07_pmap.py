@@ -1,0 +1,334 @@
+"""Hidden checks for 07_pmap.py: data parallelism across simulated devices.
+
+The file runs with 8 simulated CPU devices: the runner sets `jax_num_cpu_devices`
+before JAX starts (DEVICES below). By hand:
+
+    XLA_FLAGS=--xla_force_host_platform_device_count=8 JAX_PLATFORMS=cpu \\
+        python -m pytest -p grader.plugin --lesson-dir solutions grader/suites/test_07_pmap.py
+
+The averaged gradients are compared with the full-batch gradient computed here on
+one device; when they differ, the message says whether they match the per-device
+gradients (no `pmean`) or `n_devices` times the mean (`psum` instead of `pmean`).
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from grader.checks import jit, primitives, values
+from grader.checks.failure import fail
+from grader.suite import check
+
+LESSON = "07_pmap"
+TITLE = "data parallelism with pmap"
+DEVICES = 8
+
+TOL = {"rtol": 1e-5, "atol": 1e-6}
+
+
+# -- devices ----------------------------------------------------------------------
+
+
+def _n_devices(wanted=8):
+    available = jax.local_device_count()
+    if available < 2:
+        raise RuntimeError(
+            f"the grader started JAX with {available} device; this suite needs simulated CPU "
+            "devices: set XLA_FLAGS=--xla_force_host_platform_device_count=8 before JAX starts "
+            "(the runner does this from the suite's DEVICES)"
+        )
+    return min(wanted, available)
+
+
+# -- losses and references (written here, independently of solutions/) --------------------
+
+
+def _mse(params, x, y):
+    """Linear regression: mean squared error of x @ w + b."""
+    return jnp.mean((x @ params["w"] + params["b"] - y) ** 2)
+
+
+def _xent(params, x, y):
+    """A two-layer tanh classifier: mean cross-entropy."""
+    h = jnp.tanh(x @ params["hidden"]["kernel"] + params["hidden"]["bias"])
+    logits = h @ params["out"]["kernel"]
+    return -jnp.mean(jax.nn.log_softmax(logits)[jnp.arange(y.shape[0]), y])
+
+
+def _mse_problem(n, per_device=4, dim=3):
+    rng = np.random.default_rng(7)
+    params = {"w": rng.normal(size=dim).astype(np.float32), "b": np.float32(0.5)}
+    params = jax.tree.map(jnp.asarray, params)
+    xs = rng.normal(size=(n, per_device, dim)).astype(np.float32)
+    # Each shard has its own offset, so every device's gradient differs from the mean.
+    ys = (rng.normal(size=(n, per_device)) + 3.0 * np.arange(n)[:, None]).astype(np.float32)
+    return params, jnp.asarray(xs), jnp.asarray(ys)
+
+
+def _xent_problem(n, per_device=6, dim=5, classes=3):
+    rng = np.random.default_rng(11)
+    params = {
+        "hidden": {"kernel": 0.5 * rng.normal(size=(dim, 8)), "bias": np.zeros(8)},
+        "out": {"kernel": rng.normal(size=(8, classes))},
+    }
+    params = jax.tree.map(lambda a: jnp.asarray(a, jnp.float32), params)
+    xs = rng.normal(size=(n, per_device, dim)).astype(np.float32)
+    ys = rng.integers(0, classes, size=(n, per_device)).astype(np.int32)
+    return params, jnp.asarray(xs), jnp.asarray(ys)
+
+
+def _ref_mean_grads(loss_fn, params, xs, ys):
+    """The full-batch gradient on one device, one copy per device."""
+    n = xs.shape[0]
+    flat_x = xs.reshape((-1, *xs.shape[2:]))
+    flat_y = ys.reshape((-1, *ys.shape[2:]))
+    grads = jax.jit(jax.grad(loss_fn))(params, flat_x, flat_y)
+    return jax.tree.map(lambda g: np.broadcast_to(np.asarray(g), (n, *g.shape)), grads)
+
+
+def _ref_per_device_grads(loss_fn, params, xs, ys):
+    grad = jax.jit(jax.grad(loss_fn))
+    per = [grad(params, xs[i], ys[i]) for i in range(xs.shape[0])]
+    return jax.tree.map(lambda *gs: np.stack([np.asarray(g) for g in gs]), *per)
+
+
+def _ref_shard(x, n):
+    x = np.asarray(x)
+    return x.reshape((n, x.shape[0] // n, *x.shape[1:]))
+
+
+_RUNS = {}
+
+
+def _call_grads(student, loss_fn, params, xs, ys):
+    """The student's result, computed once per module, loss and device count (pmap of a
+    fresh inner function compiles on every call: about a second each)."""
+    key = (id(student), loss_fn.__name__, xs.shape)
+    if key not in _RUNS:
+        _RUNS[key] = jax.block_until_ready(student.parallel_mean_grads(loss_fn, params, xs, ys))
+    return _RUNS[key]
+
+
+def _diagnose(out, loss_fn, params, xs, ys):
+    """Name the usual mistake when the averaged gradients are wrong."""
+    n = xs.shape[0]
+    per_device = _ref_per_device_grads(loss_fn, params, xs, ys)
+    if values.difference(out, per_device, **TOL) is None:
+        return (
+            "every device returned the gradient of its OWN shard: the gradients were never "
+            "averaged across devices (no `jax.lax.pmean` inside the pmapped function)"
+        )
+    summed = jax.tree.map(lambda g: n * g, _ref_mean_grads(loss_fn, params, xs, ys))
+    if values.difference(out, summed, **TOL) is None:
+        return (
+            f"every device holds {n} times the mean gradient: the gradients were summed across "
+            "devices (`jax.lax.psum`) instead of averaged (`jax.lax.pmean`)"
+        )
+    return ""
+
+
+def _assert_full_batch_mean(student, loss_fn, params, xs, ys, what):
+    out = _call_grads(student, loss_fn, params, xs, ys)
+    expected = _ref_mean_grads(loss_fn, params, xs, ys)
+    values.assert_close(
+        out,
+        expected,
+        what=what,
+        **TOL,
+        cause=_diagnose(out, loss_fn, params, xs, ys),
+        fix="inside the function you pmap, compute `grads = jax.grad(loss_fn)(params, x, y)` "
+        "and return `jax.lax.pmean(grads, axis_name=...)` with the same axis_name you gave "
+        "`jax.pmap`",
+    )
+
+
+# -- shard ----------------------------------------------------------------------------
+
+
+@check(
+    "shard splits a batch into consecutive per-device slices",
+    points=2,
+    hint="Which single array method turns (B, ...) into (n_devices, B // n_devices, ...) "
+    "without moving any row out of order?",
+)
+def test_shard_layout(student):
+    x = np.arange(16 * 3 * 2, dtype=np.float32).reshape(16, 3, 2)
+    for n, batch in ((8, x), (4, x[:12].reshape(12, 6))):
+        out = student.shard(jnp.asarray(batch), n)
+        values.assert_shape(
+            out,
+            (n, batch.shape[0] // n, *batch.shape[1:]),
+            what=f"shard(x of shape {batch.shape}, {n})",
+        )
+        expected = _ref_shard(batch, n)
+        interleaved = np.stack([batch[i::n] for i in range(n)])
+        values.assert_close(
+            out,
+            expected,
+            what=f"shard(x of shape {batch.shape}, {n})",
+            rtol=0,
+            atol=0,
+            cause="the rows were dealt out round-robin (device i got x[i::n]) instead of in "
+            "consecutive slices (device i gets rows i*b to (i+1)*b - 1)"
+            if values.difference(out, interleaved, rtol=0, atol=0) is None
+            else "",
+            fix="`x.reshape((n_devices, x.shape[0] // n_devices) + x.shape[1:])`",
+        )
+
+
+@check(
+    "shard compiles under jax.jit with n_devices static",
+    points=1,
+    hint="Under jit, which values may decide a shape: the array's shape or its contents?",
+)
+def test_shard_jits(student):
+    x = jnp.arange(24.0).reshape(8, 3)
+    jit.assert_jittable(
+        student.shard,
+        (x, 4),
+        static_argnames=("n_devices",),
+        what="shard(x, n_devices)",
+        rtol=0,
+        atol=0,
+    )
+
+
+# -- parallel_mean_grads ----------------------------------------------------------------
+
+
+@check(
+    "parallel_mean_grads returns one gradient pytree per device",
+    points=2,
+    hint="What does pmap put in front of every output leaf, and how long is that axis?",
+)
+def test_one_copy_per_device(student):
+    n = _n_devices()
+    params, xs, ys = _mse_problem(n)
+    out = _call_grads(student, _mse, params, xs, ys)
+    values.assert_tree_structure(
+        out,
+        params,
+        what="parallel_mean_grads(loss_fn, params, xs, ys)",
+        fix="return the gradients as a pytree shaped like params",
+    )
+    for name in ("w", "b"):
+        values.assert_shape(
+            out[name],
+            (n, *params[name].shape),
+            what=f"parallel_mean_grads(...)['{name}'] with {n} devices",
+            fix="return what `jax.pmap` returns: leaves with a leading device axis",
+        )
+
+
+@check(
+    "every device holds the full-batch mean gradient",
+    points=4,
+    hint="After jax.grad on its own shard, what does each device still have to do so that "
+    "all devices take the same step, and is that a sum or a mean?",
+)
+def test_full_batch_mean(student):
+    n = _n_devices()
+    params, xs, ys = _mse_problem(n)
+    _assert_full_batch_mean(
+        student,
+        _mse,
+        params,
+        xs,
+        ys,
+        what=f"parallel_mean_grads(mse, params, xs, ys) on {n} devices",
+    )
+
+
+@check(
+    "the jaxpr of parallel_mean_grads reduces across devices (psum)",
+    points=2,
+    hint="Which jax.lax collective makes the devices exchange their gradients, and does "
+    "vmap or a plain mean over axis 0 ever talk to another device?",
+)
+def test_cross_device_reduction(student):
+    n = _n_devices()
+    params, xs, ys = _mse_problem(n)
+    primitives.assert_contains(
+        lambda p, x, y: student.parallel_mean_grads(_mse, p, x, y),
+        (params, xs, ys),
+        "psum",
+        what="parallel_mean_grads(loss_fn, params, xs, ys)",
+        cause="the gradients are not averaged by a cross-device collective: no "
+        "`jax.lax.pmean`/`psum` under `jax.pmap` (jax.pmap lowers to shard_map, and pmean "
+        "appears as psum followed by a division)",
+        fix="`jax.pmap(device_grads, axis_name='devices')` with `jax.lax.pmean(grads, "
+        "axis_name='devices')` inside `device_grads`",
+    )
+
+
+@check(
+    "the averaged gradients live on every device",
+    points=1,
+    hidden=True,
+    hint="Where does the output of jax.pmap live, compared with a jnp.mean over axis 0?",
+)
+def test_result_spans_devices(student):
+    n = _n_devices()
+    params, xs, ys = _mse_problem(n)
+    out = _call_grads(student, _mse, params, xs, ys)
+    leaf = out["w"]
+    sharding = getattr(leaf, "sharding", None)
+    spread = len(sharding.device_set) if sharding is not None else 0
+    if spread != n:
+        raise fail(
+            "where parallel_mean_grads' result is computed",
+            expected=f"a jax.Array sharded over the {n} devices (what jax.pmap returns)",
+            observed=f"a jax.Array on {spread} device(s)"
+            if sharding is not None
+            else f"a {type(leaf).__name__}, not a jax.Array",
+            cause="the work ran on one device: `jax.vmap` or a Python loop over the device "
+            "axis, then a mean, instead of `jax.pmap`",
+            fix="map the per-device gradient with `jax.pmap(..., axis_name=...)`",
+        )
+
+
+@check(
+    "works for any loss, params pytree and number of devices",
+    points=2,
+    hidden=True,
+    hint="Does your function hard-code the loss, the params' keys or the device count, or "
+    "does it take them from its arguments?",
+)
+def test_other_loss_and_devices(student):
+    n = _n_devices(4)
+    params, xs, ys = _xent_problem(n)
+    _assert_full_batch_mean(
+        student,
+        _xent,
+        params,
+        xs,
+        ys,
+        what=f"parallel_mean_grads(cross_entropy, nested params, xs, ys) on {n} devices",
+    )
+
+
+@check(
+    "parallel_mean_grads gives the same result under jax.jit",
+    points=1,
+    hint="Does the function depend on anything besides its arguments?",
+)
+def test_jit_and_repeat(student):
+    n = _n_devices()
+    params, xs, ys = _mse_problem(n)
+    first = _call_grads(student, _mse, params, xs, ys)
+    again = jax.block_until_ready(student.parallel_mean_grads(_mse, params, xs, ys))
+    values.assert_close(
+        again,
+        first,
+        what="two calls of parallel_mean_grads with the same inputs",
+        rtol=0,
+        atol=0,
+        cause="the result depends on state kept between calls",
+        fix="compute the gradients from the arguments only",
+    )
+    jit.assert_jittable(
+        lambda p, x, y: student.parallel_mean_grads(_mse, p, x, y),
+        (params, xs, ys),
+        what="parallel_mean_grads(loss_fn, params, xs, ys)",
+        **TOL,
+    )

@@ -1,0 +1,118 @@
+"""Grade one folder of lesson files with one hidden suite, in a subprocess, and read
+the plugin's JSON-lines records back.
+
+    graded = grade("tests/fixtures/07_pmap/psum", "07_pmap", devices=8)
+    graded.assert_statuses(failed={"test_full_batch_mean"})   # every other check passed
+    assert "psum" in graded.message("test_full_batch_mean")
+
+A subprocess per folder, as the runner does: a fresh JAX (so the simulated device
+count can be set before it starts) and a fresh import of the student's module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+SUITES = REPO / "grader" / "suites"
+FIXTURES = REPO / "tests" / "fixtures"
+
+
+@dataclass
+class Graded:
+    lesson_dir: Path
+    records: list[dict[str, Any]]
+    output: str
+    duration_s: float
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.results = {r["id"]: r for r in self.records if r["type"] == "result"}
+
+    def status(self, check_id: str) -> str:
+        return str(self.results[check_id]["status"])
+
+    def message(self, check_id: str) -> str:
+        return str(self.results[check_id]["message"])
+
+    def statuses(self) -> dict[str, str]:
+        return {k: str(v["status"]) for k, v in self.results.items()}
+
+    def assert_statuses(
+        self, *, failed: Iterable[str] = (), passed: Iterable[str] | None = None
+    ) -> None:
+        """`failed` checks failed; the others (or `passed`, if given) passed."""
+        failed = set(failed)
+        assert self.results, f"no results recorded for {self.lesson_dir}:\n{self.output[-3000:]}"
+        unknown = failed - set(self.results)
+        assert not unknown, f"no such checks: {sorted(unknown)}"
+        expected_pass = set(self.results) - failed if passed is None else set(passed)
+        wrong = {
+            k: v
+            for k, v in self.statuses().items()
+            if (k in failed and v != "failed") or (k in expected_pass and v != "passed")
+        }
+        assert not wrong, "unexpected statuses for {}: {}\n{}".format(
+            self.lesson_dir,
+            wrong,
+            "\n".join(f"--- {k}\n{self.message(k)}" for k in wrong),
+        )
+
+    def assert_all_not_implemented(self) -> None:
+        """The untouched stub: every check failed, none crashed."""
+        assert self.results, f"no results recorded:\n{self.output[-3000:]}"
+        not_failed = {k: v for k, v in self.statuses().items() if v != "failed"}
+        assert not not_failed, f"stub checks that did not fail: {not_failed}"
+
+
+def grade(
+    lesson_dir: str | os.PathLike[str], lesson: str, *, devices: int = 1, timeout: float = 600
+) -> Graded:
+    """Run grader/suites/test_<lesson>.py against `lesson_dir` in a subprocess."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTEST_ADDOPTS", None)
+    if devices > 1:
+        env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    with tempfile.TemporaryDirectory() as tmp:
+        records = Path(tmp) / "records.jsonl"
+        started = time.perf_counter()
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "grader.plugin",
+                "-p",
+                "no:cacheprovider",
+                "-q",
+                "--lesson-dir",
+                str(lesson_dir),
+                "--grader-records",
+                str(records),
+                str(SUITES / f"test_{lesson}.py"),
+            ],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        duration = time.perf_counter() - started
+        lines = records.read_text().splitlines() if records.exists() else []
+    return Graded(
+        lesson_dir=Path(lesson_dir),
+        records=[json.loads(line) for line in lines],
+        output=done.stdout + done.stderr,
+        duration_s=duration,
+    )
