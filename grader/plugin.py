@@ -19,6 +19,7 @@ import base64
 import importlib.util
 import json
 import os
+import re
 import sys
 import time
 import types
@@ -112,7 +113,7 @@ class GraderPlugin:
                     "duration_s": time.perf_counter() - started,
                 }
                 if isinstance(found, BaseException):
-                    record["message"] = import_message(lesson, found, self.lesson_dir)
+                    record["message"] = scrub(import_message(lesson, found, self.lesson_dir), self.lesson_dir)
                     loc = innermost_student_line(found, self.lesson_dir)
                     record["location"] = loc.to_json() if loc else None
                 self.emit(record)
@@ -171,7 +172,8 @@ class GraderPlugin:
                 f"limit ({type(exc).__name__}: {_short(exc)})"
             )
         elif isinstance(exc, AssertionError):
-            outcome.status, outcome.message = "failed", _short(exc, MAX_MESSAGE_CHARS)
+            # pytest's rewritten-assert explanation is for suite authors: keep its first line.
+            outcome.status, outcome.message = "failed", _short(exc).splitlines()[0] if str(exc) else "assertion failed"
         else:
             outcome.status = "failed" if when == "call" else "error"
             who = "your code" if loc else "the check, using what your code returned,"
@@ -190,7 +192,7 @@ class GraderPlugin:
                 "id": name,
                 "status": outcome.status,
                 "fraction": outcome.fraction,
-                "message": outcome.message[:MAX_MESSAGE_CHARS],
+                "message": scrub(outcome.message, self.lesson_dir)[:MAX_MESSAGE_CHARS],
                 "location": outcome.location,
                 "not_implemented": outcome.not_implemented,
                 "duration_s": time.perf_counter() - self._started.get(name, time.perf_counter()),
@@ -238,6 +240,14 @@ def import_message(lesson: str, exc: BaseException, lesson_dir: str) -> str:
         f"{lesson}.py failed to import{where}: {type(exc).__name__}: {_short(exc)}. None of its "
         "checks ran. Run `python {lesson}.py` to see the error, fix it and grade again."
     ).replace("{lesson}", lesson)
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+")
+
+
+def scrub(message: str, lesson_dir: str) -> str:
+    """Messages are deterministic and name the student's files, not the private copy."""
+    return _ADDRESS.sub("", message).replace(lesson_dir + os.sep, "")
 
 
 def _function_name(exc: BaseException) -> str:

@@ -1,0 +1,104 @@
+"""The `grade` command end to end: options, exit codes, outputs, determinism.
+
+Uses a small demo suite (`--suites`) so these tests stay fast and do not
+depend on the lesson content; the real suites are graded in test_isolation.py
+and the suites' own tests.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grader.model import without_timings
+
+HERE = Path(__file__).parent / "runner" / "submissions"
+SUITES = HERE / "demo_suites"
+
+
+def grade(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *args, "--suites", str(SUITES), "--no-color"],
+        capture_output=True, text=True, cwd=cwd, timeout=300,
+    )
+
+
+def results(path: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(path.read_text())
+    return doc
+
+
+def test_bad_path_exits_2_naming_it(tmp_path: Path) -> None:
+    proc = grade(str(tmp_path / "nowhere"), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "nowhere does not exist" in proc.stderr
+
+
+def test_folder_without_lesson_files_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hi")
+    proc = grade(str(tmp_path), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "holds no lesson files" in proc.stderr
+
+
+def test_unknown_only_exits_2(tmp_path: Path) -> None:
+    proc = grade(str(HERE / "demo_good"), "--only", "99_nope", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "no lesson file named 99_nope" in proc.stderr
+
+
+def test_output_into_missing_folder_exits_2_before_grading(tmp_path: Path) -> None:
+    proc = grade(str(HERE / "demo_good"), "--json", str(tmp_path / "no" / "r.json"), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "does not exist; create it first" in proc.stderr
+    assert "Grading" not in proc.stdout
+
+
+def test_bad_option_value_exits_2(tmp_path: Path) -> None:
+    proc = grade(str(HERE / "demo_good"), "--fail-under", "150", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "percentage" in proc.stderr
+
+
+@pytest.mark.slow
+def test_passing_submission_writes_every_report(tmp_path: Path) -> None:
+    proc = grade(str(HERE / "demo_good"), "--json", "r.json", "--gradescope", "gs.json",
+                 "--junit", "j.xml", "--html", "r.html", "--fail-under", "100", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = results(tmp_path / "r.json")
+    assert (doc["score"], doc["max_score"]) == (4.0, 4.0)
+    assert doc["exercises"][0]["status"] == "passed"
+    for name in ("gs.json", "j.xml", "r.html"):
+        assert (tmp_path / name).stat().st_size > 0
+    assert "PASS" in proc.stdout and "Total 4/4" in proc.stdout
+
+
+@pytest.mark.slow
+def test_failing_submission_below_threshold_exits_1_and_explains(tmp_path: Path) -> None:
+    proc = grade(str(HERE / "demo_bad"), "--json", "r.json", "--fail-under", "60", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "below --fail-under 60%" in proc.stderr
+    doc = results(tmp_path / "r.json")
+    checks = {c["id"]: c for c in doc["exercises"][0]["checks"]}
+    assert checks["test_double"]["status"] == "failed"
+    assert "expected: 6.0" in checks["test_double"]["message"]
+    assert checks["test_halve"]["score"] == pytest.approx(0.75)  # partial credit, 3 of 4
+    assert checks["test_halve"]["visibility"] == "hidden"
+    assert "double(3.0)" in proc.stdout  # the terminal shows the failure's message
+    assert (tmp_path / "grade-report.html").is_file()  # the default HTML report
+
+
+@pytest.mark.slow
+def test_single_file_and_determinism(tmp_path: Path) -> None:
+    first = grade(str(HERE / "demo_bad" / "demo.py"), "--json", "a.json", "--seed", "7", cwd=tmp_path)
+    second = grade(str(HERE / "demo_bad" / "demo.py"), "--json", "b.json", "--seed", "7", cwd=tmp_path)
+    assert first.returncode == second.returncode == 0
+    a, b = results(tmp_path / "a.json"), results(tmp_path / "b.json")
+    assert a["seed"] == 7 and "seed 7" in first.stdout
+    assert without_timings(a) == without_timings(b)
+    assert [e["name"] for e in a["exercises"]] == ["demo"]
