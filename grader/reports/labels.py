@@ -55,11 +55,12 @@ PROBLEM_STATUSES: frozenset[CheckStatus] = frozenset({"failed", "error", "timeou
 def is_consequence(exercise: ExerciseResult, check: CheckResult) -> bool:
     """Whether a check only failed because of the exercise-level problem (shown once).
 
-    True for the checks the runner marks "not run: ..." and for the check whose
-    message is the exercise's own (the import error, the crash, the timeout).
+    True for the checks the runner marks "not run: ..." and for a check whose
+    message is the exercise's own (the import error, the crash, the timeout, the
+    reason the exercise was skipped).
     """
     message = check.message.strip()
-    if check.status not in PROBLEM_STATUSES or not message:
+    if check.status == "passed" or not message:
         return False
     if message.startswith(NOT_RUN):
         return True

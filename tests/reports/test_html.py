@@ -74,6 +74,11 @@ def test_an_import_error_is_shown_once(page: str) -> None:
     assert "What does vmap&#39;s in_axes say" not in page
 
 
+def test_a_skip_reason_is_shown_once(page: str) -> None:
+    assert page.count("flax is not installed") == 1
+    assert '<span class="muted">see above</span>' in page
+
+
 def test_untouched_stub_checks_are_folded(page: str) -> None:
     assert "<summary>2 checks waiting for your code</summary>" in page
 
