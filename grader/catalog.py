@@ -13,6 +13,8 @@ Module constants of a suite:
     DEVICES = 8                 # simulated CPU devices for this file (default 1)
     REQUIRES = ("flax",)        # optional packages; without them the file is skipped
     TIMEOUT = 240               # default per-exercise timeout in seconds
+    HIDDEN = {"checks": 9, "points": 30}  # written by `grade release` into a released
+                                # (public) suite: the hidden checks cut out of it
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from grader.model import Visibility
 
 SUITES_DIR = Path(__file__).parent / "suites"
 DEFAULT_TIMEOUT_S = 180.0
-MANIFEST_KEYS = frozenset({"LESSON", "TITLE", "DEVICES", "REQUIRES", "TIMEOUT"})
+MANIFEST_KEYS = frozenset({"LESSON", "TITLE", "DEVICES", "REQUIRES", "TIMEOUT", "HIDDEN"})
 
 
 class CatalogError(Exception):
@@ -53,6 +55,9 @@ class ExerciseSpec:
     devices: int = 1
     requires: tuple[str, ...] = ()
     timeout_s: float = DEFAULT_TIMEOUT_S
+    hidden_checks: int = 0  # checks removed from this (released, public) suite
+    hidden_points: float = 0.0
+    imports: tuple[str, ...] = ()  # modules the suite imports: the warm worker preloads them
 
     @property
     def max_score(self) -> float:
@@ -95,7 +100,12 @@ def read_suite(path: Path) -> ExerciseSpec:
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     consts: dict[str, Any] = {}
     checks: list[CheckSpec] = []
+    imports: set[str] = set()
     for node in tree.body:
+        if isinstance(node, ast.Import):
+            imports.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            imports.add(node.module)
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
             if isinstance(target, ast.Name) and target.id in MANIFEST_KEYS:
@@ -107,7 +117,11 @@ def read_suite(path: Path) -> ExerciseSpec:
             checks.append(spec)
     if not isinstance(consts.get("LESSON"), str) or not isinstance(consts.get("TITLE"), str):
         raise CatalogError(f"{where}: a suite must define LESSON and TITLE as string literals")
-    if not checks:
+    hidden = consts.get("HIDDEN", {})
+    if not isinstance(hidden, dict) or not all(isinstance(hidden.get(k, 0), int | float)
+                                               for k in ("checks", "points")):
+        raise CatalogError(f'{where}: HIDDEN must be a dict like {{"checks": 9, "points": 30}}')
+    if not checks and not hidden.get("checks"):
         raise CatalogError(f"{where}: a suite must define at least one @check test")
     return ExerciseSpec(
         name=consts["LESSON"],
@@ -117,6 +131,9 @@ def read_suite(path: Path) -> ExerciseSpec:
         devices=int(consts.get("DEVICES", 1)),
         requires=tuple(consts.get("REQUIRES", ())),
         timeout_s=float(consts.get("TIMEOUT", DEFAULT_TIMEOUT_S)),
+        hidden_checks=int(hidden.get("checks", 0)),
+        hidden_points=float(hidden.get("points", 0.0)),
+        imports=tuple(sorted(imports)),
     )
 
 

@@ -54,7 +54,7 @@ class WorkerLost(Exception):
 class Worker:
     """One warm worker process and its line protocol."""
 
-    def __init__(self, log_dir: Path) -> None:
+    def __init__(self, log_dir: Path, preload: tuple[str, ...] = ()) -> None:
         self.log_path = log_dir / f"worker-{time.monotonic_ns()}.log"
         self._log: IO[bytes] = open(self.log_path, "wb")  # noqa: SIM115
         source_root = str(Path(grader.__file__).resolve().parent.parent)
@@ -65,7 +65,7 @@ class Worker:
         env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS" and not k.startswith("PYTHON")}
         env.update({"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg", "TF_CPP_MIN_LOG_LEVEL": "2"})
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", bootstrap],
+            [sys.executable, "-I", "-c", bootstrap, json.dumps(list(preload))],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,
@@ -139,7 +139,7 @@ def _missing_requirements(spec: ExerciseSpec) -> list[str]:
 
 
 def _grade_one(worker: Worker | None, spec: ExerciseSpec, submission: Submission, options: Options,
-               scratch: Path) -> tuple[ExerciseResult, Worker | None]:
+               scratch: Path, preload: tuple[str, ...]) -> tuple[ExerciseResult, Worker | None]:
     if not submission.has(spec.name):
         return records.missing(spec, str(submission.root)), worker
     absent = _missing_requirements(spec)
@@ -167,7 +167,7 @@ def _grade_one(worker: Worker | None, spec: ExerciseSpec, submission: Submission
     started = time.monotonic()
     try:
         if worker is None:
-            worker = Worker(scratch)
+            worker = Worker(scratch, preload)
         ending = records.Ending.from_reply(worker.run(request), timeout_s)
     except WorkerLost as exc:
         tail = worker.log_tail() if worker else ""
@@ -196,6 +196,7 @@ def grade(
     for spec in specs:
         todo.put(spec)
     lock = threading.Lock()
+    preload = tuple(sorted({m for s in specs if submission.has(s.name) for m in s.imports}))
 
     def serve() -> None:
         worker: Worker | None = None
@@ -205,7 +206,7 @@ def grade(
                     spec = todo.get_nowait()
                 except queue.Empty:
                     return
-                result, worker = _grade_one(worker, spec, submission, options, scratch)
+                result, worker = _grade_one(worker, spec, submission, options, scratch, preload)
                 with lock:
                     results[spec.name] = result
                     if on_result is not None:
