@@ -47,16 +47,17 @@ def assert_no_key_reuse(
     what: str,
     static_argnames: Iterable[str] = (),
     jit: bool = True,
+    eager: bool = True,
     kwargs: dict[str, Any] | None = None,
 ) -> Any:
-    """No PRNG key is consumed twice by `fn(*args)`, eagerly and (if `jit`) under
-    `jax.jit(fn, static_argnames=...)`. Returns the eager output."""
+    """No PRNG key is consumed twice by `fn(*args)`, eagerly (if `eager`) and (if `jit`)
+    under `jax.jit(fn, static_argnames=...)`. Returns the first output."""
     __tracebackhide__ = True
     if not any(_is_key(leaf) for leaf in jax.tree.leaves(args)):
         raise ValueError("assert_no_key_reuse needs typed keys (jax.random.key) in args")
     kwargs = dict(kwargs or {})
     name = _calls.name_of(fn)
-    modes: list[tuple[str, Callable[..., Any]]] = [("eagerly", fn)]
+    modes: list[tuple[str, Callable[..., Any]]] = [("eagerly", fn)] if eager else []
     if jit:
         modes.append(("under jax.jit", jax.jit(fn, static_argnames=tuple(static_argnames))))
     out = None

@@ -110,7 +110,7 @@ def _default_cause(wanted: tuple[str, ...], counts: Counter[str]) -> str:
     if "cond" in wanted and _jaxpr.matching(counts, "select_n"):
         return ("the function selects with `jnp.where`/`lax.select` (`select_n`), which computes "
                 "BOTH branches and picks element-wise; the exercise asks for a real branch")
-    if {"scan", "while"} & set(wanted) and repeated >= 8:
+    if {"scan", "while"} & set(wanted) and repeated >= 4:
         return (f"a Python loop unrolled while tracing: the same operations repeat (up to x{repeated}) "
                 "instead of one loop primitive")
     if {"scan", "while"} & set(wanted):

@@ -207,7 +207,7 @@ def assert_waits_for_work(timer: Timer, *, what: str, work_s: float = 0.1, n_ste
         observed=f"{reported:.3g} s per step: the clock stopped before the work finished",
         cause="JAX dispatches asynchronously: a jitted call returns a not-yet-computed array, so "
         "timing the calls alone measures only how fast work is queued",
-        fix="call `_calls.ready(state)` on the final state before reading the clock "
+        fix="call `jax.block_until_ready(state)` on the final state before reading the clock "
         "(and after the warm-up call)",
     )
 

@@ -1,0 +1,89 @@
+"""jit.assert_jittable: compiles, agrees with the eager call, JAX errors explained."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax
+
+from grader.checks import jit
+from grader.checks.failure import CheckFailure
+
+
+def piecewise_cond(x):
+    return lax.cond(x > 0, lambda v: v**2, lambda v: -v, x)
+
+
+def piecewise_switch(x):
+    return lax.switch(jnp.asarray(x > 0).astype(jnp.int32), [lambda v: -v, lambda v: v * v], x)
+
+
+def piecewise_python_if(x):
+    if x > 0:
+        return x**2
+    return -x
+
+
+def total_with_numpy(xs):
+    return np.asarray(xs).sum()
+
+
+def newton_range(a, n_iters=20):
+    x = a
+    for _ in range(n_iters):
+        x = 0.5 * (x + a / x)
+    return x
+
+
+def noisy_with_global_rng(x):
+    return x + np.random.normal()
+
+
+@pytest.mark.parametrize("impl", [piecewise_cond, piecewise_switch])
+@pytest.mark.parametrize("x", [-2.0, 0.0, 1.5])
+def test_correct_piecewise_jits(impl, x):
+    out = jit.assert_jittable(impl, (x,), what="piecewise(x)")
+    assert float(out) == pytest.approx(x**2 if x > 0 else -x)
+
+
+def test_python_if_is_explained_with_its_line():
+    with pytest.raises(CheckFailure) as info:
+        jit.assert_jittable(piecewise_python_if, (1.5,), what="piecewise(x)")
+    text = str(info.value)
+    assert "TracerBoolConversionError" in text
+    assert "jax.lax.cond" in text
+    assert "test_jit.py, line" in text and "if x > 0:" in text
+
+
+def test_numpy_on_a_tracer_says_use_jnp():
+    with pytest.raises(CheckFailure, match="TracerArrayConversionError") as info:
+        jit.assert_jittable(total_with_numpy, (jnp.arange(3.0),), what="running_sum(xs)")
+    assert "`jax.numpy`" in str(info.value)
+
+
+def test_static_argnames_are_honoured():
+    out = jit.assert_jittable(newton_range, (2.0,), {"n_iters": 8}, static_argnames=("n_iters",),
+                              what="newton_sqrt(a, n_iters)")
+    assert float(out) == pytest.approx(2**0.5, rel=1e-5)
+    with pytest.raises(CheckFailure, match="Tracer"):  # a traced loop bound cannot drive range()
+        jit.assert_jittable(newton_range, (2.0,), {"n_iters": 8}, what="newton_sqrt(a, n_iters)")
+
+
+def test_trace_time_randomness_differs_from_eager():
+    with pytest.raises(CheckFailure, match="computes something different from the eager one"):
+        jit.assert_jittable(noisy_with_global_rng, (jnp.zeros(3),), what="noisy(x)")
+
+
+def test_eager_errors_and_stubs_propagate():
+    def stub(x):
+        raise NotImplementedError("TODO: piecewise")
+
+    with pytest.raises(NotImplementedError):
+        jit.assert_jittable(stub, (1.0,), what="piecewise(x)")
+    with pytest.raises(ZeroDivisionError):
+        jit.assert_jittable(lambda x: 1 / 0, (1.0,), what="f")
+
+
+def test_jitted_output_is_returned_for_pytrees():
+    out = jit.assert_jittable(lambda p: jax.tree.map(lambda v: v * 2, p), ({"w": jnp.ones(2)},), what="f")
+    assert float(out["w"][0]) == 2.0

@@ -1,0 +1,99 @@
+"""keys: no key reuse (JAX's checker, eager and jit), determinism, key dependence, raw keys."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from grader.checks import keys
+from grader.checks.failure import CheckFailure
+
+
+def dropout(key, x, rate):
+    keep = jax.random.bernoulli(key, 1.0 - rate, x.shape)
+    return jnp.where(keep, x / (1.0 - rate), 0.0)
+
+
+def forward_split(params, x, key, rate=0.5):
+    k1, k2 = jax.random.split(key)
+    h = dropout(k1, jax.nn.relu(x @ params["w1"]), rate)
+    h = dropout(k2, jax.nn.relu(h @ params["w2"]), rate)
+    return h @ params["w3"]
+
+
+def forward_fold_in(params, x, key, rate=0.5):
+    h = x
+    for i, name in enumerate(("w1", "w2")):
+        h = dropout(jax.random.fold_in(key, i), jax.nn.relu(h @ params[name]), rate)
+    return h @ params["w3"]
+
+
+def forward_reused_key(params, x, key, rate=0.5):
+    h = dropout(key, jax.nn.relu(x @ params["w1"]), rate)
+    h = dropout(key, jax.nn.relu(h @ params["w2"]), rate)  # the same key again
+    return h @ params["w3"]
+
+
+def noisy_numpy(key, x):
+    return x + np.random.normal(size=x.shape).astype(np.float32)
+
+
+def noisy_fixed_key(key, x):
+    return x + jax.random.normal(jax.random.PRNGKey(0), x.shape)
+
+
+def noisy_key_shaped(key, x):
+    return x + jax.random.normal(key, key.shape + x.shape)  # assumes a typed key's shape ()
+
+
+PARAMS = {"w1": jnp.ones((4, 8)) / 4, "w2": jnp.ones((8, 8)) / 8, "w3": jnp.ones((8, 2))}
+X = jnp.ones((5, 4))
+
+
+@pytest.mark.parametrize("impl", [forward_split, forward_fold_in])
+def test_one_key_per_layer_passes(impl):
+    out = keys.assert_no_key_reuse(impl, (PARAMS, X, jax.random.key(0)), static_argnames=("rate",),
+                                   what="forward_with_dropout(params, x, key)")
+    assert out.shape == (5, 2)
+    keys.assert_deterministic(impl, lambda k: (PARAMS, X, k), what="forward_with_dropout")
+    keys.assert_varies_with_key(impl, lambda k: (PARAMS, X, k), what="forward_with_dropout")
+    keys.assert_accepts_raw_keys(impl, lambda k: (PARAMS, X, k), what="forward_with_dropout")
+
+
+@pytest.mark.parametrize("eager", [True, False])
+def test_dropout_reusing_one_key_for_two_layers_fails(eager):
+    with pytest.raises(CheckFailure) as info:
+        keys.assert_no_key_reuse(forward_reused_key, (PARAMS, X, jax.random.key(0)),
+                                 static_argnames=("rate",), eager=eager, what="forward_with_dropout")
+    text = str(info.value)
+    assert "the key was reused" in text and "jax.random.split" in text
+    assert ("eagerly" if eager else "under jax.jit") in text
+    if eager:
+        assert "test_keys.py, line" in text
+
+
+def test_reuse_check_needs_typed_keys():
+    with pytest.raises(ValueError, match="typed keys"):
+        keys.assert_no_key_reuse(forward_split, (PARAMS, X, jax.random.PRNGKey(0)), what="f")
+
+
+def test_global_numpy_rng_is_not_deterministic():
+    with pytest.raises(CheckFailure, match="global RNG"):
+        keys.assert_deterministic(noisy_numpy, lambda k: (k, jnp.zeros(4)), what="noisy(key, x, sigma)")
+
+
+def test_a_fixed_key_inside_does_not_vary():
+    with pytest.raises(CheckFailure, match="the key argument is ignored"):
+        keys.assert_varies_with_key(noisy_fixed_key, lambda k: (k, jnp.zeros(4)), what="noisy")
+
+
+def test_raw_keys_break_key_shape_assumptions():
+    with pytest.raises(CheckFailure, match=r"float32\[2,4\]"):
+        keys.assert_accepts_raw_keys(noisy_key_shaped, lambda k: (k, jnp.zeros(4)), what="noisy")
+
+    def typed_only(key, x):
+        assert key.shape == (), "expected a typed key"
+        return x
+
+    with pytest.raises(CheckFailure, match="raised AssertionError: expected a typed key"):
+        keys.assert_accepts_raw_keys(typed_only, lambda k: (k, jnp.zeros(4)), what="noisy")

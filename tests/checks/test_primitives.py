@@ -1,0 +1,132 @@
+"""primitives: counts through every nested jaxpr; assert_contains / assert_lacks."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import pytest
+from jax import lax
+
+from grader.checks import primitives
+from grader.checks.failure import CheckFailure
+
+
+def piecewise_cond(x):
+    return lax.cond(x > 0, lambda v: v**2, lambda v: -v, x)
+
+
+@jax.jit
+def piecewise_jitted_switch(x):
+    return lax.switch(jnp.int32(x > 0), [jnp.negative, jnp.square], x)
+
+
+def piecewise_where(x):
+    return jnp.where(x > 0, x**2, -x)
+
+
+def running_sum_scan(xs):
+    def step(total, x):
+        total = total + x
+        return total, total
+
+    return lax.scan(step, jnp.zeros((), xs.dtype), xs)
+
+
+@jax.jit
+def _scan_helper(xs):
+    return running_sum_scan(xs)
+
+
+def running_sum_nested(xs):  # the scan sits inside a jitted helper
+    return _scan_helper(xs)
+
+
+def running_sum_loop(xs):
+    total, partial = 0.0, []
+    for i in range(xs.shape[0]):
+        total = total + xs[i]
+        partial.append(total)
+    return total, jnp.stack(partial)
+
+
+def newton_fori(a, n_iters=20):
+    return lax.fori_loop(0, n_iters, lambda i, x: 0.5 * (x + a / x), a)
+
+
+def newton_while(a, n_iters=20):
+    def body(carry):
+        i, x = carry
+        return i + 1, 0.5 * (x + a / x)
+
+    return lax.while_loop(lambda c: c[0] < n_iters, body, (0, a))[1]
+
+
+XS = (jnp.arange(6.0),)
+
+
+@pytest.mark.parametrize("impl", [piecewise_cond, piecewise_jitted_switch])
+def test_cond_found_at_any_depth(impl):
+    counts = primitives.assert_contains(impl, (1.5,), "cond", what="piecewise(x)")
+    assert counts["cond"] == 1
+
+
+def test_where_instead_of_cond_fails_and_says_why():
+    with pytest.raises(CheckFailure) as info:
+        primitives.assert_contains(piecewise_where, (1.5,), "cond", what="piecewise(x)")
+    text = str(info.value)
+    assert "jnp.where" in text and "BOTH branches" in text and "jax.lax.cond" in text
+    assert "select_n x1" in text
+
+
+@pytest.mark.parametrize("impl", [running_sum_scan, running_sum_nested])
+def test_scan_found_in_nested_jit(impl):
+    primitives.assert_contains(impl, XS, "scan", what="running_sum(xs)")
+
+
+def test_python_loop_running_sum_fails_and_says_scan():
+    with pytest.raises(CheckFailure) as info:
+        primitives.assert_contains(running_sum_loop, XS, "scan", what="running_sum(xs)")
+    text = str(info.value)
+    assert "`scan`" in text and "jax.lax.scan" in text and "Python loop unrolled" in text
+
+
+@pytest.mark.parametrize("impl", [newton_fori, newton_while])
+def test_loop_primitive_alternatives(impl):
+    primitives.assert_contains(impl, (2.0, 20), ("while", "scan"), static_argnames=("n_iters",),
+                               what="newton_sqrt(a, n_iters)")
+
+
+def test_fori_loop_with_static_bounds_is_a_scan():
+    counts = primitives.primitives_of(newton_fori, (2.0,), {"n_iters": 5}, static_argnames=("n_iters",))
+    assert counts["scan"] == 1 and counts["while"] == 0
+
+
+def test_custom_jvp_and_shard_map_bodies_are_walked():
+    counts = primitives.primitives_of(jax.nn.relu, (jnp.ones(3),))
+    assert counts["custom_jvp_call"] == 1 and counts["max"] == 1
+    pmapped = jax.pmap(lambda x: lax.pmean(x * 2, "i"), axis_name="i")
+    primitives.assert_contains(pmapped, (jnp.ones((1, 3)),), "psum", what="the pmapped step")
+
+
+def test_assert_lacks():
+    primitives.assert_lacks(running_sum_scan, XS, "while", what="running_sum(xs)")
+    with pytest.raises(CheckFailure, match=r"`scan` x1") as info:
+        primitives.assert_lacks(running_sum_scan, XS, ("scan",), what="running_sum(xs)",
+                                fix="use jnp.cumsum")
+    assert "use jnp.cumsum" in str(info.value)
+
+
+def test_tracing_errors_are_explained():
+    def piecewise(x):
+        if x > 0:
+            return x
+        return -x
+
+    with pytest.raises(CheckFailure, match="TracerBoolConversionError"):
+        primitives.assert_contains(piecewise, (1.0,), "cond", what="piecewise(x)")
+    with pytest.raises(NotImplementedError):
+        primitives.primitives_of(functools.partial(_stub), (1.0,))
+
+
+def _stub(x):
+    raise NotImplementedError("TODO")
