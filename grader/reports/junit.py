@@ -1,7 +1,7 @@
 """JUnit XML, from a `Report`, for CI test reporters (GitHub Actions, GitLab, Jenkins).
 
-Shape (valid against the Jenkins xunit plugin's junit-10.xsd, the schema the
-common reporters accept):
+Shape (the structure the common reporters accept; tests validate it against
+`tests/reports/schemas/junit.xsd`):
 
     <testsuites name=... tests= failures= errors= time=>
       <testsuite name="03_jit" tests= failures= errors= skipped= time=>
