@@ -24,7 +24,14 @@ from grader.runner import engine
 from grader.runner.submission import SubmissionError, find
 
 # Further commands: name -> module with `add_arguments(parser)` and `run(args) -> int`.
-COMMANDS: dict[str, str] = {}
+COMMANDS: dict[str, str] = {
+    "assign": "grader.commands.assign",
+    "verify": "grader.commands.verify",
+    "batch": "grader.commands.batch",
+    "release": "grader.commands.release",
+    "ci-template": "grader.commands.ci_template",
+    "gradescope-bundle": "grader.commands.gradescope_bundle",
+}
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE = 0, 1, 2
 
@@ -80,7 +87,7 @@ def grade_parser(prog: str = "grade") -> argparse.ArgumentParser:
 
 
 def _specs(args: argparse.Namespace) -> list[catalog.ExerciseSpec]:
-    suites_dir = Path(args.suites) if args.suites else catalog.SUITES_DIR
+    suites_dir = Path(args.suites).resolve() if args.suites else catalog.SUITES_DIR
     if not suites_dir.is_dir():
         raise UsageError(f"--suites {suites_dir}: no such folder")
     try:
@@ -161,7 +168,8 @@ def run_grade(argv: Sequence[str]) -> int:
 
     report = engine.grade(specs, submission, options, progress)
     print()
-    print(terminal.render(report, color=color), end="")
+    hidden = (sum(s.hidden_checks for s in specs), sum(s.hidden_points for s in specs))
+    print(terminal.render(report, color=color, hidden_checks=hidden[0], hidden_points=hidden[1]), end="")
     errors = write_reports(report, outputs)
     for kind, path in outputs.items():
         if not args.quiet and not any(str(path) in e for e in errors):

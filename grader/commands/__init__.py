@@ -1,0 +1,17 @@
+"""Instructor and CI commands of `grade`, one module per command.
+
+Each module has a docstring (its `--help` text), `add_arguments(parser)` and
+`run(args) -> int`, and is registered with one line in `grader.cli.COMMANDS`:
+
+    assign             stubs in exercises/ generated from the marked solutions
+    verify             solutions score 100% and are stable, stubs score 0, hints and points exist
+    batch              a class graded in parallel: per-student reports, gradebook, class summary
+    release            the student repository: exercises, public suites, the grader
+    ci-template        a GitHub Actions workflow that grades a pushed submission
+    gradescope-bundle  a Gradescope autograder zip (setup.sh, run_autograder)
+
+Support modules: `gradebook` (the CSV and the class summary, from per-student
+JSON), `cluster` (batch grading on a dask.distributed scheduler), `public`
+(hidden checks cut out of a suite's source) and `tree` (copying the grader's
+own files into a release or a bundle).
+"""

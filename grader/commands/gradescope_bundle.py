@@ -1,0 +1,107 @@
+"""Build a Gradescope autograder bundle (the zip Gradescope's "Zip file upload" takes).
+
+    grade gradescope-bundle autograder.zip [--extras frameworks] [--timeout S] [--seed N]
+
+The zip holds, at its root:
+- `setup.sh`: run once by Gradescope; installs the grader from the bundle into
+  /autograder/venv (Python 3.10+ on Gradescope's Ubuntu image);
+- `run_autograder`: run per submission; grades /autograder/submission (or its
+  exercises/ folder when a whole repository was uploaded) with every check,
+  hidden ones included, and writes /autograder/results/results.json
+  (`grade --gradescope`). Hidden checks are shown to students after grades are
+  published. If grading cannot start it still writes a results file saying why;
+- the grader itself: `grader/` with the full suites, `templates/`,
+  `pyproject.toml` and a README. No solutions.
+
+`run_autograder` honours AUTOGRADER_ROOT, AUTOGRADER_PYTHON and AUTOGRADER_ARGS
+so it can be tried locally; the zip is reproducible (sorted, fixed dates).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import tempfile
+import zipfile
+from pathlib import Path
+
+from grader import catalog
+from grader.commands import shared, tree
+
+EXECUTABLE = {"setup.sh", "run_autograder"}
+README = """# Gradescope autograder: Introduction to JAX
+
+Built by `grade gradescope-bundle`. Upload this zip as the autograder of a
+Gradescope programming assignment; `setup.sh` installs the grader and
+`run_autograder` grades each submission.
+"""
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from grader.cli import _positive
+
+    parser.add_argument("out", metavar="OUT.zip", help="the bundle to write")
+    parser.add_argument("--suites", metavar="DIR", help="bundle these suites (default: the grader's own)")
+    parser.add_argument("--extras", default="frameworks", metavar="NAME[,NAME...]",
+                        help="optional dependencies to install (default frameworks: Flax and "
+                        "Equinox for 11_frameworks; '' for none)")
+    parser.add_argument("--timeout", type=_positive, metavar="SECONDS",
+                        help="time limit per lesson file (default: each suite's own)")
+    parser.add_argument("--seed", type=int, help="seed for generated inputs (default 0)")
+    parser.add_argument("--force", action="store_true", help="overwrite OUT.zip")
+
+
+def grade_args(timeout: float | None, seed: int | None) -> str:
+    args = []
+    if timeout is not None:
+        args += ["--timeout", f"{timeout:g}"]
+    if seed is not None:
+        args += ["--seed", str(seed)]
+    return "".join(" " + shlex.quote(a) for a in args)
+
+
+def build(out: Path, suites_dir: Path, *, extras: str = "frameworks", timeout: float | None = None,
+          seed: int | None = None) -> list[str]:
+    """Write the zip; returns its member names."""
+    catalog.exercises(suites_dir)  # refuse malformed suites now, not on Gradescope
+    wanted = ",".join(e.strip() for e in extras.split(",") if e.strip())
+    with tempfile.TemporaryDirectory(prefix="grade-bundle-") as tmp:
+        root = Path(tmp)
+        tree.copy_grader(root, tree.suite_sources(suites_dir))
+        (root / "README.md").write_text(README, encoding="utf-8")
+        (root / "setup.sh").write_text(
+            tree.render("gradescope-setup.sh.j2", extras=f"[{wanted}]" if wanted else ""), encoding="utf-8")
+        (root / "run_autograder").write_text(
+            tree.render("gradescope-run_autograder.j2", grade_args=grade_args(timeout, seed)),
+            encoding="utf-8")
+        names = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+            for name in names:
+                info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+                info.external_attr = (0o100755 if name in EXECUTABLE else 0o100644) << 16
+                info.compress_type = zipfile.ZIP_DEFLATED
+                bundle.writestr(info, (root / name).read_bytes())
+    return names
+
+
+def run(args: argparse.Namespace) -> int:
+    from grader.cli import UsageError
+
+    out, suites_dir = Path(args.out), shared.suites_dir(args)
+    if out.suffix != ".zip":
+        raise UsageError(f"{out}: give a file name ending in .zip")
+    if out.exists() and not args.force:
+        raise UsageError(f"{out} exists; pass --force to overwrite it")
+    if not out.parent.is_dir():
+        raise UsageError(f"{out.parent} does not exist; create it first")
+    if not suites_dir.is_dir():
+        raise UsageError(f"--suites {suites_dir}: no such folder")
+    try:
+        names = build(out, suites_dir, extras=args.extras, timeout=args.timeout, seed=args.seed)
+    except (tree.TreeError, catalog.CatalogError) as exc:
+        raise UsageError(str(exc)) from None
+    suites = sum(n.startswith("grader/suites/test_") for n in names)
+    print(f"wrote {out}: {len(names)} files, {suites} suite(s) with their hidden checks; "
+          "upload it as the assignment's autograder (Configure Autograder > Zip file upload)")
+    return 0

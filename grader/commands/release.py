@@ -1,0 +1,136 @@
+"""Write the student repository: what students clone, with nothing they must not see.
+
+    grade release OUT [--fail-under PERCENT]
+
+OUT gets the stubs (exercises/), the grader package with the PUBLIC part of
+every suite (hidden checks, and the helpers only they used, cut out; each
+suite records how many checks and points it lost as `HIDDEN = {...}`), the
+templates, pyproject.toml, a README for students, a .gitignore and a GitHub
+Actions workflow that grades every push. No solutions/, no tests/, no hidden
+check. Before finishing, the tree is searched for every hidden check's name
+and id and for every solution body; any hit is an error and OUT is removed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+from grader import catalog
+from grader.commands import assign, ci_template, public, shared, tree
+from grader.reports import labels
+
+MARKER_FILE = ".grade-release"  # lets --force replace an earlier release, and nothing else
+GITIGNORE = "__pycache__/\n*.pyc\n.venv/\ngrade-report.html\nresults.json\njunit.xml\n"
+
+
+class ReleaseError(Exception):
+    pass
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("out", metavar="OUT", help="the folder to write (must not exist, or be empty)")
+    parser.add_argument("--solutions", default="solutions", metavar="DIR",
+                        help="the reference solutions, to check exercises/ against (default: solutions/)")
+    parser.add_argument("--exercises", default="exercises", metavar="DIR",
+                        help="the stubs to release (default: exercises/)")
+    parser.add_argument("--suites", metavar="DIR",
+                        help="the full suites to cut (default: the grader's own)")
+    parser.add_argument("--fail-under", type=float, default=ci_template.DEFAULT_FAIL_UNDER, metavar="PERCENT",
+                        help="the score below which the students' CI workflow fails "
+                        f"(default {ci_template.DEFAULT_FAIL_UNDER:g})")
+    parser.add_argument("--force", action="store_true", help="replace an earlier release in OUT")
+
+
+def solution_bodies(solutions: Path) -> list[tuple[str, str]]:
+    """(where, text) of every solution block of two or more lines: text no release may hold."""
+    found = []
+    for path in sorted(solutions.glob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for block in assign.blocks("\n".join(lines), str(path)):
+            body = [s.strip() for s in lines[block.begin + 1 : block.end]
+                    if s.strip() and not s.strip().startswith(("#", assign.STUB))]
+            if len(body) >= 2:
+                found.append((f"{path}:{block.begin + 1}", "\n".join(body)))
+    return found
+
+
+def leaks(out: Path, hidden: list[str], bodies: list[tuple[str, str]]) -> list[str]:
+    """Every file in `out` that holds a hidden check's name or id, a marker or a solution body."""
+    problems = []
+    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        stripped = "\n".join(line.strip() for line in text.splitlines() if line.strip())
+        rel = path.relative_to(out)
+        problems += [f"{rel} mentions the hidden check {h!r}" for h in hidden if h in text]
+        problems += [f"{rel} holds the solution block of {where}" for where, body in bodies if body in stripped]
+        own_code = rel.parts[0] == "grader" and rel.parts[1] != "suites"  # assign.py names the marker
+        if assign.BEGIN in text and not own_code:
+            problems.append(f"{rel} holds a solution marker ({assign.BEGIN})")
+    return problems
+
+
+def _prepare(out: Path, force: bool) -> None:
+    if out.exists() and any(out.iterdir()):
+        if not (force and (out / MARKER_FILE).is_file()):
+            raise ReleaseError(
+                f"{out} is not empty. Give a new folder"
+                + (", or --force to replace the earlier release there." if (out / MARKER_FILE).is_file()
+                   else " (--force only replaces a folder an earlier `grade release` wrote).")
+            )
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def release(out: Path, solutions: Path, exercises: Path, suites_dir: Path, fail_under: float,
+            force: bool = False) -> list[catalog.ExerciseSpec]:
+    """Write the release; returns the released (public) suites' specs."""
+    unsynced = assign.differences(solutions, exercises)
+    if unsynced:
+        raise ReleaseError("exercises/ is out of sync with solutions/; run `grade assign` first:\n"
+                           + "\n".join(unsynced))
+    catalog.exercises(suites_dir)  # the full suites must be well-formed
+    cut = {path.name: public.public_suite(path) for path in sorted(suites_dir.glob("test_*.py"))}
+    _prepare(out, force)
+    try:
+        tree.copy_grader(out, {name: suite.source for name, suite in cut.items()})
+        shutil.copytree(exercises, out / "exercises", ignore=shutil.ignore_patterns(*tree.SKIPPED))
+        released = [catalog.read_suite(out / "grader" / "suites" / name) for name in sorted(cut)]
+        (out / "README.md").write_text(tree.render("student-readme.md.j2", exercises=released,
+                                                   fail_under=fail_under), encoding="utf-8")
+        workflow = out / ".github" / "workflows" / "grade.yml"
+        workflow.parent.mkdir(parents=True)
+        workflow.write_text(ci_template.workflow(fail_under=fail_under), encoding="utf-8")
+        (out / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+        hidden = [x for s in cut.values() for x in (*s.hidden_ids, *s.hidden_names)]
+        problems = leaks(out, hidden, solution_bodies(solutions))
+        if problems:
+            raise ReleaseError("the release would reveal what students must not see:\n  "
+                               + "\n  ".join(problems))
+        (out / MARKER_FILE).write_text("written by `grade release`; `--force` may replace this folder\n")
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    return released
+
+
+def run(args: argparse.Namespace) -> int:
+    from grader.cli import UsageError
+
+    out, solutions, exercises = Path(args.out), Path(args.solutions), Path(args.exercises)
+    suites_dir = shared.suites_dir(args)
+    for folder in (solutions, exercises, suites_dir):
+        if not folder.is_dir():
+            raise UsageError(f"{folder}: no such folder")
+    try:
+        released = release(out, solutions, exercises, suites_dir, args.fail_under, args.force)
+    except (ReleaseError, public.PublicSuiteError, assign.MarkerError, tree.TreeError,
+            catalog.CatalogError) as exc:
+        raise UsageError(str(exc)) from None
+    public_checks = sum(len(s.checks) for s in released)
+    hidden_checks = sum(s.hidden_checks for s in released)
+    hidden_points = labels.number(sum(s.hidden_points for s in released))
+    print(f"wrote the student repository {out}: {len(released)} lesson file(s), {public_checks} public "
+          f"check(s); {hidden_checks} hidden check(s) ({hidden_points} point(s)) left out")
+    return 0

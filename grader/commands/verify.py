@@ -1,0 +1,185 @@
+"""Check the course's invariants before students see it.
+
+    grade verify [--runs 2] [--only NAMES] [--jobs N]
+
+- every suite has a solution and a stub, every solution has a suite;
+- every exercise is worth points and every check has a hint;
+- exercises/ is what `grade assign` generates from solutions/;
+- the reference solutions score 100%, run after run: the results JSON
+  without timings is identical over `--runs` gradings;
+- every untouched stub imports cleanly and scores 0 (status not_attempted).
+
+Exit 0 when all hold, 1 with the list of violations otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+from pathlib import Path
+from typing import Any
+
+from grader import catalog
+from grader.commands import assign, shared
+from grader.model import Report, without_timings
+from grader.reports import labels, results
+from grader.runner import engine
+from grader.runner.submission import Submission, SubmissionError, find
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--solutions", default="solutions", metavar="DIR",
+                        help="the reference solutions (default: solutions/)")
+    parser.add_argument("--exercises", default="exercises", metavar="DIR",
+                        help="the student stubs (default: exercises/)")
+    parser.add_argument("--runs", type=shared.positive_int, default=2, metavar="N",
+                        help="grade the solutions N times and compare (default 2)")
+    parser.add_argument("--jobs", type=shared.positive_int, default=1, metavar="N",
+                        help="lesson files graded at once (default 1)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="only the verdict")
+    shared.add_grading_options(parser)
+
+
+def first_difference(a: Any, b: Any, path: str = "") -> str | None:
+    """The first place two JSON documents differ, as `exercises[2].checks[0].message`."""
+    if type(a) is not type(b):
+        return path or "(the whole document)"
+    if isinstance(a, dict):
+        for key in sorted(set(a) | set(b)):
+            if key not in a or key not in b:
+                return f"{path}.{key}".lstrip(".")
+            found = first_difference(a[key], b[key], f"{path}.{key}")
+            if found:
+                return found.lstrip(".")
+        return None
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return f"{path} (length {len(a)} vs {len(b)})"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            found = first_difference(x, y, f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    return None if a == b else (path.lstrip(".") or "(the whole document)")
+
+
+def static_problems(specs: list[catalog.ExerciseSpec], solutions: Path, exercises: Path) -> list[str]:
+    """What is wrong without grading anything: files, points, hints, sync."""
+    problems: list[str] = []
+    names = {s.name for s in specs}
+    for spec in specs:
+        if spec.max_score <= 0:
+            problems.append(f"{spec.name}: the suite's checks are worth no points")
+        for check in spec.checks:
+            if not check.hint.strip():
+                problems.append(f"{spec.name} > {check.name}: no hint")
+        for folder in (solutions, exercises):
+            if not (folder / spec.filename).is_file():
+                problems.append(f"{spec.name}: {folder / spec.filename} is missing")
+    for path in sorted(solutions.glob("*.py")):
+        if path.stem not in names and not path.name.startswith("_"):
+            problems.append(f"{path}: no suite grades this lesson file (add grader/suites/test_{path.stem}.py)")
+    try:
+        problems += assign.differences(solutions, exercises)
+    except assign.MarkerError as exc:
+        problems.append(f"the solution markers are malformed: {exc}")
+    return problems
+
+
+def solution_problems(report: Report) -> list[str]:
+    problems = []
+    for exercise in report.exercises:
+        if exercise.status == "skipped":
+            problems.append(f"solutions/{exercise.name}.py could not be verified: {exercise.message}")
+            continue
+        if exercise.status != "passed" or exercise.score != exercise.max_score:
+            problems.append(
+                f"solutions/{exercise.name}.py scores {labels.points(exercise.score, exercise.max_score)}"
+                f" ({exercise.status}), not 100%"
+                + (f": {labels.headline(exercise.message, 200)}" if exercise.message else "")
+            )
+        for check in exercise.checks:
+            if check.status not in ("passed", "skipped"):
+                problems.append(f"    {exercise.name} > {check.name}: {check.status}: "
+                                f"{labels.headline(check.message, 200)}")
+    return problems
+
+
+def stub_problems(report: Report) -> list[str]:
+    problems = []
+    for exercise in report.exercises:
+        if exercise.status == "skipped":
+            continue
+        if exercise.status != "not_attempted" or exercise.score != 0:
+            problems.append(
+                f"exercises/{exercise.name}.py: an untouched stub must import cleanly and score 0 "
+                f"(not_attempted); it is {exercise.status} with "
+                f"{labels.points(exercise.score, exercise.max_score)}"
+                + (f": {labels.headline(exercise.message, 200)}" if exercise.message else "")
+            )
+            for check in exercise.checks:
+                if check.score > 0 or check.status in ("error", "timeout"):
+                    problems.append(f"    {exercise.name} > {check.name}: {check.status}: "
+                                    f"{labels.headline(check.message, 200) or 'passed on the stub'}")
+    return problems
+
+
+def stability_problems(documents: list[dict[str, Any]]) -> list[str]:
+    first = without_timings(documents[0])
+    problems = []
+    for run, doc in enumerate(documents[1:], start=2):
+        where = first_difference(first, without_timings(doc))
+        if where:
+            problems.append(f"the solutions' results differ between run 1 and run {run} at {where} "
+                            "(something depends on time, order or an unseeded random source)")
+    return problems
+
+
+def _submission(folder: Path, specs: list[catalog.ExerciseSpec]) -> Submission:
+    try:
+        return find(folder, [s.name for s in specs])
+    except SubmissionError:
+        return Submission(folder, {})
+
+
+def run(args: argparse.Namespace) -> int:
+    from grader.cli import UsageError
+
+    solutions, exercises = Path(args.solutions), Path(args.exercises)
+    for folder in (solutions, exercises):
+        if not folder.is_dir():
+            raise UsageError(f"{folder}: no such folder")
+    specs = shared.specs(args)
+    options = shared.options(args, jobs=args.jobs)
+
+    def say(text: str) -> None:
+        if not args.quiet:
+            print(text, flush=True)
+
+    problems = static_problems(specs, solutions, exercises)
+
+    def grade(folder: Path, label: str) -> Report:
+        report = engine.grade(specs, _submission(folder, specs), options)
+        say(f"{label}: {labels.points(report.score, report.max_score)} "
+            f"({labels.percent(report.score, report.max_score)}) in {report.duration_s:.1f} s")
+        return report
+
+    say(f"Verifying {len(specs)} lesson file(s): {args.runs} run(s) of {solutions}/, one of {exercises}/ ...")
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        stubs = pool.submit(grade, exercises, f"{exercises}/ (stubs)")
+        runs = [grade(solutions, f"{solutions}/ run {i + 1}") for i in range(args.runs)]
+        stub_report = stubs.result()
+    problems += solution_problems(runs[0])
+    problems += stability_problems([results.document(r) for r in runs])
+    problems += stub_problems(stub_report)
+
+    checks = sum(len(s.checks) for s in specs)
+    if problems:
+        print(f"\ngrade verify: {len(problems)} violation(s):")
+        for problem in problems:
+            print(("  " if problem.startswith("    ") else "  - ") + problem.strip())
+        return 1
+    print(f"\ngrade verify: OK. {len(specs)} lesson file(s), {checks} check(s): solutions 100% and "
+          f"stable over {args.runs} run(s), stubs 0 and importing, hints and points present, "
+          f"{exercises}/ in sync with {solutions}/")
+    return 0
