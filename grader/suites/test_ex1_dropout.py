@@ -1,0 +1,442 @@
+"""Hidden checks for ex1_dropout.py: inverted dropout with explicit PRNG keys.
+
+Dropout is random, so it is judged statistically: on a million units the
+fraction zeroed must be `rate` within a binomial tolerance (6 standard
+deviations), the survivors must be exactly `x / (1 - rate)`, and the mean must
+be preserved. `rate=0.3` tells the two conventions apart (0.5 would not): the
+keep-probability reading zeroes about 70% of the units.
+
+Key use in `forward_with_dropout` is judged twice: by JAX's key-reuse checker
+with typed keys, and with a raw `PRNGKey` on a probe network of identity
+layers, where each hidden unit's output shows how many dropout masks it
+passed through (two independent masks keep (1 - rate)^2 of the units; one key
+used for both layers keeps 1 - rate).
+"""
+
+import itertools
+from functools import cache
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from grader.checks import jit, keys, purity, values
+from grader.checks.failure import fail
+from grader.data import load_digits
+from grader.suite import check
+
+LESSON = "ex1_dropout"
+TITLE = "Exercise 1: dropout with explicit PRNG keys"
+
+N_UNITS = 1_000_000
+SIGMAS = 6.0
+RATES = (0.3, 0.1, 0.75)
+
+Params = dict[str, dict[str, Any]]
+
+DROP_PROBABILITY = (
+    "rate is the DROP probability (as in Flax's nn.Dropout and Equinox's nn.Dropout): each unit "
+    "is zeroed with probability rate and kept with probability 1 - rate. The old "
+    "jax.example_libraries.stax.Dropout took the KEEP probability instead"
+)
+
+
+# -- inputs ---------------------------------------------------------------------
+def _units(shape: tuple[int, ...] = (1000, N_UNITS // 1000), seed: int = 0) -> jax.Array:
+    """Positive, varied activations (never 0, so every zero in the output was dropped)."""
+    rng = np.random.default_rng(seed)
+    return jnp.asarray(rng.uniform(0.5, 1.5, shape), jnp.float32)
+
+
+def _params(rng: np.random.Generator, sizes: tuple[int, ...]) -> Params:
+    return {
+        f"layer{i + 1}": {
+            "w": jnp.asarray(rng.normal(0.0, np.sqrt(2.0 / n_in), (n_in, n_out)), jnp.float32),
+            "b": jnp.asarray(rng.normal(0.0, 0.3, (n_out,)), jnp.float32),
+        }
+        for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes))
+    }
+
+
+def _identity_probe(width: int) -> Params:
+    """Three identity layers: the logits are the units that survived both dropout layers."""
+    eye = jnp.eye(width, dtype=jnp.float32)
+    zero = jnp.zeros(width, jnp.float32)
+    return {f"layer{i}": {"w": eye, "b": zero} for i in (1, 2, 3)}
+
+
+def _ref_forward(params: Params, x: jax.Array) -> jax.Array:
+    names = sorted(params, key=lambda name: int(name[len("layer"):]))
+    for name in names[:-1]:
+        x = jnp.maximum(x @ params[name]["w"] + params[name]["b"], 0.0)
+    return x @ params[names[-1]]["w"] + params[names[-1]]["b"]
+
+
+def _binomial_tolerance(p: float, n: int) -> float:
+    return SIGMAS * float(np.sqrt(max(p * (1.0 - p), 1e-12) / n))
+
+
+def _zeroed(out: Any) -> float:
+    return float(np.mean(np.asarray(out) == 0.0))
+
+
+def _dropout(student: Any, key: Any, x: jax.Array, rate: float, **kwargs: Any) -> np.ndarray:
+    out = student.dropout(key, x, rate, **kwargs)
+    values.assert_shape(out, tuple(x.shape), what=f"dropout(key, x, rate={rate})",
+                        fix="draw the mask with the shape of x: jax.random.bernoulli(key, p, x.shape)")
+    return np.asarray(out)
+
+
+# -- dropout ---------------------------------------------------------------------
+@check("dropout keeps the shape and dtype of x", points=1,
+       hint="Which shape should the random mask have, and does your scaling change the dtype?")
+def test_dropout_shape(student):
+    for shape in ((7,), (2, 3, 5)):
+        x = _units(shape)
+        out = student.dropout(jax.random.key(0), x, 0.3)
+        values.assert_shape(out, shape, what=f"dropout(key, x, 0.3) for x of shape {shape}",
+                            fix="draw the mask with x.shape and combine it with x elementwise")
+        if jnp.asarray(out).dtype != x.dtype:
+            raise fail(f"the dtype of dropout(key, x, 0.3) for a {x.dtype} x",
+                       expected=str(x.dtype), observed=str(jnp.asarray(out).dtype),
+                       fix="scale with a Python float (x / (1 - rate)) and keep x's dtype")
+
+
+@check("dropout zeroes each unit with probability rate", points=3,
+       hint="Is `rate` the probability of dropping a unit or of keeping it? What probability "
+       "do you pass to jax.random.bernoulli, and what does a True in its mask mean?")
+def test_dropout_rate(student, seed):
+    x = _units(seed=seed)
+    for i, rate in enumerate(RATES):
+        out = _dropout(student, jax.random.key(seed + i), x, rate)
+        frac = _zeroed(out)
+        tol = _binomial_tolerance(rate, x.size)
+        if abs(frac - rate) <= tol:
+            continue
+        kept_reading = abs(frac - (1.0 - rate)) <= _binomial_tolerance(1.0 - rate, x.size)
+        raise fail(
+            f"the fraction of units dropout(key, x, rate={rate}) zeroes ({x.size:,} units)",
+            expected=f"{rate:.3f} +- {tol:.4f} (binomial, {SIGMAS:g} sigma)",
+            observed=f"{frac:.4f}",
+            cause=(f"about {frac:.0%} of units were zeroed with rate={rate}: {DROP_PROBABILITY}"
+                   if kept_reading else
+                   "nothing was dropped (is the mask applied, and is train=True the default?)"
+                   if frac == 0.0 else
+                   "the mask's probability is neither rate nor 1 - rate"),
+            fix="keep = jax.random.bernoulli(key, 1.0 - rate, x.shape); then zero where keep "
+            "is False",
+        )
+    out = _dropout(student, jax.random.key(seed), x, 0.0)
+    if _zeroed(out) != 0.0:
+        raise fail("dropout(key, x, rate=0.0)", expected="no unit zeroed",
+                   observed=f"{_zeroed(out):.4f} of the units zeroed",
+                   cause=f"with rate=0.0 nothing may be dropped: {DROP_PROBABILITY}")
+
+
+@check("dropout scales the survivors by 1 / (1 - rate)", points=2,
+       hint="After dropping a fraction `rate` of the units, by what factor must the rest grow "
+       "so that the layer's expected output is unchanged?")
+def test_dropout_scale(student, seed):
+    x = _units((200, 500), seed=seed)
+    xs = np.asarray(x)
+    for i, rate in enumerate((0.3, 0.75)):
+        out = _dropout(student, jax.random.key(seed + 10 + i), x, rate)
+        kept = out != 0.0
+        if not kept.any():
+            raise fail(f"the survivors of dropout(key, x, rate={rate})",
+                       expected="some units kept", observed="every unit was zeroed")
+        ratios = out[kept] / xs[kept]
+        want = 1.0 / (1.0 - rate)
+        if np.allclose(ratios, want, rtol=1e-5):
+            continue
+        median = float(np.median(ratios))
+        cause = (
+            "the kept units were not rescaled: that is the original (non-inverted) dropout, "
+            "which shrinks the layer's output by 1 - rate during training only"
+            if np.isclose(median, 1.0, rtol=1e-5) else
+            f"the survivors were scaled by 1 / rate, the keep-probability convention: {DROP_PROBABILITY}"
+            if np.isclose(median, 1.0 / rate, rtol=1e-5) else
+            "the survivors were scaled by a factor other than 1 / (1 - rate)"
+            if np.allclose(ratios, median, rtol=1e-5) else
+            "the survivors were not all scaled by the same factor (is the mask multiplied in "
+            "twice, or the scale drawn at random?)"
+        )
+        raise fail(
+            f"the survivors of dropout(key, x, rate={rate}) divided by x",
+            expected=f"{want:.4f} for every kept unit (1 / (1 - rate))",
+            observed=f"{median:.4f} (median; range {ratios.min():.4f} to {ratios.max():.4f})",
+            cause=cause,
+            fix="return jnp.where(keep, x / (1.0 - rate), 0.0)",
+        )
+
+
+@check("dropout preserves the expected value of every unit", points=2,
+       hint="If a unit survives with probability 1 - rate, what must it be multiplied by for "
+       "its mean over many masks to equal its input?")
+def test_dropout_expectation(student, seed):
+    x = _units(seed=seed + 1)
+    xs = np.asarray(x, np.float64)
+    for i, rate in enumerate((0.3, 0.8)):
+        out = np.asarray(_dropout(student, jax.random.key(seed + 20 + i), x, rate), np.float64)
+        keep = 1.0 - rate
+        # mean of x * mask / keep: variance of one unit is E[x^2] (1/keep - 1)
+        tol = SIGMAS * np.sqrt(np.mean(xs**2) * (1.0 / keep - 1.0) / xs.size) / np.mean(xs)
+        ratio = out.mean() / xs.mean()
+        if abs(ratio - 1.0) <= tol:
+            continue
+        raise fail(
+            f"mean(dropout(key, x, rate={rate})) / mean(x) over {xs.size:,} units",
+            expected=f"1.000 +- {tol:.4f}",
+            observed=f"{ratio:.4f}",
+            cause=("the mean shrank by 1 - rate: the survivors are not scaled up"
+                   if abs(ratio - keep) <= 2 * tol else
+                   "the expected value changed: the zero rate and the scale do not fit together"),
+            fix="inverted dropout divides the kept units by the keep probability 1 - rate",
+        )
+
+
+@check("dropout draws an independent mask for every unit", points=1,
+       hint="Does your mask have the full shape of x, or is one row (or one column) of it "
+       "reused across the batch?", hidden=True)
+def test_dropout_independent(student, seed):
+    x = _units((1000, 1000), seed=seed + 2)
+    rate = 0.3
+    dropped = np.asarray(_dropout(student, jax.random.key(seed + 30), x, rate)) == 0.0
+    tol = _binomial_tolerance(rate, 1000)
+    for axis, what in ((1, "example (row)"), (0, "unit (column)")):
+        fractions = dropped.mean(axis=axis)
+        worst = float(np.abs(fractions - rate).max())
+        if worst > tol:
+            raise fail(
+                f"the fraction of dropped units per {what} of dropout(key, x, 0.3), x of shape "
+                "(1000, 1000)",
+                expected=f"every {what} close to 0.3 (+- {tol:.3f})",
+                observed=f"fractions from {fractions.min():.3f} to {fractions.max():.3f}",
+                cause="the mask is shared along one axis (e.g. drawn with shape x.shape[-1:] "
+                "and broadcast), so whole columns or rows are dropped together",
+                fix="draw the mask with the full shape: jax.random.bernoulli(key, 1 - rate, x.shape)",
+            )
+
+
+@check("dropout with train=False returns x unchanged", points=1,
+       hint="What should dropout do at test time, when no unit may be dropped or rescaled?")
+def test_dropout_eval(student):
+    x = _units((64, 32))
+    for rate in (0.3, 0.9):
+        out = student.dropout(jax.random.key(0), x, rate, train=False)
+        values.assert_close(out, x, what=f"dropout(key, x, rate={rate}, train=False)",
+                            rtol=0.0, atol=0.0,
+                            cause="train=False must be the identity: no mask and no scaling",
+                            fix="start with `if not train: return x`")
+
+
+@check("dropout: the same key gives the same mask, different keys differ", points=2,
+       hint="Where does your mask's randomness come from: only from the key argument?")
+def test_dropout_key_use(student):
+    x = _units((50, 40))
+    what = "dropout(key, x, 0.3)"
+    keys.assert_deterministic(lambda k: student.dropout(k, x, 0.3), lambda k: (k,), what=what)
+    keys.assert_varies_with_key(lambda k: student.dropout(k, x, 0.3), lambda k: (k,), what=what)
+    keys.assert_accepts_raw_keys(lambda k: student.dropout(k, x, 0.3), lambda k: (k,), what=what)
+
+
+@check("dropout compiles under jax.jit with rate and train static", points=1,
+       hint="rate and train are Python values: can your code branch on them with a plain `if`, "
+       "and does everything else stay traceable?")
+def test_dropout_jit(student):
+    x = _units((16, 8))
+    for train in (True, False):
+        jit.assert_jittable(student.dropout, (jax.random.key(3), x, 0.3), {"train": train},
+                            static_argnames=("rate", "train"),
+                            what=f"dropout(key, x, 0.3, train={train})")
+
+
+@check("dropout is pure and leaves NumPy's global RNG alone", points=1,
+       hint="Does every random number come from jax.random and the key, never np.random?",
+       hidden=True)
+def test_dropout_pure(student):
+    purity.assert_pure(student.dropout, (jax.random.PRNGKey(4), _units((20, 10)), 0.3),
+                       what="dropout(key, x, 0.3)", module=student)
+
+
+# -- forward_with_dropout ------------------------------------------------------
+@check("forward_with_dropout with train=False is the plain forward pass", points=2,
+       hint="Without dropout, what is left of the lesson's forward pass: x @ w + b and ReLU, "
+       "layer by layer, with no ReLU on the logits?")
+def test_forward_eval(student, seed):
+    rng = np.random.default_rng(seed)
+    params = _params(rng, (12, 32, 16, 5))
+    x = jnp.asarray(rng.normal(size=(8, 12)), jnp.float32)
+    out = student.forward_with_dropout(params, x, jax.random.key(0), rate=0.5, train=False)
+    values.assert_close(out, _ref_forward(params, x),
+                        what="forward_with_dropout(params, x, key, rate=0.5, train=False)",
+                        rtol=1e-4, atol=1e-5,
+                        fix="with train=False every dropout call is the identity, so the result "
+                        "is the lesson's forward(params, x)")
+
+
+@check("forward_with_dropout gives every dropout layer its own key", points=2,
+       hint="How many random masks does one forward pass draw, and how many keys do you get "
+       "from jax.random.split(key, n)?")
+def test_forward_key_reuse(student, seed):
+    rng = np.random.default_rng(seed + 1)
+    params = _params(rng, (12, 32, 16, 5))
+    x = jnp.asarray(rng.normal(size=(8, 12)), jnp.float32)
+    keys.assert_no_key_reuse(student.forward_with_dropout, (params, x, jax.random.key(1)),
+                             kwargs={"rate": 0.5, "train": True}, static_argnames=("rate", "train"),
+                             what="forward_with_dropout(params, x, key, rate=0.5)")
+
+
+@check("forward_with_dropout drops units after each hidden ReLU, independently", points=2,
+       hint="With one key per layer, a unit that survives layer 1 must still face an "
+       "independent draw in layer 2: are your two masks really different draws?")
+def test_forward_masks(student):
+    width, rate = 1000, 0.5
+    params = _identity_probe(width)
+    x = jnp.ones((100, width), jnp.float32)
+    out = np.asarray(student.forward_with_dropout(params, x, jax.random.PRNGKey(7), rate=rate,
+                                                  train=True))
+    values.assert_shape(out, (100, width),
+                        what="forward_with_dropout on a probe of three identity layers")
+    keep = 1.0 - rate
+    zeroed = _zeroed(out)
+    survivors = out[out != 0.0]
+    want = 1.0 - keep**2
+    tol = _binomial_tolerance(want, out.size)
+    scale_twice = survivors.size > 0 and np.allclose(survivors, 1.0 / keep**2, rtol=1e-5)
+    if abs(zeroed - want) <= tol and scale_twice:
+        return
+    checked = ("forward_with_dropout(params, ones, jax.random.PRNGKey(7), rate=0.5) on a probe "
+               "of three identity layers (each output unit is its input after both dropout layers)")
+    expected = (f"{want:.2f} of the units zeroed (two independent masks: 1 - (1 - rate)^2) and "
+                f"survivors equal to 1 / (1 - rate)^2 = {1 / keep**2:.1f}")
+    observed = f"{zeroed:.3f} zeroed; survivors {np.unique(np.round(survivors, 4))[:4]}"
+    if abs(zeroed - rate) <= _binomial_tolerance(rate, out.size) and scale_twice:
+        cause = ("both hidden layers drew the SAME mask: a unit dropped by layer 1 was dropped "
+                 "by layer 2 and every survivor of layer 1 survived layer 2. The same key (or "
+                 "the same subkey) was used for both dropout layers")
+        fix = ("split the key once per dropout layer: `k1, k2 = jax.random.split(key)` and "
+               "pass k1 to the first dropout, k2 to the second")
+    elif survivors.size and np.allclose(survivors, 1.0 / keep, rtol=1e-5):
+        cause = "only one of the two hidden layers applies dropout"
+        fix = "apply dropout after every hidden ReLU (not on the logits)"
+    else:
+        cause = "the output does not show two independent dropout layers of rate 0.5"
+        fix = "after each hidden ReLU: x = dropout(subkey_i, x, rate, train)"
+    raise fail(checked, expected=expected, observed=observed, cause=cause, fix=fix)
+
+
+@check("forward_with_dropout leaves the logits undropped", points=1,
+       hint="Where does the lesson put dropout: after the hidden ReLUs, or also on the output?",
+       hidden=True)
+def test_forward_logits(student, seed):
+    rng = np.random.default_rng(seed + 2)
+    params = _params(rng, (12, 64, 64, 7))  # non-zero output biases: a logit is never exactly 0
+    x = jnp.asarray(rng.normal(size=(500, 12)), jnp.float32)
+    out = np.asarray(student.forward_with_dropout(params, x, jax.random.key(2), rate=0.5))
+    if _zeroed(out) > 0.01:
+        raise fail("forward_with_dropout(params, x, key, rate=0.5): exact zeros among the logits",
+                   expected="none (the last layer adds a non-zero bias after the last dropout)",
+                   observed=f"{_zeroed(out):.1%} of the logits are exactly 0",
+                   cause="dropout was applied to the logits as well",
+                   fix="apply dropout only after the hidden ReLUs, not after the last layer")
+
+
+@check("forward_with_dropout: deterministic per key, varies with the key, raw keys work",
+       points=1,
+       hint="Does every mask in your forward pass come from the key argument?")
+def test_forward_key_use(student, seed):
+    rng = np.random.default_rng(seed + 3)
+    params = _params(rng, (12, 32, 16, 5))
+    x = jnp.asarray(rng.normal(size=(8, 12)), jnp.float32)
+    what = "forward_with_dropout(params, x, key, rate=0.5)"
+
+    def run(k: Any) -> Any:
+        return student.forward_with_dropout(params, x, k, rate=0.5, train=True)
+
+    keys.assert_deterministic(run, lambda k: (k,), what=what)
+    keys.assert_varies_with_key(run, lambda k: (k,), what=what)
+    keys.assert_accepts_raw_keys(run, lambda k: (k,), what=what)
+
+
+@check("forward_with_dropout compiles under jax.jit", points=1,
+       hint="Are rate and train used only as Python values, and is the key split with "
+       "jax.random (not with Python on the key's contents)?")
+def test_forward_jit(student, seed):
+    rng = np.random.default_rng(seed + 4)
+    params = _params(rng, (12, 32, 16, 5))
+    x = jnp.asarray(rng.normal(size=(8, 12)), jnp.float32)
+    for train in (True, False):
+        jit.assert_jittable(student.forward_with_dropout, (params, x, jax.random.key(5)),
+                            {"rate": 0.5, "train": train}, static_argnames=("rate", "train"),
+                            what=f"forward_with_dropout(params, x, key, rate=0.5, train={train})",
+                            rtol=1e-4, atol=1e-5)
+
+
+# -- compare_dropout -------------------------------------------------------------
+@cache
+def _digits() -> tuple[Any, ...]:
+    return load_digits()
+
+
+_RUNS: dict[int, Any] = {}
+
+
+def _compare(student: Any) -> Any:
+    """compare_dropout on digits, run once per student module and shared by two checks."""
+    if id(student) not in _RUNS:
+        try:
+            _RUNS[id(student)] = student.compare_dropout(jax.random.key(0), _digits(), rate=0.5,
+                                                         n_epochs=10)
+        except Exception as exc:
+            _RUNS[id(student)] = exc
+    found = _RUNS[id(student)]
+    if isinstance(found, BaseException):
+        raise found
+    return found
+
+
+@check("compare_dropout returns both test accuracies", points=1,
+       hint="Which two keys does the result dict have, and is each value a plain number "
+       "between 0 and 1?")
+def test_compare_format(student):
+    result = _compare(student)
+    if not isinstance(result, dict) or set(result) != {"with_dropout", "without_dropout"}:
+        raise fail("compare_dropout(key, data) result",
+                   expected="a dict with keys 'with_dropout' and 'without_dropout'",
+                   observed=repr(result)[:200],
+                   fix="return {'with_dropout': acc_with, 'without_dropout': acc_without}")
+    for name, value in result.items():
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise fail(f"compare_dropout(...)['{name}']", expected="a float test accuracy",
+                       observed=repr(value)[:200],
+                       fix="convert with float(accuracy(params, x_test, y_test))") from None
+        if not 0.0 <= number <= 1.0:
+            raise fail(f"compare_dropout(...)['{name}']",
+                       expected="an accuracy in [0, 1] (a fraction, not a percentage or a loss)",
+                       observed=f"{number}")
+
+
+@check("compare_dropout trains to plausible accuracies on digits", points=2,
+       hint="Does each run train from fresh parameters for n_epochs, and is the test accuracy "
+       "measured with train=False?")
+def test_compare_accuracy(student, attach):
+    result = _compare(student)
+    floors = {"without_dropout": 0.90, "with_dropout": 0.85}
+    for name in floors:
+        acc = float(result[name])
+        attach.metric(f"test accuracy {name.replace('_', ' ')}", acc)
+    for name, floor in floors.items():
+        acc = float(result[name])
+        if acc < floor:
+            raise fail(
+                f"compare_dropout(key, digits, rate=0.5, n_epochs=10)['{name}']",
+                expected=f"at least {floor:.2f} (the lesson MLP with Adam 1e-3 reaches ~0.96 "
+                "without dropout on digits)",
+                observed=f"{acc:.4f}",
+                cause="training did not work: are the parameters updated every step, the "
+                "batches reshuffled each epoch, and the test accuracy taken with train=False?",
+            )

@@ -1,0 +1,372 @@
+"""Hidden checks for ex3_generic_mlp.py: init_mlp and mlp_forward for any depth.
+
+Two pytree facts make this exercise a trap, and each has its own check with a
+probe built so that the mistake gives wrong numbers instead of a crash:
+`jax.tree.leaves` yields a layer's leaves as [b, w] (dict keys are sorted),
+and the string 'layer10' sorts before 'layer2'. The probes use square layers
+(every w is (d, d)) and a batch of d examples, so even swapped w and b, or
+layers applied out of order, still have compatible shapes.
+"""
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from grader.checks import jit, keys, purity, traces, values
+from grader.checks.failure import fail
+from grader.suite import check
+
+LESSON = "ex3_generic_mlp"
+TITLE = "Exercise 3: an MLP of any depth"
+
+LESSON_SIZES = (64, 256, 128, 10)
+DEPTHS = tuple(range(1, 13))
+SQUARE = 6  # width of the probes' square layers (and their batch size)
+
+Params = dict[str, dict[str, Any]]
+
+
+# -- fixtures built in the suite (NumPy generators, never the global RNG) -------
+def _params(rng: np.random.Generator, sizes: tuple[int, ...]) -> Params:
+    """Lesson-dict params with non-zero biases, so that every leaf matters."""
+    return {
+        f"layer{i + 1}": {
+            "w": jnp.asarray(rng.normal(0.0, 1.0 / np.sqrt(n_in), (n_in, n_out)), jnp.float32),
+            "b": jnp.asarray(rng.normal(0.0, 0.5, (n_out,)), jnp.float32),
+        }
+        for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes))
+    }
+
+
+def _inputs(rng: np.random.Generator, batch: int, n_in: int) -> jax.Array:
+    return jnp.asarray(rng.normal(0.0, 1.0, (batch, n_in)), jnp.float32)
+
+
+def _sizes_for(rng: np.random.Generator, depth: int) -> tuple[int, ...]:
+    """Widths from a small set: varied layers, few distinct shapes (each compiles once)."""
+    return tuple(int(n) for n in rng.choice((3, 5), depth + 1))
+
+
+# -- references (written in another style than solutions/) -------------------
+def _numeric(name: str) -> int:
+    return int(name.removeprefix("layer"))
+
+
+def _ref_forward(params: Params, x: jax.Array) -> jax.Array:
+    names = sorted(params, key=_numeric)
+    for name in names[:-1]:
+        x = jnp.maximum(jnp.dot(x, params[name]["w"]) + params[name]["b"], 0.0)
+    return jnp.dot(x, params[names[-1]]["w"]) + params[names[-1]]["b"]
+
+
+def _lesson_forward(params: Params, x: jax.Array) -> jax.Array:
+    """The lesson's hand-written three-layer forward (08's `forward`)."""
+    x = jnp.dot(x, params["layer1"]["w"]) + params["layer1"]["b"]
+    x = jax.nn.relu(x)
+    x = jnp.dot(x, params["layer2"]["w"]) + params["layer2"]["b"]
+    x = jax.nn.relu(x)
+    return jnp.dot(x, params["layer3"]["w"]) + params["layer3"]["b"]
+
+
+# -- the known mistakes, as functions, to recognise them by their output -------
+def _apply(pairs: list[tuple[jax.Array, jax.Array]], x: jax.Array, relu_last: bool = False) -> jax.Array:
+    for i, (w, b) in enumerate(pairs):
+        x = x @ w + b
+        if i < len(pairs) - 1 or relu_last:
+            x = jax.nn.relu(x)
+    return x
+
+
+def _string_order(params: Params) -> list[str]:
+    return sorted(params)
+
+
+def _numeric_order(params: Params) -> list[str]:
+    return sorted(params, key=_numeric)
+
+
+def _no_relu(params: Params, x: jax.Array) -> jax.Array:
+    for name in _numeric_order(params):
+        x = x @ params[name]["w"] + params[name]["b"]
+    return x
+
+
+TRAPS: dict[str, Callable[[Params, jax.Array], jax.Array]] = {
+    "swapped": lambda p, x: _apply([(p[k]["b"], p[k]["w"]) for k in _numeric_order(p)], x),
+    "leaves": lambda p, x: _apply([(p[k]["b"], p[k]["w"]) for k in _string_order(p)], x),
+    "string_order": lambda p, x: _apply([(p[k]["w"], p[k]["b"]) for k in _string_order(p)], x),
+    "relu_last": lambda p, x: _apply([(p[k]["w"], p[k]["b"]) for k in _numeric_order(p)], x, True),
+    "no_relu": lambda p, x: _no_relu(p, x),
+}
+
+
+PAIRING = (
+    "jax.tree.leaves returns a dict's leaves in sorted key order, so each layer's leaves come "
+    "out as [b, w], not [w, b]: pairing them by position, e.g. `w, b = leaves[2*i], "
+    "leaves[2*i + 1]`, uses the bias as the weight matrix and the weight matrix as the bias"
+)
+ORDER = (
+    "the layers were applied in string order, layer1, layer10, layer11, layer12, layer2, ...: "
+    "that is how `sorted(params)` and `jax.tree.leaves` order the names, because the string "
+    "'layer10' sorts before 'layer2'"
+)
+CAUSES = {
+    "swapped": f"your mlp_forward used each layer's 'b' as its weight and 'w' as its bias. {PAIRING}",
+    "leaves": (
+        "your mlp_forward paired the flat list of jax.tree.leaves two by two. That goes wrong "
+        f"twice: {PAIRING}; and, with ten or more layers, {ORDER}"
+    ),
+    "string_order": f"with 12 layers, {ORDER}",
+    "relu_last": "your mlp_forward also applies ReLU to the last layer: logits must stay linear "
+    "(a ReLU there clips every negative logit to 0)",
+    "no_relu": "your mlp_forward applies no ReLU between the layers, so the whole network "
+    "collapses to one linear map",
+}
+FIXES = {
+    "swapped": "take a layer's arrays by name: `layer = params[f'layer{i}']`, then "
+    "`x @ layer['w'] + layer['b']`; use jax.tree.leaves only to count the layers "
+    "(`len(jax.tree.leaves(params)) // 2`)",
+    "leaves": "count the layers with `n = len(jax.tree.leaves(params)) // 2`, then loop "
+    "`for i in range(1, n + 1)` over `params[f'layer{i}']`, taking 'w' and 'b' by name",
+    "string_order": "loop over the layer numbers, `for i in range(1, n + 1): params[f'layer{i}']`, "
+    "or sort the names numerically: `sorted(params, key=lambda k: int(k[5:]))`",
+    "relu_last": "apply jax.nn.relu after every layer except the last one",
+    "no_relu": "apply jax.nn.relu after every layer except the last one",
+}
+
+
+def _diagnose(fn: Callable[[Params, jax.Array], Any], depth: int) -> str | None:
+    """Run `fn` on a square probe of `depth` layers and name the mistake its output shows."""
+    rng = np.random.default_rng(1000 + depth)
+    params = _params(rng, (SQUARE,) * (depth + 1))
+    x = _inputs(rng, SQUARE, SQUARE)
+    try:
+        out = fn(params, x)
+    except NotImplementedError:
+        raise
+    except Exception:
+        return None
+    if values.difference(out, _ref_forward(params, x), rtol=1e-4, atol=1e-5) is None:
+        return None
+    for name, trap in TRAPS.items():
+        if values.difference(out, trap(params, x), rtol=1e-4, atol=1e-5) is None:
+            return name
+    return None
+
+
+def _check_forward(student: Any, params: Params, x: jax.Array, what: str, depth: int,
+                   reference: Callable[[Params, jax.Array], jax.Array] = _ref_forward) -> None:
+    """mlp_forward(params, x) equals the reference; a failure names the trap when one shows."""
+    expected = reference(params, x)
+    try:
+        out = student.mlp_forward(params, x)
+        found = values.difference(out, expected, rtol=1e-4, atol=1e-5)
+        error = None
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # a shape error is what most traps give on real sizes
+        found, error = None, exc
+    if found is None and error is None:
+        return
+    trap = _diagnose(student.mlp_forward, depth)
+    observed = (
+        f"it raised {type(error).__name__}: {str(error).strip().splitlines()[0][:300]}"
+        if error is not None
+        else found.observed if found is not None else ""
+    )
+    if trap is not None:
+        observed += (
+            f"\n    on a probe of {depth} square layers (where that mistake cannot crash) the "
+            f"output matched the mistake described below"
+        )
+    raise fail(
+        f"mlp_forward(params, x) for {what}",
+        expected=found.expected if found is not None else f"logits of shape {tuple(expected.shape)}",
+        observed=observed,
+        cause=CAUSES[trap] if trap else (found.cause if found is not None else ""),
+        fix=FIXES[trap] if trap else "",
+    ) from error
+
+
+# -- init_mlp ----------------------------------------------------------------
+@check("init_mlp builds the lesson dict for any number of layers", points=2,
+       hint="For sizes of length n + 1 there are n layers: what are the names, and what shape "
+       "does layer i's 'w' get if it maps sizes[i-1] inputs to sizes[i] outputs?")
+def test_init_structure(student):
+    for sizes in ((4, 3), (6, 4, 4, 3), (6, *(4,) * 11, 3)):
+        params = student.init_mlp(jax.random.key(0), sizes)
+        expected = {
+            f"layer{i + 1}": {"b": jax.ShapeDtypeStruct((n_out,), jnp.float32),
+                              "w": jax.ShapeDtypeStruct((n_in, n_out), jnp.float32)}
+            for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes))
+        }
+        what = f"init_mlp(key, {sizes})"
+        if not isinstance(params, dict):
+            raise fail(f"the type of {what}", expected="a dict {'layer1': {'w': ..., 'b': ...}, ...}",
+                       observed=type(params).__name__,
+                       fix="return the lesson's nested dict, one entry 'layer<i>' per layer")
+        values.assert_tree_structure(
+            params, expected, what=what,
+            fix="name the layers 'layer1' ... 'layerN' (1-based) and give each a 'w' and a 'b'",
+        )
+        for name, layer in expected.items():
+            for leaf in ("w", "b"):
+                values.assert_shape(
+                    params[name][leaf], layer[leaf].shape, what=f"{what}['{name}']['{leaf}']",
+                    fix="weights are stored (in, out) and used as x @ w + b; biases are (out,)",
+                )
+
+
+@check("init_mlp uses He initialisation and zero biases", points=2,
+       hint="What standard deviation does He initialisation give a layer with fan_in inputs, "
+       "and what should every bias start at?")
+def test_init_statistics(student):
+    sizes = (400, 250, 10)
+    params = student.init_mlp(jax.random.key(3), sizes)
+    for i, n_in in enumerate(sizes[:-1], start=1):
+        w = np.asarray(params[f"layer{i}"]["w"], np.float64)
+        b = np.asarray(params[f"layer{i}"]["b"])
+        target = np.sqrt(2.0 / n_in)
+        std, mean = float(w.std()), float(w.mean())
+        tolerance = max(0.05, 6.0 / np.sqrt(2.0 * w.size))  # 6 sigma of a sample std
+        if not np.all(b == 0):
+            raise fail(f"the biases of init_mlp(key, {sizes}), layer{i}",
+                       expected="all zeros", observed=f"{int((b != 0).sum())} of {b.size} non-zero",
+                       fix="start every bias at jnp.zeros(n_out)")
+        if abs(std / target - 1.0) > tolerance or abs(mean) > 6 * target / np.sqrt(w.size):
+            ratio = std / target
+            cause = ("the weights are not scaled at all (std 1): multiply the normal draw by "
+                     "sqrt(2 / fan_in)" if abs(std - 1.0) < 0.05 else
+                     "std is sqrt(1 / fan_in) (LeCun), not sqrt(2 / fan_in) (He)"
+                     if abs(ratio - np.sqrt(0.5)) < 0.05 else
+                     "fan_in is the number of INPUTS of the layer, sizes[i-1]")
+            raise fail(
+                f"the initial weights of init_mlp(key, {sizes}), layer{i} (fan_in {n_in})",
+                expected=f"mean ~0 and std sqrt(2 / {n_in}) = {target:.4f} (within {tolerance:.0%})",
+                observed=f"mean {mean:.4f}, std {std:.4f} ({ratio:.2f} x the He value)",
+                cause=cause,
+                fix="w = jax.random.normal(k, (n_in, n_out)) * jnp.sqrt(2.0 / n_in)",
+            )
+
+
+@check("init_mlp gives every layer its own key", points=2,
+       hint="If two layers have the same shape and are drawn with the same key, what do their "
+       "weights look like? How many subkeys does jax.random.split give you?")
+def test_init_keys(student):
+    sizes = (8, 8, 8, 8)
+    params = student.init_mlp(jax.random.key(5), sizes)
+    ws = [np.asarray(params[f"layer{i}"]["w"]) for i in (1, 2, 3)]
+    for i in range(3):
+        for j in range(i + 1, 3):
+            if np.allclose(ws[i], ws[j]):
+                raise fail(
+                    f"init_mlp(key, {sizes}): the weights of layer{i + 1} and layer{j + 1}",
+                    expected="independent draws (different values)",
+                    observed="identical matrices",
+                    cause="both layers were drawn with the same key",
+                    fix="split the key once per layer: `keys = jax.random.split(key, len(sizes) - 1)`",
+                )
+    keys.assert_no_key_reuse(student.init_mlp, (jax.random.key(5), sizes),
+                             static_argnames=("sizes",), what="init_mlp(key, sizes)")
+
+
+@check("init_mlp is deterministic per key and accepts raw PRNGKey keys", points=1,
+       hint="Does your init depend on anything but the key you were given, and does it work "
+       "with both jax.random.key(0) and jax.random.PRNGKey(0)?", hidden=True)
+def test_init_key_use(student):
+    sizes = (6, 5, 4)
+    keys.assert_deterministic(lambda k: student.init_mlp(k, sizes), lambda k: (k,),
+                              what=f"init_mlp(key, {sizes})")
+    keys.assert_varies_with_key(lambda k: student.init_mlp(k, sizes), lambda k: (k,),
+                                what=f"init_mlp(key, {sizes})")
+    keys.assert_accepts_raw_keys(lambda k: student.init_mlp(k, sizes), lambda k: (k,),
+                                 what=f"init_mlp(key, {sizes})")
+
+
+# -- mlp_forward ---------------------------------------------------------------
+@check("mlp_forward equals the lesson's three-layer forward", points=2,
+       hint="For the lesson's three layers, is your loop doing exactly x @ w + b and ReLU, "
+       "twice, then a final x @ w + b?")
+def test_forward_lesson(student, seed):
+    rng = np.random.default_rng(seed)
+    params = _params(rng, LESSON_SIZES)
+    x = _inputs(rng, 32, LESSON_SIZES[0])
+    _check_forward(student, params, x, "the lesson's sizes (64, 256, 128, 10), batch 32", 3,
+                   reference=_lesson_forward)
+
+
+@check("mlp_forward is right for 1 to 12 layers", points=3,
+       hint="Where does your code find the depth, and in which order does it visit the layers "
+       "once there are more than nine of them?")
+def test_forward_depths(student, seed, credit):
+    rng = np.random.default_rng(seed + 1)
+    failures = []
+    for depth in DEPTHS:
+        sizes = _sizes_for(rng, depth)
+        params = _params(rng, sizes)
+        x = _inputs(rng, 5, sizes[0])
+        try:
+            _check_forward(student, params, x, f"{depth} layer(s) of sizes {sizes}", depth)
+        except AssertionError as found:
+            failures.append((depth, found))
+    if not failures:
+        return
+    right = len(DEPTHS) - len(failures)
+    depths = ", ".join(str(d) for d, _ in failures)
+    if right == 0:
+        raise failures[0][1]
+    credit.award(right / len(DEPTHS),
+                 f"right for {right} of {len(DEPTHS)} depths; wrong for {depths} layer(s). "
+                 f"The first one:\n{failures[0][1]}")
+
+
+@check("mlp_forward takes each layer's w and b by name", points=2,
+       hint="In what order does jax.tree.leaves return the two leaves of {'w': ..., 'b': ...}?")
+def test_forward_pairing(student, seed):
+    rng = np.random.default_rng(seed + 2)
+    for depth in (1, 3):
+        params = _params(rng, (SQUARE,) * (depth + 1))
+        x = _inputs(rng, SQUARE, SQUARE)
+        _check_forward(student, params, x, f"{depth} square layer(s) of width {SQUARE}", depth)
+
+
+@check("mlp_forward applies layer10 after layer9", points=2,
+       hint="Where does the string 'layer10' sort relative to 'layer2', and how can your loop "
+       "visit the layers by their number instead?")
+def test_forward_order(student, seed):
+    rng = np.random.default_rng(seed + 3)
+    params = _params(rng, (SQUARE,) * 13)
+    x = _inputs(rng, SQUARE, SQUARE)
+    _check_forward(student, params, x, f"12 square layers of width {SQUARE}", 12)
+
+
+@check("mlp_forward compiles under jax.jit and traces once", points=1,
+       hint="Is everything your loop depends on (the number of layers, the layer names) known "
+       "from the structure of params rather than from its values?")
+def test_forward_jit(student, seed):
+    rng = np.random.default_rng(seed + 4)
+    sizes = (7, 9, 8, 3, 5)
+    params = _params(rng, sizes)
+    x = _inputs(rng, 4, sizes[0])
+    jit.assert_jittable(student.mlp_forward, (params, x), what="mlp_forward(params, x)",
+                        rtol=1e-4, atol=1e-5)
+    traces.assert_traced_once(
+        student.mlp_forward,
+        [(params, x), (_params(rng, sizes), _inputs(rng, 4, sizes[0]))],
+        what="mlp_forward(params, x)",
+    )
+
+
+@check("mlp_forward is pure: params unchanged, no global state", points=1,
+       hint="Does mlp_forward write into params (or anything outside itself) while it runs?",
+       hidden=True)
+def test_forward_pure(student, seed):
+    rng = np.random.default_rng(seed + 5)
+    sizes = (4, 6, 3)
+    params = _params(rng, sizes)
+    purity.assert_pure(student.mlp_forward, (params, _inputs(rng, 3, 4)),
+                       what="mlp_forward(params, x)", module=student)

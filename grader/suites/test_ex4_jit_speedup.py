@@ -1,0 +1,249 @@
+"""Hidden checks for ex4_jit_speedup.py: timing eager and jitted steps correctly.
+
+Timers are judged by behaviour, on step functions whose timing is known
+(`grader.checks.timing`): a jitted step whose call returns at once but whose
+work takes ~0.1 s (a timer that does not wait reports the dispatch time), a
+step that sleeps only while being traced (a timer that times the first call
+charges that "compilation" to the steps), a plain step that sleeps on every
+eager call (so eager and jitted timings tell apart which was which), and a
+recording step (warm-up call, state chaining). The speedup itself is measured
+on a small version of the lesson's train step (64-64-64-10 MLP, Adam, batch
+128 of digits) and attached to the report as numbers and a bar chart.
+"""
+
+import io
+import itertools
+from functools import cache
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from grader.checks import timing
+from grader.checks.failure import fail
+from grader.data import load_digits
+from grader.suite import check
+
+LESSON = "ex4_jit_speedup"
+TITLE = "Exercise 4: measuring the jit speedup"
+
+TRAIN_SIZES = (64, 64, 64, 10)  # equal hidden shapes: fewer eager ops to compile
+TRAIN_STEPS = 8
+
+
+def _timings(result: Any, call: str) -> dict[str, float]:
+    if not isinstance(result, dict):
+        raise fail(f"the result of {call}", expected="a dict with eager_s, jit_s, compile_s, speedup",
+                   observed=f"a {type(result).__name__}: {result!r}"[:200])
+    missing = sorted({"eager_s", "jit_s", "compile_s", "speedup"} - set(result))
+    if missing:
+        raise fail(f"the keys of {call}", expected="eager_s, jit_s, compile_s, speedup",
+                   observed=f"{sorted(result)} (missing {missing})")
+    out = {}
+    for name in ("eager_s", "jit_s", "compile_s", "speedup"):
+        try:
+            out[name] = float(result[name])
+        except (TypeError, ValueError):
+            raise fail(f"{call}['{name}']", expected="a float",
+                       observed=repr(result[name])[:200]) from None
+        if not np.isfinite(out[name]) or out[name] <= 0.0:
+            raise fail(f"{call}['{name}']", expected="a positive, finite number",
+                       observed=f"{out[name]}",
+                       cause="a timing of 0 means the clock was read before any work ran")
+    return out
+
+
+# -- time_steps ------------------------------------------------------------------
+@check("time_steps returns seconds per step", points=2,
+       hint="After timing n_steps calls, what do you divide the elapsed time by, and in which "
+       "unit does time.perf_counter() count?")
+def test_time_steps_per_step(student):
+    case = timing.sleep_step(0.02)
+    n_steps = 5
+    reported = float(student.time_steps(case.step, case.state, case.batch, n_steps))
+    if 0.5 * case.step_s <= reported <= 3.0 * case.step_s + 0.01:
+        return
+    ratio = reported / case.step_s
+    cause = (f"the total of the {n_steps} steps was returned, not the time per step"
+             if abs(ratio / n_steps - 1.0) < 0.5 else
+             "the time is in milliseconds, not seconds" if abs(ratio / 1000 - 1.0) < 0.5 else
+             "the elapsed time is divided by the wrong count" if ratio < 0.5 else
+             "more than the timed calls was measured")
+    raise fail(
+        f"time_steps(step, state, batch, n_steps={n_steps}) on a step that takes "
+        f"{case.step_s:.3g} s per call",
+        expected=f"about {case.step_s:.3g} seconds per step",
+        observed=f"{reported:.4g}",
+        cause=cause,
+        fix="return (time.perf_counter() - start) / n_steps",
+    )
+
+
+@check("time_steps makes one warm-up call, then n_steps chained calls", points=2,
+       hint="How many times is step_fn called in total, and does each call get the state the "
+       "previous call returned?")
+def test_time_steps_chain(student):
+    timing.assert_chains_state(student.time_steps, what="time_steps(step_fn, state, batch, n_steps)")
+
+
+@check("time_steps waits for asynchronous results", points=3,
+       hint="When a jitted call returns, has its computation finished? What does "
+       "jax.block_until_ready do, and on which value should you call it?")
+def test_time_steps_waits(student):
+    timing.assert_waits_for_work(student.time_steps, what="time_steps(step_fn, state, batch, n_steps)")
+
+
+@check("time_steps leaves the compiling first call out of the timing", points=2,
+       hint="What does the first call of a jitted function do besides running it, and should "
+       "that count as the cost of a step?")
+def test_time_steps_warmup(student):
+    timing.assert_excludes_warmup(student.time_steps,
+                                  what="time_steps(step_fn, state, batch, n_steps)")
+
+
+# -- jit_speedup -------------------------------------------------------------------
+@check("jit_speedup reports compilation in compile_s, not in jit_s", points=3,
+       hint="Which call of jax.jit(step_fn) pays for tracing and compiling? Time that call on "
+       "its own, and time the steps only after it.")
+def test_speedup_compile(student):
+    timing.assert_reports_compile(student.jit_speedup,
+                                  what="jit_speedup(step_fn, state, batch, n_steps)")
+
+
+_SLEEP_RESULTS: dict[int, Any] = {}
+
+
+def _sleep_speedup(student: Any) -> tuple[Any, dict[str, float]]:
+    """jit_speedup on a step that sleeps 20 ms per eager call (once, at trace time, under jit)."""
+    if id(student) not in _SLEEP_RESULTS:
+        case = timing.sleep_step(0.02)
+        try:
+            got = student.jit_speedup(case.step, case.state, case.batch, 3)
+            _SLEEP_RESULTS[id(student)] = (case, got)
+        except Exception as exc:
+            _SLEEP_RESULTS[id(student)] = exc
+    found = _SLEEP_RESULTS[id(student)]
+    if isinstance(found, Exception):
+        raise found
+    case, got = found
+    return case, _timings(got, "jit_speedup(sleep_step, state, batch, 3)")
+
+
+@check("jit_speedup times step_fn eagerly and jax.jit(step_fn) compiled", points=2,
+       hint="Which of your two measurements runs the function exactly as given, and which one "
+       "runs jax.jit of it?")
+def test_speedup_which_is_which(student):
+    case, got = _sleep_speedup(student)
+    checked = (f"jit_speedup on a plain step that sleeps {case.step_s:.3g} s per eager call "
+               "(under jit the sleep happens once, while tracing)")
+    if got["eager_s"] < 0.5 * case.step_s:
+        raise fail(checked, expected=f"eager_s about {case.step_s:.3g} s",
+                   observed=f"eager_s = {got['eager_s']:.3g} s",
+                   cause="the 'eager' timing ran a jitted version of step_fn",
+                   fix="time step_fn itself, as given, for eager_s")
+    if got["jit_s"] >= 0.25 * case.step_s:
+        raise fail(checked, expected=f"jit_s far below {case.step_s:.3g} s",
+                   observed=f"jit_s = {got['jit_s']:.3g} s",
+                   cause="the 'jit' timing did not run jax.jit(step_fn) (or re-traced it on "
+                   "every call)",
+                   fix="jitted = jax.jit(step_fn) once, then time jitted")
+
+
+@check("jit_speedup's speedup is eager_s / jit_s", points=1,
+       hint="Which of the two per-step times goes on top of the fraction?")
+def test_speedup_ratio(student):
+    _, got = _sleep_speedup(student)
+    want = got["eager_s"] / got["jit_s"]
+    if np.isclose(got["speedup"], want, rtol=1e-6):
+        return
+    inverted = np.isclose(got["speedup"], 1.0 / want, rtol=1e-6)
+    raise fail("jit_speedup(...)['speedup']",
+               expected=f"eager_s / jit_s = {want:.4g}", observed=f"{got['speedup']:.4g}",
+               cause="the fraction is upside down (jit_s / eager_s)" if inverted else "",
+               fix="speedup = eager_s / jit_s")
+
+
+# -- the lesson's train step, small -------------------------------------------------
+@cache
+def _batch() -> tuple[jax.Array, jax.Array]:
+    x_train, y_train, _, _ = load_digits()
+    return jnp.asarray(x_train[:128]), jnp.asarray(y_train[:128])
+
+
+def _train_case() -> tuple[Any, Any, Any]:
+    """A fresh (never traced) train step of a small lesson MLP, its state and a batch."""
+    rng = np.random.default_rng(0)
+    params = {
+        f"layer{i + 1}": {
+            "w": jnp.asarray(rng.normal(0.0, np.sqrt(2.0 / n_in), (n_in, n_out)), jnp.float32),
+            "b": jnp.zeros(n_out, jnp.float32),
+        }
+        for i, (n_in, n_out) in enumerate(itertools.pairwise(TRAIN_SIZES))
+    }
+    optimizer = optax.adam(1e-3)
+
+    def forward(p: Any, x: jax.Array) -> jax.Array:
+        n = len(p)
+        for i in range(1, n + 1):
+            x = x @ p[f"layer{i}"]["w"] + p[f"layer{i}"]["b"]
+            if i < n:
+                x = jax.nn.relu(x)
+        return x
+
+    def loss_fn(p: Any, x: jax.Array, y: jax.Array) -> jax.Array:
+        return optax.softmax_cross_entropy_with_integer_labels(forward(p, x), y).mean()
+
+    def train_step(state: Any, batch: Any) -> Any:
+        p, opt_state = state
+        grads = jax.grad(loss_fn)(p, *batch)
+        updates, opt_state = optimizer.update(grads, opt_state, p)
+        return optax.apply_updates(p, updates), opt_state
+
+    return train_step, (params, optimizer.init(params)), _batch()
+
+
+def _bar_chart(got: dict[str, float]) -> bytes:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(5.0, 3.2))
+    ax = fig.add_subplot()
+    names = ["eager", "jax.jit"]
+    ms = [got["eager_s"] * 1e3, got["jit_s"] * 1e3]
+    bars = ax.bar(names, ms, color=["#d62728", "#1f77b4"])
+    ax.set_yscale("log")
+    ax.set_ylabel("ms per step (log scale)")
+    ax.set_title(f"train step of a {'-'.join(map(str, TRAIN_SIZES))} MLP, batch 128\n"
+                 f"{got['speedup']:.0f}x faster per step with jax.jit", fontsize=10)
+    for bar, value in zip(bars, ms, strict=True):
+        ax.annotate(f"{value:.3g} ms", (bar.get_x() + bar.get_width() / 2, value),
+                    ha="center", va="bottom", fontsize=9)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100)
+    return buffer.getvalue()
+
+
+@check("jit_speedup measures a plausible speedup on the lesson's train step", points=2,
+       hint="For a training step made of many small operations, which should be faster per "
+       "step: running them one by one, or one compiled program?")
+def test_speedup_train_step(student, attach):
+    step, state, batch = _train_case()
+    got = _timings(student.jit_speedup(step, state, batch, TRAIN_STEPS),
+                   f"jit_speedup(train_step, state, batch, {TRAIN_STEPS})")
+    for name in ("eager_s", "jit_s", "compile_s", "speedup"):
+        attach.metric(name, got[name])
+    attach.image("seconds per train step, eager and jitted", _bar_chart(got))
+    checked = (f"jit_speedup on a small lesson train step (MLP {TRAIN_SIZES}, Adam, batch 128), "
+               f"{TRAIN_STEPS} steps")
+    if not 1.5 < got["speedup"] < 1e5:
+        raise fail(checked, expected="a speedup between 1.5 and 100,000 (typically 30-100x here)",
+                   observed=f"eager_s {got['eager_s']:.3g} s, jit_s {got['jit_s']:.3g} s, "
+                   f"speedup {got['speedup']:.3g}",
+                   cause="the eager and jitted timings measure the same thing, or one of them "
+                   "does not wait for the work")
+    if got["compile_s"] < got["jit_s"]:
+        raise fail(checked, expected="compile_s (the first jitted call) longer than one compiled "
+                   "step", observed=f"compile_s {got['compile_s']:.3g} s, jit_s {got['jit_s']:.3g} s",
+                   cause="compile_s does not time the first call of a fresh jax.jit(step_fn)")

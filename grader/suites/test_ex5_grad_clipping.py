@@ -1,0 +1,517 @@
+"""Hidden checks for ex5_grad_clipping.py: clipping in an optax chain, raw gradient norms,
+and the plot of both runs.
+
+The optimizer is judged by its updates over a sequence of gradients whose norms
+range from 0.01 to 10,000, against reference chains built here; a mismatch is
+compared with the usual mistakes (clipping after Adam, no clipping, arguments
+ignored) to name the cause.
+
+The recorded norms are judged two ways that do not depend on the student's key
+layout: (1) at step 0 both runs (clip on and off, same key) have seen nothing
+but the initial parameters and the first batch, so their raw norms must agree,
+and on inputs scaled by 10 they are far above `max_norm`; (2) on all-zero
+inputs with a single label, every hidden activation is ReLU(0) = 0, only the
+last bias gets a gradient, and the whole run can be recomputed here exactly.
+
+The plot is judged by its pixels (two distinct coloured curves) and, through a
+hook on `Figure.savefig`, by the lines it draws.
+"""
+
+import os
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from grader.checks import values
+from grader.checks.failure import fail
+from grader.data import load_digits
+from grader.suite import Attachments, check
+
+LESSON = "ex5_grad_clipping"
+TITLE = "Exercise 5: gradient clipping with optax"
+
+GRAD_NORMS = (0.01, 0.3, 5.0, 200.0, 1e4, 0.05, 50.0, 0.8, 3e3, 1.0)
+ZERO_LABEL = 3
+
+
+# -- the optimizer -------------------------------------------------------------
+def _tree(rng: np.random.Generator) -> dict[str, Any]:
+    return {
+        "layer1": {"w": jnp.asarray(rng.normal(size=(3, 4)), jnp.float32),
+                   "b": jnp.asarray(rng.normal(size=(4,)), jnp.float32)},
+        "layer2": {"w": jnp.asarray(rng.normal(size=(4, 2)), jnp.float32),
+                   "b": jnp.asarray(rng.normal(size=(2,)), jnp.float32)},
+    }
+
+
+def _gradients(rng: np.random.Generator, like: Any) -> list[Any]:
+    """Gradients of global norms GRAD_NORMS, in random directions."""
+    grads = []
+    for norm in GRAD_NORMS:
+        g = jax.tree.map(lambda p: jnp.asarray(rng.normal(size=p.shape), jnp.float32), like)
+        scale = norm / float(optax.tree.norm(g))
+        grads.append(jax.tree.map(lambda leaf, s=scale: leaf * s, g))
+    return grads
+
+
+def _updates(opt: Any, params: Any, grads: list[Any]) -> list[Any]:
+    state = opt.init(params)
+    out = []
+    for g in grads:
+        updates, state = opt.update(g, state, params)
+        params = optax.apply_updates(params, updates)
+        out.append(updates)
+    return out
+
+
+def _ref_optimizer(clip: bool, learning_rate: float, max_norm: float) -> Any:
+    adam = optax.scale_by_adam()
+    steps = [optax.clip_by_global_norm(max_norm)] if clip else []
+    return optax.chain(*steps, adam, optax.scale(-learning_rate))
+
+
+def _traps(learning_rate: float, max_norm: float) -> dict[str, Any]:
+    return {
+        "plain Adam: nothing is clipped before Adam. Either the chain has no "
+        "clip_by_global_norm, or it comes AFTER adam, where it clips Adam's updates (about "
+        "learning_rate per parameter, far below max_norm) instead of the raw gradients":
+        optax.adam(learning_rate),
+        "optax.chain(optax.adam(learning_rate), optax.clip_by_global_norm(max_norm)): the clip "
+        "comes after Adam, so it clips the updates, not the raw gradients":
+        optax.chain(optax.adam(learning_rate), optax.clip_by_global_norm(max_norm)),
+        "clipping with max_norm=1.0 whatever max_norm was passed":
+        optax.chain(optax.clip_by_global_norm(1.0), optax.adam(learning_rate)),
+        "Adam with learning rate 1e-3 whatever learning_rate was passed":
+        optax.chain(optax.clip_by_global_norm(max_norm), optax.adam(1e-3)),
+        "clipping each value to [-max_norm, max_norm] (optax.clip) instead of rescaling the "
+        "whole gradient to global norm max_norm (optax.clip_by_global_norm)":
+        optax.chain(optax.clip(max_norm), optax.adam(learning_rate)),
+        "AdamW (weight decay) instead of Adam":
+        optax.chain(optax.clip_by_global_norm(max_norm), optax.adamw(learning_rate)),
+        "clip_by_global_norm(learning_rate) and adam(max_norm): the arguments are swapped":
+        optax.chain(optax.clip_by_global_norm(learning_rate), optax.adam(max_norm)),
+        "clipping even though clip=False":
+        optax.chain(optax.clip_by_global_norm(max_norm), optax.adam(learning_rate)),
+    }
+
+
+def _check_optimizer(student: Any, seed: int, clip: bool, learning_rate: float,
+                     max_norm: float, call: str, kwargs: dict[str, Any]) -> None:
+    rng = np.random.default_rng(seed)
+    params = _tree(rng)
+    grads = _gradients(rng, params)
+    opt = student.make_optimizer(**kwargs)
+    if not (callable(getattr(opt, "init", None)) and callable(getattr(opt, "update", None))):
+        raise fail(f"{call} returns an optax optimizer", expected="an optax.GradientTransformation "
+                   "(with .init and .update)", observed=repr(opt)[:200],
+                   fix="return the optax object itself, e.g. optax.chain(...)")
+    got = _updates(opt, params, grads)
+    want = _updates(_ref_optimizer(clip, learning_rate, max_norm), params, grads)
+    for step, (g, w) in enumerate(zip(got, want, strict=True)):
+        found = values.difference(g, w, rtol=1e-4, atol=1e-8)
+        if found is None:
+            continue
+        cause = ""
+        for name, trap in _traps(learning_rate, max_norm).items():
+            if name.startswith("clipping even") and clip:
+                continue
+            trapped = _updates(trap, params, grads)
+            if all(values.difference(a, b, rtol=1e-4, atol=1e-8) is None
+                   for a, b in zip(got, trapped, strict=True)):
+                cause = f"your updates equal those of {name}"
+                break
+        norms = ", ".join(f"{n:g}" for n in GRAD_NORMS)
+        raise fail(
+            f"the updates of {call} over {len(GRAD_NORMS)} steps with gradient norms {norms}",
+            expected=f"step {step} (gradient norm {GRAD_NORMS[step]:g}): {found.expected}",
+            observed=found.observed,
+            cause=cause or "the updates differ from the reference chain's",
+            fix=("optax.chain(optax.clip_by_global_norm(max_norm), optax.adam(learning_rate)): "
+                 "the chain applies its links left to right, so the raw gradients are clipped "
+                 "first" if clip else "return optax.adam(learning_rate) when clip is False"),
+        )
+
+
+@check("make_optimizer() clips the raw gradients, then applies Adam", points=3,
+       hint="In optax.chain(a, b), which transformation sees the raw gradients? Which one "
+       "should: the clipping or Adam?")
+def test_optimizer_default(student, seed):
+    _check_optimizer(student, seed, True, 1e-3, 1.0, "make_optimizer()", {})
+
+
+@check("make_optimizer uses its learning_rate and max_norm", points=2,
+       hint="Are learning_rate and max_norm passed on to optax, or are the lesson's 1e-3 and "
+       "1.0 written into the chain?")
+def test_optimizer_arguments(student, seed):
+    _check_optimizer(student, seed + 1, True, 0.5, 0.3,
+                     "make_optimizer(clip=True, learning_rate=0.5, max_norm=0.3)",
+                     {"clip": True, "learning_rate": 0.5, "max_norm": 0.3})
+
+
+@check("make_optimizer(clip=False) is plain Adam", points=2,
+       hint="What should the optimizer be when clip is False?")
+def test_optimizer_no_clip(student, seed):
+    _check_optimizer(student, seed + 2, False, 0.01, 1.0,
+                     "make_optimizer(clip=False, learning_rate=0.01)",
+                     {"clip": False, "learning_rate": 0.01})
+
+
+# -- the recorded norms --------------------------------------------------------
+@cache
+def _digits() -> tuple[Any, ...]:
+    return load_digits()
+
+
+def _scaled_digits(factor: float) -> tuple[Any, ...]:
+    x_train, y_train, x_test, y_test = _digits()
+    return x_train * factor, y_train, x_test * factor, y_test
+
+
+def _zero_data() -> tuple[Any, ...]:
+    """All-zero inputs with one label: only the last bias learns, so the run is known."""
+    x = np.zeros((300, 64), np.float32)
+    y = np.full(300, ZERO_LABEL, np.int32)
+    return x, y, x[:30], y[:30]
+
+
+def _ref_zero_run(n_steps: int, learning_rate: float, clip: bool) -> tuple[list[float], list[float]]:
+    """The loss and the raw gradient norm of every step on `_zero_data`: with x = 0 every
+    hidden pre-activation is 0 (zero biases), ReLU(0) = 0 with derivative 0, so the logits
+    are the last bias b3 and its gradient, softmax(b3) - onehot, is the whole gradient."""
+    b3 = jnp.zeros(10)
+    opt = _ref_optimizer(clip, learning_rate, 1.0)
+    state = opt.init(b3)
+    losses, norms = [], []
+
+    def loss(b: jax.Array) -> jax.Array:
+        return -jax.nn.log_softmax(b)[ZERO_LABEL]
+
+    for _ in range(n_steps):
+        value, grad = jax.value_and_grad(loss)(b3)
+        losses.append(float(value))
+        norms.append(float(jnp.sqrt(jnp.sum(grad**2))))
+        updates, state = opt.update(grad, state, b3)
+        b3 = optax.apply_updates(b3, updates)
+    return losses, norms
+
+
+_RUNS: dict[tuple[Any, ...], Any] = {}
+
+
+def _train(student: Any, name: str, data: Callable[[], tuple[Any, ...]], n_steps: int,
+           clip: bool, **kwargs: Any) -> dict[str, Any]:
+    """train_recording_grad_norms, each distinct run once per student module."""
+    tag = (id(student), name, n_steps, clip, tuple(sorted(kwargs.items())))
+    if tag not in _RUNS:
+        try:
+            _RUNS[tag] = student.train_recording_grad_norms(jax.random.key(0), data(), n_steps,
+                                                            clip, **kwargs)
+        except Exception as exc:
+            _RUNS[tag] = exc
+    found = _RUNS[tag]
+    if isinstance(found, Exception):
+        raise found
+    call = f"train_recording_grad_norms(key, {name}, n_steps={n_steps}, clip={clip}" + "".join(
+        f", {k}={v}" for k, v in kwargs.items()) + ")"
+    _check_record(found, n_steps, call)
+    return found
+
+
+def _check_record(record: Any, n_steps: int, call: str) -> None:
+    if not isinstance(record, dict) or not {"loss", "grad_norm"} <= set(record):
+        raise fail(f"the result of {call}", expected="a dict with keys 'loss' and 'grad_norm'",
+                   observed=repr(record)[:200],
+                   fix="return {'loss': losses, 'grad_norm': norms}")
+    for name in ("loss", "grad_norm"):
+        series = record[name]
+        if not isinstance(series, list | tuple):
+            raise fail(f"{call}['{name}']", expected="a list of floats, one per step",
+                       observed=f"a {type(series).__name__}",
+                       fix="collect one float per step in a Python list")
+        if len(series) != n_steps:
+            raise fail(f"the length of {call}['{name}']", expected=f"{n_steps} (one per step)",
+                       observed=str(len(series)),
+                       cause="a value recorded per epoch, or the first/last step skipped",
+                       fix="append one value in every training step")
+        try:
+            numbers = [float(v) for v in series]
+        except (TypeError, ValueError):
+            raise fail(f"the entries of {call}['{name}']", expected="numbers (floats)",
+                       observed=repr(series[:3])[:200],
+                       fix="convert each recorded value with float(...)") from None
+        if not np.all(np.isfinite(numbers)):
+            raise fail(f"{call}['{name}'] is finite", expected="no NaN or inf",
+                       observed=f"{np.sum(~np.isfinite(numbers))} of {n_steps} entries are NaN/inf",
+                       cause="the training diverged (too large a learning rate?) or the loss is "
+                       "computed unstably (use jax.nn.log_softmax or optax's cross-entropy)")
+
+
+@check("train_recording_grad_norms records one loss and one norm per step", points=1,
+       hint="How many entries does each list get if you append once per training step?")
+def test_record_format(student):
+    _train(student, "digits", _digits, 40, True)
+
+
+@check("the recorded norms are taken before clipping", points=3,
+       hint="Which gradient does clipping change: the one jax.grad returns, or the one you "
+       "record? Record the norm of the gradient before the optimizer sees it.")
+def test_norms_pre_clip(student, attach):
+    with_clip = _train(student, "digits * 10", lambda: _scaled_digits(10.0), 5, True)
+    without = _train(student, "digits * 10", lambda: _scaled_digits(10.0), 5, False)
+    first_clip, first_raw = float(with_clip["grad_norm"][0]), float(without["grad_norm"][0])
+    attach.metric("raw gradient norm at step 0 (digits x 10)", first_raw)
+    if np.isclose(first_clip, first_raw, rtol=1e-3):
+        return
+    if first_clip <= 1.0 + 1e-3 < first_raw:
+        cause = ("the norm was taken AFTER clipping: with clip=True every recorded norm is at most "
+                 "max_norm=1.0 although the raw gradient's norm was "
+                 f"{first_raw:.1f}, so the plot can never show what clipping did")
+    else:
+        cause = ("the two runs do not start from the same parameters and first batch: does the "
+                 "key layout (init, shuffling) depend on clip?")
+    raise fail(
+        "grad_norm[0] of two runs with the same key (clip=True and clip=False, inputs x 10)",
+        expected=f"the same raw norm in both runs (step 0 has seen no clipping yet): {first_raw:.4f}",
+        observed=f"{first_clip:.4f} with clip=True, {first_raw:.4f} with clip=False",
+        cause=cause,
+        fix="loss, grads = jax.value_and_grad(loss_fn)(params, x, y); record "
+        "optax.tree.norm(grads); only then call optimizer.update(grads, ...)",
+    )
+
+
+@check("the recorded norms equal optax.tree.norm of the raw gradient", points=2,
+       hint="Is what you record the global L2 norm over all leaves of the gradient: not its "
+       "square, not one layer's, not the norm of the updates?", hidden=True)
+def test_norms_exact(student):
+    n_steps, lr = 6, 0.05
+    record = _train(student, "zero inputs", _zero_data, n_steps, False, learning_rate=lr)
+    losses = [float(v) for v in record["loss"]]
+    norms = [float(v) for v in record["grad_norm"]]
+    ref_losses, ref_norms = _ref_zero_run(n_steps, lr, clip=False)
+    checked = ("train_recording_grad_norms on all-zero inputs with one label (only the last "
+               "bias learns, so every step is known)")
+    if np.allclose(losses, ref_losses, rtol=1e-4, atol=1e-5):
+        if np.allclose(norms, ref_norms, rtol=1e-4, atol=1e-6):
+            return
+        ratio = np.asarray(norms) / np.asarray(ref_norms)
+        cause = ("the recorded values are the SQUARED norm: take the square root "
+                 "(optax.tree.norm does)" if np.allclose(norms, np.square(ref_norms), rtol=1e-4)
+                 else f"the recorded values are {np.median(ratio):.3g} x the raw gradient's norm")
+        raise fail(checked, expected=f"grad_norm {np.round(ref_norms, 5).tolist()}",
+                   observed=f"grad_norm {np.round(norms, 5).tolist()}", cause=cause,
+                   fix="record optax.tree.norm(grads) of the gradient jax.grad returned")
+    default_losses, _ = _ref_zero_run(n_steps, 1e-3, clip=False)
+    if np.allclose(losses, default_losses, rtol=1e-4, atol=1e-5):
+        raise fail(checked, expected=f"loss {np.round(ref_losses, 4).tolist()} with "
+                   f"learning_rate={lr}", observed=f"loss {np.round(losses, 4).tolist()}, the run "
+                   "of learning_rate=1e-3", cause="the learning_rate argument is not used",
+                   fix="pass learning_rate on: make_optimizer(clip, learning_rate)")
+    # The run left the known path (e.g. a ReLU whose derivative at 0 is not 0): only step 0,
+    # where the last bias's gradient alone has norm sqrt(0.9), can be judged.
+    if norms[0] < ref_norms[0] * (1 - 1e-4):
+        raise fail(checked, expected=f"grad_norm[0] >= {ref_norms[0]:.5f} (the last bias's "
+                   "gradient alone has this norm)", observed=f"grad_norm[0] = {norms[0]:.5f}",
+                   cause="the recorded value is not the global norm of the whole gradient "
+                   "(squared? one layer only? after the optimizer?)",
+                   fix="record optax.tree.norm(grads) of the gradient jax.grad returned")
+
+
+@check("training on digits lowers the loss, with and without clipping", points=2,
+       hint="Are the parameters and the optimizer state carried from one step to the next, and "
+       "does each step use a new batch?")
+def test_loss_decreases(student, attach):
+    for clip in (True, False):
+        losses = np.asarray(_train(student, "digits", _digits, 40, clip)["loss"], np.float64)
+        first, last = losses[:10].mean(), losses[-10:].mean()
+        attach.metric(f"mean loss, last 10 of 40 steps, clip={clip}", float(last))
+        if not last < 0.75 * first:
+            raise fail(
+                f"the loss of train_recording_grad_norms(key, digits, 40, clip={clip})",
+                expected="the mean of the last 10 steps below 0.75 x the mean of the first 10 "
+                "(Adam 1e-3 on digits gets from ~2.3 to ~0.5 in 40 steps)",
+                observed=f"first 10: {first:.3f}, last 10: {last:.3f}",
+                cause="the parameters are not updated (is the new params/opt_state kept?), "
+                "or every step trains on the same few examples",
+            )
+
+
+# -- the plot ------------------------------------------------------------------
+def _series() -> tuple[list[float], list[float]]:
+    steps = np.arange(60)
+    without = 2.0 + 30.0 * np.abs(np.sin(steps / 3.0)) * np.exp(-steps / 40.0)
+    with_clip = 1.5 + 0.8 * np.exp(-steps / 20.0)
+    return [float(v) for v in with_clip], [float(v) for v in without]
+
+
+@contextmanager
+def _recorded_figures() -> Iterator[list[Any]]:
+    """Every matplotlib Figure saved meanwhile (plt.savefig goes through Figure.savefig)."""
+    from matplotlib.figure import Figure
+
+    saved: list[Any] = []
+    original = Figure.savefig
+
+    def recording(self: Any, *args: Any, **kwargs: Any) -> Any:
+        saved.append(self)
+        return original(self, *args, **kwargs)
+
+    Figure.savefig = recording  # type: ignore[method-assign]
+    try:
+        yield saved
+    finally:
+        Figure.savefig = original  # type: ignore[method-assign]
+
+
+_PLOTS: dict[int, Any] = {}
+
+
+def _plot(student: Any) -> tuple[str, Any, bytes, list[Any]]:
+    """plot_grad_norms once per module: (path asked for, returned, file bytes, figures)."""
+    if id(student) not in _PLOTS:
+        folder = tempfile.mkdtemp(prefix="grad_norms_")
+        path = os.path.join(folder, "grad_norms.png")
+        with_clip, without = _series()
+        try:
+            with _recorded_figures() as figures:
+                returned = student.plot_grad_norms(with_clip, without, path)
+            data = Path(path).read_bytes() if os.path.isfile(path) else b""
+            _PLOTS[id(student)] = (path, returned, data, list(figures))
+        except Exception as exc:
+            _PLOTS[id(student)] = exc
+    found = _PLOTS[id(student)]
+    if isinstance(found, Exception):
+        raise found
+    return found
+
+
+def _image(data: bytes) -> np.ndarray:
+    import io
+
+    import matplotlib.image
+
+    return np.asarray(matplotlib.image.imread(io.BytesIO(data), format="png"))
+
+
+def _colour_clusters(img: np.ndarray) -> list[tuple[float, int]]:
+    """(hue in degrees, pixel count) of every group of clearly coloured pixels."""
+    import matplotlib.colors
+
+    rgb = img[..., :3].astype(np.float64)
+    if rgb.max() > 1.0:
+        rgb = rgb / 255.0
+    hsv = matplotlib.colors.rgb_to_hsv(rgb)
+    coloured = (hsv[..., 1] > 0.35) & (hsv[..., 2] > 0.25)
+    if img.shape[-1] == 4:
+        coloured &= img[..., 3] > 0.5
+    counts, _ = np.histogram(hsv[..., 0][coloured], bins=36, range=(0.0, 1.0))
+    floor = max(40, int(0.0002 * coloured.size))
+    busy = counts >= floor
+    clusters: list[tuple[float, int]] = []
+    start = next((i for i in range(36) if not busy[i]), None)
+    if start is None:
+        return [(0.0, int(counts.sum()))]
+    run: list[int] = []
+    for k in range(1, 37):
+        i = (start + k) % 36
+        if busy[i]:
+            run.append(i)
+        elif run:
+            clusters.append((float(run[0] * 10 + 5), int(counts[run].sum())))
+            run = []
+    return clusters
+
+
+def _attach_plot(attach: Attachments, data: bytes) -> None:
+    if data.startswith(Attachments.PNG_MAGIC) and len(data) <= Attachments.MAX_IMAGE_BYTES:
+        attach.image("your gradient-norm plot (test data: a smooth and a spiky curve)", data)
+
+
+@check("plot_grad_norms writes a PNG at path and returns path", points=1,
+       hint="Does your function save the figure to the path it was given, as a PNG, and "
+       "return that same path?")
+def test_plot_file(student, attach):
+    path, returned, data, _ = _plot(student)
+    if not data:
+        raise fail("the file plot_grad_norms(with_clip, without_clip, path) writes",
+                   expected=f"a PNG file at {os.path.basename(path)}", observed="no file at path",
+                   fix="fig.savefig(path) (or plt.savefig(path)) with the path argument")
+    if not data.startswith(Attachments.PNG_MAGIC):
+        raise fail("the file plot_grad_norms writes", expected="a PNG image",
+                   observed=f"a file starting with {data[:8]!r}",
+                   fix="save with format='png' (or a path ending in .png)")
+    try:
+        img = _image(data)
+    except Exception as exc:
+        raise fail("the PNG plot_grad_norms writes", expected="a readable PNG",
+                   observed=f"matplotlib could not read it: {exc}") from exc
+    _attach_plot(attach, data)
+    if img.shape[0] < 100 or img.shape[1] < 100:
+        raise fail("the size of the plot", expected="at least 100 x 100 pixels",
+                   observed=f"{img.shape[1]} x {img.shape[0]}")
+    if os.fspath(returned) != path:
+        raise fail("the return value of plot_grad_norms(with_clip, without_clip, path)",
+                   expected=repr(path), observed=repr(returned)[:200], fix="return path")
+
+
+@check("the plot shows two curves in two colours", points=2,
+       hint="Does your figure draw both lists, on the same axes, each in its own colour?")
+def test_plot_two_series(student):
+    _, _, data, _ = _plot(student)
+    if not data.startswith(Attachments.PNG_MAGIC):
+        raise fail("the plot's pixels", expected="a PNG file at path", observed="no PNG written")
+    clusters = _colour_clusters(_image(data))
+    if len(clusters) >= 2:
+        return
+    raise fail(
+        "the coloured curves in the PNG plot_grad_norms wrote (a smooth and a spiky test series)",
+        expected="two curves in two distinct colours",
+        observed=(f"{len(clusters)} colour" + ("" if len(clusters) == 1 else "s")
+                  + (f" (hue {clusters[0][0]:.0f} degrees, {clusters[0][1]} pixels)" if clusters else "")),
+        cause="only one of the two lists was plotted (or the second went into another figure "
+        "that was never saved), or both were drawn in the same colour",
+        fix="ax.plot(without_clip, label='without clipping'); ax.plot(with_clip, label='with "
+        "clipping'); then save that one figure",
+    )
+
+
+@check("the plot draws both norm lists on labelled axes", points=1,
+       hint="Are both lists drawn as lines with the step on the x axis, and do both axes say "
+       "what they show?", hidden=True)
+def test_plot_lines(student):
+    _, _, _, figures = _plot(student)
+    if not figures:
+        raise fail("the matplotlib figure plot_grad_norms saved",
+                   expected="a figure saved with Figure.savefig or plt.savefig",
+                   observed="no matplotlib figure was saved",
+                   fix="draw with matplotlib and save with fig.savefig(path)")
+    with_clip, without = _series()
+    axes = [ax for fig in figures for ax in fig.axes]
+    found: dict[str, Any] = {}
+    for ax in axes:
+        for line in ax.get_lines():
+            y = np.asarray(line.get_ydata(), np.float64)
+            for name, series in (("with_clip", with_clip), ("without_clip", without)):
+                if y.shape == (len(series),) and np.allclose(y, series, rtol=1e-6):
+                    found.setdefault(name, ax)
+    missing = [name for name in ("with_clip", "without_clip") if name not in found]
+    if missing:
+        raise fail("the lines of the saved figure", expected="one line per list, y = the norms",
+                   observed=f"no line with the values of {', '.join(missing)}",
+                   fix="ax.plot(steps, norms) for each of the two lists")
+    for ax in set(found.values()):
+        if not ax.get_xlabel().strip() or not ax.get_ylabel().strip():
+            raise fail("the axis labels of the plot",
+                       expected="an x label (the step) and a y label (the gradient norm)",
+                       observed=f"x label {ax.get_xlabel()!r}, y label {ax.get_ylabel()!r}",
+                       fix="ax.set_xlabel('step'); ax.set_ylabel('gradient norm')")
