@@ -44,6 +44,7 @@ import optax
 
 # TODO: the lesson's optimizer: Adam with learning rate 1e-3, from optax
 ### BEGIN SOLUTION
+### STUB: optimizer = None  # TODO
 optimizer = optax.adam(1e-3)
 ### END SOLUTION
 

@@ -15,7 +15,7 @@ becomes, in exercises/NAME.py,
         # TODO: scatter-add the values with `.at[indices].add(values)`
         raise NotImplementedError("add_at is not implemented yet")
 
-at the block's indentation (a method's message names `Class.method`). A
+at the block's indentation (named after the innermost enclosing function). A
 block may say what its stub is instead, with `### STUB: <line>` comment lines
 inside it (in order, indented relative to the block). Blocks outside a
 function (module or class level: `optimizer = ...`) MUST do so, since a
@@ -60,26 +60,13 @@ class Block:
     end: int  # 0-based index of the END line
     indent: str
     stub: tuple[str, ...]  # explicit replacement lines (relative to `indent`), may be empty
-    owner: str | None  # the enclosing function ("add_at", "FlaxMLP.__call__"), None outside one
+    owner: str | None  # the innermost enclosing function ("add_at", "__call__"), None outside one
 
 
 def _owners(tree: ast.Module) -> list[tuple[int, int, str]]:
-    """(first line, last line, name) of every function, innermost last."""
-    spans: list[tuple[int, int, str]] = []
-
-    def visit(node: ast.AST, cls: str | None) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                name = f"{cls}.{child.name}" if cls else child.name
-                spans.append((child.lineno, child.end_lineno or child.lineno, name))
-                visit(child, None)
-            elif isinstance(child, ast.ClassDef):
-                visit(child, child.name)
-            else:
-                visit(child, cls)
-
-    visit(tree, None)
-    return spans
+    """(first line, last line, name) of every function and method."""
+    return [(n.lineno, n.end_lineno or n.lineno, n.name) for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
 
 
 def _owner(spans: list[tuple[int, int, str]], line: int) -> str | None:

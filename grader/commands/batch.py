@@ -1,0 +1,214 @@
+"""Grade a class: every submission, in parallel, into per-student reports and a gradebook.
+
+    grade batch SUBMISSIONS --out DIR [--workers N] [--student NAME] [--scheduler tcp://HOST:PORT]
+
+SUBMISSIONS holds one folder per student (the folder's name is the student's
+name) with their lesson files, `.py` or `.ipynb`, either directly or in an
+`exercises/` folder inside it. Each student is graded independently, exactly
+as `grade` grades one folder (the engine isolates every lesson file in a
+bounded child process), by N local workers or, with --scheduler, by a
+dask.distributed cluster (`pip install 'jax-lesson-grader[cluster]'`); both
+give identical results. A broken or hostile submission only affects its own
+report.
+
+DIR gets:
+    students/NAME.json   the results JSON (as `grade --json`)
+    students/NAME.html   the student's HTML report
+    gradebook.csv        student, total, max, percent, one column per lesson file, status
+    summary.html         score distribution, pass rate of every check (most failed first)
+
+`--student NAME` (repeatable) regrades only those students and rebuilds the
+gradebook and the summary from every student's results. Exit 0 when every
+student was graded (whatever their scores), 1 when the grader itself failed
+for a student (see students/NAME.error.txt), 2 on bad options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import catalog
+from grader.commands import gradebook, shared
+from grader.model import Report
+from grader.reports import html, results
+from grader.runner import engine
+from grader.runner.submission import Submission, SubmissionError, find
+
+IGNORED_FOLDERS = ("__MACOSX",)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One student's grading: everything a worker (local or remote) needs."""
+
+    student: str
+    root: str  # the folder graded, as shown in the report: "submissions/alice"
+    files: tuple[tuple[str, str], ...]  # (lesson name, path of its file)
+
+    def submission(self) -> Submission:
+        return Submission(Path(self.root), {name: Path(path) for name, path in self.files})
+
+
+Outcome = tuple[Job, Report | None, str]  # the report, or the grader's own error
+Grader = Callable[[list[Job], list[catalog.ExerciseSpec], engine.Options], Iterator[Outcome]]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("submissions", metavar="SUBMISSIONS_DIR",
+                        help="a folder with one folder of lesson files per student")
+    parser.add_argument("--out", required=True, metavar="DIR", help="where the reports and the gradebook go")
+    parser.add_argument("--workers", type=shared.positive_int, default=os.cpu_count() or 1, metavar="N",
+                        help="students graded at once (default: the number of CPUs)")
+    parser.add_argument("--student", action="append", default=[], metavar="NAME",
+                        help="grade only this student (repeatable) and update the gradebook")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="grade on a dask.distributed cluster, e.g. tcp://10.0.0.5:8786")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    shared.add_grading_options(parser)
+
+
+def students(submissions: Path) -> list[str]:
+    return sorted(p.name for p in submissions.iterdir()
+                  if p.is_dir() and not p.name.startswith((".", "_")) and p.name not in IGNORED_FOLDERS)
+
+
+def job_for(submissions: Path, student: str, lessons: list[str]) -> Job:
+    folder = submissions / student
+    for candidate in (folder, folder / "exercises"):
+        if candidate.is_dir():
+            try:
+                found = find(candidate, lessons)
+            except SubmissionError:
+                continue
+            return Job(student, str(candidate), tuple((n, str(p)) for n, p in sorted(found.files.items())))
+    return Job(student, str(folder), ())  # no lesson files: every exercise is reported missing
+
+
+def grade_job(job: Job, specs: list[catalog.ExerciseSpec], options: engine.Options) -> Report:
+    return engine.grade(specs, job.submission(), options)
+
+
+def grade_locally(workers: int) -> Grader:
+    def run(jobs: list[Job], specs: list[catalog.ExerciseSpec], options: engine.Options) -> Iterator[Outcome]:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="batch") as pool:
+            futures: dict[Future[Report], Job] = {pool.submit(grade_job, j, specs, options): j for j in jobs}
+            for future in as_completed(futures):
+                job = futures[future]
+                try:
+                    yield job, future.result(), ""
+                except Exception:  # the grader's own failure: report it, grade the others
+                    yield job, None, traceback.format_exc()
+
+    return run
+
+
+def write_student(out: Path, job: Job, report: Report | None, error: str) -> list[str]:
+    """The student's files in OUT/students/; returns problems writing them."""
+    folder = out / gradebook.STUDENTS
+    stale = [folder / f"{job.student}.error.txt"] if report else [folder / f"{job.student}.{k}" for k in ("json", "html")]
+    for path in stale:
+        path.unlink(missing_ok=True)
+    try:
+        if report is None:
+            (folder / f"{job.student}.error.txt").write_text(
+                f"the grader could not grade {job.root}:\n{error}", encoding="utf-8")
+            return []
+        results.write(report, folder / f"{job.student}.json")
+        html.write(report, folder / f"{job.student}.html")
+    except OSError as exc:
+        return [f"{job.student}: could not write the reports: {exc}"]
+    return []
+
+
+class Progress:
+    """A tqdm bar on a terminal, one line per student otherwise; nothing with --quiet."""
+
+    def __init__(self, total: int, quiet: bool) -> None:
+        self.total, self.done, self.quiet = total, 0, quiet
+        self.bar = None
+        if not quiet and sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="student", desc="grading", file=sys.stderr, dynamic_ncols=True)
+
+    def update(self, job: Job, report: Report | None) -> None:
+        self.done += 1
+        what = f"{100 * report.fraction:.1f}%" if report else "grader error"
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"{job.student}: {what}")
+            self.bar.update()
+        elif not self.quiet:
+            print(f"[{self.done}/{self.total}] {job.student}: {what}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def batch(jobs: list[Job], specs: list[catalog.ExerciseSpec], options: engine.Options, out: Path,
+          grader: Grader, quiet: bool = True) -> tuple[list[gradebook.Student], list[str]]:
+    """Grade `jobs`, write their files, rebuild the gradebook; returns the class and the problems."""
+    (out / gradebook.STUDENTS).mkdir(parents=True, exist_ok=True)
+    problems: list[str] = []
+    progress = Progress(len(jobs), quiet)
+    try:
+        for job, report, error in grader(jobs, specs, options):
+            if report is None:
+                problems.append(f"{job.student}: the grader failed: {error.strip().splitlines()[-1]}")
+            problems += write_student(out, job, report, error)
+            progress.update(job, report)
+    finally:
+        progress.close()
+    return gradebook.rebuild(out), problems
+
+
+def run(args: argparse.Namespace) -> int:
+    from grader.cli import UsageError
+
+    submissions, out = Path(args.submissions), Path(args.out)
+    if not submissions.is_dir():
+        raise UsageError(f"{submissions}: no such folder (give the folder holding one folder per student)")
+    specs = shared.specs(args)
+    everyone = students(submissions)
+    chosen = [n for arg in args.student for n in arg.split(",") if n]
+    unknown = sorted(set(chosen) - set(everyone))
+    if unknown:
+        raise UsageError(f"--student: no folder {', '.join(unknown)} in {submissions}")
+    names = sorted(set(chosen)) if chosen else everyone
+    if not names:
+        raise UsageError(f"{submissions} holds no student folders")
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file; give a folder")
+    jobs = [job_for(submissions, n, [s.name for s in specs]) for n in names]
+    options = shared.options(args)
+    if args.scheduler:
+        from grader.commands import cluster
+
+        grader = cluster.grade_on(args.scheduler)
+        where = f"the dask cluster at {args.scheduler}"
+    else:
+        grader = grade_locally(args.workers)
+        where = f"{min(args.workers, len(jobs))} local worker(s)"
+    if not args.quiet:
+        print(f"Grading {len(jobs)} student(s) x {len(specs)} lesson file(s) on {where} "
+              f"(seed {args.seed}) ...", file=sys.stderr, flush=True)
+    try:
+        everybody, problems = batch(jobs, specs, options, out, grader, quiet=args.quiet)
+    except ConnectionError as exc:  # the scheduler (cluster) could not be reached
+        raise UsageError(str(exc)) from None
+    counts: dict[str, int] = {}
+    for student in everybody:
+        counts[student.status] = counts.get(student.status, 0) + 1
+    print(f"graded {len(jobs)} student(s); the class has {len(everybody)}: "
+          + ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in sorted(counts.items())))
+    print(f"gradebook: {out / gradebook.GRADEBOOK}\nsummary:   {out / gradebook.SUMMARY}")
+    for problem in problems:
+        print(f"grade batch: {problem}", file=sys.stderr)
+    return 1 if any(p for p in problems) else 0
