@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "release": "grader.commands.release",
     "ci-template": "grader.commands.ci_template",
     "gradescope-bundle": "grader.commands.gradescope_bundle",
+    "notebooks": "grader.commands.notebooks",
 }
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE = 0, 1, 2

@@ -10,6 +10,8 @@ The child is a fork of the warm worker. Before any student code runs it:
   submission existed, and pytest runs with `--noconftest`, no plugin
   autoloading and an ini file of ours);
 - sets the number of simulated CPU devices before JAX's backend starts.
+A notebook lesson is run in a kernel (started here, so bounded the same way)
+and turned into the module the suite imports (`grader.notebooks.grading`).
 Then it runs pytest on the suite with `grader.plugin` and exits with `os._exit`,
 never returning into the worker's loop.
 """
@@ -104,9 +106,14 @@ def run(request: dict[str, Any], out_fd: int, base_vm: int) -> NoReturn:
         if devices > 1:
             jax.config.update("jax_num_cpu_devices", devices)  # type: ignore[no-untyped-call]
 
-        import pytest
+        from grader.notebooks.grading import prepare
 
-        code = int(pytest.main(pytest_args(request)))
+        if prepare(request):  # a notebook lesson becomes a module here; else nothing happens
+            import pytest
+
+            code = int(pytest.main(pytest_args(request)))
+        else:
+            code = 0  # the notebook cannot be graded; its record says why
     except BaseException:
         traceback.print_exc()
     finally:

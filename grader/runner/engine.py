@@ -164,6 +164,8 @@ def _grade_one(worker: Worker | None, spec: ExerciseSpec, submission: Submission
         "output_cap": options.output_cap,
         "devices": spec.devices,
     }
+    if submission.files[spec.name].suffix == ".ipynb":
+        request["notebook"] = spec.name  # the child runs it and builds the module first
     started = time.monotonic()
     try:
         if worker is None:

@@ -32,6 +32,7 @@ MAX_RECORDS = 10_000
 MAX_ARTIFACTS = 8
 MAX_ARTIFACT_BYTES = 2_000_000
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+NOTEBOOK_ID = "notebook"  # artifacts of a notebook's own run carry this id (no check's)
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class _Parsed:
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
     artifacts: list[Artifact] = field(default_factory=list)
     metrics: list[tuple[str, float]] = field(default_factory=list)
+    notebook: str = ""  # what the notebook's run left to say (grader.notebooks.grading)
     done: bool = False
 
 
@@ -105,7 +107,9 @@ def read_records(path: Path, known_ids: set[str]) -> _Parsed:
             parsed.started.append(str(rid))
         elif kind == "result" and rid in known_ids and rid not in parsed.results:
             parsed.results[str(rid)] = rec
-        elif kind == "artifact" and rid in known_ids and len(parsed.artifacts) < MAX_ARTIFACTS:
+        elif kind == "notebook":
+            parsed.notebook = str(rec.get("message", ""))[:4000]
+        elif kind == "artifact" and (rid in known_ids or rid == NOTEBOOK_ID) and len(parsed.artifacts) < MAX_ARTIFACTS:
             artifact = _artifact(rec)
             if artifact is not None:
                 parsed.artifacts.append(artifact)
@@ -198,6 +202,7 @@ def _output(ending: Ending) -> str:
 def assemble(spec: ExerciseSpec, records_path: Path, ending: Ending) -> ExerciseResult:
     parsed = read_records(records_path, {c.id for c in spec.checks})
     status, checks, message = _judge(spec, parsed, ending)
+    message = "\n\n".join(part for part in (message, parsed.notebook) if part)
     return ExerciseResult(
         name=spec.name,
         title=spec.title,

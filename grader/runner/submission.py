@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MAX_LESSON_BYTES = 2_000_000
+MAX_NOTEBOOK_BYTES = 50_000_000  # saved outputs (figures) make notebooks large; they are not graded
 LESSON_SUFFIXES = (".py", ".ipynb")
 
 
@@ -60,11 +61,16 @@ def find(path: Path, lessons: Iterable[str]) -> Submission:
 
 
 def copy_lessons(submission: Submission, dest: Path) -> None:
-    """Copy the lesson `.py` files, and nothing else, into `dest` (a private folder)."""
+    """Copy the lesson files, and nothing else, into `dest` (a private folder).
+
+    A notebook is copied as it is: it is read and run inside the grading child
+    (`grader.notebooks.grading`), never here.
+    """
     dest.mkdir(parents=True, exist_ok=True)
     for name, src in submission.files.items():
-        if src.suffix != ".py" or src.is_symlink():
+        if src.suffix not in LESSON_SUFFIXES or src.is_symlink():
             continue
-        if os.path.getsize(src) > MAX_LESSON_BYTES:
+        limit = MAX_NOTEBOOK_BYTES if src.suffix == ".ipynb" else MAX_LESSON_BYTES
+        if os.path.getsize(src) > limit:
             continue
-        shutil.copyfile(src, dest / f"{name}.py")
+        shutil.copyfile(src, dest / f"{name}{src.suffix}")

@@ -1,0 +1,15 @@
+"""Jupyter notebooks as lesson files: written from the `.py` lessons, graded like them.
+
+    source     a notebook file read into cells; IPython magics and shell lines
+               neutralised into plain Python, line for line
+    execution  the cells run in a fresh, bounded Jupyter kernel (nbclient), one
+               outcome per cell: ran, raised, timed out, not run; the figures
+    module     the lesson module the hidden suites import: the cells that ran,
+               in notebook order, compiled as `03_jit.ipynb, cell 4`
+    grading    the grading child's step before pytest: all of the above, with
+               records for the report (notes, figures, unreadable notebooks)
+    export     a `.py` lesson file turned into a notebook (`grade notebooks`)
+
+Everything except `export` runs inside the grading child, behind the isolation
+boundary: the parent only copies the notebook's bytes.
+"""

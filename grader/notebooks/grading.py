@@ -1,0 +1,191 @@
+"""The grading child's notebook step: run the notebook, write the module pytest imports.
+
+Called by `grader.runner.child` before pytest when the lesson file is a
+notebook (`request["notebook"]` is its lesson name). Inside the isolation
+boundary it reads `<lessons>/03_jit.ipynb`, runs its cells in a fresh kernel
+(`grader.notebooks.execution`), writes `<lessons>/03_jit.py`
+(`grader.notebooks.module`) and adds to the run's records:
+
+- `{"type": "notebook", "message": ...}`: what a student should know about the
+  run (a cell that raised, with its cell and line; a cell that never finished;
+  a function defined twice or not at all); empty when all went well;
+- `{"type": "artifact", "id": "notebook", ...}`: each figure the cells drew;
+- for a notebook that cannot be graded at all (empty, broken JSON, no code),
+  `{"type": "import", "ok": false, "message": ...}`: the exercise is an error
+  naming the file, and pytest does not run (`prepare` returns False).
+
+Time: each cell gets at most a quarter of the exercise's time limit (and
+`CELL_TIMEOUT_S`), all cells together half of it, so the checks keep the rest.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import json
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from grader.notebooks import execution, module, source
+from grader.notebooks.execution import Outcome
+from grader.runner.records import NOTEBOOK_ID
+
+CELL_TIMEOUT_S = 60.0
+MAX_FIGURES = 6
+
+
+def prepare(request: dict[str, Any]) -> bool:
+    """Build the lesson module from the notebook; False when there is nothing to grade."""
+    lesson = request.get("notebook")
+    if not lesson:
+        return True
+    lessons = Path(request["lesson_dir"])
+    records = Records(request["records"])
+    path = lessons / f"{lesson}.ipynb"
+    try:
+        notebook = source.read(path)
+    except source.NotebookError as exc:
+        records.emit({"type": "import", "lesson": lesson, "ok": False, "message": str(exc), "location": None})
+        return False
+
+    timeout_s = float(request.get("timeout_s", 180.0))
+    limits = execution.Limits(cell_timeout_s=min(CELL_TIMEOUT_S, timeout_s / 4), budget_s=timeout_s / 2)
+    cells = notebook.code_cells
+    started = time.monotonic()
+    problem = ""
+    try:
+        outcomes = execution.run(
+            cells,
+            cwd=Path.cwd(),
+            env=execution.kernel_env(dict(os.environ), int(request.get("devices", 1))),
+            limits=limits,
+            log_path=Path(request["workdir"]) / "kernel.log",
+        )
+    except execution.KernelUnavailable as exc:
+        problem = str(exc)
+        outcomes = [Outcome(c, reason="no kernel") for c in cells]
+    seconds = time.monotonic() - started
+
+    def filename_of(number: int) -> str:
+        return module.cell_filename(str(lessons), notebook.name, number)
+
+    chosen = module.plan(outcomes, filename_of)
+    (lessons / f"{lesson}.py").write_text(module.render(lesson, notebook.name, chosen.included), encoding="utf-8")
+    expected = expected_names(Path(request["suite"]))
+    note = notes(notebook.name, outcomes, chosen, expected, limits, problem)
+    records.emit({"type": "notebook", "message": note})
+    for title, png in figures(notebook.name, outcomes):
+        records.emit({"type": "artifact", "id": NOTEBOOK_ID, "title": title, "media_type": "image/png",
+                      "data": base64.b64encode(png).decode("ascii")})
+    print(summary(notebook, outcomes, chosen, seconds, problem), flush=True)
+    return True
+
+
+class Records:
+    """Appends JSON-lines records, in the plugin's format, to the run's records file."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def emit(self, record: dict[str, Any]) -> None:
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, (json.dumps(record, sort_keys=True) + "\n").encode())
+        finally:
+            os.close(fd)
+
+
+def expected_names(suite: Path) -> set[str]:
+    """The lesson's names the suite uses (`student.running_sum`), read from its source."""
+    try:
+        tree = ast.parse(suite.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return set()
+    return {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "student"
+    }
+
+
+def _quoted(text: str) -> str:
+    return f"`{text}`"
+
+
+def _where(outcome: Outcome, by_number: dict[int, source.Cell]) -> str:
+    if outcome.where is None:
+        return ""
+    number, line = outcome.where
+    cell = by_number.get(number)
+    code = cell.line(line) if cell is not None else ""
+    place = "line" if number == outcome.cell.number else f"cell {number}, line"
+    return f", at {place} {line}" + (f": `{code}`" if code else "")
+
+
+def notes(name: str, outcomes: Sequence[Outcome], chosen: module.Plan, expected: set[str],
+          limits: execution.Limits, problem: str) -> str:
+    """The exercise-level message about the notebook run; empty when there is nothing to say."""
+    by_number = {o.cell.number: o.cell for o in outcomes}
+    lines: list[str] = []
+    if problem:
+        lines.append(f"no Jupyter kernel could be started ({problem}); the notebook was graded from "
+                     "its source alone, without running its cells (no cell errors, no figures).")
+    for outcome, why in chosen.left_out:
+        cell = f"cell {outcome.cell.number} ({_quoted(outcome.cell.headline)})"
+        if why == "raised":
+            lines.append(f"{cell} raised {outcome.error}{_where(outcome, by_number)}. The cell is left "
+                         "out of the graded code, so nothing it defines is graded; fix it and run the "
+                         "notebook top to bottom (Restart & Run All).")
+        elif why == "timeout":
+            lines.append(f"{cell} was still running after {limits.cell_timeout_s:g} s, the time limit "
+                         "for one cell; it was stopped and left out of the graded code. Look for a loop "
+                         "that never ends, or move a long demo run out of the notebook "
+                         "(`grade --timeout` raises the limits).")
+        elif why == "syntax":
+            lines.append(f"{cell} has a syntax error{_where(outcome, by_number)} ({outcome.error}); it is "
+                         "left out of the graded code.")
+    reasons = sorted({o.reason for o in outcomes if o.status == "not_run" and o.reason and o.reason != "no kernel"})
+    for reason in reasons:
+        numbered = [str(o.cell.number) for o in outcomes if o.status == "not_run" and o.reason == reason]
+        lines.append(f"cell(s) {', '.join(numbered)} did not run in the notebook ({reason}); they are "
+                     "graded from their source.")
+    for fn, numbers in sorted(chosen.defined.items()):
+        if len(numbers) > 1 and (fn in expected or not expected):
+            lines.append(f"`{fn}` is defined in cells {', '.join(map(str, numbers))}: the grader uses the "
+                         f"last one (cell {numbers[-1]}), as running the notebook top to bottom does. "
+                         "Delete the copies you do not mean.")
+    missing = sorted(expected - set(chosen.defined))
+    if missing:
+        lines.append(f"{name} defines no {', '.join(_quoted(n) for n in missing)} in the cells that "
+                     "ran, so their checks fail. Was a cell deleted, or is it one of the cells above?")
+    if not lines:
+        return ""
+    return f"Notes on {name} (run top to bottom in a fresh kernel):\n" + "\n".join(f"- {line}" for line in lines)
+
+
+def figures(name: str, outcomes: Sequence[Outcome]) -> list[tuple[str, bytes]]:
+    found: list[tuple[str, bytes]] = []
+    for outcome in outcomes:
+        for k, png in enumerate(outcome.images, start=1):
+            suffix = f" (figure {k})" if len(outcome.images) > 1 else ""
+            found.append((f"{name}, cell {outcome.cell.number}{suffix}", png))
+    return found[:MAX_FIGURES]
+
+
+def summary(notebook: source.Notebook, outcomes: Sequence[Outcome], chosen: module.Plan,
+            seconds: float, problem: str) -> str:
+    """Printed into the exercise's captured output: the run, cell by cell."""
+    ran = "graded from source (no kernel)" if problem else f"run in a fresh kernel in {seconds:.1f} s"
+    lines = [f"[grader] {notebook.name}: {len(outcomes)} code cell(s) {ran}; "
+             f"{len(chosen.included)} make the graded module."]
+    for outcome in outcomes:
+        cell = outcome.cell
+        state = {"ran": "ran", "raised": f"raised {outcome.error}", "timeout": "timed out",
+                 "not_run": f"not run ({outcome.reason})", "skipped": f"skipped ({outcome.reason})"}
+        lines.append(f"[grader]   cell {cell.number:>3}: {state[outcome.status]}"
+                     + (f" in {outcome.seconds:.2f} s" if outcome.status in ("ran", "raised") else ""))
+        lines.extend(f"[grader]             {change}" for change in cell.changes)
+    return "\n".join(lines)
