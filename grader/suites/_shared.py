@@ -1,0 +1,66 @@
+"""Small helpers the lesson suites share (not a suite: the catalog reads only `test_*.py`)."""
+
+import functools
+
+import jax
+
+from grader.checks.failure import CheckFailure, fail
+
+
+def compiled(fn):
+    """`fn` under `jax.jit` while it compiles, eager from the first failure on.
+
+    For property-based value checks that call a student's function on many
+    generated inputs: the jitted call is compiled once per shape instead of
+    dispatching every operation eagerly, which keeps a suite at a few seconds.
+    A function that does not compile is still judged on its values (eagerly);
+    whether it compiles is a separate check.
+    """
+    jitted = jax.jit(fn)
+    compiles = [True]
+
+    @functools.wraps(fn)
+    def call(*args):
+        if compiles[0]:
+            try:
+                return jitted(*args)
+            except (NotImplementedError, CheckFailure, MemoryError):
+                raise
+            except Exception:  # the eager call below shows the student's error
+                compiles[0] = False
+        return fn(*args)
+
+    return call
+
+
+def with_cause(failure, *, cause, fix):
+    """The same finding as `failure`, with the cause and fix a suite knows better."""
+    f = failure.finding
+    return fail(f.checked, expected=f.expected, observed=f.observed, cause=cause, fix=fix)
+
+
+def score_cases(credit, cases):
+    """Run each `(label, thunk)`: full marks if all pass, a share of the points if some
+    do, and the first exception if none does (so an untouched stub still reads as not
+    attempted)."""
+    errors = []
+    for label, run in cases:
+        try:
+            run()
+        except Exception as exc:  # reported below, one line per case
+            errors.append((label, exc))
+    if not errors:
+        return
+    if len(errors) == len(cases):
+        raise errors[0][1]
+    passed = len(cases) - len(errors)
+    lines = [f"{passed} of {len(cases)} passed."]
+    for label, exc in errors:
+        if isinstance(exc, CheckFailure):
+            text = str(exc)
+        elif isinstance(exc, NotImplementedError):
+            text = "not implemented yet (still raises NotImplementedError)"
+        else:
+            text = f"raised {type(exc).__name__}: {exc}"
+        lines.append(f"{label}: {text}")
+    credit.award(passed / len(cases), "\n".join(lines))

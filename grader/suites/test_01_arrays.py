@@ -1,0 +1,234 @@
+"""Hidden checks for 01_arrays.py: jax.numpy and immutability."""
+
+import jax.numpy as jnp
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from grader.checks import jit, purity, values
+from grader.checks.failure import CheckFailure, fail
+from grader.suite import check
+from grader.suites._shared import compiled, with_cause
+
+LESSON = "01_arrays"
+TITLE = "jax.numpy and immutability"
+
+_F32 = st.floats(-100, 100, width=32, allow_nan=False, allow_infinity=False)
+# Multiples of 1/4: sums of a few of them are exact in float32, so a column of
+# equal values has std exactly 0 and the reference is not at the mercy of rounding.
+_QUARTERS = st.integers(-40, 40).map(lambda k: k / 4)
+
+
+# -- references (written here, independently of solutions/) ----------------------
+
+
+def _ref_set_element(x, index, value):
+    out = np.array(x, dtype=np.float64)
+    out[index] = value
+    return out
+
+
+def _ref_add_at(x, indices, values_):
+    out = np.array(x, dtype=np.float64)
+    np.add.at(out, np.asarray(indices), np.asarray(values_, dtype=np.float64))
+    return out
+
+
+def _ref_standardize(x, axis=0):
+    x = np.asarray(x, dtype=np.float64)
+    centred = x - x.mean(axis=axis, keepdims=True)
+    return centred / (x.std(axis=axis, keepdims=True) + 1e-8)
+
+
+# -- generated inputs -------------------------------------------------------------
+
+
+@st.composite
+def _set_element_args(draw):
+    n = draw(st.integers(1, 8))
+    x = draw(hnp.arrays(np.float32, n, elements=_F32))
+    index = draw(st.integers(-n, n - 1))
+    return jnp.asarray(x), index, draw(_F32)
+
+
+@st.composite
+def _add_at_args(draw):
+    n = draw(st.integers(1, 6))
+    k = draw(st.integers(1, 8))
+    x = draw(hnp.arrays(np.float32, n, elements=_QUARTERS))
+    indices = draw(hnp.arrays(np.int32, k, elements=st.integers(0, n - 1)))
+    vals = draw(hnp.arrays(np.float32, k, elements=_QUARTERS))
+    return jnp.asarray(x), jnp.asarray(indices), jnp.asarray(vals)
+
+
+def _matrices(min_rows=1):
+    shapes = st.tuples(st.integers(min_rows, 6), st.integers(1, 4))
+    return shapes.flatmap(lambda s: hnp.arrays(np.float32, s, elements=_QUARTERS))
+
+
+# -- set_element --------------------------------------------------------------------
+
+
+@check("set_element returns x with x[index] = value", points=2,
+       hint="JAX arrays cannot be assigned to: which property of an array builds a copy with one element changed?")
+def test_set_element_values(student):
+    values.assert_matches_reference(
+        compiled(student.set_element), _ref_set_element, _set_element_args(),
+        what="set_element(x, index, value)", max_examples=30,
+        fix="return `jnp.asarray(x).at[index].set(value)`",
+    )
+
+
+@check("set_element leaves its input unchanged", points=2,
+       hint="If x is a NumPy array, does `x[index] = value` change the caller's array? What does `.at[...]` do instead?")
+def test_set_element_pure(student):
+    x = np.arange(5, dtype=np.float32)
+    _numpy_input(lambda: purity.assert_pure(
+        student.set_element, (x, 2, 9.0), what="set_element(x, 2, 9.0) on a NumPy x", module=student))
+    values.assert_close(student.set_element(x, 2, 9.0), np.array([0.0, 1.0, 9.0, 3.0, 4.0]),
+                        what="set_element(np.arange(5.), 2, 9.0)")
+
+
+def _numpy_input(run):
+    """Run a purity check with NumPy inputs; explain the one failure a correct `.at` user hits."""
+    try:
+        run()
+    except AttributeError as exc:
+        if "at" not in str(exc):
+            raise
+        raise fail(
+            "the function with a NumPy array as input",
+            expected="a new JAX array (NumPy inputs are allowed, as the docstring says)",
+            observed=f"AttributeError: {exc}",
+            cause="NumPy arrays have no `.at` property: only JAX arrays do",
+            fix="convert first: `jnp.asarray(x).at[...]`",
+        ) from exc
+
+
+# -- add_at ------------------------------------------------------------------------
+
+
+@check("add_at adds values at the indices", points=2,
+       hint="Which `.at[...]` method adds instead of overwriting?")
+def test_add_at_values(student):
+    values.assert_matches_reference(
+        compiled(student.add_at), _ref_add_at, _add_at_args(),
+        what="add_at(x, indices, values)", max_examples=30,
+        fix="return `jnp.asarray(x).at[indices].add(values)`",
+    )
+
+
+@check("add_at accumulates repeated indices", points=2,
+       hint="When the same index appears twice, should the second value replace the first or be added to it?")
+def test_add_at_duplicates(student):
+    x = jnp.zeros(4)
+    indices = jnp.array([0, 0, 2, 2, 2])
+    vals = jnp.array([1.0, 1.0, 1.0, 2.0, 3.0])
+    got = student.add_at(x, indices, vals)
+    try:
+        values.assert_close(got, np.array([2.0, 0.0, 6.0, 0.0]), what="add_at(zeros(4), [0, 0, 2, 2, 2], [1., 1., 1., 2., 3.])")
+    except CheckFailure as failure:
+        raise with_cause(
+            failure,
+            cause="repeated indices overwrite each other instead of accumulating: `.at[i].set(x[i] + v)`, "
+            "or a fancy-indexed `x[indices] + values`, keeps only one of the writes to the same index",
+            fix="`.at[indices].add(values)` is a scatter-add: every value is added, duplicates included",
+        ) from None
+
+
+@check("add_at leaves its inputs unchanged", points=1,
+       hint="Does your function write into x (or into a NumPy copy that is really a view of it)?")
+def test_add_at_pure(student):
+    x = np.zeros(4, dtype=np.float32)
+    indices = np.array([1, 1, 3])
+    vals = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    _numpy_input(lambda: purity.assert_pure(
+        student.add_at, (x, indices, vals), what="add_at(x, indices, values) on NumPy inputs",
+        module=student))
+
+
+# -- standardize ---------------------------------------------------------------------
+
+
+@check("standardize gives zero mean and unit std along axis 0", points=2,
+       hint="Which statistics do you subtract and divide by, and along which axis are they taken?")
+def test_standardize_values(student):
+    values.assert_matches_reference(
+        compiled(student.standardize), _ref_standardize, st.tuples(_matrices(min_rows=2).map(jnp.asarray)),
+        what="standardize(x) (axis=0)", rtol=1e-4, atol=1e-5, max_examples=30,
+        fix="`(x - jnp.mean(x, axis=axis, keepdims=True)) / (jnp.std(x, axis=axis, keepdims=True) + 1e-8)`",
+    )
+
+
+@check("standardize works along axis=1 and on 3-D arrays", points=1, hidden=True,
+       hint="After `jnp.mean(x, axis=1)` the reduced axis is gone: does the result still line up with x when you subtract it?")
+def test_standardize_other_axes(student):
+    cases = [
+        (np.arange(12, dtype=np.float32).reshape(3, 4) ** 2, 1),
+        (np.arange(9, dtype=np.float32).reshape(3, 3) ** 2, 1),  # square: a broadcasting slip is silent
+        (np.arange(24, dtype=np.float32).reshape(2, 3, 4) ** 1.5, 1),
+    ]
+    for x, axis in cases:
+        what = f"standardize(x, axis={axis}) for x of shape {x.shape}"
+        try:
+            got = student.standardize(jnp.asarray(x), axis=axis)
+        except (TypeError, ValueError) as exc:
+            raise fail(
+                what, expected=f"an array of shape {x.shape}", observed=f"{type(exc).__name__}: {exc}",
+                cause="the reduced statistics do not broadcast against x",
+                fix="reduce with `keepdims=True` so the mean and std keep a size-1 axis",
+            ) from None
+        try:
+            values.assert_close(got, _ref_standardize(x, axis), what=what, rtol=1e-4, atol=1e-5)
+        except CheckFailure as failure:
+            raise with_cause(
+                failure,
+                cause="without `keepdims=True` the (rows,) statistics broadcast along the wrong axis "
+                "(for a square x silently)",
+                fix="reduce with `keepdims=True`",
+            ) from None
+
+
+@check("standardize maps a constant column to 0, not NaN", points=2,
+       hint="What is 0 / 0 in floating point, and what does the `+ 1e-8` in the formula protect against?")
+def test_standardize_constant_column(student):
+    x = jnp.array([[3.0, 1.0], [3.0, 2.0], [3.0, 6.0]])
+    got = student.standardize(x)
+    values.assert_finite(
+        got, what="standardize(x) with a constant first column",
+        cause="the std of a constant column is 0, so (x - mean) / std is 0 / 0 = NaN",
+        fix="divide by `std + 1e-8`, as the formula says",
+    )
+    values.assert_close(got, _ref_standardize(x), what="standardize(x) with a constant first column",
+                        rtol=1e-4, atol=1e-5)
+
+
+@check("standardize leaves its input unchanged", points=1,
+       hint="Does `x -= mean` on a NumPy array change the caller's array?")
+def test_standardize_pure(student):
+    x = np.array([[1.0, 2.0], [3.0, 5.0], [4.0, 9.0]], dtype=np.float32)
+    purity.assert_pure(student.standardize, (x,), what="standardize(x) on a NumPy x", module=student)
+
+
+# -- jit --------------------------------------------------------------------------
+
+
+@check("set_element compiles under jax.jit", points=1,
+       hint="Under jit, x is a tracer: does your code call NumPy on it or assign into it?")
+def test_set_element_jit(student):
+    jit.assert_jittable(student.set_element, (jnp.arange(4.0), 1, 7.0), what="set_element(x, index, value)")
+
+
+@check("add_at compiles under jax.jit", points=1,
+       hint="Under jit, indices and values are tracers: can Python loop over them or NumPy read them?")
+def test_add_at_jit(student):
+    jit.assert_jittable(student.add_at, (jnp.zeros(3), jnp.array([0, 2, 0]), jnp.array([1.0, 2.0, 3.0])),
+                        what="add_at(x, indices, values)")
+
+
+@check("standardize compiles under jax.jit (axis static)", points=1,
+       hint="Under jit, x is a tracer: are all the operations from jax.numpy?")
+def test_standardize_jit(student):
+    x = jnp.array([[1.0, 4.0, 2.0], [3.0, 0.0, 2.0]])
+    jit.assert_jittable(student.standardize, (x,), {"axis": 1}, static_argnames=("axis",),
+                        what="standardize(x, axis=1)", rtol=1e-4, atol=1e-5)

@@ -1,0 +1,276 @@
+"""Hidden checks for 02_grad.py: functional autodiff.
+
+The derivatives are compared with analytic derivatives computed in float64, at
+a tolerance (1e-5) that `jax.grad` meets with a wide margin in float32 and that
+no finite difference reaches: the test functions are chosen so that central
+differences are off by 1e-4 or more at every step size (a large constant
+offset makes the rounding error of `f(x + h) - f(x - h)` dominate; curvature
+makes the truncation error dominate).
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from jax.extend import core as jex
+
+from grader.checks import jit, purity, values, vmap
+from grader.checks.failure import CheckFailure, fail
+from grader.suite import check
+from grader.suites._shared import compiled, score_cases
+
+LESSON = "02_grad"
+TITLE = "functional autodiff with jax.grad"
+
+TOL = {"rtol": 1e-5, "atol": 1e-5}
+_POINTS = st.floats(-2, 2, width=32, allow_nan=False, allow_infinity=False)
+
+_NOT_EXACT = (
+    "the derivative is an approximation, not the exact one: a finite difference such as "
+    "(f(x + h) - f(x - h)) / (2h) in float32 is off by far more than rounding"
+)
+
+
+# -- test functions and their analytic derivatives ------------------------------------
+
+
+def _f_offset(x):
+    return x**3 + 1000.0
+
+
+def _f_wave(x):
+    return jnp.sin(3.0 * x) * jnp.exp(x / 2.0)
+
+
+def _d_offset(x):
+    return 3.0 * np.float64(x) ** 2
+
+
+def _dd_offset(x):
+    return 6.0 * np.float64(x)
+
+
+def _d_wave(x):
+    x = np.float64(x)
+    return np.exp(x / 2) * (3 * np.cos(3 * x) + 0.5 * np.sin(3 * x))
+
+
+def _dd_wave(x):
+    x = np.float64(x)
+    return np.exp(x / 2) * (-8.75 * np.sin(3 * x) + 3 * np.cos(3 * x))
+
+
+_A = np.array([[2.0, 1.0, 0.0, 0.0], [1.0, 3.0, 0.5, 0.0], [0.0, 0.5, 1.0, 0.0], [0.0, 0.0, 0.0, 4.0]])
+
+
+def _f_bowl(v):
+    """f: R^4 -> R with a dense, non-constant Hessian."""
+    return jnp.sum(v**3) + 0.5 * v @ (jnp.asarray(_A, jnp.float32) @ v) + jnp.exp(v[0] * v[1])
+
+
+def _f_poly(v):
+    """A cheaper f: R^4 -> R for the composition checks, which also run eagerly."""
+    return jnp.sum(v**3) + v @ (jnp.asarray(_A, jnp.float32) @ v)
+
+
+def _f_bowl_offset(v):
+    return _f_bowl(v) + 1000.0
+
+
+def _ref_hessian(v):
+    v = np.asarray(v, dtype=np.float64)
+    h = np.diag(6.0 * v) + _A
+    e = np.exp(v[0] * v[1])
+    h[:2, :2] += e * np.array([[v[1] ** 2, 1 + v[0] * v[1]], [1 + v[0] * v[1], v[0] ** 2]])
+    return h
+
+
+def _ref_mse(w, x, y):
+    w, x, y = (np.asarray(a, dtype=np.float64) for a in (w, x, y))
+    r = x @ w - y
+    return np.mean(r**2), 2.0 * x.T @ r / len(y)
+
+
+# -- helpers -----------------------------------------------------------------------------
+
+
+# -- exactness -----------------------------------------------------------------------------
+
+
+@check("derivative(f) is exact to float32 precision", points=3,
+       hint="Does your derivative sample f at nearby points? Which JAX transformation gives the exact derivative of a function?")
+def test_derivative_exact(student):
+    for f, d, name in ((_f_wave, _d_wave, "sin(3x) * exp(x / 2)"), (_f_offset, _d_offset, "x**3 + 1000")):
+        df = student.derivative(f)
+
+        def derivative(x, df=df):
+            return df(x)
+
+        values.assert_matches_reference(
+            compiled(derivative), d, st.tuples(_POINTS), what=f"derivative(f)(x) for f(x) = {name}",
+            max_examples=25, cause=_NOT_EXACT, fix="return `jax.grad(f)`", **TOL,
+        )
+
+
+@check("second_derivative(f) is exact to float32 precision", points=2,
+       hint="The second derivative is the derivative of the derivative: how do you compose jax.grad with itself?")
+def test_second_derivative_exact(student):
+    for f, dd, name in ((_f_wave, _dd_wave, "sin(3x) * exp(x / 2)"), (_f_offset, _dd_offset, "x**3 + 1000")):
+        ddf = student.second_derivative(f)
+
+        def second_derivative(x, ddf=ddf):
+            return ddf(x)
+
+        values.assert_matches_reference(
+            compiled(second_derivative), dd, st.tuples(_POINTS), what=f"second_derivative(f)(x) for f(x) = {name}",
+            max_examples=25, cause=_NOT_EXACT, fix="return `jax.grad(jax.grad(f))`", **TOL,
+        )
+
+
+@check("hessian(f) is the exact (n, n) matrix of second derivatives", points=3,
+       hint="H[i, j] is d2f / dx_i dx_j: which JAX function (or composition of jacfwd and jacrev) builds that matrix?")
+def test_hessian_exact(student):
+    hf = student.hessian(_f_bowl_offset)
+
+    def hessian(v):
+        return hf(v)
+
+    vectors = hnp.arrays(np.float32, 4, elements=st.floats(-1.5, 1.5, width=32)).map(jnp.asarray)
+    values.assert_matches_reference(
+        compiled(hessian), _ref_hessian, st.tuples(vectors), what="hessian(f)(v) for f: R^4 -> R",
+        max_examples=20,
+        cause="not the exact Hessian: an outer product of gradients, the gradient alone, or a "
+        "finite-difference approximation",
+        fix="return `jax.hessian(f)` (or `jax.jacfwd(jax.jacrev(f))`)",
+        **TOL,
+    )
+
+
+# -- composition --------------------------------------------------------------------------
+
+
+@check("the returned functions compose with jax.jit", points=2,
+       hint="Is what derivative/second_derivative/hessian return an ordinary JAX function of its input, with no float() or NumPy call on it?")
+def test_compose_with_jit(student, credit):
+    x = jnp.float32(0.7)
+    v = jnp.array([0.3, -0.8, 1.1, 0.5])
+    loose = {"rtol": 1e-4, "atol": 1e-4}
+    score_cases(credit, [
+        ("derivative", lambda: jit.assert_jittable(student.derivative(_f_wave), (x,),
+                                                   what="the function derivative(f) returns", **loose)),
+        ("second_derivative", lambda: jit.assert_jittable(student.second_derivative(_f_wave), (x,),
+                                                          what="the function second_derivative(f) returns", **loose)),
+        ("hessian", lambda: jit.assert_jittable(student.hessian(_f_poly), (v,),
+                                                what="the function hessian(f) returns", **loose)),
+    ])
+
+
+@check("the returned functions compose with jax.vmap", points=2,
+       hint="jax.vmap must be able to trace what you return: does it turn its input into a Python float or a NumPy array?")
+def test_compose_with_vmap(student, credit):
+    xs = jnp.linspace(-1.5, 1.5, 8)
+    vs = jnp.stack([jnp.linspace(-1.0, 1.0, 4) * s for s in (0.5, -1.0, 1.5)])
+    loose = {"rtol": 1e-4, "atol": 1e-4}
+
+    def case(fn, batch, what):
+        # The batched function runs compiled: eager vmap of a Hessian costs seconds of
+        # per-operation dispatch and says nothing more about composition.
+        return lambda: vmap.assert_matches_loop(jax.jit(jax.vmap(fn)), compiled(fn), (batch,), (0,),
+                                                what=what, **loose)
+
+    score_cases(credit, [
+        ("derivative", case(student.derivative(_f_wave), xs, "jax.vmap(derivative(f))")),
+        ("second_derivative", case(student.second_derivative(_f_wave), xs, "jax.vmap(second_derivative(f))")),
+        ("hessian", case(student.hessian(_f_poly), vs, "jax.vmap(hessian(f))")),
+    ])
+
+
+@check("derivative composes with itself: derivative(derivative(f)) is f''", points=1, hidden=True,
+       hint="Can jax.grad differentiate the function your derivative returns?")
+def test_derivative_of_derivative(student):
+    try:
+        ddf = student.derivative(student.derivative(_f_wave))
+        got = [ddf(jnp.float32(x)) for x in (-1.0, 0.4, 1.3)]
+    except CheckFailure:
+        raise
+    except NotImplementedError:
+        raise
+    except Exception as exc:
+        raise fail(
+            "derivative(derivative(f))(x)",
+            expected="the second derivative, like jax.grad(jax.grad(f))",
+            observed=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+            cause="the function derivative returns cannot be traced by JAX again (a float() or "
+            "NumPy call on its input)",
+            fix="return the function `jax.grad(f)` itself: it is differentiable again",
+        ) from None
+    values.assert_close(got, [_dd_wave(x) for x in (-1.0, 0.4, 1.3)],
+                        what="derivative(derivative(f))(x) for f(x) = sin(3x) * exp(x / 2)",
+                        cause=_NOT_EXACT, fix="return `jax.grad(f)`", **TOL)
+
+
+# -- mse_value_and_grad -------------------------------------------------------------------
+
+
+@st.composite
+def _regression(draw):
+    n, d = draw(st.integers(1, 5)), draw(st.integers(1, 3))  # few shapes: one compile each
+    quarters = st.integers(-8, 8).map(lambda k: k / 4)  # products and sums stay exact in float32
+    w = draw(hnp.arrays(np.float32, d, elements=quarters))
+    x = draw(hnp.arrays(np.float32, (n, d), elements=quarters))
+    y = draw(hnp.arrays(np.float32, n, elements=quarters))
+    return jnp.asarray(w), jnp.asarray(x), jnp.asarray(y)
+
+
+@check("mse_value_and_grad returns (loss, dloss/dw)", points=2,
+       hint="Which JAX function returns the value of a function and its gradient together, as a pair?")
+def test_mse_values(student):
+    values.assert_matches_reference(
+        compiled(student.mse_value_and_grad), _ref_mse, _regression(),
+        what="mse_value_and_grad(w, x, y)", max_examples=25,
+        fix="define `loss(w) = jnp.mean((x @ w - y) ** 2)` and return `jax.value_and_grad(loss)(w)`",
+    )
+
+
+def _equations(jaxpr):
+    inner = getattr(jaxpr, "jaxpr", jaxpr)
+    for eqn in inner.eqns:
+        yield eqn
+        for sub in jex.jaxprs_in_params(eqn.params):
+            yield from _equations(sub)
+
+
+@check("mse_value_and_grad evaluates the model once (one pass)", points=1,
+       hint="Do you compute the loss and then call jax.grad, which runs the forward pass again?")
+def test_mse_one_pass(student):
+    n, d = 7, 3
+    w, x, y = jnp.ones(d), jnp.ones((n, d)), jnp.zeros(n)
+    jaxpr = jax.make_jaxpr(student.mse_value_and_grad)(w, x, y)
+    # The forward pass is the contraction of x (n, d) down to the predictions (n,).
+    forward = [
+        eqn for eqn in _equations(jaxpr)
+        if eqn.primitive.name in ("dot_general", "reduce_sum")
+        and len(eqn.outvars) == 1 and tuple(eqn.outvars[0].aval.shape) == (n,)
+        and any(tuple(getattr(v.aval, "shape", ())) in ((n, d), (d, n)) for v in eqn.invars)
+    ]
+    if len(forward) > 1:
+        raise fail(
+            "the jaxpr of mse_value_and_grad(w, x, y) for x of shape (7, 3)",
+            expected="one forward product x @ w (value and gradient from a single pass)",
+            observed=f"{len(forward)} products x @ w ({', '.join(e.primitive.name for e in forward)})",
+            cause="the loss is evaluated once for its value and again inside jax.grad",
+            fix="`loss, grad = jax.value_and_grad(loss_fn)(w)` gives both from one forward pass",
+        )
+
+
+@check("mse_value_and_grad compiles under jax.jit and is pure", points=1,
+       hint="Does the function only read its arguments (no globals, no changes to x or y)?")
+def test_mse_jit_and_pure(student):
+    w = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    x = np.arange(12, dtype=np.float32).reshape(4, 3) / 4
+    y = np.array([1.0, 0.0, -1.0, 2.0], dtype=np.float32)
+    jit.assert_jittable(student.mse_value_and_grad, (jnp.asarray(w), jnp.asarray(x), jnp.asarray(y)),
+                        what="mse_value_and_grad(w, x, y)")
+    purity.assert_pure(student.mse_value_and_grad, (w, x, y), what="mse_value_and_grad(w, x, y)",
+                       module=student)

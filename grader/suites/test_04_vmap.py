@@ -1,0 +1,221 @@
+"""Hidden checks for 04_vmap.py: automatic vectorization.
+
+Batched results are compared with a Python loop over an in-suite reference;
+"params are not batched" is checked with a batch whose size equals the
+leading dimension of the weights (where mapping over params by mistake runs
+silently and returns the wrong shape) and one where it does not (where it
+raises); "no Python loop" is checked by the jaxpr staying the same size as
+the batch grows.
+"""
+
+import jax.numpy as jnp
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from grader.checks import growth, jit, purity, values, vmap
+from grader.checks.failure import CheckFailure, fail
+from grader.suite import check
+from grader.suites._shared import compiled
+
+LESSON = "04_vmap"
+TITLE = "automatic vectorization with jax.vmap"
+
+_QUARTERS = st.integers(-12, 12).map(lambda k: k / 4)  # sums of products stay exact in float32
+
+
+# -- references -----------------------------------------------------------------------
+
+
+def _ref_predict(params, x):
+    w, b = np.asarray(params["w"], np.float64), np.asarray(params["b"], np.float64)
+    return np.einsum("oi,i->o", w, np.asarray(x, np.float64)) + b
+
+
+def _ref_pairwise(a, b):
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    out = np.empty((len(a), len(b)))
+    for i, u in enumerate(a):
+        for j, v in enumerate(b):
+            out[i, j] = float(np.dot(u - v, u - v))
+    return out
+
+
+def _params(out, inp, seed=0):
+    rng = np.random.default_rng(seed)
+    w = rng.integers(-8, 9, size=(out, inp)).astype(np.float32) / 4
+    b = rng.integers(-8, 9, size=out).astype(np.float32) / 4
+    return {"w": jnp.asarray(w), "b": jnp.asarray(b)}
+
+
+def _batch(n, inp, seed=1):
+    rng = np.random.default_rng(seed)
+    return jnp.asarray(rng.integers(-8, 9, size=(n, inp)).astype(np.float32) / 4)
+
+
+@st.composite
+def _predict_args(draw):
+    out, inp = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    w = draw(hnp.arrays(np.float32, (out, inp), elements=_QUARTERS))
+    b = draw(hnp.arrays(np.float32, out, elements=_QUARTERS))
+    x = draw(hnp.arrays(np.float32, inp, elements=_QUARTERS))
+    return {"w": jnp.asarray(w), "b": jnp.asarray(b)}, jnp.asarray(x)
+
+
+@st.composite
+def _pairwise_args(draw):
+    n, m, d = draw(st.integers(1, 5)), draw(st.integers(1, 5)), draw(st.integers(1, 4))
+    a = draw(hnp.arrays(np.float32, (n, d), elements=_QUARTERS))
+    b = draw(hnp.arrays(np.float32, (m, d), elements=_QUARTERS))
+    return jnp.asarray(a), jnp.asarray(b)
+
+
+_PARAMS_BATCHED = (
+    "params were batched too: `jax.vmap(predict)` maps over axis 0 of EVERY argument, so each "
+    "example got one row of w and one entry of b"
+)
+_IN_AXES_FIX = "`jax.vmap(predict, in_axes=(None, 0))(params, xs)`: None leaves params unbatched"
+
+
+def _batch_predict_call(student, params, xs, what):
+    """Call batch_predict, explaining vmap's size error when params were mapped."""
+    try:
+        return student.batch_predict(params, xs)
+    except ValueError as exc:
+        if "inconsistent sizes" not in str(exc):
+            raise
+        raise fail(
+            what, expected=f"predictions of shape ({xs.shape[0]}, {params['w'].shape[0]})",
+            observed=f"ValueError: {str(exc).splitlines()[0]}",
+            cause=_PARAMS_BATCHED, fix=_IN_AXES_FIX,
+        ) from None
+
+
+# -- predict ---------------------------------------------------------------------------
+
+
+@check("predict computes w @ x + b for one example", points=2,
+       hint="For w of shape (out, in) and x of shape (in,), which product gives a vector of shape (out,)?")
+def test_predict_values(student):
+    values.assert_matches_reference(
+        compiled(student.predict), _ref_predict, _predict_args(), what="predict(params, x)", max_examples=30,
+        fix="return `params['w'] @ x + params['b']`",
+    )
+
+
+# -- batch_predict -------------------------------------------------------------------
+
+
+@check("batch_predict matches a Python loop of predict", points=3,
+       hint="What does jax.vmap(predict, in_axes=...) return, and which axis of xs holds the examples?")
+def test_batch_predict_matches_loop(student):
+    params, xs = _params(3, 5), _batch(6, 5)
+    _batch_predict_call(student, params, xs, "batch_predict(params, xs) for 6 examples")
+    vmap.assert_matches_loop(
+        student.batch_predict, _ref_predict, (params, xs), (None, 0),
+        what="batch_predict(params, xs)",
+    )
+
+
+@check("batch_predict does not batch params", points=2,
+       hint="in_axes has one entry per argument: which entry says 'the same params for every example'?")
+def test_batch_predict_params_unbatched(student):
+    # A batch of 4 examples and weights with 4 output rows: mapping over params by
+    # mistake raises nothing here, it silently pairs example i with row i of w.
+    params, xs = _params(4, 3, seed=2), _batch(4, 3, seed=3)
+    what = "batch_predict(params, xs) with 4 examples and w of shape (4, 3)"
+    got = _batch_predict_call(student, params, xs, what)
+    expected = np.stack([_ref_predict(params, x) for x in np.asarray(xs)])
+    try:
+        values.assert_close(got, expected, what=what)
+    except CheckFailure as failure:
+        shape = np.shape(got)
+        cause = _PARAMS_BATCHED if shape == (4,) else ""
+        f = failure.finding
+        raise fail(f.checked, expected=f.expected, observed=f.observed, cause=cause or f.cause,
+                   fix=_IN_AXES_FIX) from None
+
+
+@check("batch_predict's jaxpr does not grow with the batch size", points=2,
+       hint="Does a Python loop over the examples run while JAX traces your function? What does vmap do instead?")
+def test_batch_predict_no_growth(student):
+    params = _params(3, 5)
+    growth.assert_no_growth(
+        student.batch_predict, lambda n: (params, _batch(n, 5)), sizes=(4, 32),
+        what="batch_predict(params, xs)",
+        cause="a Python loop (or list comprehension) over the examples unrolls: one copy of "
+        "predict per example",
+        fix=_IN_AXES_FIX,
+    )
+
+
+@check("batch_predict compiles under jax.jit", points=1,
+       hint="Is everything inside batch_predict a JAX operation on its arguments?")
+def test_batch_predict_jit(student):
+    jit.assert_jittable(student.batch_predict, (_params(3, 5), _batch(6, 5)), what="batch_predict(params, xs)")
+
+
+# -- pairwise_sq_dists ------------------------------------------------------------------
+
+
+@check("pairwise_sq_dists matches a double loop", points=3,
+       hint="D[i, j] pairs row i of a with row j of b: which vmap maps over a, which over b, and in which order?")
+def test_pairwise_values(student):
+    values.assert_matches_reference(
+        compiled(student.pairwise_sq_dists), _ref_pairwise, _pairwise_args(),
+        what="pairwise_sq_dists(a, b)", max_examples=30,
+        fix="inner `jax.vmap(sq_dist, in_axes=(None, 0))` over b, outer `in_axes=(0, None)` over a",
+    )
+
+
+@check("pairwise_sq_dists is 0 for identical points and never negative", points=1, hidden=True,
+       hint="Does your formula subtract two large, nearly equal numbers (|a|^2 + |b|^2 - 2 a.b)?")
+def test_pairwise_exact_zeros(student):
+    rng = np.random.default_rng(4)
+    a = jnp.asarray(rng.normal(size=(6, 5)).astype(np.float32) * 30)
+    got = np.asarray(student.pairwise_sq_dists(a, a))
+    values.assert_shape(got, (6, 6), what="pairwise_sq_dists(a, a)")
+    diag = np.diag(got)
+    if np.any(diag != 0) or np.any(got < 0):
+        raise fail(
+            "pairwise_sq_dists(a, a) for 6 points of norm ~70",
+            expected="D[i, i] == 0 exactly and every D[i, j] >= 0",
+            observed=f"diagonal {np.array2string(diag, precision=3)}, smallest entry {got.min():.3g}",
+            cause="the expansion |a|^2 + |b|^2 - 2 a.b cancels catastrophically in float32",
+            fix="sum the squared differences of the two vectors, `jnp.sum((u - v) ** 2)`, inside the nested vmap",
+        )
+
+
+@check("pairwise_sq_dists's jaxpr does not grow with len(a) or len(b)", points=2,
+       hint="A loop over the rows of a (or of b) unrolls while tracing: how do two nested vmaps avoid both loops?")
+def test_pairwise_no_growth(student):
+    rng = np.random.default_rng(5)
+
+    def points(n):
+        return jnp.asarray(rng.normal(size=(n, 3)).astype(np.float32))
+
+    growth.assert_no_growth(
+        student.pairwise_sq_dists, lambda n: (points(n), points(n + 3)), sizes=(4, 24),
+        what="pairwise_sq_dists(a, b)",
+        cause="a Python loop over the rows of a or b unrolls: one copy of the distance per row",
+        fix="nest two `jax.vmap`s: the inner over b, the outer over a",
+    )
+
+
+@check("pairwise_sq_dists compiles under jax.jit", points=1,
+       hint="Is everything inside pairwise_sq_dists a JAX operation on its arguments?")
+def test_pairwise_jit(student):
+    rng = np.random.default_rng(6)
+    a = jnp.asarray(rng.normal(size=(4, 3)).astype(np.float32))
+    b = jnp.asarray(rng.normal(size=(7, 3)).astype(np.float32))
+    jit.assert_jittable(student.pairwise_sq_dists, (a, b), what="pairwise_sq_dists(a, b)", rtol=1e-5, atol=1e-5)
+
+
+@check("predict, batch_predict and pairwise_sq_dists are pure", points=1,
+       hint="Do your functions change their arguments or any module-level variable?")
+def test_pure(student):
+    params = {"w": np.ones((2, 3), np.float32), "b": np.zeros(2, np.float32)}
+    xs = np.arange(12, dtype=np.float32).reshape(4, 3)
+    purity.assert_pure(student.predict, (params, xs[0]), what="predict(params, x)", module=student)
+    purity.assert_pure(student.batch_predict, (params, xs), what="batch_predict(params, xs)", module=student)
+    purity.assert_pure(student.pairwise_sq_dists, (xs, xs[:2]), what="pairwise_sq_dists(a, b)", module=student)

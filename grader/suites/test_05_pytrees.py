@@ -1,0 +1,247 @@
+"""Hidden checks for 05_pytrees.py: pytrees.
+
+The references walk the containers by explicit recursion (dict, list, tuple,
+namedtuple, None), so they agree with `jax.tree` by construction of the test
+data, not by calling the same library. Generated trees nest all four container
+kinds up to a few levels deep.
+"""
+
+import itertools
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from grader.checks import jit, purity, values
+from grader.checks.failure import fail
+from grader.suite import check
+from grader.suites._shared import compiled
+
+LESSON = "05_pytrees"
+TITLE = "pytrees"
+
+_QUARTERS = st.integers(-12, 12).map(lambda k: k / 4)
+
+
+class Pair(NamedTuple):
+    first: Any
+    second: Any
+
+
+# -- references: explicit recursion over the containers ------------------------------
+
+
+def _ref_map(f, tree, *rest):
+    if tree is None:
+        return None
+    if isinstance(tree, dict):
+        return {k: _ref_map(f, tree[k], *(r[k] for r in rest)) for k in tree}
+    if isinstance(tree, tuple) and hasattr(tree, "_fields"):
+        return type(tree)(*(_ref_map(f, *xs) for xs in zip(tree, *rest, strict=True)))
+    if isinstance(tree, list | tuple):
+        return type(tree)(_ref_map(f, *xs) for xs in zip(tree, *rest, strict=True))
+    return f(tree, *rest)
+
+
+def _ref_leaves(tree):
+    if tree is None:
+        return []
+    if isinstance(tree, dict):
+        return [leaf for k in tree for leaf in _ref_leaves(tree[k])]
+    if isinstance(tree, list | tuple):
+        return [leaf for child in tree for leaf in _ref_leaves(child)]
+    return [tree]
+
+
+def _ref_count(tree):
+    return sum(int(np.prod(np.shape(leaf))) for leaf in _ref_leaves(tree))
+
+
+def _ref_sgd(params, grads, lr):
+    return _ref_map(lambda p, g: np.asarray(p, np.float64) - lr * np.asarray(g, np.float64), params, grads)
+
+
+def _ref_norm(tree):
+    return np.sqrt(sum(float(np.sum(np.asarray(leaf, np.float64) ** 2)) for leaf in _ref_leaves(tree)))
+
+
+def _ref_shapes(tree):
+    return _ref_map(lambda leaf: tuple(np.shape(leaf)), tree)
+
+
+def _lesson_params(sizes=(784, 256, 128, 10), seed=0):
+    rng = np.random.default_rng(seed)
+    return {
+        f"layer{i + 1}": {
+            "w": jnp.asarray(rng.integers(-4, 5, size=(m, n)).astype(np.float32) / 4),
+            "b": jnp.asarray(rng.integers(-4, 5, size=n).astype(np.float32) / 4),
+        }
+        for i, (m, n) in enumerate(itertools.pairwise(sizes))
+    }
+
+
+# -- generated trees -------------------------------------------------------------------
+
+_LEAVES = hnp.arrays(
+    np.float32, hnp.array_shapes(min_dims=0, max_dims=2, min_side=1, max_side=3), elements=_QUARTERS
+).map(jnp.asarray)
+
+
+def _containers(children):
+    return st.one_of(
+        st.lists(children, min_size=1, max_size=3),
+        st.lists(children, min_size=1, max_size=3).map(tuple),
+        st.dictionaries(st.sampled_from("abcwxyz"), children, min_size=1, max_size=3),
+        st.builds(Pair, children, children),
+    )
+
+
+_TREES = st.recursive(_LEAVES, _containers, max_leaves=6)
+
+
+@st.composite
+def _sgd_args(draw):
+    params = draw(_TREES)
+    leaves, treedef = jax.tree.flatten(params)
+    grads = treedef.unflatten(
+        [jnp.asarray(draw(hnp.arrays(np.float32, np.shape(p), elements=_QUARTERS))) for p in leaves]
+    )
+    return params, grads, draw(st.sampled_from([1.0, 0.5, 0.25, 0.1]))
+
+
+_NESTED = {
+    "encoder": [Pair(jnp.ones((2, 3)), jnp.zeros(3)), (jnp.ones(4), jnp.float32(2.0))],
+    "head": Pair(first={"w": jnp.ones((3, 1))}, second=[jnp.zeros((1,))]),
+    "frozen": None,
+}
+_NESTED_SHAPES = {
+    "encoder": [Pair((2, 3), (3,)), ((4,), ())],
+    "head": Pair(first={"w": (3, 1)}, second=[(1,)]),
+    "frozen": None,
+}
+
+_STRUCTURE_FIX = "use `jax.tree.map(...)`: it rebuilds the same containers (dicts, lists, tuples, namedtuples)"
+
+
+# -- count_params ---------------------------------------------------------------------
+
+
+@check("count_params counts the lesson MLP's 235,146 parameters", points=1,
+       hint="Is it the number of leaves, or the number of scalars in them? What does `.size` give?")
+def test_count_params_lesson(student):
+    got = student.count_params(_lesson_params())
+    if int(got) != 235_146:
+        raise fail(
+            "count_params(params) for the lesson's 784-256-128-10 MLP",
+            expected="235146 (784*256 + 256 + 256*128 + 128 + 128*10 + 10)", observed=repr(got),
+            cause="6 means the leaves were counted, not the scalars in them" if int(got) == 6 else "",
+            fix="add up `leaf.size` over `jax.tree.leaves(tree)`",
+        )
+
+
+@check("count_params works on any nesting of dicts, lists, tuples and namedtuples", points=2,
+       hint="Does your code walk the tree itself (and so only know dicts), or let jax.tree.leaves find every leaf?")
+def test_count_params_nested(student):
+    values.assert_matches_reference(
+        student.count_params, _ref_count, st.tuples(_TREES), what="count_params(tree)", max_examples=30,
+        fix="`sum(leaf.size for leaf in jax.tree.leaves(tree))`",
+    )
+
+
+# -- tree_sgd ----------------------------------------------------------------------------
+
+
+@check("tree_sgd updates the lesson params leaf by leaf", points=2,
+       hint="Which jax.tree function applies a two-argument function to matching leaves of two trees?")
+def test_tree_sgd_lesson(student):
+    params, grads = _lesson_params((6, 5, 4, 3)), _lesson_params((6, 5, 4, 3), seed=1)
+    expected = _ref_sgd(params, grads, 0.5)
+    got = student.tree_sgd(params, grads, 0.5)
+    values.assert_tree_structure(got, expected, what="tree_sgd(params, grads, 0.5)", fix=_STRUCTURE_FIX)
+    values.assert_close(got, expected, what="tree_sgd(params, grads, 0.5)")
+
+
+@check("tree_sgd keeps any tree structure (lists, tuples, namedtuples, dicts)", points=2,
+       hint="If you flatten the trees with jax.tree.leaves, how do you get the original containers back?")
+def test_tree_sgd_nested(student):
+    values.assert_matches_reference(
+        compiled(student.tree_sgd), _ref_sgd, _sgd_args(), what="tree_sgd(params, grads, lr)", max_examples=30,
+        fix=_STRUCTURE_FIX,
+    )
+
+
+@check("tree_sgd leaves params unchanged", points=1,
+       hint="Do you assign into params[...] (changing the caller's dict) instead of building a new tree?")
+def test_tree_sgd_pure(student):
+    params = {"layer1": {"w": np.ones((3, 2), np.float32), "b": np.zeros(2, np.float32)},
+              "layer2": {"w": np.ones((2, 1), np.float32), "b": np.zeros(1, np.float32)}}
+    grads = jax.tree.map(lambda p: np.full_like(p, 0.5), params)
+    purity.assert_pure(student.tree_sgd, (params, grads, 0.1), what="tree_sgd(params, grads, 0.1)",
+                       module=student)
+
+
+@check("tree_sgd compiles under jax.jit", points=1,
+       hint="Under jit the leaves are tracers: does your code convert them to NumPy or Python numbers?")
+def test_tree_sgd_jit(student):
+    params = _lesson_params((4, 3, 2))
+    grads = _lesson_params((4, 3, 2), seed=1)
+    jit.assert_jittable(student.tree_sgd, (params, grads, 0.25), what="tree_sgd(params, grads, lr)")
+
+
+# -- tree_global_norm ----------------------------------------------------------------
+
+
+@check("tree_global_norm is the L2 norm of all leaves together", points=2,
+       hint="The global norm is not the sum of the leaves' norms: what do you add up before the one square root?")
+def test_global_norm_values(student):
+    values.assert_matches_reference(
+        compiled(student.tree_global_norm), _ref_norm, st.tuples(_TREES), what="tree_global_norm(tree)",
+        max_examples=30,
+        fix="`jnp.sqrt(sum(jnp.sum(leaf ** 2) for leaf in jax.tree.leaves(tree)))`",
+    )
+
+
+@check("tree_global_norm compiles under jax.jit", points=1,
+       hint="Under jit the leaves are tracers: float(), math.sqrt and np.* need concrete numbers.")
+def test_global_norm_jit(student):
+    tree = _lesson_params((5, 4, 3))
+    jit.assert_jittable(student.tree_global_norm, (tree,), what="tree_global_norm(tree)")
+
+
+# -- layer_shapes ------------------------------------------------------------------
+
+
+@check("layer_shapes gives the lesson params' shapes, compared with ==", points=2,
+       hint="Which function maps every leaf to something else but keeps the dict-of-dicts around it?")
+def test_layer_shapes_lesson(student):
+    params = _lesson_params()
+    expected = {"layer1": {"w": (784, 256), "b": (256,)}, "layer2": {"w": (256, 128), "b": (128,)},
+                "layer3": {"w": (128, 10), "b": (10,)}}
+    got = student.layer_shapes(params)
+    if got != expected:
+        raise fail(
+            "layer_shapes(params) == the expected shapes, for the lesson's MLP",
+            expected=repr(expected), observed=repr(got),
+            cause="the result must have params' structure with shape tuples (not lists or arrays) as leaves",
+            fix="`jax.tree.map(lambda leaf: leaf.shape, params)`",
+        )
+
+
+@check("layer_shapes keeps any nesting (lists, tuples, namedtuples, None)", points=2, hidden=True,
+       hint="Does your code assume a dict of dicts? What handles every kind of container for you?")
+def test_layer_shapes_nested(student):
+    got = student.layer_shapes(_NESTED)
+    if got != _NESTED_SHAPES:
+        raise fail(
+            "layer_shapes(tree) == the expected shapes, for a tree of dicts, lists, tuples, a namedtuple and None",
+            expected=repr(_NESTED_SHAPES), observed=repr(got),
+            cause="the containers were not rebuilt as they were (or a leaf's shape is not a tuple)",
+            fix="`jax.tree.map(lambda leaf: leaf.shape, params)`",
+        )
+    values.assert_matches_reference(
+        student.layer_shapes, _ref_shapes, st.tuples(_TREES), what="layer_shapes(tree)", max_examples=20,
+        fix="`jax.tree.map(lambda leaf: leaf.shape, params)`",
+    )

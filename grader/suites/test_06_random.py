@@ -1,0 +1,288 @@
+"""Hidden checks for 06_random.py: explicit PRNG keys.
+
+Random outputs are never compared with a reference's values (the key layout
+inside a function is the student's): they are judged by their statistics, by
+determinism for one key, by change across keys, and by key use, which JAX's
+key-reuse checker follows for typed keys (`jax.random.key`).
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from grader.checks import jit, keys, purity, values
+from grader.checks.failure import fail
+from grader.suite import check
+from grader.suites._shared import score_cases
+
+LESSON = "06_random"
+TITLE = "explicit PRNG keys"
+
+# Few distinct shapes: every new shape costs a compile of the PRNG kernels.
+_SHAPES = ((64, 32), (32,), (16, 8))
+_X_SHAPE = (100, 200)
+
+
+# -- helpers ----------------------------------------------------------------------------
+
+
+def _bits(key):
+    """The raw uint32 data of one key, typed or raw, as a hashable tuple."""
+    if jax.dtypes.issubdtype(getattr(key, "dtype", None), jax.dtypes.prng_key):
+        key = jax.random.key_data(key)
+    return tuple(int(v) for v in np.asarray(key).ravel())
+
+
+def _key_list(out, n, what, *, raw=False):
+    """The n keys split_into returned, as a list (a stacked key array, a list or a tuple)."""
+    if isinstance(out, list | tuple):
+        found = list(out)
+    else:
+        shape = np.shape(out)
+        key_ndim = 1 if raw else 0
+        if len(shape) != key_ndim + 1:
+            raise fail(
+                what, expected=f"{n} keys (a key array of shape ({n},{' 2' if raw else ''}) or a list)",
+                observed=f"an array of shape {shape}",
+                cause="the keys were not stacked along a new leading axis",
+                fix="return `jax.random.split(key, n)`",
+            )
+        found = [out[i] for i in range(shape[0])]
+    if len(found) != n:
+        raise fail(what, expected=f"{n} keys", observed=f"{len(found)} keys",
+                   fix="return `jax.random.split(key, n)`")
+    return found
+
+
+def _assert_distinct(student, key, n, *, raw=False):
+    what = f"split_into(key, {n})"
+    parent = _bits(key)
+    found = [_bits(k) for k in _key_list(student.split_into(key, n), n, what, raw=raw)]
+    if parent in found:
+        raise fail(
+            what, expected=f"{n} new keys, none equal to key",
+            observed=f"subkey {found.index(parent)} is the key itself",
+            cause="the parent key was handed out again: it has already been consumed by the split",
+            fix="return only the keys `jax.random.split(key, n)` gives",
+        )
+    if len(set(found)) != n:
+        raise fail(
+            what, expected=f"{n} distinct keys", observed=f"only {len(set(found))} distinct keys among {n}",
+            cause="the same key was repeated (e.g. `[key] * n`): every subkey would give the same numbers",
+            fix="`jax.random.split(key, n)` gives n independent keys",
+        )
+
+
+def _init_weights(student):
+    def init_weights(key):
+        return student.init_weights(key, _SHAPES)
+
+    return init_weights
+
+
+def _noisy(student):
+    def noisy(key):
+        return student.noisy(key, jnp.full(_X_SHAPE, 2.0), 3.0)
+
+    return noisy
+
+
+def _split_into(student):
+    def split_into(key):
+        out = student.split_into(key, 4)
+        return [jax.random.key_data(k) if jax.dtypes.issubdtype(k.dtype, jax.dtypes.prng_key) else k
+                for k in _key_list(out, 4, "split_into(key, 4)", raw=not jax.dtypes.issubdtype(
+                    key.dtype, jax.dtypes.prng_key))]
+
+    return split_into
+
+
+def _three(student):
+    return [("split_into", _split_into(student)), ("init_weights", _init_weights(student)),
+            ("noisy", _noisy(student))]
+
+
+# -- split_into --------------------------------------------------------------------------
+
+
+@check("split_into gives n distinct keys, none of them the key itself", points=2,
+       hint="What does jax.random.split(key, n) return, and why must the parent key not be one of the subkeys?")
+def test_split_into_distinct(student):
+    for n in (4, 2):
+        _assert_distinct(student, jax.random.key(7), n)
+
+
+@check("split_into's subkeys are independent and each usable once", points=1, hidden=True,
+       hint="If two of your subkeys were the same key, what would two draws with them give?")
+def test_split_into_independent(student):
+    def draw_each(key):
+        subkeys = _key_list(student.split_into(key, 4), 4, "split_into(key, 4)")
+        return jnp.stack([jax.random.normal(k, _SHAPES[0]).ravel() for k in subkeys])
+
+    draws = np.asarray(keys.assert_no_key_reuse(
+        draw_each, (jax.random.key(11),), what="one draw from each of split_into(key, 4)", jit=False))
+    corr = np.corrcoef(draws)
+    worst = float(np.max(np.abs(corr - np.eye(4))))
+    if worst > 0.15:
+        raise fail(
+            "correlation between draws from the 4 subkeys of split_into(key, 4)",
+            expected="|correlation| < 0.15 for every pair (independent streams)",
+            observed=f"largest |correlation| {worst:.3f}",
+            cause="subkeys derived so that they give related numbers",
+            fix="`jax.random.split(key, n)`",
+        )
+
+
+# -- init_weights ------------------------------------------------------------------------
+
+
+@check("init_weights returns standard normal arrays of the given shapes", points=2,
+       hint="Which jax.random function draws N(0, 1) samples, and how do you give it a shape?")
+def test_init_weights_shapes_and_stats(student):
+    got = student.init_weights(jax.random.key(3), list(_SHAPES))
+    if not isinstance(got, list | tuple) or len(got) != len(_SHAPES):
+        raise fail(f"init_weights(key, {list(_SHAPES)})", expected=f"a list of {len(_SHAPES)} arrays",
+                   observed=f"{type(got).__name__} of length {len(got) if hasattr(got, '__len__') else '?'}",
+                   fix="return one array per shape, in the order of `shapes`")
+    for i, (w, shape) in enumerate(zip(got, _SHAPES, strict=True)):
+        values.assert_shape(w, shape, what=f"init_weights(key, shapes)[{i}]")
+        if np.asarray(w).dtype.kind != "f":
+            raise fail(f"init_weights(key, shapes)[{i}]", expected="floating-point values",
+                       observed=f"dtype {np.asarray(w).dtype}", fix="use `jax.random.normal`")
+    flat = np.concatenate([np.asarray(w, np.float64).ravel() for w in got])
+    mean, std = float(flat.mean()), float(flat.std())
+    if abs(mean) > 0.15 or abs(std - 1.0) > 0.1:
+        raise fail(
+            f"the statistics of all {flat.size} values init_weights(key, {list(_SHAPES)}) drew",
+            expected="mean 0 +- 0.15 and std 1 +- 0.1 (standard normal)",
+            observed=f"mean {mean:.3f}, std {std:.3f}",
+            cause="not N(0, 1) samples: `uniform`, a truncated or scaled normal",
+            fix="draw each array with `jax.random.normal(subkey, shape)`",
+        )
+
+
+@check("init_weights draws every array with its own key", points=2,
+       hint="How many keys do you need for len(shapes) arrays, and what happens when two draws share one?")
+def test_init_weights_own_keys(student):
+    # Eagerly only: the checker reads the same key flow from the jaxpr under jit, and the
+    # compiled version is judged (and paid for) once, in test_jit.
+    keys.assert_no_key_reuse(student.init_weights, (jax.random.key(5), _SHAPES),
+                             static_argnames=("shapes",), what="init_weights(key, shapes)", jit=False)
+    a, b = student.init_weights(jax.random.key(6), [(64, 32), (64, 32)])
+    corr = float(np.corrcoef(np.asarray(a).ravel(), np.asarray(b).ravel())[0, 1])
+    if abs(corr) > 0.2:
+        raise fail(
+            "two arrays of the same shape from init_weights(key, [(64, 32), (64, 32)])",
+            expected="independent draws (correlation near 0)", observed=f"correlation {corr:.3f}",
+            cause="both arrays were drawn with the same key, so they are the same numbers",
+            fix="`keys = jax.random.split(key, len(shapes))` and one key per array",
+        )
+
+
+# -- noisy ---------------------------------------------------------------------------
+
+
+@check("noisy adds N(0, sigma^2) noise: mean 0, std sigma", points=2,
+       hint="Is sigma the standard deviation or the variance of the noise? Which distribution does jax.random.normal draw from?")
+def test_noisy_statistics(student):
+    x = jnp.full(_X_SHAPE, 2.0)
+    got = student.noisy(jax.random.key(8), x, 3.0)
+    values.assert_shape(got, _X_SHAPE, what="noisy(key, x, 3.0) for x of shape (100, 200)")
+    noise = np.asarray(got, np.float64) - 2.0
+    mean, std = float(noise.mean()), float(noise.std())
+    if abs(mean) > 0.11 or abs(std - 3.0) > 0.15:
+        cause = ""
+        if abs(std - 9.0) < 0.5:
+            cause = "the noise was scaled by sigma**2 (the variance) instead of sigma"
+        elif std < 0.1:
+            cause = "one random number was added to every element (a scalar draw)"
+        raise fail(
+            "the noise noisy(key, x, 3.0) - x over 20,000 elements",
+            expected="mean 0 +- 0.11 and std 3 +- 0.15",
+            observed=f"mean {mean:.3f}, std {std:.3f}",
+            cause=cause or "not sigma * N(0, 1): another distribution (uniform?) or another scale",
+            fix="`x + sigma * jax.random.normal(key, x.shape)`",
+        )
+
+
+@check("noisy draws independent noise per element, not depending on x's values", points=1, hidden=True,
+       hint="Should the noise for one element depend on the value of x there, or only on the key and the shape?")
+def test_noisy_elementwise(student):
+    x0 = jnp.zeros(_X_SHAPE)
+    x1 = jnp.linspace(-5.0, 5.0, 20_000).reshape(_X_SHAPE)
+    n0 = np.asarray(student.noisy(jax.random.key(9), x0, 0.5)) - np.asarray(x0)
+    n1 = np.asarray(student.noisy(jax.random.key(9), x1, 0.5)) - np.asarray(x1)
+    if float(n0.std()) < 0.25:
+        raise fail("the noise noisy(key, zeros((100, 200)), 0.5) - x", expected="std 0.5 across elements",
+                   observed=f"std {float(n0.std()):.3f}",
+                   cause="the same random number was added to every element",
+                   fix="draw noise with the shape of x: `jax.random.normal(key, x.shape)`")
+    values.assert_close(n1, n0, what="noisy(key, x, 0.5) - x for two different x with the same key",
+                        rtol=0, atol=1e-4,
+                        cause="the noise depends on x's values (multiplicative noise?) instead of being added",
+                        fix="`x + sigma * jax.random.normal(key, x.shape)`")
+
+
+# -- keys, determinism, global state ---------------------------------------------------------
+
+
+@check("the same key gives the same result (all three functions)", points=1,
+       hint="Does anything besides the key feed randomness into your functions?")
+def test_deterministic(student, credit):
+    score_cases(credit, [
+        (name, lambda fn=fn, name=name: keys.assert_deterministic(fn, lambda k: (k,), what=name))
+        for name, fn in _three(student)
+    ])
+
+
+@check("different keys give different results (all three functions)", points=1,
+       hint="Is the key argument actually used, or is a fixed key (or np.random) inside the function?")
+def test_varies_with_key(student, credit):
+    score_cases(credit, [
+        (name, lambda fn=fn, name=name: keys.assert_varies_with_key(fn, lambda k: (k,), what=name))
+        for name, fn in _three(student)
+    ])
+
+
+@check("no global NumPy or Python RNG is used", points=1,
+       hint="np.random and Python's random keep hidden global state: where should every random number come from?")
+def test_no_global_rng(student, credit):
+    x = np.zeros(_X_SHAPE, np.float32)
+    score_cases(credit, [
+        ("split_into", lambda: purity.assert_pure(student.split_into, (jax.random.key(1), 4),
+                                                  what="split_into(key, 4)", module=student)),
+        ("init_weights", lambda: purity.assert_pure(student.init_weights, (jax.random.key(1), [(16, 8), (32,)]),
+                                                    what="init_weights(key, shapes)", module=student)),
+        ("noisy", lambda: purity.assert_pure(student.noisy, (jax.random.key(1), x, 0.5),
+                                             what="noisy(key, x, 0.5)", module=student)),
+    ])
+
+
+@check("raw jax.random.PRNGKey keys work too", points=1,
+       hint="Do you only call jax.random functions on the key, or do you inspect it (dtype, shape, key_data)?")
+def test_raw_keys(student, credit):
+    def split_raw():
+        keys.assert_accepts_raw_keys(_split_into(student), lambda k: (k,), what="split_into(key, 4)")
+        _assert_distinct(student, jax.random.PRNGKey(7), 4, raw=True)
+
+    score_cases(credit, [
+        ("split_into", split_raw),
+        ("init_weights", lambda: keys.assert_accepts_raw_keys(_init_weights(student), lambda k: (k,),
+                                                              what="init_weights(key, shapes)")),
+        ("noisy", lambda: keys.assert_accepts_raw_keys(_noisy(student), lambda k: (k,), what="noisy(key, x, sigma)")),
+    ])
+
+
+@check("all three compile under jax.jit (n and shapes static)", points=1,
+       hint="Under jit, is every random draw a jax.random call on a traced key? NumPy draws become constants.")
+def test_jit(student, credit):
+    x = jnp.linspace(0.0, 1.0, 20_000).reshape(_X_SHAPE)
+    score_cases(credit, [
+        ("split_into", lambda: jit.assert_jittable(student.split_into, (jax.random.key(2), 4),
+                                                   static_argnames=("n",), what="split_into(key, n)")),
+        ("init_weights", lambda: jit.assert_jittable(student.init_weights, (jax.random.key(2), _SHAPES),
+                                                     static_argnames=("shapes",), what="init_weights(key, shapes)",
+                                                     rtol=1e-5, atol=1e-5)),
+        ("noisy", lambda: jit.assert_jittable(student.noisy, (jax.random.key(2), x, 0.5),
+                                              what="noisy(key, x, sigma)", rtol=1e-5, atol=1e-5)),
+    ])
