@@ -26,6 +26,7 @@ for a student (see students/NAME.error.txt), 2 on bad options.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import traceback
@@ -33,6 +34,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from grader import catalog
 from grader.commands import gradebook, shared
@@ -132,11 +134,11 @@ class Progress:
 
     def __init__(self, total: int, quiet: bool) -> None:
         self.total, self.done, self.quiet = total, 0, quiet
-        self.bar = None
+        self.bar: Any = None
         if not quiet and sys.stderr.isatty():
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=total, unit="student", desc="grading", file=sys.stderr, dynamic_ncols=True)
+            tqdm: Any = importlib.import_module("tqdm")  # untyped
+            self.bar = tqdm.tqdm(total=total, unit="student", desc="grading", file=sys.stderr,
+                                 dynamic_ncols=True)
 
     def update(self, job: Job, report: Report | None) -> None:
         self.done += 1

@@ -12,6 +12,7 @@ identical to local grading (timings aside).
 from __future__ import annotations
 
 import hashlib
+import importlib
 import shutil
 import tempfile
 import traceback
@@ -88,7 +89,7 @@ def grade_parcel(parcel: Parcel, specs: list[catalog.ExerciseSpec], options: eng
 def grade_on(address: str) -> Grader:
     """A batch grader sending every student to the dask scheduler at `address`."""
     try:
-        import distributed
+        distributed: Any = importlib.import_module("distributed")  # the `cluster` extra; untyped
     except ImportError:
         from grader.cli import UsageError
 

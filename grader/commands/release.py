@@ -92,9 +92,11 @@ def release(out: Path, solutions: Path, exercises: Path, suites_dir: Path, fail_
                            + "\n".join(unsynced))
     catalog.exercises(suites_dir)  # the full suites must be well-formed
     cut = {path.name: public.public_suite(path) for path in sorted(suites_dir.glob("test_*.py"))}
+    sources = tree.suite_sources(suites_dir)  # shared helper modules (`_shared.py`) go as they are
+    sources.update({name: suite.source for name, suite in cut.items()})
     _prepare(out, force)
     try:
-        tree.copy_grader(out, {name: suite.source for name, suite in cut.items()})
+        tree.copy_grader(out, sources)
         shutil.copytree(exercises, out / "exercises", ignore=shutil.ignore_patterns(*tree.SKIPPED))
         released = [catalog.read_suite(out / "grader" / "suites" / name) for name in sorted(cut)]
         (out / "README.md").write_text(tree.render("student-readme.md.j2", exercises=released,

@@ -52,7 +52,9 @@ def copy_grader(dest: Path, suites: dict[str, str]) -> None:
 
 
 def suite_sources(suites_dir: Path) -> dict[str, str]:
-    return {p.name: p.read_text(encoding="utf-8") for p in sorted(suites_dir.glob("test_*.py"))}
+    """Every suite (`test_*.py`) and helper module the suites share (`_shared.py`)."""
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(suites_dir.glob("*.py"))
+            if p.name != "__init__.py"}
 
 
 def render(template: str, **values: object) -> str:

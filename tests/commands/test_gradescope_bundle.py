@@ -1,0 +1,95 @@
+"""`grade gradescope-bundle`: the zip, and its run_autograder run for real on a fake /autograder."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import SUITES
+
+from grader.commands import gradescope_bundle
+
+Grade = Callable[..., tuple[int, str]]
+
+
+def build(tmp_path: Path) -> Path:
+    out = tmp_path / "autograder.zip"
+    gradescope_bundle.build(out, SUITES, timeout=30)
+    return out
+
+
+def test_bundle_holds_setup_run_autograder_and_the_full_grader(tmp_path: Path) -> None:
+    with zipfile.ZipFile(build(tmp_path)) as bundle:
+        names = set(bundle.namelist())
+        modes = {i.filename: i.external_attr >> 16 for i in bundle.infolist()}
+        setup = bundle.read("setup.sh").decode()
+        run = bundle.read("run_autograder").decode()
+        suite = bundle.read("grader/suites/test_01_sums.py").decode()
+    assert {"setup.sh", "run_autograder", "pyproject.toml", "README.md", "grader/cli.py",
+            "templates/report.html.j2", "grader/suites/test_02_words.py"} <= names
+    assert not any(n.startswith(("solutions/", "tests/", "exercises/")) or "__pycache__" in n for n in names)
+    assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
+    assert "pip install -q '/autograder/source[frameworks]'" in setup
+    assert "--gradescope \"$RESULTS\"" in run and "--timeout 30" in run
+    assert "test_total_empty_secret" in suite  # hidden checks are graded on Gradescope
+    for script in (setup, run):
+        subprocess.run(["bash", "-n"], input=script, text=True, check=True)
+
+
+def test_bundle_is_reproducible(tmp_path: Path) -> None:
+    first = build(tmp_path).read_bytes()
+    assert build(tmp_path).read_bytes() == first
+
+
+def test_command_checks_its_output_path(tmp_path: Path, grade: Grade) -> None:
+    code, text = grade("gradescope-bundle", str(tmp_path / "bundle.tar"))
+    assert code == 2 and ".zip" in text
+    out = tmp_path / "bundle.zip"
+    code, text = grade("gradescope-bundle", str(out), "--suites", str(SUITES))
+    assert code == 0 and "2 suite(s)" in text
+    assert grade("gradescope-bundle", str(out))[0] == 2
+
+
+def autograder(tmp_path: Path, submission: dict[str, str]) -> dict[str, object]:
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(build(tmp_path)) as bundle:
+        bundle.extractall(root / "source")
+    (root / "submission").mkdir()
+    for name, text in submission.items():
+        (root / "submission" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "submission" / name).write_text(text)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env.update(AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=sys.executable)
+    proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results: dict[str, object] = json.loads((root / "results" / "results.json").read_text())
+    return results
+
+
+@pytest.mark.slow
+def test_run_autograder_grades_a_repository_upload_with_hidden_checks(tmp_path: Path) -> None:
+    alice = Path(__file__).parent / "fixtures" / "submissions" / "alice"
+    upload = {f"exercises/{p.name}": p.read_text() for p in alice.glob("*.py")}
+    upload["README.md"] = "my repository"
+    results = autograder(tmp_path, upload)
+    assert results["score"] == 12
+    tests = results["tests"]
+    assert isinstance(tests, list) and len(tests) == 5
+    hidden = [t for t in tests if "total of the empty list is zero" in t["name"]]
+    assert [t["visibility"] for t in hidden] == ["after_published"]  # shown once grades are published
+    assert {t["visibility"] for t in tests if t not in hidden and "shout keeps" not in t["name"]} == {"visible"}
+
+
+@pytest.mark.slow
+def test_run_autograder_writes_results_even_when_grading_cannot_start(tmp_path: Path) -> None:
+    results = autograder(tmp_path, {"notes.txt": "no lesson files here"})
+    assert results["score"] == 0.0 and results["tests"] == []
+    assert "could not grade this submission (exit code 2)" in str(results["output"])
+

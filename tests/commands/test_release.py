@@ -1,0 +1,123 @@
+"""`grade release`: the student repository holds exercises and public checks, nothing hidden."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from grader import catalog
+from grader.commands import assign
+
+Grade = Callable[..., tuple[int, str]]
+HIDDEN_IDS = ("test_total_empty_secret", "test_shout_blank_secret")
+HIDDEN_NAMES = ("total of the empty list is zero", "shout keeps an empty word empty but exclaimed")
+
+
+def release(grade: Grade, course: Path, out: Path, *extra: str) -> tuple[int, str]:
+    return grade("release", str(out), "--solutions", str(course / "solutions"),
+                 "--exercises", str(course / "exercises"), "--suites", str(course / "suites"), *extra)
+
+
+def all_text(folder: Path) -> str:
+    return "\n".join(p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file())
+
+
+def test_release_holds_exercises_public_suites_grader_and_readme(course: Path, grade: Grade, tmp_path: Path) -> None:
+    out = tmp_path / "student-repo"
+    code, text = release(grade, course, out)
+    assert code == 0, text
+    assert "3 public check(s); 2 hidden check(s) (5 point(s)) left out" in text
+    for rel in ("exercises/01_sums.py", "exercises/02_words.py", "grader/cli.py", "grader/suites/__init__.py",
+                "grader/suites/test_01_sums.py", "templates/report.html.j2", "pyproject.toml", "README.md",
+                ".github/workflows/grade.yml", ".gitignore"):
+        assert (out / rel).is_file(), rel
+    assert not (out / "solutions").exists() and not (out / "tests").exists()
+    assert (out / "exercises" / "01_sums.py").read_text() == (course / "exercises" / "01_sums.py").read_text()
+
+    released = catalog.exercises(out / "grader" / "suites")
+    assert [(len(s.checks), s.hidden_checks, s.hidden_points) for s in released] == [(2, 1, 4.0), (1, 1, 1.0)]
+    readme = (out / "README.md").read_text()
+    assert "| `exercises/01_sums.py` | sums (command-test fixture) | 2 (5 pts) | 1 (4 pts) |" in readme
+
+
+def test_nothing_hidden_and_no_solution_body_is_released(course: Path, grade: Grade, tmp_path: Path) -> None:
+    out = tmp_path / "student-repo"
+    assert release(grade, course, out)[0] == 0
+    text = all_text(out)
+    for secret in (*HIDDEN_IDS, *HIDDEN_NAMES, "_secret_fsum_reference", "distinctive-solution-body-marker",
+                   'EXCLAMATION = "!"', "return word.upper() + EXCLAMATION"):
+        assert secret not in text, secret
+    for path in (out / "grader" / "suites").glob("*.py"):
+        assert assign.BEGIN not in path.read_text()
+
+
+def test_a_leak_stops_the_release_and_leaves_nothing(course: Path, grade: Grade, tmp_path: Path) -> None:
+    stub = course / "exercises" / "02_words.py"
+    stub.write_text(stub.read_text() + "# hint: see 'shout keeps an empty word empty but exclaimed'\n")
+    out = tmp_path / "student-repo"
+    code, text = grade("release", str(out), "--solutions", str(course / "solutions"), "--exercises",
+                       str(course / "exercises"), "--suites", str(course / "suites"))
+    assert code == 2
+    assert "out of sync" in text  # the hand edit is caught before anything is written
+    assert not out.exists()
+
+    (course / "solutions" / "02_words.py").write_text(
+        (course / "solutions" / "02_words.py").read_text()
+        + "# hint: see 'shout keeps an empty word empty but exclaimed'\n")
+    assert grade("assign", "--solutions", str(course / "solutions"), "--out", str(course / "exercises"))[0] == 0
+    code, text = release(grade, course, out)
+    assert code == 2
+    assert "exercises/02_words.py mentions the hidden check 'shout keeps an empty word" in text
+    assert not out.exists()
+
+
+def test_an_existing_folder_is_only_replaced_when_it_is_an_earlier_release(
+        course: Path, grade: Grade, tmp_path: Path) -> None:
+    out = tmp_path / "student-repo"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    code, text = release(grade, course, out, "--force")
+    assert code == 2 and "only replaces a folder an earlier `grade release` wrote" in text
+    assert (out / "notes.txt").read_text() == "mine"
+
+    fresh = tmp_path / "fresh"
+    assert release(grade, course, fresh)[0] == 0
+    code, text = release(grade, course, fresh)
+    assert code == 2 and "--force" in text
+    assert release(grade, course, fresh, "--force")[0] == 0
+
+
+def test_the_real_course_releases_without_hidden_checks(grade: Grade, tmp_path: Path) -> None:
+    if assign.differences(ROOT / "solutions", ROOT / "exercises"):
+        pytest.skip("exercises/ is out of sync with solutions/ (test_assign reports it)")
+    out = tmp_path / "student-repo"
+    code, text = grade("release", str(out), cwd=ROOT)
+    assert code == 0, text
+    full = catalog.exercises(ROOT / "grader" / "suites")
+    hidden = [c for s in full for c in s.checks if c.visibility == "hidden"]
+    released = catalog.exercises(out / "grader" / "suites")
+    assert sum(s.hidden_checks for s in released) == len(hidden)
+    assert sum(s.hidden_points for s in released) == sum(c.points for c in hidden)
+    text = all_text(out)
+    for check in hidden:
+        assert check.id not in text and check.name not in text, check.id
+    assert not (out / "solutions").exists()
+
+
+@pytest.mark.slow
+def test_students_see_the_hidden_count_when_grading_the_release(
+        course: Path, grade: Grade, tmp_path: Path) -> None:
+    out = tmp_path / "student-repo"
+    assert release(grade, course, out)[0] == 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    proc = subprocess.run([sys.executable, "-m", "grader", "exercises", "--no-html", "--no-color"],
+                          cwd=out, capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Total 0/7 (0%)" in proc.stdout
+    assert "public 0/3 passed; 2 hidden check(s), 5 point(s), run at grading" in proc.stdout
