@@ -30,13 +30,22 @@ def assert_jittable(
     atol: float = 1e-6,
 ) -> Any:
     """Run `fn` eagerly and as `jax.jit(fn, static_argnames=...)`; both must succeed and agree.
-    Returns the jitted output. Exceptions of the eager call propagate unchanged (they are
-    the student's bug, not jit's, and the plugin reports them with their line)."""
+    Returns the jitted output. A stub's NotImplementedError propagates unchanged; any
+    other exception (eager or jitted) becomes a CheckFailure naming the call and the line."""
     __tracebackhide__ = True
     kwargs = dict(kwargs or {})
     static = tuple(static_argnames)
-    eager = _calls.ready(fn(*args, **kwargs))
-    call = _format.call(f"jax.jit({_calls.name_of(fn)}"
+    name = _calls.name_of(fn)
+    try:
+        eager = _calls.ready(fn(*args, **kwargs))
+    except _calls.PASS_THROUGH:
+        raise
+    except Exception as exc:
+        raise _calls.translate(
+            exc, checked=f"{what} called eagerly (before trying jax.jit)",
+            attempted=_format.call(name, args, kwargs), expected="the function runs",
+        ) from exc
+    call = _format.call(f"jax.jit({name}"
                         + (f", static_argnames={static!r})" if static else ")"), args, kwargs)
     try:
         jitted = _calls.ready(jax.jit(fn, static_argnames=static)(*args, **kwargs))

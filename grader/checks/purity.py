@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import inspect
 import io
 import random
@@ -246,11 +247,21 @@ def assert_no_trace_side_effects(
 ) -> Any:
     """Under `jax.jit`, the first call (which traces) and the second (which does not) have
     the same Python-visible effects: the same printed text and the same module globals; and
-    no traced value leaks out of the function (`jax.checking_leaks`). Returns the output."""
+    no traced value leaks out of the function (`jax.checking_leaks`). Returns the output.
+
+    JAX caches the trace of a Python function (even across `jax.jit` wrappers), so an
+    earlier check would hide a trace-time effect: the function (unwrapped, if the student
+    jitted it) is traced here through a new wrapper, which JAX has never seen."""
     __tracebackhide__ = True
     module = module if module is not None else _module_of(fn)
     name = _calls.name_of(fn)
-    jitted = jax.jit(fn, static_argnames=tuple(static_argnames))
+    target = getattr(fn, "__wrapped__", fn) if callable(getattr(fn, "lower", None)) else fn
+
+    @functools.wraps(target)
+    def fresh(*a: Any, **k: Any) -> Any:
+        return target(*a, **k)
+
+    jitted = jax.jit(fresh, static_argnames=tuple(static_argnames))
     checked = f"side effects of {what} under jax.jit"
     outputs: list[str] = []
     changes: list[str | None] = []

@@ -1,5 +1,7 @@
 """jit.assert_jittable: compiles, agrees with the eager call, JAX errors explained."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -74,14 +76,25 @@ def test_trace_time_randomness_differs_from_eager():
         jit.assert_jittable(noisy_with_global_rng, (jnp.zeros(3),), what="noisy(x)")
 
 
-def test_eager_errors_and_stubs_propagate():
+def test_stubs_propagate_and_eager_errors_are_located():
     def stub(x):
         raise NotImplementedError("TODO: piecewise")
 
     with pytest.raises(NotImplementedError):
         jit.assert_jittable(stub, (1.0,), what="piecewise(x)")
-    with pytest.raises(ZeroDivisionError):
-        jit.assert_jittable(lambda x: 1 / 0, (1.0,), what="f")
+
+    def reciprocal(x):
+        return 1 / 0
+
+    with pytest.raises(CheckFailure, match=r"(?s)called eagerly.*raised ZeroDivisionError.*test_jit.py, line"):
+        jit.assert_jittable(reciprocal, (1.0,), what="f")
+
+
+def test_an_array_passed_as_a_static_argument_is_explained():
+    newton = functools.partial(jax.jit, static_argnums=(0, 1))(newton_range)
+    with pytest.raises(CheckFailure, match="must be hashable Python values"):
+        jit.assert_jittable(newton, (jnp.float32(2.0),), {"n_iters": 5}, static_argnames=("n_iters",),
+                            what="newton_sqrt(a, n_iters)")
 
 
 def test_jitted_output_is_returned_for_pytrees():

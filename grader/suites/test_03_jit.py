@@ -1,0 +1,179 @@
+"""Hidden checks for 03_jit.py: jax.jit and structured control flow.
+
+Values are searched with Hypothesis against references written here; whether
+the exercise's tool was used is read from the jaxpr (`cond` for piecewise,
+`scan` for running_sum, a loop primitive for newton_sqrt), and "no Python loop"
+from the jaxpr staying the same size as the input or `n_iters` grows.
+"""
+
+import jax.numpy as jnp
+import numpy as np
+from hypothesis import strategies as st
+
+from grader.checks import growth, jit, primitives, purity, traces, values
+from grader.suite import check
+from grader.suites._shared import compiled, score_cases
+
+LESSON = "03_jit"
+TITLE = "jit and structured control flow"
+
+_COND_FIX = "branch with `jax.lax.cond(x > 0, lambda v: v ** 2, lambda v: -v, x)`"
+_SCAN_FIX = ("carry the total with `jax.lax.scan(step, 0.0, xs)`, where `step(total, x)` "
+             "returns `(total + x, total + x)`")
+_LOOP_FIX = "run the Newton step with `jax.lax.fori_loop(0, n_iters, body, x0)`"
+
+
+# -- references (written independently of solutions/) ---------------------------------
+
+
+def _ref_piecewise(x):
+    x = np.float32(x)
+    return np.float32(x * x) if x > 0 else np.float32(-x)
+
+
+def _ref_running_sum(xs):
+    partial = np.cumsum(np.asarray(xs, np.float64)).astype(np.float32)
+    return np.float32(partial[-1]), partial
+
+
+def _ref_sqrt(a, n_iters=20):
+    return np.float32(np.sqrt(np.float64(a)))
+
+
+_SCALARS = st.floats(-50, 50, width=32).map(lambda v: (np.float32(v),))
+_SERIES = st.lists(st.floats(-100, 100, width=32), min_size=1, max_size=12).map(
+    lambda v: (np.asarray(v, np.float32),)
+)
+_POSITIVES = st.floats(-2, 4).map(lambda e: (np.float32(10.0**e),))  # a in [1e-2, 1e4], log-spread
+
+
+def _series(n):
+    return (jnp.linspace(-1.0, 1.0, n, dtype=jnp.float32),)
+
+
+# -- piecewise ----------------------------------------------------------------------
+
+
+@check("piecewise returns x**2 for x > 0 and -x otherwise", points=2,
+       hint="Which branch should x = 0 take, and what does each branch return?")
+def test_piecewise_values(student):
+    values.assert_matches_reference(compiled(student.piecewise), _ref_piecewise, _SCALARS,
+                                    what="piecewise(x)", max_examples=40)
+
+
+@check("piecewise compiles under jax.jit", points=2,
+       hint="What does a Python `if` do with a value that is only known when the compiled program runs?")
+def test_piecewise_jit(student):
+    for x in (-2.0, 0.0, 1.5):
+        jit.assert_jittable(student.piecewise, (jnp.float32(x),), what="piecewise(x)")
+
+
+@check("piecewise branches with jax.lax.cond", points=2,
+       hint="Which jax.lax function takes a predicate and two functions, and runs only one of them?")
+def test_piecewise_cond(student):
+    primitives.assert_contains(student.piecewise, (jnp.float32(1.5),), "cond",
+                               what="piecewise(x)", fix=_COND_FIX)
+
+
+# -- running_sum --------------------------------------------------------------------
+
+
+@check("running_sum returns (total, partial_sums)", points=2,
+       hint="What should partial_sums[0] be, and how does total relate to partial_sums?")
+def test_running_sum_values(student):
+    values.assert_matches_reference(compiled(student.running_sum), _ref_running_sum, _SERIES,
+                                    what="running_sum(xs)", rtol=1e-5, atol=1e-4, max_examples=30)
+
+
+@check("running_sum compiles under jax.jit", points=1,
+       hint="Is every operation inside running_sum a JAX operation on its argument?")
+def test_running_sum_jit(student):
+    jit.assert_jittable(student.running_sum, (jnp.arange(8, dtype=jnp.float32),),
+                        what="running_sum(xs)", atol=1e-5)
+
+
+@check("running_sum uses jax.lax.scan", points=2,
+       hint="How does jax.lax.scan carry a value from one element to the next, and what does it stack?")
+def test_running_sum_scan(student):
+    primitives.assert_contains(student.running_sum, _series(8), "scan",
+                               what="running_sum(xs)", fix=_SCAN_FIX)
+
+
+@check("running_sum's jaxpr does not grow with the input length", points=2,
+       hint="What does a Python loop over xs record while JAX traces it: one step, or one per element?")
+def test_running_sum_no_growth(student):
+    growth.assert_no_growth(student.running_sum, _series, sizes=(4, 32), what="running_sum(xs)",
+                            fix=_SCAN_FIX)
+
+
+# -- newton_sqrt --------------------------------------------------------------------
+
+
+@check("newton_sqrt converges to sqrt(a) for a in [1e-2, 1e4]", points=2,
+       hint="Does your starting guess stay positive, and is 20 steps of x <- (x + a/x)/2 enough from it?")
+def test_newton_values(student):
+    values.assert_matches_reference(compiled(student.newton_sqrt), _ref_sqrt, _POSITIVES,
+                                    what="newton_sqrt(a)", rtol=1e-5, atol=0.0, max_examples=30,
+                                    cause="the iteration has not converged after 20 steps, or the "
+                                    "update is not x <- 0.5 * (x + a / x)")
+
+
+@check("newton_sqrt compiles under jax.jit with n_iters static", points=1,
+       hint="Which of a and n_iters must be a Python value while tracing, and which can be traced?")
+def test_newton_jit(student):
+    jit.assert_jittable(student.newton_sqrt, (jnp.float32(2.0),), {"n_iters": 20},
+                        static_argnames=("n_iters",), what="newton_sqrt(a, n_iters)")
+
+
+@check("newton_sqrt loops with a JAX loop primitive", points=1,
+       hint="Which jax.lax function runs a body a given number of times inside the compiled program?")
+def test_newton_loop_primitive(student):
+    primitives.assert_contains(student.newton_sqrt, (jnp.float32(2.0), 20), ("while", "scan"),
+                               static_argnames=("n_iters",), what="newton_sqrt(a, n_iters)",
+                               fix=_LOOP_FIX)
+
+
+@check("newton_sqrt's jaxpr does not grow with n_iters", points=1,
+       hint="If you double n_iters, should the traced program double in size?")
+def test_newton_no_growth(student):
+    growth.assert_no_growth(student.newton_sqrt, lambda n: (jnp.float32(2.0), n), sizes=(5, 40),
+                            static_argnames=("n_iters",), what="newton_sqrt(a, n_iters)",
+                            fix=_LOOP_FIX)
+
+
+# -- all three ----------------------------------------------------------------------
+
+
+@check("each function is traced once for repeated same-shaped calls", points=1,
+       hint="If you jit a function yourself, which arguments did you mark static, and do their values change between calls?")
+def test_traced_once(student, credit):
+    score_cases(credit, [
+        ("piecewise", lambda: traces.assert_traced_once(
+            student.piecewise, [(jnp.float32(v),) for v in (-1.0, 2.0, 0.5)], what="piecewise(x)")),
+        ("running_sum", lambda: traces.assert_traced_once(
+            student.running_sum, [(jnp.arange(8, dtype=jnp.float32) + v,) for v in (0, 1, 2)],
+            what="running_sum(xs)")),
+        ("newton_sqrt", lambda: traces.assert_traced_once(
+            student.newton_sqrt, [(2.0, 20), (3.0, 20), (10.0, 20)], static_argnames=("n_iters",),
+            what="newton_sqrt(a, n_iters)")),
+    ])
+
+
+@check("the three functions are pure (no mutation, globals, RNG or trace-time side effects)", points=1,
+       hint="Does anything in your functions happen only the first time they are traced, or change module state?")
+def test_pure(student, credit):
+    xs = np.arange(6, dtype=np.float32)
+    score_cases(credit, [
+        ("piecewise", lambda: (
+            purity.assert_pure(student.piecewise, (np.float32(1.5),), what="piecewise(x)", module=student),
+            purity.assert_no_trace_side_effects(student.piecewise, (np.float32(-1.5),),
+                                                what="piecewise(x)", module=student))),
+        ("running_sum", lambda: (
+            purity.assert_pure(student.running_sum, (xs,), what="running_sum(xs)", module=student),
+            purity.assert_no_trace_side_effects(student.running_sum, (xs,), what="running_sum(xs)",
+                                                module=student))),
+        ("newton_sqrt", lambda: (
+            purity.assert_pure(student.newton_sqrt, (np.float32(2.0),), what="newton_sqrt(a)", module=student),
+            purity.assert_no_trace_side_effects(student.newton_sqrt, (np.float32(2.0),),
+                                                what="newton_sqrt(a)", module=student))),
+    ])

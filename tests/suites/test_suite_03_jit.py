@@ -1,0 +1,76 @@
+"""The 03_jit suite graded against the solution, the stub, an alternative solution and
+broken submissions, each in its own subprocess (as the runner grades)."""
+
+import pytest
+from lesson_grading import FIXTURES, REPO, grade
+
+pytestmark = pytest.mark.slow
+
+LESSON = "03_jit"
+_CACHE = {}
+
+
+@pytest.fixture(scope="module")
+def graded():
+    def run(name):
+        if name not in _CACHE:
+            folder = {"solution": REPO / "solutions", "stub": REPO / "exercises"}.get(
+                name, FIXTURES / LESSON / name
+            )
+            _CACHE[name] = grade(folder, LESSON)
+        return _CACHE[name]
+
+    return run
+
+
+def test_solution_passes_every_check(graded):
+    graded("solution").assert_statuses()
+
+
+def test_alternative_solution_passes(graded):
+    # jitted by the student, lax.cond with jnp functions, a tuple carry, a while_loop
+    graded("alternative").assert_statuses()
+
+
+def test_stub_fails_every_check_as_not_implemented(graded):
+    stub = graded("stub")
+    stub.assert_all_not_implemented()
+    assert all(r["not_implemented"] for r in stub.results.values())
+
+
+def test_python_loop_running_sum_unrolls(graded):
+    g = graded("python_loop_running_sum")
+    g.assert_statuses(failed={"test_running_sum_scan", "test_running_sum_no_growth"})
+    assert "Python loop unrolled" in g.message("test_running_sum_scan")
+    assert "jax.lax.scan" in g.message("test_running_sum_scan")
+    growth = g.message("test_running_sum_no_growth")
+    assert "your loop unrolled" in growth and "at n=4" in growth and "at n=32" in growth
+    assert "jax.lax.scan" in growth
+
+
+def test_where_piecewise_has_the_right_values_but_no_cond(graded):
+    g = graded("where_piecewise")
+    g.assert_statuses(failed={"test_piecewise_cond"})
+    message = g.message("test_piecewise_cond")
+    assert "jnp.where" in message and "BOTH branches" in message and "jax.lax.cond" in message
+
+
+def test_unrolled_newton_has_no_loop_primitive_and_grows(graded):
+    g = graded("unrolled_newton")
+    g.assert_statuses(failed={"test_newton_loop_primitive", "test_newton_no_growth"})
+    assert "fori_loop" in g.message("test_newton_loop_primitive")
+    assert "at n=5" in g.message("test_newton_no_growth")
+
+
+def test_trace_time_effects_and_a_static_value(graded):
+    g = graded("trace_time_effects")
+    g.assert_statuses(failed={"test_newton_jit", "test_newton_loop_primitive", "test_newton_no_growth",
+                              "test_traced_once", "test_pure"})
+    assert "must be hashable Python values" in g.message("test_newton_jit")
+    traced = g.results["test_traced_once"]
+    assert traced["fraction"] == pytest.approx(2 / 3)
+    assert "3 new compilations for 3 calls" in traced["message"] and "marked static" in traced["message"]
+    pure = g.results["test_pure"]
+    assert pure["fraction"] == pytest.approx(1 / 3)  # newton_sqrt itself is pure
+    assert "jax.debug.print" in pure["message"]  # piecewise prints at trace time
+    assert "CALL_LOG" in pure["message"]  # running_sum logs into a global
