@@ -118,9 +118,12 @@ def stub_problems(report: Report) -> list[str]:
                 + (f": {labels.headline(exercise.message, 200)}" if exercise.message else "")
             )
             for check in exercise.checks:
-                if check.score > 0 or check.status in ("error", "timeout"):
+                if check.status == "passed" or check.score > 0:
+                    problems.append(f"    {exercise.name} > {check.name}: earns "
+                                    f"{labels.points(check.score, check.max_score)} on the untouched stub")
+                elif check.status in ("error", "timeout"):
                     problems.append(f"    {exercise.name} > {check.name}: {check.status}: "
-                                    f"{labels.headline(check.message, 200) or 'passed on the stub'}")
+                                    f"{labels.headline(check.message, 200)}")
     return problems
 
 

@@ -1,0 +1,94 @@
+"""The gradebook CSV and the class summary, from per-student results (no grading here)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from grader.commands import gradebook
+
+
+def check(cid: str, status: str, points: float, *, hidden: bool = False) -> dict[str, Any]:
+    return {"id": cid, "name": f"check {cid}", "status": status, "score": points if status == "passed" else 0.0,
+            "max_score": points, "visibility": "hidden" if hidden else "public"}
+
+
+def exercise(name: str, status: str, *checks: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "title": f"title of {name}", "status": status, "checks": list(checks),
+            "score": sum(c["score"] for c in checks), "max_score": sum(c["max_score"] for c in checks)}
+
+
+def results(*exercises: dict[str, Any]) -> dict[str, Any]:
+    return {"exercises": list(exercises), "score": sum(e["score"] for e in exercises),
+            "max_score": sum(e["max_score"] for e in exercises), "seed": 3, "grader_version": "9.9"}
+
+
+def klass(tmp_path: Path) -> Path:
+    folder = tmp_path / gradebook.STUDENTS
+    folder.mkdir()
+    docs = {
+        "ann": results(exercise("01_a", "passed", check("x", "passed", 2), check("y", "passed", 1, hidden=True)),
+                       exercise("02_b", "passed", check("z", "passed", 3))),
+        "ben": results(exercise("01_a", "failed", check("x", "passed", 2), check("y", "failed", 1, hidden=True)),
+                       exercise("02_b", "error", check("z", "timeout", 3))),
+        "cy": results(exercise("01_a", "not_attempted", check("x", "failed", 2), check("y", "failed", 1)),
+                      exercise("02_b", "not_attempted", check("z", "failed", 3))),
+    }
+    for name, doc in docs.items():
+        (folder / f"{name}.json").write_text(json.dumps(doc))
+    (folder / "dee.error.txt").write_text("the grader could not grade submissions/dee:\nOSError")
+    return tmp_path
+
+
+def test_gradebook_has_a_row_per_student_and_a_column_per_lesson_file(tmp_path: Path) -> None:
+    out = klass(tmp_path)
+    gradebook.rebuild(out)
+    rows = list(csv.reader(io.StringIO((out / gradebook.GRADEBOOK).read_text())))
+    assert rows == [
+        ["student", "total", "max", "percent", "01_a", "02_b", "status"],
+        ["ann", "6", "6", "100.0", "3", "3", "passed"],
+        ["ben", "2", "6", "33.3", "2", "0", "error"],
+        ["cy", "0", "6", "0.0", "0", "0", "not_attempted"],
+        ["dee", "0", "0", "0.0", "", "", "grader_error"],
+    ]
+
+
+def test_checks_are_ranked_by_pass_rate_lowest_first() -> None:
+    students = [gradebook.Student("s", results(exercise("01_a", "failed", check("x", "passed", 1),
+                                                        check("y", "failed", 1))))] * 2
+    students.append(gradebook.Student("t", results(exercise("01_a", "passed", check("x", "passed", 1),
+                                                            check("y", "passed", 1)))))
+    rates = gradebook.check_rates(students)
+    assert [(r.id, r.passed, r.graded) for r in rates] == [("y", 1, 3), ("x", 3, 3)]
+    assert rates[0].failures == "failed 2"
+
+
+def test_summary_page_is_self_contained_and_deterministic(tmp_path: Path) -> None:
+    out = klass(tmp_path)
+    gradebook.rebuild(out)
+    page = (out / gradebook.SUMMARY).read_text()
+    gradebook.rebuild(out)
+    assert (out / gradebook.SUMMARY).read_text() == page
+    assert "<svg" in page and "score distribution" in page
+    assert "<script" not in page and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+    first_y, first_x = page.index("check y"), page.index("check x")
+    assert first_y < first_x  # y (1 of 3 passed) is listed before x (2 of 3)
+    assert 'href="students/ann.html"' in page and 'href="students/dee.html"' not in page
+    assert "grader error" in page and "OSError" in page
+
+
+def test_histogram_bins_scores_by_tenths() -> None:
+    svg = gradebook.histogram_svg([0, 5, 95, 100, 100])
+    assert "0-10%: 2 student(s)" in svg and "90-100%: 3 student(s)" in svg and "50-60%: 0 student(s)" in svg
+
+
+def test_names_are_escaped_in_the_summary(tmp_path: Path) -> None:
+    folder = tmp_path / gradebook.STUDENTS
+    folder.mkdir()
+    (folder / "<i>eve & co.json").write_text(json.dumps(results(exercise("01_a", "passed", check("x", "passed", 1)))))
+    page = gradebook.summary_html(gradebook.load(tmp_path))
+    assert "<i>eve" not in page and "&lt;i&gt;eve &amp; co" in page
+    assert 'href="students/%3Ci%3Eeve%20%26%20co.html"' in page

@@ -1,0 +1,79 @@
+"""`grade verify`: solutions 100% and stable, stubs 0, hints, points, sync."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+
+from grader import catalog
+from grader.commands import verify
+
+Grade = Callable[..., tuple[int, str]]
+
+
+def args(course: Path, *extra: str) -> list[str]:
+    return ["verify", "--solutions", str(course / "solutions"), "--exercises", str(course / "exercises"),
+            "--suites", str(course / "suites"), "--timeout", "60", *extra]
+
+
+def test_first_difference_names_the_path() -> None:
+    a = {"exercises": [{"checks": [{"status": "passed", "message": ""}]}], "score": 1}
+    b = {"exercises": [{"checks": [{"status": "failed", "message": ""}]}], "score": 1}
+    assert verify.first_difference(a, b) == "exercises[0].checks[0].status"
+    assert verify.first_difference(a, a) is None
+    assert verify.first_difference([1], [1, 2]) == " (length 1 vs 2)"
+    assert verify.first_difference({"a": 1}, {"b": 1}) == "a"
+
+
+def test_stability_ignores_timings_but_not_results() -> None:
+    doc = {"duration_s": 1.0, "exercises": [{"duration_s": 2.0, "metrics": {"t": 1.0}, "score": 3}]}
+    same = {"duration_s": 9.0, "exercises": [{"duration_s": 7.0, "metrics": {"t": 5.0}, "score": 3}]}
+    other = {"duration_s": 1.0, "exercises": [{"duration_s": 2.0, "metrics": {}, "score": 2}]}
+    assert verify.stability_problems([doc, same]) == []
+    assert verify.stability_problems([doc, same, other]) == [
+        "the solutions' results differ between run 1 and run 3 at exercises[0].score (something "
+        "depends on time, order or an unseeded random source)"]
+
+
+def test_static_problems_find_missing_files_and_unsynced_stubs(course: Path) -> None:
+    specs = list(catalog.exercises(course / "suites"))
+    assert verify.static_problems(specs, course / "solutions", course / "exercises") == []
+    (course / "exercises" / "02_words.py").unlink()
+    (course / "solutions" / "03_extra.py").write_text('def f():\n    """F."""\n')
+    problems = verify.static_problems(specs, course / "solutions", course / "exercises")
+    assert any("02_words" in p and "is missing" in p for p in problems)
+    assert any("03_extra.py: no suite grades this lesson file" in p for p in problems)
+
+
+def test_a_check_without_a_hint_is_reported(course: Path, grade: Grade) -> None:
+    suite = course / "suites" / "test_02_words.py"
+    suite.write_text(suite.read_text().replace('hint="Which str method upper-cases?"', 'hint=" "'))
+    code, out = grade(*args(course))
+    assert code == 2 and "every check needs a hint" in out
+
+
+@pytest.mark.slow
+def test_the_fixture_course_verifies(grade: Grade) -> None:
+    code, out = grade(*args(FIXTURES, "--runs", "2"))
+    assert code == 0, out
+    assert "grade verify: OK. 2 lesson file(s), 5 check(s)" in out
+
+
+@pytest.mark.slow
+def test_violations_are_listed(course: Path, grade: Grade) -> None:
+    solution = course / "solutions" / "01_sums.py"
+    solution.write_text(solution.read_text().replace("    acc = 0\n", "    acc = 0 if xs else None\n"))
+    stub = course / "exercises" / "02_words.py"
+    stub.write_text(stub.read_text().replace('raise NotImplementedError("shout is not implemented yet")',
+                                             'return word.upper() + "!"'))
+    code, out = grade(*args(course, "--runs", "1"))
+    assert code == 1, out
+    assert "solutions/01_sums.py scores 5/9 (failed), not 100%" in out
+    assert "01_sums > total of the empty list is zero: failed" in out
+    assert "exercises/02_words.py: an untouched stub must import cleanly and score 0" in out
+    assert "02_words > shout upper-cases and exclaims: earns 2/2 on the untouched stub" in out
+    assert "02_words.py differs from the stub" in out
+    assert "01_sums.py differs" not in out  # a solution body is not part of the stub
