@@ -75,7 +75,7 @@ def prepare(request: dict[str, Any]) -> bool:
     chosen = module.plan(outcomes, filename_of)
     (lessons / f"{lesson}.py").write_text(module.render(lesson, notebook.name, chosen.included), encoding="utf-8")
     expected = expected_names(Path(request["suite"]))
-    note = notes(notebook.name, outcomes, chosen, expected, limits, problem)
+    note = notes(notebook.name, outcomes, chosen, expected, problem)
     records.emit({"type": "notebook", "message": note})
     for title, png in figures(notebook.name, outcomes):
         records.emit({"type": "artifact", "id": NOTEBOOK_ID, "title": title, "media_type": "image/png",
@@ -126,7 +126,7 @@ def _where(outcome: Outcome, by_number: dict[int, source.Cell]) -> str:
 
 
 def notes(name: str, outcomes: Sequence[Outcome], chosen: module.Plan, expected: set[str],
-          limits: execution.Limits, problem: str) -> str:
+          problem: str) -> str:
     """The exercise-level message about the notebook run; empty when there is nothing to say."""
     by_number = {o.cell.number: o.cell for o in outcomes}
     lines: list[str] = []
@@ -140,7 +140,7 @@ def notes(name: str, outcomes: Sequence[Outcome], chosen: module.Plan, expected:
                          "out of the graded code, so nothing it defines is graded; fix it and run the "
                          "notebook top to bottom (Restart & Run All).")
         elif why == "timeout":
-            lines.append(f"{cell} was still running after {limits.cell_timeout_s:g} s, the time limit "
+            lines.append(f"{cell} was still running after {outcome.seconds:.0f} s, the time limit "
                          "for one cell; it was stopped and left out of the graded code. Look for a loop "
                          "that never ends, or move a long demo run out of the notebook "
                          "(`grade --timeout` raises the limits).")
