@@ -6,6 +6,7 @@ Private to the check kinds.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,7 +31,9 @@ def _show(value: Any) -> str:
         arr = np.asarray(value)
         if arr.ndim == 0:
             return repr(arr.item())
-        return np.array2string(arr, separator=", ", threshold=24, edgeitems=4, precision=6)
+        text = np.array2string(arr, separator=", ", threshold=24, edgeitems=4, precision=6,
+                               max_line_width=10**6)
+        return re.sub(r" +([,\]])", r"\1", re.sub(r"\n\s*", " ", text))
     if isinstance(value, tuple) and hasattr(value, "_fields"):
         inner = ", ".join(f"{f}={_show(getattr(value, f))}" for f in value._fields)
         return f"{type(value).__name__}({inner})"

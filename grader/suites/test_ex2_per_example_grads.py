@@ -1,0 +1,263 @@
+"""Hidden checks for ex2_per_example_grads.py: per-example gradients with vmap(grad).
+
+Per-example gradients are compared with a Python loop of `jax.grad` (tight
+tolerance) on two losses with differently shaped params; their batch mean with
+the full-batch gradient; "no loop over the examples" is read from the jaxpr
+staying the same size as the batch grows. Norms and the top-k ordering are
+compared with references computed here in float64.
+"""
+
+import functools
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from grader.checks import growth, jit, purity, values, vmap
+from grader.checks.failure import fail
+from grader.suite import check
+from grader.suites._shared import score_cases
+
+LESSON = "ex2_per_example_grads"
+TITLE = "Exercise 2: per-example gradients with vmap(grad)"
+
+_VMAP_FIX = "`jax.vmap(jax.grad(loss_fn), in_axes=(None, 0, 0))(params, xs, ys)`"
+
+
+# -- losses of ONE example and their params (written here, not taken from solutions/) ---
+
+
+def _mlp_loss(params, x, y):
+    """Cross-entropy of the lesson MLP for one example (layers applied in numeric order)."""
+    h = x
+    n = len(params)
+    for i in range(1, n + 1):
+        h = h @ params[f"layer{i}"]["w"] + params[f"layer{i}"]["b"]
+        if i < n:
+            h = jax.nn.relu(h)
+    return -jax.nn.log_softmax(h)[y]
+
+
+def _linear_loss(params, x, y):
+    """Squared error of a linear model whose params are a (w, b) tuple."""
+    w, b = params
+    return 0.5 * (jnp.dot(x, w) + b - y) ** 2
+
+
+def _mlp_params(sizes, seed=0):
+    rng = np.random.default_rng(seed)
+    return {
+        f"layer{i}": {
+            "w": jnp.asarray(rng.normal(size=(n_in, n_out)) * np.sqrt(2.0 / n_in), jnp.float32),
+            "b": jnp.asarray(rng.normal(size=n_out) * 0.1, jnp.float32),
+        }
+        for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes), start=1)
+    }
+
+
+def _batch(n, d, classes, seed=1):
+    rng = np.random.default_rng(seed)
+    xs = jnp.asarray(rng.normal(size=(n, d)), jnp.float32)
+    ys = jnp.asarray(rng.integers(0, classes, size=n), jnp.int32)
+    return xs, ys
+
+
+_SMALL = (8, 16, 4)
+_PARAMS = _mlp_params(_SMALL)
+_XS, _YS = _batch(12, 8, 4)
+_GRADS = {loss: jax.jit(jax.grad(loss)) for loss in (_mlp_loss, _linear_loss)}  # compiled once
+
+
+def _bound(fn, loss_fn, **kwargs):
+    """The student's `fn` with `loss_fn` (and `kwargs`) bound, called eagerly: JAX caches each
+    operation's compiled kernel per shape, so after the first call the eager run is fast, and
+    a loop-based submission is not made to compile one huge unrolled program per check."""
+    return functools.partial(fn, loss_fn, **kwargs)
+
+
+def _ref_norms(loss_fn, params, xs, ys):
+    grad = _GRADS[loss_fn]
+    norms = []
+    for x, y in zip(np.asarray(xs), np.asarray(ys), strict=True):
+        leaves = jax.tree.leaves(grad(params, x, y))
+        norms.append(np.sqrt(sum(float(np.sum(np.asarray(g, np.float64) ** 2)) for g in leaves)))
+    return np.asarray(norms)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _ref_full_batch_grad(loss_fn, params, xs, ys):
+    """The gradient of the batch's mean loss, in one differentiation."""
+    return jax.grad(lambda p: jnp.mean(jax.vmap(loss_fn, in_axes=(None, 0, 0))(p, xs, ys)))(params)
+
+
+# -- per_example_grads ------------------------------------------------------------------
+
+
+@check("per_example_grads equals a Python loop of jax.grad", points=3,
+       hint="Which argument of the loss is shared by all examples, and how do you tell jax.vmap so?")
+def test_matches_loop(student, credit):
+    lin_params = (jnp.asarray([0.5, -1.0, 2.0], jnp.float32), jnp.float32(0.25))
+    lin_xs = jnp.asarray(np.random.default_rng(2).normal(size=(7, 3)), jnp.float32)
+    lin_ys = jnp.asarray(np.linspace(-1, 1, 7), jnp.float32)
+
+    def case(loss_fn, params, xs, ys, what):
+        return lambda: vmap.assert_matches_loop(
+            _bound(student.per_example_grads, loss_fn), _GRADS[loss_fn],
+            (params, xs, ys), (None, 0, 0), what=what, rtol=1e-5, atol=1e-6,
+        )
+
+    score_cases(credit, [
+        ("MLP cross-entropy, dict params", case(_mlp_loss, _PARAMS, _XS, _YS,
+                                                "per_example_grads(mlp_loss, params, xs, ys)")),
+        ("linear squared error, (w, b) params", case(_linear_loss, lin_params, lin_xs, lin_ys,
+                                                     "per_example_grads(linear_loss, (w, b), xs, ys)")),
+    ])
+
+
+@check("per_example_grads is shaped like params with a leading batch axis", points=1,
+       hint="What should the shape of the gradient of one example's loss be, and what does vmap add in front?")
+def test_structure(student):
+    grads = _bound(student.per_example_grads, _mlp_loss)(_PARAMS, _XS, _YS)
+    values.assert_tree_structure(grads, _PARAMS, what="per_example_grads(loss_fn, params, xs, ys)",
+                                 fix="return the pytree that vmap(grad) gives; do not flatten or stack leaves")
+    for path, leaf in jax.tree_util.tree_flatten_with_path(_PARAMS)[0]:
+        got = jax.tree_util.tree_flatten_with_path(grads)[0]
+        found = dict((jax.tree_util.keystr(p), g) for p, g in got)[jax.tree_util.keystr(path)]
+        values.assert_shape(found, (12, *leaf.shape),
+                            what=f"per_example_grads(...){jax.tree_util.keystr(path)} for 12 examples",
+                            fix=_VMAP_FIX)
+
+
+@check("the batch mean of the per-example gradients is the full-batch gradient", points=2,
+       hint="The gradient of a mean is the mean of the gradients: which loss does your function differentiate?")
+def test_mean_is_full_batch_grad(student):
+    grads = _bound(student.per_example_grads, _mlp_loss)(_PARAMS, _XS, _YS)
+    mean = jax.tree.map(lambda g: np.mean(np.asarray(g, np.float64), axis=0).astype(np.float32), grads)
+    values.assert_close(mean, _ref_full_batch_grad(_mlp_loss, _PARAMS, _XS, _YS),
+                        what="the mean over the batch of per_example_grads(...)", rtol=1e-5, atol=1e-6,
+                        cause="each example's gradient is not the gradient of ITS OWN loss (a batch "
+                        "reduction inside, or examples mixed up)", fix=_VMAP_FIX)
+
+
+@check("per_example_grads' jaxpr does not grow with the batch size", points=2,
+       hint="Does your function loop over the examples in Python? What does jax.vmap trace instead?")
+def test_no_growth(student):
+    params = _mlp_params(_SMALL)
+    xs, ys = _batch(32, 8, 4, seed=3)
+    growth.assert_no_growth(
+        student.per_example_grads, lambda n: (_mlp_loss, params, xs[:n], ys[:n]), sizes=(4, 32),
+        static_argnames=("loss_fn",), what="per_example_grads(loss_fn, params, xs, ys)",
+        cause="a loop over the examples (a `for` loop or a comprehension of `jax.grad` calls) "
+        "unrolls: one copy of the gradient per example, so a loop is not vmap",
+        fix=_VMAP_FIX,
+    )
+
+
+@check("per_example_grads handles a batch of 32 digits on the lesson's MLP", points=1,
+       hint="Do your shapes hold for the lesson's 784-256-128-10 network and 32 examples?")
+def test_batch_of_32(student):
+    params = _mlp_params((784, 256, 128, 10), seed=4)
+    rng = np.random.default_rng(5)
+    xs = jnp.asarray(rng.uniform(0, 1, size=(32, 784)), jnp.float32)
+    ys = jnp.asarray(rng.integers(0, 10, size=32), jnp.int32)
+    grads = _bound(student.per_example_grads, _mlp_loss)(params, xs, ys)
+    values.assert_tree_structure(grads, params, what="per_example_grads on the lesson MLP")
+    values.assert_shape(grads["layer1"]["w"], (32, 784, 256), what="per_example_grads(...)['layer1']['w']",
+                        fix=_VMAP_FIX)
+    values.assert_finite(grads, what="per_example_grads on 32 digits")
+    grad = _GRADS[_mlp_loss]
+    for i in (0, 13, 31):
+        values.assert_close(jax.tree.map(lambda g, i=i: g[i], grads), grad(params, xs[i], ys[i]),
+                            what=f"per_example_grads(...) for example {i} of 32", rtol=1e-5, atol=1e-6)
+
+
+# -- norms and the largest examples -----------------------------------------------------
+
+
+@check("per_example_grad_norms gives each example's global gradient norm", points=2,
+       hint="The global norm squares and sums the entries of EVERY leaf before the square root: over which axes do you sum?")
+def test_norms(student):
+    got = _bound(student.per_example_grad_norms, _mlp_loss)(_PARAMS, _XS, _YS)
+    values.assert_shape(got, (12,), what="per_example_grad_norms(...) for 12 examples",
+                        fix="one norm per example: reduce every axis of each leaf except the batch axis")
+    values.assert_close(
+        got, _ref_norms(_mlp_loss, _PARAMS, _XS, _YS).astype(np.float32), what="per_example_grad_norms(...)",
+        rtol=1e-4, atol=1e-6,
+        cause="not the global norm: e.g. the sum of per-leaf norms, the norm of the weights only, or "
+        "a missing square root", fix="sqrt(sum over all leaves of sum(g_i ** 2)) for each example i",
+    )
+
+
+def _order_failure(what, got, expected, norms, k):
+    got_list, exp_list = [int(i) for i in got], [int(i) for i in expected]
+    ascending = [int(i) for i in np.argsort(norms, kind="stable")]
+    if sorted(got_list) == sorted(exp_list):
+        cause = "the right examples in the wrong order: the largest norm must come first"
+    elif got_list == ascending[:k]:
+        cause = "these are the k SMALLEST norms: `jnp.argsort` sorts ascending"
+    else:
+        cause = "not the indices of the k largest norms"
+    return fail(f"{what}: the {k} examples with the largest gradient norms, largest first",
+                expected=f"indices {exp_list} (norms {np.round(norms[exp_list], 4).tolist()})",
+                observed=f"indices {got_list}", cause=cause,
+                fix="`jnp.argsort(-norms)[:k]` or `jax.lax.top_k(norms, k)[1]`")
+
+
+@check("largest_gradient_examples returns the top-k indices, largest first", points=2,
+       hint="jnp.argsort sorts ascending: how do you get the largest norm first, and how many do you keep?")
+def test_largest_order(student, credit):
+    xs, ys = _XS, _YS
+    norms = _ref_norms(_mlp_loss, _PARAMS, xs, ys)
+    gaps = np.diff(np.sort(norms))
+    assert gaps.min() > 1e-4 * norms.max(), "suite data must have distinct norms"
+
+    def case(k, call):
+        def run():
+            got = np.asarray(call())
+            values.assert_shape(got, (k,), what=f"largest_gradient_examples(..., k={k})")
+            if got.dtype.kind not in "iu":
+                raise fail(f"largest_gradient_examples(..., k={k}) returns indices",
+                           expected="an integer array", observed=f"dtype {got.dtype}",
+                           fix="return the indices (argsort / top_k), not the norms")
+            expected = np.argsort(-norms, kind="stable")[:k]
+            if not np.array_equal(got, expected):
+                raise _order_failure(f"largest_gradient_examples(..., k={k})", got, expected, norms, k)
+        return run
+
+    score_cases(credit, [
+        ("default k=5", case(5, lambda: _bound(student.largest_gradient_examples, _mlp_loss)(_PARAMS, xs, ys))),
+        ("k=3", case(3, lambda: _bound(student.largest_gradient_examples, _mlp_loss, k=3)(_PARAMS, xs, ys))),
+    ])
+
+
+# -- all three -------------------------------------------------------------------------
+
+
+@check("the three functions compile under jax.jit", points=1,
+       hint="Is every step a JAX operation? Which arguments must stay Python values (static) under jit?")
+def test_jittable(student, credit):
+    args = (_mlp_loss, _PARAMS, _XS[:6], _YS[:6])
+    score_cases(credit, [
+        ("per_example_grads", lambda: jit.assert_jittable(
+            student.per_example_grads, args, static_argnames=("loss_fn",),
+            what="per_example_grads(loss_fn, params, xs, ys)")),
+        ("per_example_grad_norms", lambda: jit.assert_jittable(
+            student.per_example_grad_norms, args, static_argnames=("loss_fn",),
+            what="per_example_grad_norms(loss_fn, params, xs, ys)", rtol=1e-5, atol=1e-6)),
+        ("largest_gradient_examples", lambda: jit.assert_jittable(
+            student.largest_gradient_examples, args, {"k": 3}, static_argnames=("loss_fn", "k"),
+            what="largest_gradient_examples(loss_fn, params, xs, ys, k=3)")),
+    ])
+
+
+@check("the three functions are pure", points=1,
+       hint="Do your functions change params, xs or ys, or anything at module level?")
+def test_pure(student, credit):
+    params = jax.tree.map(np.asarray, _PARAMS)
+    args = (_mlp_loss, params, np.asarray(_XS), np.asarray(_YS))
+    score_cases(credit, [
+        (name, lambda name=name: purity.assert_pure(getattr(student, name), args,
+                                                    what=f"{name}(loss_fn, params, xs, ys)", module=student))
+        for name in ("per_example_grads", "per_example_grad_norms", "largest_gradient_examples")
+    ])
