@@ -11,8 +11,10 @@ count can be set before it starts) and a fresh import of the student's module.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,6 +27,13 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 SUITES = REPO / "grader" / "suites"
 FIXTURES = REPO / "tests" / "fixtures"
+
+# One persistent XLA compilation cache for every grading this test session starts:
+# the fixtures of a lesson share most of their compilations (the reference's, JAX's
+# own), which then run once instead of once per subprocess. Tracing still happens in
+# every process, so trace-counting checks see what they would see without it.
+_COMPILE_CACHE = tempfile.mkdtemp(prefix="grader-test-xla-cache-")
+atexit.register(shutil.rmtree, _COMPILE_CACHE, ignore_errors=True)
 
 
 @dataclass
@@ -78,7 +87,14 @@ def grade(
     lesson_dir: str | os.PathLike[str], lesson: str, *, devices: int = 1, timeout: float = 600
 ) -> Graded:
     """Run grader/suites/test_<lesson>.py against `lesson_dir` in a subprocess."""
-    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONDONTWRITEBYTECODE="1")
+    env = dict(
+        os.environ,
+        JAX_PLATFORMS="cpu",
+        PYTHONDONTWRITEBYTECODE="1",
+        JAX_COMPILATION_CACHE_DIR=_COMPILE_CACHE,
+        JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
+        JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0",
+    )
     env.pop("PYTEST_ADDOPTS", None)
     if devices > 1:
         env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"

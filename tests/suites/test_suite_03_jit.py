@@ -64,12 +64,22 @@ def test_unrolled_newton_has_no_loop_primitive_and_grows(graded):
 
 def test_trace_time_effects_and_a_static_value(graded):
     g = graded("trace_time_effects")
-    g.assert_statuses(failed={"test_newton_jit", "test_newton_loop_primitive", "test_newton_no_growth",
-                              "test_traced_once", "test_pure"})
+    g.assert_statuses(
+        failed={
+            "test_newton_jit",
+            "test_newton_loop_primitive",
+            "test_newton_no_growth",
+            "test_traced_once",
+            "test_pure",
+        }
+    )
     assert "must be hashable Python values" in g.message("test_newton_jit")
     traced = g.results["test_traced_once"]
     assert traced["fraction"] == pytest.approx(2 / 3)
-    assert "3 new compilations for 3 calls" in traced["message"] and "marked static" in traced["message"]
+    assert (
+        "3 new compilations for 3 calls" in traced["message"]
+        and "marked static" in traced["message"]
+    )
     pure = g.results["test_pure"]
     assert pure["fraction"] == pytest.approx(1 / 3)  # newton_sqrt itself is pure
     assert "jax.debug.print" in pure["message"]  # piecewise prints at trace time

@@ -1,0 +1,774 @@
+"""Hidden checks for 08_mlp.py: the lesson's MLP built from pure functions.
+
+Values are compared with references written here (NumPy in float64 for the forward
+pass and the loss, Optax's own Adam for the optimizer step). Random outputs (the
+init, the training run) are judged by statistics and key use, never by equality.
+Training runs on scikit-learn's digits (1,437 training rows, 64 inputs) for 20
+epochs, twice the lesson's 10, to keep a margin above 0.95 test accuracy; the run
+is shared by the checks that need it.
+"""
+
+import itertools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from grader.checks import jit, keys, purity, traces, values
+from grader.checks.failure import fail
+from grader.data import load_digits
+from grader.suite import check
+
+LESSON = "08_mlp"
+TITLE = "build: the lesson's MLP"
+TIMEOUT = 240
+
+LESSON_SIZES = (784, 256, 128, 10)
+SMALL_SIZES = (6, 5, 4, 3)
+B = 8  # one batch size for the small checks: every function compiles once
+TRAIN_EPOCHS = 20
+TARGET_ACCURACY = 0.95
+TOL = {"rtol": 1e-4, "atol": 1e-5}
+
+
+# -- references (written here, independently of solutions/) -------------------------------
+
+
+def _layers(params):
+    return [params[f"layer{i}"] for i in range(1, len(params) + 1)]
+
+
+def _ref_forward(params, x, *, relu_hidden=True, relu_last=False):
+    h = np.asarray(x, np.float64)
+    layers = _layers(params)
+    for i, layer in enumerate(layers):
+        h = h @ np.asarray(layer["w"], np.float64) + np.asarray(layer["b"], np.float64)
+        last = i == len(layers) - 1
+        if relu_last if last else relu_hidden:
+            h = np.maximum(h, 0.0)
+    return h
+
+
+def _ref_loss(params, x, y):
+    logits = _ref_forward(params, x)
+    top = logits.max(axis=-1, keepdims=True)
+    log_z = top[:, 0] + np.log(np.exp(logits - top).sum(axis=-1))
+    return float(np.mean(log_z - logits[np.arange(len(y)), np.asarray(y)]))
+
+
+@jax.jit
+def _ref_loss_jax(params, x, y):
+    """The same loss in JAX (for gradients): logsumexp minus the label's logit."""
+    h = x
+    layers = _layers(params)
+    for i, layer in enumerate(layers):
+        h = jnp.dot(h, layer["w"]) + layer["b"]
+        if i < len(layers) - 1:
+            h = jnp.maximum(h, 0.0)
+    picked = jnp.take_along_axis(h, y[:, None], axis=-1)[:, 0]
+    return jnp.mean(jax.scipy.special.logsumexp(h, axis=-1) - picked)
+
+
+_ref_grad = jax.jit(jax.grad(_ref_loss_jax))
+
+
+@jax.jit
+def _ref_step(params, opt_state, x, y):
+    tx = optax.adam(1e-3)
+    loss, grads = jax.value_and_grad(_ref_loss_jax)(params, x, y)
+    updates, opt_state = tx.update(grads, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state, loss
+
+
+# -- inputs -----------------------------------------------------------------------------
+
+
+def _params(sizes, seed=0, scale=0.7):
+    """Deterministic params with mixed-sign pre-activations (so ReLU matters)."""
+    rng = np.random.default_rng(seed)
+    return {
+        f"layer{i}": {
+            "w": jnp.asarray(scale * rng.normal(size=(m, n)), jnp.float32),
+            "b": jnp.asarray(0.3 * rng.normal(size=n), jnp.float32),
+        }
+        for i, (m, n) in enumerate(itertools.pairwise(sizes), start=1)
+    }
+
+
+def _batch(n, dim, classes, seed=1):
+    rng = np.random.default_rng(seed)
+    x = jnp.asarray(rng.normal(size=(n, dim)), jnp.float32)
+    y = jnp.asarray(rng.integers(0, classes, size=n), jnp.int32)
+    return x, y
+
+
+def _skeleton(sizes):
+    return {
+        f"layer{i}": {"b": (n,), "w": (m, n)}
+        for i, (m, n) in enumerate(itertools.pairwise(sizes), start=1)
+    }
+
+
+def _opt_state(student, params):
+    """The student's optimizer state if the optimizer exists, else Adam's (same structure)."""
+    tx = getattr(student, "optimizer", None)
+    if tx is not None and callable(getattr(tx, "init", None)):
+        return tx.init(params)
+    return optax.adam(1e-3).init(params)
+
+
+# -- shared runs --------------------------------------------------------------------------
+
+_RUNS = {}
+
+
+def _once(name, student, compute):
+    """Compute a (slow) result once per student module; re-raise its exception each time."""
+    key = (name, id(student))
+    if key not in _RUNS:
+        try:
+            _RUNS[key] = ("ok", compute())
+        except BaseException as exc:
+            _RUNS[key] = ("raised", exc)
+    kind, value = _RUNS[key]
+    if kind == "raised":
+        raise value
+    return value
+
+
+def _digits_run(student):
+    def compute():
+        data = load_digits()
+        params, history = student.train(jax.random.key(0), data, n_epochs=TRAIN_EPOCHS)
+        return data, jax.block_until_ready(params), history
+
+    return _once("digits", student, compute)
+
+
+# -- init_params ----------------------------------------------------------------------
+
+
+@check(
+    "init_params builds the lesson dict for any layer sizes",
+    points=1,
+    hint="How many layers do `len(sizes)` sizes make, and which of each pair is the "
+    "weight matrix's first axis?",
+)
+def test_init_shapes(student):
+    for sizes in (LESSON_SIZES, (16, 16, 16, 16, 16), (16, 16)):
+        params = student.init_params(jax.random.key(0), sizes)
+        shapes = jax.tree.map(lambda a: tuple(np.shape(a)), params)
+        expected = _skeleton(sizes)
+        values.assert_tree_structure(
+            params,
+            jax.tree.map(np.zeros, expected, is_leaf=lambda s: isinstance(s, tuple)),
+            what=f"init_params(key, sizes={sizes})",
+            fix="one entry 'layer1' ... 'layerN' per pair of consecutive sizes, each "
+            "{'w': ..., 'b': ...}",
+        )
+        if shapes != expected:
+            transposed = jax.tree.map(
+                lambda s: s[::-1], expected, is_leaf=lambda s: isinstance(s, tuple)
+            )
+            raise fail(
+                f"the shapes of init_params(key, sizes={sizes})",
+                expected=str(expected),
+                observed=str(shapes),
+                cause="the weights are stored (out, in); the lesson stores them (in, out) and "
+                "computes `x @ w + b`"
+                if {k: v["w"] for k, v in shapes.items()}
+                == {k: v["w"] for k, v in transposed.items()}
+                else "",
+                fix="layer i: `w` of shape (sizes[i-1], sizes[i]), `b` of shape (sizes[i],)",
+            )
+
+
+def _scale_name(ratio):
+    if abs(ratio - 1 / math.sqrt(2)) < 0.05:
+        return "sqrt(1 / fan_in) (LeCun/Xavier-style): He init for ReLU uses sqrt(2 / fan_in)"
+    return ""
+
+
+@check(
+    "init_params draws He-initialized weights: normal * sqrt(2 / fan_in)",
+    points=2,
+    hint="What standard deviation should a weight feeding a ReLU layer with fan_in inputs "
+    "have, and which of the two sizes is the fan-in?",
+)
+def test_init_he_statistics(student):
+    params = student.init_params(jax.random.key(3), LESSON_SIZES)
+    for i, (fan_in, fan_out) in enumerate(itertools.pairwise(LESSON_SIZES), start=1):
+        w = np.asarray(params[f"layer{i}"]["w"], np.float64)
+        target = math.sqrt(2.0 / fan_in)
+        std, mean = float(w.std()), float(w.mean())
+        tolerance = 0.05 if w.size >= 10_000 else 0.12
+        glorot = math.sqrt(2.0 / (fan_in + fan_out))
+        cause = _scale_name(std / target)
+        if not cause and abs(std - glorot) < abs(std - target):
+            cause = (
+                "Glorot/Xavier scale sqrt(2 / (fan_in + fan_out)); He init uses sqrt(2 / fan_in)"
+            )
+        if not cause and abs(std - 1.0) < 0.05:
+            cause = "unscaled standard normal weights: the sqrt(2 / fan_in) factor is missing"
+        if not cause and abs(std - math.sqrt(2.0 / fan_out)) < tolerance * std:
+            cause = "scaled by the fan-OUT (the layer's output size) instead of the fan-in"
+        if abs(std / target - 1.0) > tolerance or abs(mean) > 5 * target / math.sqrt(w.size):
+            raise fail(
+                f"the statistics of init_params(key)['layer{i}']['w'] ({fan_in} x {fan_out})",
+                expected=f"mean 0 and standard deviation sqrt(2 / {fan_in}) = {target:.4f} "
+                f"(within {tolerance:.0%})",
+                observed=f"mean {mean:.4f}, standard deviation {std:.4f} "
+                f"({std / target:.2f} x the He value)",
+                cause=cause,
+                fix="`jax.random.normal(k, (fan_in, fan_out)) * jnp.sqrt(2.0 / fan_in)`",
+            )
+
+
+@check(
+    "init_params starts every bias at zero",
+    points=1,
+    hint="Which jnp function makes an array of the bias's shape filled with 0.0?",
+)
+def test_init_zero_biases(student):
+    params = student.init_params(jax.random.key(0), LESSON_SIZES)
+    for name, layer in sorted(params.items()):
+        b = np.asarray(layer["b"])
+        if np.any(b != 0):
+            raise fail(
+                f"init_params(key)['{name}']['b']",
+                expected="all zeros",
+                observed=f"{np.count_nonzero(b)} of {b.size} entries nonzero "
+                f"(e.g. {float(b[np.nonzero(b)][0]):.4f})",
+                cause="the biases were drawn at random like the weights",
+                fix="`jnp.zeros((fan_out,))`",
+            )
+
+
+@check(
+    "init_params gives every layer its own key",
+    points=1,
+    hint="If three layers each call jax.random.normal, how many keys must jax.random.split "
+    "hand out, and may any of them be the key you were given?",
+)
+def test_init_keys(student):
+    sizes = (16, 16, 16, 16)
+    params = keys.assert_no_key_reuse(
+        student.init_params,
+        (jax.random.key(0), sizes),
+        static_argnames=("sizes",),
+        what="init_params(key, sizes)",
+    )
+    w2, w3 = (np.asarray(params[f"layer{i}"]["w"]) for i in (2, 3))
+    if np.array_equal(w2, w3):
+        raise fail(
+            "init_params(key, (16, 16, 16, 16)): the weights of layer2 and layer3",
+            expected="independent draws",
+            observed="identical matrices",
+            cause="one key used for every layer",
+            fix="`keys = jax.random.split(key, n_layers)`, one key per layer",
+        )
+    keys.assert_deterministic(
+        lambda k: student.init_params(k, sizes), lambda k: (k,), what="init_params(key, sizes)"
+    )
+    keys.assert_varies_with_key(
+        lambda k: student.init_params(k, sizes), lambda k: (k,), what="init_params(key, sizes)"
+    )
+    keys.assert_accepts_raw_keys(
+        lambda k: student.init_params(k, sizes), lambda k: (k,), what="init_params(key, sizes)"
+    )
+
+
+# -- forward and loss ---------------------------------------------------------------------
+
+
+@check(
+    "forward computes x @ w + b per layer with ReLU on the hidden layers only",
+    points=1,
+    hint="Which layers feed another layer (and so need a ReLU), and what should the last "
+    "layer return: logits or something squashed?",
+)
+def test_forward_values(student):
+    params = _params(SMALL_SIZES)
+    x, _ = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
+    out = student.forward(params, x)
+    cause = ""
+    for flags, text in (
+        (
+            {"relu_last": True},
+            "a ReLU is applied to the last layer too: logits must be able to be negative",
+        ),
+        ({"relu_hidden": False}, "no ReLU between the layers: the network is linear"),
+    ):
+        if values.difference(out, _ref_forward(params, x, **flags), **TOL) is None:
+            cause = text
+    values.assert_close(
+        out,
+        _ref_forward(params, x),
+        what="forward(params, x)",
+        **TOL,
+        cause=cause,
+        fix="`x = jax.nn.relu(x @ w + b)` for layer1 and layer2, plain `x @ w + b` for layer3",
+    )
+
+
+@check(
+    "forward and loss_fn compile under jax.jit and are pure",
+    points=1,
+    hint="Do the functions use anything besides their arguments, or change them?",
+)
+def test_forward_loss_jit_pure(student):
+    params = _params(SMALL_SIZES)
+    x, y = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
+    jit.assert_jittable(student.forward, (params, x), what="forward(params, x)", **TOL)
+    jit.assert_jittable(student.loss_fn, (params, x, y), what="loss_fn(params, x, y)", **TOL)
+    purity.assert_pure(
+        student.loss_fn, (params, x, y), what="loss_fn(params, x, y)", module=student
+    )
+
+
+@check(
+    "loss_fn is the mean cross-entropy against integer labels",
+    points=1,
+    hint="For one example, what is -log of the softmax probability of its label, and how "
+    "do you combine the batch: a sum or a mean?",
+)
+def test_loss_value(student):
+    params = _params(SMALL_SIZES)
+    x, y = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
+    loss = student.loss_fn(params, x, y)
+    values.assert_shape(
+        loss, (), what="loss_fn(params, x, y)", fix="average over the batch: the loss is a scalar"
+    )
+    expected = _ref_loss(params, x, y)
+    cause = ""
+    if abs(float(loss) - expected * len(y)) < 1e-3 * abs(expected * len(y)):
+        cause = "the losses are summed over the batch instead of averaged"
+    values.assert_close(
+        loss,
+        np.float64(expected),
+        what="loss_fn(params, x, y)",
+        **TOL,
+        cause=cause,
+        fix="`-jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * "
+        "jax.nn.one_hot(y, n_classes), axis=-1))`",
+    )
+
+
+@check(
+    "loss_fn stays finite for logits around 1e4",
+    points=2,
+    hint="What is exp(10000.0) in float32, and which jax.nn function computes log(softmax) "
+    "without ever forming it?",
+)
+def test_loss_stable(student):
+    params = _params(SMALL_SIZES)
+    params["layer3"] = {"w": jnp.zeros((4, 3)), "b": jnp.asarray([1e4, 0.0, -1e4], jnp.float32)}
+    x, _ = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
+    y = jnp.asarray([0, 1, 2, 0, 1, 2, 0, 1], jnp.int32)  # per-row losses 0, 1e4, 2e4, ...
+    expected = np.float64(np.mean([0.0, 1e4, 2e4, 0.0, 1e4, 2e4, 0.0, 1e4]))
+    loss = student.loss_fn(params, x, y)
+    unstable = (
+        "the loss takes the log of softmax probabilities: exp of a large logit "
+        "overflows to inf (NaN after the division), and a tiny probability rounds to "
+        "0, whose log is -inf"
+    )
+    fix = "use `jax.nn.log_softmax(logits)`, which subtracts the largest logit first"
+    values.assert_finite(
+        loss, what="loss_fn(params, x, y) with logits [1e4, 0, -1e4]", cause=unstable, fix=fix
+    )
+    values.assert_close(
+        loss,
+        expected,
+        what="loss_fn with logits [1e4, 0, -1e4] and labels [0, 1, 2, 0, 1, 2, 0, 1]",
+        rtol=1e-5,
+        atol=1e-3,
+        fix=fix,
+    )
+    grads = jax.jit(jax.grad(student.loss_fn))(params, x, y)
+    values.assert_finite(
+        grads, what="jax.grad(loss_fn) with logits [1e4, 0, -1e4]", cause=unstable, fix=fix
+    )
+
+
+@check(
+    "jax.grad(loss_fn) matches the reference gradients",
+    points=1,
+    hint="If the loss value is right, is the gradient flowing through every layer, or is "
+    "something computed outside JAX (NumPy, a Python float)?",
+)
+def test_loss_gradients(student):
+    params = _params(SMALL_SIZES, seed=4)
+    x, y = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1], seed=5)
+    grads = jax.jit(jax.grad(student.loss_fn))(params, x, y)
+    expected = _ref_grad(params, x, y)
+    summed = jax.tree.map(lambda g: B * g, expected)
+    values.assert_close(
+        grads,
+        expected,
+        what="jax.grad(loss_fn)(params, x, y)",
+        **TOL,
+        cause=f"the gradients are {B} x the reference for a batch of {B}: the loss is summed "
+        "over the batch instead of averaged"
+        if values.difference(grads, summed, **TOL) is None
+        else "",
+    )
+
+
+# -- optimizer and train_step ---------------------------------------------------------------
+
+
+@check(
+    "optimizer is optax.adam(1e-3)",
+    points=1,
+    hint="Which Optax factory is the lesson's optimizer, and at what learning rate?",
+)
+def test_optimizer_is_adam(student):
+    tx = getattr(student, "optimizer", None)
+    if tx is None or not (
+        callable(getattr(tx, "init", None)) and callable(getattr(tx, "update", None))
+    ):
+        raise fail(
+            "the module-level `optimizer`",
+            expected="an Optax GradientTransformation: `optimizer = optax.adam(1e-3)`",
+            observed="None (still the TODO)"
+            if tx is None
+            else f"a {type(tx).__name__} without init/update",
+            fix="`optimizer = optax.adam(1e-3)` at module level",
+        )
+    params = _params(SMALL_SIZES)
+    reference = optax.adam(1e-3)
+    state, ref_state = tx.init(params), reference.init(params)
+    grads = _ref_grad(params, *_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1]))
+    update, ref_update = jax.jit(tx.update), jax.jit(reference.update)  # one compile each
+    for step, scale in enumerate((1.0, 10.0, 0.1, 3.0)):
+        g = jax.tree.map(lambda a, s=scale: s * a, grads)
+        updates, state = update(g, state, params)
+        expected, ref_state = ref_update(g, ref_state, params)
+        sgd = jax.tree.map(lambda a: -1e-3 * a, g)
+        cause = ""
+        if values.difference(updates, sgd, **TOL) is None:
+            cause = "the updates are -1e-3 * grads: plain SGD, not Adam"
+        else:
+            ratio = float(
+                np.asarray(updates["layer1"]["w"]).ravel()[0]
+                / np.asarray(expected["layer1"]["w"]).ravel()[0]
+            )
+            if abs(ratio - 1.0) > 1e-3 and np.isfinite(ratio):
+                cause = f"the updates are {ratio:.3g} x Adam's at 1e-3: another learning rate?"
+        values.assert_close(
+            updates,
+            expected,
+            what=f"optimizer.update at step {step + 1}",
+            **TOL,
+            cause=cause,
+            fix="`optimizer = optax.adam(1e-3)`",
+        )
+
+
+@check(
+    "train_step takes one Adam step and returns (params, opt_state, loss)",
+    points=1,
+    hint="Which single JAX call gives both the loss and its gradients, and which loss should "
+    "be returned: before or after the update?",
+)
+def test_train_step_values(student):
+    params = _params(SMALL_SIZES)
+    opt_state = _opt_state(student, params)
+    x, y = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
+    out = student.train_step(params, opt_state, x, y)
+    if not (isinstance(out, tuple) and len(out) == 3):
+        raise fail(
+            "the result of train_step(params, opt_state, x, y)",
+            expected="a tuple (params, opt_state, loss)",
+            observed=f"a {type(out).__name__}"
+            + (f" of length {len(out)}" if isinstance(out, tuple | list) else ""),
+            fix="`return params, opt_state, loss`",
+        )
+    new_params, new_state, loss = out
+    ref_params, ref_state, ref_loss = _ref_step(params, optax.adam(1e-3).init(params), x, y)
+    values.assert_close(
+        new_params,
+        ref_params,
+        what="the params train_step returns",
+        **TOL,
+        cause=_step_cause(student, params, x, y),
+    )
+    values.assert_tree_structure(
+        new_state,
+        ref_state,
+        what="the opt_state train_step returns",
+        fix="return the state `optimizer.update` gave back",
+    )
+    after = _ref_loss(ref_params, x, y)
+    own = student.loss_fn(params, x, y)
+    cause = ""
+    if abs(float(loss) - after) < 1e-5:
+        cause = "the loss was computed after the update (on the new params)"
+    elif abs(float(own) - float(ref_loss)) > 1e-4 * abs(float(ref_loss)):
+        cause = "train_step's loss comes from loss_fn, which differs from the reference (see "
+        "the loss_fn checks)"
+    values.assert_close(
+        loss,
+        ref_loss,
+        what="the loss train_step returns",
+        **TOL,
+        cause=cause,
+        fix="return the loss from `jax.value_and_grad(loss_fn)(params, x, y)`",
+    )
+
+
+def _step_cause(student, params, x, y):
+    """Why train_step's new params differ: the optimizer, or the update itself."""
+    tx = getattr(student, "optimizer", None)
+    grads = _ref_grad(params, x, y)
+    try:
+        mine, _ = tx.update(grads, tx.init(params), params)
+    except Exception:
+        return "the module's `optimizer` is not usable (see its check)"
+    theirs, _ = optax.adam(1e-3).update(grads, optax.adam(1e-3).init(params), params)
+    if values.difference(mine, theirs, **TOL) is not None:
+        return "the module's `optimizer` is not optax.adam(1e-3) (see its check)"
+    return (
+        "the update is not applied as `optax.apply_updates(params, updates)` with the "
+        "updates from `optimizer.update(grads, opt_state, params)`"
+    )
+
+
+_TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
+
+
+def _traces_during(fn):
+    count = [0]
+
+    def listener(event, duration, **kwargs):
+        if event == _TRACE_EVENT:
+            count[0] += 1
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        jax.block_until_ready(fn())
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    return count[0]
+
+
+@check(
+    "train_step is jitted and compiles once across many steps",
+    points=2,
+    hint="Where is jax.jit applied: once, to the module-level train_step, or again on every call?",
+)
+def test_train_step_compiles_once(student):
+    params = _params(SMALL_SIZES, seed=9)
+    opt_state = _opt_state(student, params)
+    x, y = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1], seed=10)
+    step = student.train_step
+    if not traces.is_jitted(step):
+        args = (params, opt_state, x, y)
+        step(*args)
+        again = _traces_during(lambda: step(*args))
+        if again:
+            raise fail(
+                "train_step compiles once across calls",
+                expected="one trace and compilation, on the first call",
+                observed=f"the second call with the same shapes traced {again} more time(s)",
+                cause="`jax.jit` is applied inside train_step (or to a new lambda) on every "
+                "call, so every step traces and compiles again",
+                fix="decorate the module-level `def train_step` with `@jax.jit` and call it "
+                "directly",
+            )
+    traces.assert_compiles_once(
+        step,
+        [(params, opt_state, x, y)],
+        what="train_step(params, opt_state, x, y)",
+        feed=lambda out, args: (out[0], out[1], *args[2:]),
+        n_calls=6,
+    )
+
+
+@check(
+    "accuracy is the fraction of rows whose argmax logit is the label",
+    points=1,
+    hint="Which axis of the logits holds the classes, and how do you turn a boolean array "
+    "into a fraction?",
+)
+def test_accuracy(student):
+    params = _params(SMALL_SIZES, seed=2)
+    x, _ = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1], seed=3)
+    predicted = _ref_forward(params, x).argmax(axis=-1)
+    y = np.asarray(predicted, np.int32).copy()
+    y[::4] = (y[::4] + 1) % SMALL_SIZES[-1]  # exactly 2 of 8 wrong
+    acc = student.accuracy(params, x, jnp.asarray(y))
+    values.assert_shape(acc, (), what="accuracy(params, x, y)")
+    values.assert_close(
+        acc,
+        np.float64(0.75),
+        what="accuracy(params, x, y) with 6 of 8 rows right",
+        rtol=0,
+        atol=1e-6,
+        fix="`jnp.mean(jnp.argmax(forward(params, x), axis=-1) == y)`",
+    )
+
+
+# -- train ------------------------------------------------------------------------------------
+
+
+@check(
+    "train reaches at least 0.95 test accuracy on digits",
+    points=2,
+    hint="Does every epoch reshuffle, does every batch go through train_step, and are the "
+    "params and opt_state you return the updated ones?",
+)
+def test_train_accuracy(student, attach):
+    data, params, _ = _digits_run(student)
+    _, _, x_test, y_test = data
+    values.assert_tree_structure(
+        params,
+        jax.tree.map(
+            np.zeros, _skeleton((64, 256, 128, 10)), is_leaf=lambda s: isinstance(s, tuple)
+        ),
+        what="the params train returns",
+        fix="size the network (x_train.shape[1], 256, 128, 10)",
+    )
+    acc = float(np.mean(_ref_forward(params, x_test).argmax(axis=-1) == y_test))
+    attach.metric("test_accuracy", acc)
+    if acc < TARGET_ACCURACY:
+        raise fail(
+            f"test accuracy of the params from train(key, digits, n_epochs={TRAIN_EPOCHS})",
+            expected=f"at least {TARGET_ACCURACY} (the lesson's MLP reaches about 0.97)",
+            observed=f"{acc:.4f}",
+            cause="training does not make progress: check that train_step's new params and "
+            "opt_state are fed into the next step, the learning rate, and the init scale",
+        )
+
+
+@check(
+    "train's history has one dict per epoch with loss, train_acc and test_acc",
+    points=1,
+    hint="What does each entry of the history need to record, at which point of the epoch, "
+    "and as what Python type?",
+)
+def test_train_history(student):
+    data, params, history = _digits_run(student)
+    if not isinstance(history, list) or len(history) != TRAIN_EPOCHS:
+        raise fail(
+            f"the history of train(key, data, n_epochs={TRAIN_EPOCHS})",
+            expected=f"a list of {TRAIN_EPOCHS} dicts, one per epoch",
+            observed=f"a {type(history).__name__}"
+            + (f" of length {len(history)}" if hasattr(history, "__len__") else ""),
+        )
+    for epoch, row in enumerate(history, start=1):
+        if not isinstance(row, dict) or set(row) != {"loss", "train_acc", "test_acc"}:
+            raise fail(
+                f"history[{epoch - 1}]",
+                expected="a dict with exactly the keys 'loss', 'train_acc', 'test_acc'",
+                observed=repr(row)[:200],
+            )
+        bad = {k: type(v).__name__ for k, v in row.items() if not isinstance(v, float)}
+        if bad:
+            raise fail(
+                f"history[{epoch - 1}] values",
+                expected="Python floats",
+                observed=f"{bad}",
+                fix="convert with `float(...)` so the history holds numbers, not device arrays",
+            )
+    _, _, x_test, y_test = data
+    final = float(np.mean(_ref_forward(params, x_test).argmax(axis=-1) == y_test))
+    last = history[-1]["test_acc"]
+    if abs(last - final) > 1.5 / len(y_test):
+        raise fail(
+            "history[-1]['test_acc']",
+            expected=f"the test accuracy of the returned params: {final:.4f}",
+            observed=f"{last:.4f}",
+            cause="the accuracy was measured on other data or before the epoch's updates",
+        )
+    if not history[-1]["loss"] < history[0]["loss"]:
+        raise fail(
+            "the loss in train's history",
+            expected="the last epoch's mean loss below the first's",
+            observed=f"{history[0]['loss']:.4f} -> {history[-1]['loss']:.4f}",
+            cause="the loss is not the mean batch loss of each epoch, or training is stuck",
+        )
+
+
+@check(
+    "train reshuffles the data every epoch with a fresh key",
+    points=1,
+    hidden=True,
+    hint="If you split the key once before the loop, which permutation does every epoch see?",
+)
+def test_train_reshuffles(student, monkeypatch):
+    n, dim, batch, epochs = 256, 8, 32, 3
+    rng = np.random.default_rng(21)
+    x_train = rng.uniform(size=(n, dim)).astype(np.float32)
+    y_train = rng.integers(0, 10, size=n).astype(np.int32)
+    row_of = {row.tobytes(): i for i, row in enumerate(x_train)}
+    data = (x_train, y_train, x_train[:32], y_train[:32])
+    original = student.train_step
+    seen = []
+
+    def recording_step(params, opt_state, x, y):
+        try:
+            rows = np.asarray(x, np.float32)
+        except Exception:
+            rows = None
+        if rows is not None:
+            seen.append([row_of.get(r.tobytes(), -1) for r in rows])
+        return original(params, opt_state, x, y)
+
+    monkeypatch.setattr(student, "train_step", recording_step)
+    orders = []
+    for seed in (0, 1):
+        seen.clear()
+        student.train(jax.random.key(seed), data, n_epochs=epochs, batch_size=batch)
+        orders.append(
+            [
+                list(itertools.chain.from_iterable(seen[e * (n // batch) : (e + 1) * (n // batch)]))
+                for e in range(epochs)
+            ]
+        )
+        if len(seen) != epochs * (n // batch):
+            raise fail(
+                f"the batches train(key, data of {n} rows, n_epochs={epochs}, batch_size={batch}) "
+                "passes to train_step",
+                expected=f"{epochs * (n // batch)} calls of the module's train_step "
+                f"({n // batch} per epoch)",
+                observed=f"{len(seen)} calls",
+                cause="train does not call the module-level train_step once per full batch "
+                "(this check watches those calls)",
+                fix="loop over `len(x_train) // batch_size` batches per epoch, calling "
+                "train_step on each",
+            )
+    first = orders[0]
+    for e, order in enumerate(first):
+        if sorted(order) != list(range(n)):
+            raise fail(
+                f"the rows train feeds in epoch {e + 1}",
+                expected=f"each of the {n} rows exactly once per epoch (a permutation)",
+                observed=f"{len(set(order))} distinct rows",
+                cause="batches are sampled with replacement or sliced from the wrong array",
+                fix="`perm = jax.random.permutation(subkey, len(x_train))`, then slice `x[perm]`",
+            )
+    if first[0] == list(range(n)):
+        raise fail(
+            "the order of the rows in epoch 1",
+            expected="a shuffled order",
+            observed="the dataset order",
+            fix="permute with `jax.random.permutation`",
+        )
+    if any(first[e] == first[0] for e in range(1, epochs)):
+        raise fail(
+            "the row order across epochs",
+            expected="a new permutation every epoch",
+            observed="the same permutation in two epochs",
+            cause="the shuffle key is not split anew inside the epoch loop",
+            fix="`key, subkey = jax.random.split(key)` at the start of every epoch",
+        )
+    if orders[0] == orders[1]:
+        raise fail(
+            "the row order for keys 0 and 1",
+            expected="different orders",
+            observed="identical",
+            cause="the shuffle ignores the key argument",
+        )
