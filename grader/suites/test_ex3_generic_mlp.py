@@ -120,7 +120,7 @@ CAUSES = {
         "your mlp_forward paired the flat list of jax.tree.leaves two by two. That goes wrong "
         f"twice: {PAIRING}; and, with ten or more layers, {ORDER}"
     ),
-    "string_order": f"with 12 layers, {ORDER}",
+    "string_order": f"with ten or more layers, {ORDER}",
     "relu_last": "your mlp_forward also applies ReLU to the last layer: logits must stay linear "
     "(a ReLU there clips every negative logit to 0)",
     "no_relu": "your mlp_forward applies no ReLU between the layers, so the whole network "
@@ -180,7 +180,8 @@ def _check_forward(student: Any, params: Params, x: jax.Array, what: str, depth:
     )
     if trap is not None:
         observed += (
-            f"\n    on a probe of {depth} square layers (where that mistake cannot crash) the "
+            f"\n    on a probe of {depth} square layer{'s' if depth > 1 else ''} (where that mistake "
+            "cannot crash) the "
             f"output matched the mistake described below"
         )
     raise fail(

@@ -31,6 +31,7 @@ TITLE = "Exercise 4: measuring the jit speedup"
 
 TRAIN_SIZES = (64, 64, 64, 10)  # equal hidden shapes: fewer eager ops to compile
 TRAIN_STEPS = 8
+SLEEP_STEPS = 10
 
 
 def _timings(result: Any, call: str) -> dict[str, float]:
@@ -116,11 +117,11 @@ _SLEEP_RESULTS: dict[int, Any] = {}
 
 
 def _sleep_speedup(student: Any) -> tuple[Any, dict[str, float]]:
-    """jit_speedup on a step that sleeps 20 ms per eager call (once, at trace time, under jit)."""
+    """jit_speedup on a step that sleeps 40 ms per eager call (once, at trace time, under jit)."""
     if id(student) not in _SLEEP_RESULTS:
-        case = timing.sleep_step(0.02)
+        case = timing.sleep_step(0.04)
         try:
-            got = student.jit_speedup(case.step, case.state, case.batch, 3)
+            got = student.jit_speedup(case.step, case.state, case.batch, SLEEP_STEPS)
             _SLEEP_RESULTS[id(student)] = (case, got)
         except Exception as exc:
             _SLEEP_RESULTS[id(student)] = exc
@@ -128,7 +129,7 @@ def _sleep_speedup(student: Any) -> tuple[Any, dict[str, float]]:
     if isinstance(found, Exception):
         raise found
     case, got = found
-    return case, _timings(got, "jit_speedup(sleep_step, state, batch, 3)")
+    return case, _timings(got, f"jit_speedup(sleep_step, state, batch, {SLEEP_STEPS})")
 
 
 @check("jit_speedup times step_fn eagerly and jax.jit(step_fn) compiled", points=2,
@@ -143,7 +144,9 @@ def test_speedup_which_is_which(student):
                    observed=f"eager_s = {got['eager_s']:.3g} s",
                    cause="the 'eager' timing ran a jitted version of step_fn",
                    fix="time step_fn itself, as given, for eager_s")
-    if got["jit_s"] >= 0.25 * case.step_s:
+    # Under jit the sleep happens once: even a timing that wrongly includes that first call
+    # stays near step_s / SLEEP_STEPS; only a step that sleeps on every call reaches step_s.
+    if got["jit_s"] >= 0.5 * case.step_s:
         raise fail(checked, expected=f"jit_s far below {case.step_s:.3g} s",
                    observed=f"jit_s = {got['jit_s']:.3g} s",
                    cause="the 'jit' timing did not run jax.jit(step_fn) (or re-traced it on "
@@ -241,8 +244,10 @@ def test_speedup_train_step(student, attach):
         raise fail(checked, expected="a speedup between 1.5 and 100,000 (typically 30-100x here)",
                    observed=f"eager_s {got['eager_s']:.3g} s, jit_s {got['jit_s']:.3g} s, "
                    f"speedup {got['speedup']:.3g}",
-                   cause="the eager and jitted timings measure the same thing, or one of them "
-                   "does not wait for the work")
+                   cause="jit_s is larger than eager_s: the first jitted call, which compiles, "
+                   "was counted as a step" if got["jit_s"] > got["eager_s"] else
+                   "the eager and jitted timings measure the same thing, or one of them does not "
+                   "wait for the work")
     if got["compile_s"] < got["jit_s"]:
         raise fail(checked, expected="compile_s (the first jitted call) longer than one compiled "
                    "step", observed=f"compile_s {got['compile_s']:.3g} s, jit_s {got['jit_s']:.3g} s",

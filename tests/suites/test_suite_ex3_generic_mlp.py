@@ -1,0 +1,72 @@
+"""The ex3_generic_mlp suite graded against the solution, the stub, an alternative
+solution and the two pytree traps (each in its own subprocess)."""
+
+import pytest
+from lesson_grading import FIXTURES, REPO, grade
+
+pytestmark = pytest.mark.slow
+
+LESSON = "ex3_generic_mlp"
+_CACHE = {}
+FORWARD = {
+    "test_forward_lesson",
+    "test_forward_depths",
+    "test_forward_pairing",
+    "test_forward_order",
+    "test_forward_jit",
+    "test_forward_pure",
+}
+
+
+@pytest.fixture(scope="module")
+def graded():
+    def run(name):
+        if name not in _CACHE:
+            folder = {"solution": REPO / "solutions", "stub": REPO / "exercises"}.get(
+                name, FIXTURES / LESSON / name
+            )
+            _CACHE[name] = grade(folder, LESSON)
+        return _CACHE[name]
+
+    return run
+
+
+def test_solution_passes_every_check(graded):
+    graded("solution").assert_statuses()
+
+
+def test_alternative_solution_passes(graded):
+    # he_normal draws a truncated normal: the init statistics accept any He-variance draw
+    graded("alternative").assert_statuses()
+
+
+def test_stub_fails_every_check_as_not_implemented(graded):
+    stub = graded("stub")
+    stub.assert_all_not_implemented()
+    assert all(r["not_implemented"] for r in stub.results.values())
+
+
+def test_naive_leaves_pairing_is_explained(graded):
+    g = graded("naive_leaves")
+    g.assert_statuses(failed=FORWARD)
+    for check_id in ("test_forward_lesson", "test_forward_depths", "test_forward_pairing"):
+        message = g.message(check_id)
+        assert "used each layer's 'b' as its weight" in message, check_id
+        assert "[b, w], not [w, b]" in message, check_id
+    # with 12 layers the same code also gets the order wrong; both halves are named
+    order = g.message("test_forward_order")
+    assert "paired the flat list of jax.tree.leaves" in order
+    assert "'layer10' sorts before 'layer2'" in order
+    assert "dot_general requires contracting dimensions" in g.message("test_forward_lesson")
+
+
+def test_string_sorted_layers_are_explained(graded):
+    g = graded("string_sorted")
+    g.assert_statuses(failed={"test_forward_depths", "test_forward_order"})
+    depths = g.results["test_forward_depths"]
+    assert depths["fraction"] == pytest.approx(9 / 12)
+    assert "wrong for 10, 11, 12 layer(s)" in depths["message"]
+    order = g.message("test_forward_order")
+    assert "layer1, layer10, layer11, layer12, layer2" in order
+    assert "'layer10' sorts before 'layer2'" in order
+    assert "int(k[5:])" in order  # the fix

@@ -1,0 +1,78 @@
+"""The ex4_jit_speedup suite graded against the solution, the stub, an alternative
+solution and broken timers (each in its own subprocess). The timing checks run on step
+functions with known behaviour (grader.checks.timing), so these hold on a busy machine."""
+
+import base64
+
+import pytest
+from lesson_grading import FIXTURES, REPO, grade
+
+pytestmark = pytest.mark.slow
+
+LESSON = "ex4_jit_speedup"
+_CACHE = {}
+
+
+@pytest.fixture(scope="module")
+def graded():
+    def run(name):
+        if name not in _CACHE:
+            folder = {"solution": REPO / "solutions", "stub": REPO / "exercises"}.get(
+                name, FIXTURES / LESSON / name
+            )
+            _CACHE[name] = grade(folder, LESSON)
+        return _CACHE[name]
+
+    return run
+
+
+def test_solution_passes_every_check(graded):
+    graded("solution").assert_statuses()
+
+
+def test_alternative_solution_passes(graded):
+    graded("alternative").assert_statuses()
+
+
+def test_stub_fails_every_check_as_not_implemented(graded):
+    stub = graded("stub")
+    stub.assert_all_not_implemented()
+    assert all(r["not_implemented"] for r in stub.results.values())
+
+
+def test_timer_that_does_not_wait(graded):
+    g = graded("no_block")
+    g.assert_statuses(failed={"test_time_steps_waits"})
+    message = g.message("test_time_steps_waits")
+    assert "the clock stopped before the work finished" in message
+    assert "dispatches asynchronously" in message
+    assert "jax.block_until_ready" in message
+
+
+def test_compilation_counted_in_jit_s(graded):
+    g = graded("compile_included")
+    failed = {"test_speedup_compile"}
+    # On a busy machine the compile-inflated jit_s may or may not sink the train-step
+    # speedup below the plausible range; only the compile check is certain.
+    g.assert_statuses(failed=failed, passed=set(g.results) - failed - {"test_speedup_train_step"})
+    assert "the compilation is inside it" in g.message("test_speedup_compile")
+    if g.status("test_speedup_train_step") == "failed":
+        assert "compiles, was counted as a step" in g.message("test_speedup_train_step")
+
+
+def test_timer_without_warmup(graded):
+    g = graded("no_warmup")
+    g.assert_statuses(failed={"test_time_steps_chain", "test_time_steps_warmup"})
+    assert "one untimed warm-up" in g.message("test_time_steps_chain")
+    assert "the first call's compilation was timed" in g.message("test_time_steps_warmup")
+
+
+def test_speedup_attached_as_metrics_and_chart(graded):
+    records = graded("solution").records
+    metrics = {r["name"]: r["value"] for r in records if r["type"] == "metric"}
+    assert set(metrics) == {"eager_s", "jit_s", "compile_s", "speedup"}
+    assert metrics["speedup"] == pytest.approx(metrics["eager_s"] / metrics["jit_s"])
+    assert metrics["speedup"] > 1.5
+    (chart,) = [r for r in records if r["type"] == "artifact"]
+    assert chart["id"] == "test_speedup_train_step"
+    assert base64.b64decode(chart["data"]).startswith(b"\x89PNG\r\n\x1a\n")
