@@ -130,3 +130,25 @@ def test_tracing_errors_are_explained():
 
 def _stub(x):
     raise NotImplementedError("TODO")
+
+
+def test_where_piecewise_has_the_right_values_all_the_same():
+    from hypothesis import strategies as st
+
+    from grader.checks import values
+
+    def ref(x):
+        return x * x if x > 0 else -x
+
+    values.assert_matches_reference(piecewise_where, ref, st.floats(-50, 50, width=32).map(lambda v: (v,)),
+                                    what="piecewise(x)", max_examples=20)
+
+
+def running_sum_cumsum(xs):
+    partial = jnp.cumsum(xs)
+    return partial[-1], partial
+
+
+@pytest.mark.parametrize("impl", [running_sum_scan, running_sum_cumsum])
+def test_lacks_passes_without_the_primitive(impl):
+    primitives.assert_lacks(impl, XS, ("while", "cond"), what="running_sum(xs)")
