@@ -159,8 +159,10 @@ def notes(name: str, outcomes: Sequence[Outcome], chosen: module.Plan, expected:
                          "Delete the copies you do not mean.")
     missing = sorted(expected - set(chosen.defined))
     if missing:
+        where = ("Is it in a cell left out above, or was its cell deleted?" if chosen.left_out
+                 else "Was its cell deleted, or the function renamed?")
         lines.append(f"{name} defines no {', '.join(_quoted(n) for n in missing)} in the cells that "
-                     "ran, so their checks fail. Was a cell deleted, or is it one of the cells above?")
+                     f"ran, so the checks that call it fail. {where}")
     if not lines:
         return ""
     return f"Notes on {name} (run top to bottom in a fresh kernel):\n" + "\n".join(f"- {line}" for line in lines)
