@@ -7,7 +7,7 @@ import jax
 from grader.checks.failure import CheckFailure, fail
 
 
-def compiled(fn):
+def compiled(fn, static_argnames=()):
     """`fn` under `jax.jit` while it compiles, eager from the first failure on.
 
     For property-based value checks that call a student's function on many
@@ -16,19 +16,32 @@ def compiled(fn):
     A function that does not compile is still judged on its values (eagerly);
     whether it compiles is a separate check.
     """
-    jitted = jax.jit(fn)
+    jitted = jax.jit(fn, static_argnames=tuple(static_argnames))
     compiles = [True]
 
     @functools.wraps(fn)
-    def call(*args):
+    def call(*args, **kwargs):
         if compiles[0]:
             try:
-                return jitted(*args)
+                return jitted(*args, **kwargs)
             except (NotImplementedError, CheckFailure, MemoryError):
                 raise
             except Exception:  # the eager call below shows the student's error
                 compiles[0] = False
-        return fn(*args)
+        return fn(*args, **kwargs)
+
+    return call
+
+
+def rebuilt(fn):
+    """`fn` called with freshly rebuilt containers (dicts, lists, tuples) around the same
+    leaves, so a function that updates its argument in place cannot change what a later
+    call of the same check sees."""
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        args, kwargs = jax.tree.map(lambda leaf: leaf, (args, kwargs))
+        return fn(*args, **kwargs)
 
     return call
 

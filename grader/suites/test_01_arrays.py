@@ -74,7 +74,7 @@ def _matrices(min_rows=1):
 def test_set_element_values(student):
     values.assert_matches_reference(
         compiled(student.set_element), _ref_set_element, _set_element_args(),
-        what="set_element(x, index, value)", max_examples=30,
+        what="set_element(x, index, value)", max_examples=20,
         fix="return `jnp.asarray(x).at[index].set(value)`",
     )
 
@@ -113,7 +113,7 @@ def _numpy_input(run):
 def test_add_at_values(student):
     values.assert_matches_reference(
         compiled(student.add_at), _ref_add_at, _add_at_args(),
-        what="add_at(x, indices, values)", max_examples=30,
+        what="add_at(x, indices, values)", max_examples=25,
         fix="return `jnp.asarray(x).at[indices].add(values)`",
     )
 
@@ -155,7 +155,7 @@ def test_add_at_pure(student):
 def test_standardize_values(student):
     values.assert_matches_reference(
         compiled(student.standardize), _ref_standardize, st.tuples(_matrices(min_rows=2).map(jnp.asarray)),
-        what="standardize(x) (axis=0)", rtol=1e-4, atol=1e-5, max_examples=30,
+        what="standardize(x) (axis=0)", rtol=1e-4, atol=1e-5, max_examples=20,
         fix="`(x - jnp.mean(x, axis=axis, keepdims=True)) / (jnp.std(x, axis=axis, keepdims=True) + 1e-8)`",
     )
 
@@ -168,10 +168,11 @@ def test_standardize_other_axes(student):
         (np.arange(9, dtype=np.float32).reshape(3, 3) ** 2, 1),  # square: a broadcasting slip is silent
         (np.arange(24, dtype=np.float32).reshape(2, 3, 4) ** 1.5, 1),
     ]
+    standardize = compiled(student.standardize, static_argnames=("axis",))
     for x, axis in cases:
         what = f"standardize(x, axis={axis}) for x of shape {x.shape}"
         try:
-            got = student.standardize(jnp.asarray(x), axis=axis)
+            got = standardize(jnp.asarray(x), axis=axis)
         except (TypeError, ValueError) as exc:
             raise fail(
                 what, expected=f"an array of shape {x.shape}", observed=f"{type(exc).__name__}: {exc}",

@@ -149,20 +149,25 @@ def test_hessian_exact(student):
 
 # -- composition --------------------------------------------------------------------------
 
+# These checks judge that the returned functions trace and compute the same thing under
+# a transformation; precision is the exactness checks' business. The tolerance is loose
+# because an approximate derivative (a finite difference) legitimately changes by a few
+# percent when XLA reorders its float32 arithmetic under jit.
+_LOOSE = {"rtol": 5e-2, "atol": 1e-1}
+
 
 @check("the returned functions compose with jax.jit", points=2,
        hint="Is what derivative/second_derivative/hessian return an ordinary JAX function of its input, with no float() or NumPy call on it?")
 def test_compose_with_jit(student, credit):
     x = jnp.float32(0.7)
     v = jnp.array([0.3, -0.8, 1.1, 0.5])
-    loose = {"rtol": 1e-4, "atol": 1e-4}
     score_cases(credit, [
         ("derivative", lambda: jit.assert_jittable(student.derivative(_f_wave), (x,),
-                                                   what="the function derivative(f) returns", **loose)),
+                                                   what="the function derivative(f) returns", **_LOOSE)),
         ("second_derivative", lambda: jit.assert_jittable(student.second_derivative(_f_wave), (x,),
-                                                          what="the function second_derivative(f) returns", **loose)),
+                                                          what="the function second_derivative(f) returns", **_LOOSE)),
         ("hessian", lambda: jit.assert_jittable(student.hessian(_f_poly), (v,),
-                                                what="the function hessian(f) returns", **loose)),
+                                                what="the function hessian(f) returns", **_LOOSE)),
     ])
 
 
@@ -171,13 +176,12 @@ def test_compose_with_jit(student, credit):
 def test_compose_with_vmap(student, credit):
     xs = jnp.linspace(-1.5, 1.5, 8)
     vs = jnp.stack([jnp.linspace(-1.0, 1.0, 4) * s for s in (0.5, -1.0, 1.5)])
-    loose = {"rtol": 1e-4, "atol": 1e-4}
 
     def case(fn, batch, what):
         # The batched function runs compiled: eager vmap of a Hessian costs seconds of
         # per-operation dispatch and says nothing more about composition.
         return lambda: vmap.assert_matches_loop(jax.jit(jax.vmap(fn)), compiled(fn), (batch,), (0,),
-                                                what=what, **loose)
+                                                what=what, **_LOOSE)
 
     score_cases(credit, [
         ("derivative", case(student.derivative(_f_wave), xs, "jax.vmap(derivative(f))")),

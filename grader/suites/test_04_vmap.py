@@ -98,7 +98,7 @@ def _batch_predict_call(student, params, xs, what):
        hint="For w of shape (out, in) and x of shape (in,), which product gives a vector of shape (out,)?")
 def test_predict_values(student):
     values.assert_matches_reference(
-        compiled(student.predict), _ref_predict, _predict_args(), what="predict(params, x)", max_examples=30,
+        compiled(student.predict), _ref_predict, _predict_args(), what="predict(params, x)", max_examples=20,
         fix="return `params['w'] @ x + params['b']`",
     )
 
@@ -163,7 +163,7 @@ def test_batch_predict_jit(student):
 def test_pairwise_values(student):
     values.assert_matches_reference(
         compiled(student.pairwise_sq_dists), _ref_pairwise, _pairwise_args(),
-        what="pairwise_sq_dists(a, b)", max_examples=30,
+        what="pairwise_sq_dists(a, b)", max_examples=20,
         fix="inner `jax.vmap(sq_dist, in_axes=(None, 0))` over b, outer `in_axes=(0, None)` over a",
     )
 

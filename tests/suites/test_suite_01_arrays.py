@@ -1,0 +1,88 @@
+"""The 01_arrays suite graded against the solution, an alternative solution, the stub and
+broken submissions (each folder in its own subprocess, two at a time)."""
+
+from pathlib import Path
+
+import pytest
+from parallel_grading import Gradings
+
+from grader.catalog import read_suite
+from grader.commands.assign import stub_source
+
+LESSON = "01_arrays"
+REPO = Path(__file__).resolve().parents[2]
+VARIANTS = ("solution", "alternative", "stub", "overwrite", "numpy_habits", "numpy_copies")
+
+
+@pytest.fixture(scope="module")
+def graded():
+    gradings = Gradings(LESSON, VARIANTS)
+    yield gradings
+    gradings.close()
+
+
+def test_stub_is_the_solution_with_its_bodies_removed():
+    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
+    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
+
+
+def test_suite_manifest():
+    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    assert spec.max_score == 18
+    assert {c.id for c in spec.checks if c.visibility == "hidden"} == {"test_standardize_other_axes"}
+
+
+@pytest.mark.slow
+def test_solution_passes_every_check(graded):
+    graded("solution").assert_statuses()
+
+
+@pytest.mark.slow
+def test_alternative_solution_passes_every_check(graded):
+    graded("alternative").assert_statuses()
+
+
+@pytest.mark.slow
+def test_stub_fails_every_check_as_not_implemented(graded):
+    stub = graded("stub")
+    stub.assert_all_not_implemented()
+    assert all(r["not_implemented"] for r in stub.results.values())
+
+
+@pytest.mark.slow
+def test_overwriting_add_at_and_standardize_without_epsilon(graded):
+    g = graded("overwrite")
+    g.assert_statuses(failed={
+        "test_add_at_values", "test_add_at_duplicates",
+        "test_standardize_values", "test_standardize_constant_column",
+    })
+    assert "add_at(" in g.message("test_add_at_values")
+    assert "the smallest input that differs" in g.message("test_add_at_values")
+    assert "repeated indices overwrite each other" in g.message("test_add_at_duplicates")
+    assert "[2., 0., 6., 0.]" in g.message("test_add_at_duplicates")
+    assert "NaN" in g.message("test_standardize_values")
+    assert "0 / 0 = NaN" in g.message("test_standardize_constant_column")
+
+
+@pytest.mark.slow
+def test_numpy_in_place_fast_path_and_missing_keepdims(graded):
+    g = graded("numpy_habits")
+    g.assert_statuses(failed={
+        "test_set_element_pure", "test_add_at_pure",
+        "test_standardize_other_axes", "test_standardize_jit",
+    })
+    assert "argument `x` was modified in place" in g.message("test_set_element_pure")
+    assert "argument `x` was modified in place" in g.message("test_add_at_pure")
+    assert "keepdims=True" in g.message("test_standardize_other_axes")
+    assert "Incompatible shapes for broadcasting" in g.message("test_standardize_jit")
+
+
+@pytest.mark.slow
+def test_numpy_copies_do_not_trace(graded):
+    g = graded("numpy_copies")
+    g.assert_statuses(failed={"test_set_element_jit", "test_add_at_jit"})
+    for check in ("test_set_element_jit", "test_add_at_jit"):
+        message = g.message(check)
+        assert "TracerArrayConversionError" in message
+        assert "out = np.array(x)" in message  # the student's own line
+        assert "jax.numpy" in message
