@@ -159,7 +159,7 @@ def assert_close(
     __tracebackhide__ = True
     found = difference(actual, expected, rtol=rtol, atol=atol)
     if found is None:  # chex agrees on array leaves (it shares our tolerance rule)
-        arrays = [jax.tree.map(np.asarray, t) for t in (actual, expected)]
+        arrays = [jax.tree.map(_as_array, t) for t in (actual, expected)]
         chex.assert_trees_all_close(*arrays, rtol=rtol, atol=atol)
     if found is not None:
         raise fail(

@@ -74,6 +74,14 @@ def test_close_structure_and_dtype():
     values.assert_close((3, jnp.ones(2)), (3.0, jnp.ones(2)), what="Python numbers are lenient")
 
 
+def test_close_compares_typed_keys_by_their_data():
+    import jax
+
+    values.assert_close(jax.random.split(jax.random.key(0)), jax.random.split(jax.random.key(0)), what="keys")
+    with pytest.raises(CheckFailure, match="values differ"):
+        values.assert_close(jax.random.key(1), jax.random.key(0), what="key")
+
+
 def test_tree_structure_shape_finite():
     values.assert_tree_structure({"a": 1, "b": (2, 3)}, {"a": 0.0, "b": (0.0, 0.0)}, what="t")
     with pytest.raises(CheckFailure, match="dict keys differ"):
