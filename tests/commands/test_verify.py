@@ -33,6 +33,9 @@ def test_stability_ignores_timings_but_not_results() -> None:
     same = {"duration_s": 9.0, "exercises": [{"duration_s": 7.0, "metrics": {"t": 5.0}, "score": 3}]}
     other = {"duration_s": 1.0, "exercises": [{"duration_s": 2.0, "metrics": {}, "score": 2}]}
     assert verify.stability_problems([doc, same]) == []
+    chart = {"exercises": [{"artifacts": [{"title": "timing", "media_type": "image/png", "bytes": 900}]}]}
+    redrawn = {"exercises": [{"artifacts": [{"title": "timing", "media_type": "image/png", "bytes": 912}]}]}
+    assert verify.stability_problems([chart, redrawn]) == []
     assert verify.stability_problems([doc, same, other]) == [
         "the solutions' results differ between run 1 and run 3 at exercises[0].score (something "
         "depends on time, order or an unseeded random source)"]
