@@ -21,8 +21,9 @@ You can look at what JAX recorded with `jax.make_jaxpr(f)(example_args)`: a
 `cond`, a `scan` or a `while` there shows that the structured primitive was used.
 """
 
-import jax.numpy as jnp
-from jax import lax
+import jax  # noqa: F401 - the tools you will need
+import jax.numpy as jnp  # noqa: F401
+from jax import lax  # noqa: F401
 
 
 def piecewise(x):
@@ -34,7 +35,10 @@ def piecewise(x):
     `jnp.where` would compute both branches and pick one: this exercise asks
     for a real branch, which shows up as a `cond` in the jaxpr.
     """
+    # TODO: branch on x > 0 with jax.lax.cond (true branch x ** 2, false branch -x)
+    ### BEGIN SOLUTION
     return lax.cond(x > 0, lambda v: v**2, lambda v: -v, x)
+    ### END SOLUTION
 
 
 def running_sum(xs):
@@ -48,6 +52,8 @@ def running_sum(xs):
     over `xs` gives the same numbers but unrolls into one copy of its body per
     element.
     """
+    # TODO: carry the running total through jax.lax.scan and emit it at every step
+    ### BEGIN SOLUTION
     xs = jnp.asarray(xs)
 
     def step(total, x):
@@ -55,6 +61,7 @@ def running_sum(xs):
         return total, total
 
     return lax.scan(step, jnp.zeros((), xs.dtype), xs)
+    ### END SOLUTION
 
 
 def newton_sqrt(a, n_iters=20):
@@ -67,9 +74,12 @@ def newton_sqrt(a, n_iters=20):
     next `x`. `n_iters` is a Python int (static under `jax.jit`); `a` is
     traced. A Python `for` loop would unroll into `n_iters` copies of the step.
     """
+    # TODO: run the Newton step n_iters times with jax.lax.fori_loop
+    ### BEGIN SOLUTION
     a = jnp.asarray(a, jnp.float32)
 
     def body(i, x):
         return 0.5 * (x + a / x)
 
     return lax.fori_loop(0, n_iters, body, (a + 1.0) / 2.0)
+    ### END SOLUTION

@@ -25,8 +25,8 @@ integer label (the lesson MLP with cross-entropy is a good example to try, on a
 batch of 32 digits as in the lesson).
 """
 
-import jax
-import jax.numpy as jnp
+import jax  # noqa: F401 - the tools you will need
+import jax.numpy as jnp  # noqa: F401
 
 
 def per_example_grads(loss_fn, params, xs, ys):
@@ -38,7 +38,10 @@ def per_example_grads(loss_fn, params, xs, ys):
     Build it with `jax.vmap(jax.grad(loss_fn), in_axes=(None, 0, 0))`: no
     Python loop over the examples.
     """
+    # TODO: map jax.grad(loss_fn) over the examples with jax.vmap (params not batched)
+    ### BEGIN SOLUTION
     return jax.vmap(jax.grad(loss_fn), in_axes=(None, 0, 0))(params, xs, ys)
+    ### END SOLUTION
 
 
 def per_example_grad_norms(loss_fn, params, xs, ys):
@@ -50,9 +53,12 @@ def per_example_grad_norms(loss_fn, params, xs, ys):
     but the batch axis (or `jax.vmap` a per-example norm); then combine the
     leaves.
     """
+    # TODO: square, sum and combine every leaf of the per-example gradients, per example
+    ### BEGIN SOLUTION
     grads = per_example_grads(loss_fn, params, xs, ys)
     squares = [jnp.sum(jnp.reshape(g, (g.shape[0], -1)) ** 2, axis=1) for g in jax.tree.leaves(grads)]
     return jnp.sqrt(sum(squares))
+    ### END SOLUTION
 
 
 def largest_gradient_examples(loss_fn, params, xs, ys, k=5):
@@ -63,5 +69,8 @@ def largest_gradient_examples(loss_fn, params, xs, ys, k=5):
     think about how to get descending order (`jax.lax.top_k` returns the k
     largest values and their indices, largest first). `k` is a Python int.
     """
+    # TODO: sort the per-example norms in descending order and keep the first k indices
+    ### BEGIN SOLUTION
     norms = per_example_grad_norms(loss_fn, params, xs, ys)
     return jnp.argsort(-norms)[:k]
+    ### END SOLUTION
