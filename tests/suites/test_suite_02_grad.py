@@ -1,0 +1,85 @@
+"""The 02_grad suite graded against the solution, an alternative solution, the stub and
+broken submissions (each folder in its own subprocess, two at a time)."""
+
+from pathlib import Path
+
+import pytest
+from parallel_grading import Gradings
+
+from grader.catalog import read_suite
+from grader.commands.assign import stub_source
+
+LESSON = "02_grad"
+REPO = Path(__file__).resolve().parents[2]
+VARIANTS = ("solution", "alternative", "stub", "finite_difference", "float_convert", "two_pass")
+
+
+@pytest.fixture(scope="module")
+def graded():
+    gradings = Gradings(LESSON, VARIANTS)
+    yield gradings
+    gradings.close()
+
+
+def test_stub_is_the_solution_with_its_bodies_removed():
+    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
+    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
+
+
+def test_suite_manifest():
+    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    assert spec.max_score == 17
+    assert {c.id for c in spec.checks if c.visibility == "hidden"} == {"test_derivative_of_derivative"}
+
+
+@pytest.mark.slow
+def test_solution_passes_every_check(graded):
+    graded("solution").assert_statuses()
+
+
+@pytest.mark.slow
+def test_alternative_solution_passes_every_check(graded):
+    graded("alternative").assert_statuses()
+
+
+@pytest.mark.slow
+def test_stub_fails_every_check_as_not_implemented(graded):
+    stub = graded("stub")
+    stub.assert_all_not_implemented()
+    assert all(r["not_implemented"] for r in stub.results.values())
+
+
+@pytest.mark.slow
+def test_finite_differences_are_not_exact(graded):
+    g = graded("finite_difference")
+    g.assert_statuses(failed={
+        "test_derivative_exact", "test_second_derivative_exact", "test_hessian_exact",
+        "test_derivative_of_derivative",
+    })  # they do compose with jit and vmap: those checks pass
+    for check in ("test_derivative_exact", "test_second_derivative_exact", "test_derivative_of_derivative"):
+        assert "finite difference" in g.message(check)
+        assert "max rel error" in g.message(check)
+    assert "not the exact Hessian" in g.message("test_hessian_exact")
+
+
+@pytest.mark.slow
+def test_a_python_float_derivative_does_not_compose(graded):
+    g = graded("float_convert")
+    g.assert_statuses(failed={
+        "test_compose_with_jit", "test_compose_with_vmap", "test_derivative_of_derivative",
+    })  # its values are exact
+    for check in ("test_compose_with_jit", "test_compose_with_vmap"):
+        r = g.results[check]
+        assert r["fraction"] == pytest.approx(2 / 3)  # second_derivative and hessian compose
+        assert "ConcretizationTypeError" in r["message"]
+        assert "return float(jax.grad(f)(x))" in r["message"]
+    assert "cannot be traced by JAX again" in g.message("test_derivative_of_derivative")
+
+
+@pytest.mark.slow
+def test_two_passes_and_an_outer_product_hessian(graded):
+    g = graded("two_pass")
+    g.assert_statuses(failed={"test_hessian_exact", "test_mse_one_pass"})
+    assert "outer product of gradients" in g.message("test_hessian_exact")
+    assert "2 products x @ w" in g.message("test_mse_one_pass")
+    assert "again inside jax.grad" in g.message("test_mse_one_pass")

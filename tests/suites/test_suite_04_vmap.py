@@ -1,0 +1,80 @@
+"""The 04_vmap suite graded against the solution, an alternative solution, the stub and
+broken submissions (each folder in its own subprocess, two at a time)."""
+
+from pathlib import Path
+
+import pytest
+from parallel_grading import Gradings
+
+from grader.catalog import read_suite
+from grader.commands.assign import stub_source
+
+LESSON = "04_vmap"
+REPO = Path(__file__).resolve().parents[2]
+VARIANTS = ("solution", "alternative", "stub", "python_loop", "default_in_axes", "expansion")
+
+
+@pytest.fixture(scope="module")
+def graded():
+    gradings = Gradings(LESSON, VARIANTS)
+    yield gradings
+    gradings.close()
+
+
+def test_stub_is_the_solution_with_its_bodies_removed():
+    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
+    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
+
+
+def test_suite_manifest():
+    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    assert spec.max_score == 18
+    assert {c.id for c in spec.checks if c.visibility == "hidden"} == {"test_pairwise_exact_zeros"}
+
+
+@pytest.mark.slow
+def test_solution_passes_every_check(graded):
+    graded("solution").assert_statuses()
+
+
+@pytest.mark.slow
+def test_alternative_solution_passes_every_check(graded):
+    graded("alternative").assert_statuses()
+
+
+@pytest.mark.slow
+def test_stub_fails_every_check_as_not_implemented(graded):
+    stub = graded("stub")
+    stub.assert_all_not_implemented()
+    assert all(r["not_implemented"] for r in stub.results.values())
+
+
+@pytest.mark.slow
+def test_python_loops_give_the_right_values_but_grow(graded):
+    g = graded("python_loop")
+    g.assert_statuses(failed={"test_batch_predict_no_growth", "test_pairwise_no_growth"})
+    assert "17 equations at n=4, 129 equations at n=32" in g.message("test_batch_predict_no_growth")
+    assert "one copy of predict per example" in g.message("test_batch_predict_no_growth")
+    assert "nest two `jax.vmap`s" in g.message("test_pairwise_no_growth")
+
+
+@pytest.mark.slow
+def test_default_in_axes_batches_params_and_swapped_maps_transpose(graded):
+    g = graded("default_in_axes")
+    g.assert_statuses(failed={
+        "test_batch_predict_matches_loop", "test_batch_predict_params_unbatched",
+        "test_batch_predict_no_growth", "test_batch_predict_jit", "test_pure", "test_pairwise_values",
+    })
+    for check in ("test_batch_predict_matches_loop", "test_batch_predict_params_unbatched"):
+        assert "params were batched too" in g.message(check)
+        assert "in_axes=(None, 0)" in g.message(check)
+    assert "expected: shape (4, 4)" in g.message("test_batch_predict_params_unbatched")  # silent: no error
+    assert "inconsistent sizes" in g.message("test_batch_predict_jit")
+    assert "different layout" in g.message("test_pairwise_values")
+
+
+@pytest.mark.slow
+def test_the_expansion_formula_loses_exact_zeros(graded):
+    g = graded("expansion")
+    g.assert_statuses(failed={"test_pairwise_exact_zeros"})  # a hidden check
+    assert "cancels catastrophically" in g.message("test_pairwise_exact_zeros")

@@ -1,0 +1,83 @@
+"""The 05_pytrees suite graded against the solution, an alternative solution, the stub and
+broken submissions (each folder in its own subprocess, two at a time)."""
+
+from pathlib import Path
+
+import pytest
+from parallel_grading import Gradings
+
+from grader.catalog import read_suite
+from grader.commands.assign import stub_source
+
+LESSON = "05_pytrees"
+REPO = Path(__file__).resolve().parents[2]
+VARIANTS = ("solution", "alternative", "stub", "flatten", "dict_only", "python_floats")
+
+
+@pytest.fixture(scope="module")
+def graded():
+    gradings = Gradings(LESSON, VARIANTS)
+    yield gradings
+    gradings.close()
+
+
+def test_stub_is_the_solution_with_its_bodies_removed():
+    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
+    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
+
+
+def test_suite_manifest():
+    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    assert spec.max_score == 16
+    assert {c.id for c in spec.checks if c.visibility == "hidden"} == {"test_layer_shapes_nested"}
+
+
+@pytest.mark.slow
+def test_solution_passes_every_check(graded):
+    graded("solution").assert_statuses()
+
+
+@pytest.mark.slow
+def test_alternative_solution_passes_every_check(graded):
+    graded("alternative").assert_statuses()
+
+
+@pytest.mark.slow
+def test_stub_fails_every_check_as_not_implemented(graded):
+    stub = graded("stub")
+    stub.assert_all_not_implemented()
+    assert all(r["not_implemented"] for r in stub.results.values())
+
+
+@pytest.mark.slow
+def test_flattening_loses_the_structure_and_counts_leaves(graded):
+    g = graded("flatten")
+    g.assert_statuses(failed={
+        "test_count_params_lesson", "test_count_params_nested", "test_tree_sgd_lesson", "test_tree_sgd_nested",
+    })
+    assert "the leaves were counted, not the scalars" in g.message("test_count_params_lesson")
+    assert "the pytree structure of tree_sgd" in g.message("test_tree_sgd_lesson")
+    assert "a list was returned where a tuple is expected" in g.message("test_tree_sgd_nested")
+
+
+@pytest.mark.slow
+def test_dict_of_dicts_code_and_in_place_updates(graded):
+    g = graded("dict_only")
+    g.assert_statuses(failed={
+        "test_count_params_nested", "test_tree_sgd_nested", "test_tree_sgd_pure",
+        "test_global_norm_values", "test_layer_shapes_nested",
+    })  # everything works on the lesson's own dict of dicts
+    for check in ("test_count_params_nested", "test_tree_sgd_nested", "test_global_norm_values"):
+        assert "AttributeError: 'list' object has no attribute" in g.message(check)
+    assert "argument `params`['layer1']['w'] was modified in place" in g.message("test_tree_sgd_pure")
+    assert "assumes a dict of dicts" in g.message("test_layer_shapes_nested")
+
+
+@pytest.mark.slow
+def test_python_floats_do_not_trace_and_list_shapes_are_not_tuples(graded):
+    g = graded("python_floats")
+    g.assert_statuses(failed={"test_global_norm_jit", "test_layer_shapes_lesson", "test_layer_shapes_nested"})
+    assert "TracerArrayConversionError" in g.message("test_global_norm_jit")
+    assert "math.sqrt" in g.message("test_global_norm_jit")  # the student's line
+    assert "'b': [256]" in g.message("test_layer_shapes_lesson")
+    assert "not lists or arrays" in g.message("test_layer_shapes_lesson")
