@@ -1,0 +1,425 @@
+"""Hidden checks for 09_optax.py: a schedule and a chained optimizer.
+
+The schedule is compared with its formula evaluated here in float64. The optimizer's
+updates are compared, step by step, with a reference chain assembled here from
+Optax's lower-level parts (clip, scale_by_adam, add_decayed_weights,
+scale_by_learning_rate), over gradients whose global norms range from 1e-3 to 200.
+
+Each check is built so that one kind of mistake shows and the others cannot:
+params of zero hide weight decay, gradient norms below max_norm hide the clip, an
+explicit max_norm=1.0 hides a hard-coded threshold. When updates differ, the
+message says which common variant they match (clip after adamw, adam without
+weight decay, the element-wise clip, a constant learning rate, ...).
+"""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from grader.checks import jit, values
+from grader.checks.failure import fail
+from grader.suite import check
+
+LESSON = "09_optax"
+TITLE = "composable optimizers with Optax"
+
+DEFAULTS = {
+    "peak_lr": 1e-3,
+    "warmup_steps": 1000,
+    "decay_steps": 50000,
+    "weight_decay": 0.01,
+    "max_norm": 1.0,
+}
+DEFAULTS_SCHEDULE = (DEFAULTS["peak_lr"], DEFAULTS["warmup_steps"], DEFAULTS["decay_steps"])
+MIXED_NORMS = (1e-3, 0.3, 5.0, 200.0, 0.02, 1.5, 40.0, 0.7, 3.0, 0.05, 12.0, 0.4)
+SMALL_NORMS = (0.01, 0.2, 0.05, 0.3, 0.002, 0.15, 0.08, 0.25, 0.03, 0.1, 0.2, 0.06)
+
+
+# -- references (written here, independently of solutions/) ---------------------------
+
+
+def _ref_schedule_value(step, peak_lr, warmup_steps, decay_steps):
+    """warmup_cosine_decay_schedule(0, peak, warmup, decay) at `step`, in float64."""
+    if step < warmup_steps:
+        return peak_lr * step / warmup_steps
+    span = decay_steps - warmup_steps
+    progress = min(step - warmup_steps, span) / span
+    return peak_lr * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+def _ref_optimizer(schedule, weight_decay, max_norm):
+    """clip_by_global_norm, then AdamW spelled out as its parts."""
+    return optax.chain(
+        optax.clip_by_global_norm(max_norm),
+        optax.scale_by_adam(b1=0.9, b2=0.999, eps=1e-8),
+        optax.add_decayed_weights(weight_decay),
+        optax.scale_by_learning_rate(schedule),
+    )
+
+
+def _ref_schedule(peak_lr, warmup_steps, decay_steps):
+    return optax.warmup_cosine_decay_schedule(0.0, peak_lr, warmup_steps, decay_steps)
+
+
+def _schedule_for(student, peak_lr, warmup_steps, decay_steps):
+    """The student's own schedule when it runs, so that a wrong schedule is judged once (by
+    the schedule checks) and the chain checks judge the chain; else the reference's."""
+    try:
+        schedule = student.make_schedule(peak_lr, warmup_steps, decay_steps)
+        for step in (0, warmup_steps, decay_steps):
+            float(schedule(jnp.asarray(step)))
+    except Exception:
+        return _ref_schedule(peak_lr, warmup_steps, decay_steps), False
+    return schedule, True
+
+
+def _variants(schedule, peak_lr, warmup_steps, decay_steps, weight_decay, max_norm):
+    """Common wrong chains, each with the cause it stands for."""
+    clip = optax.clip_by_global_norm(max_norm)
+    adamw = optax.adamw(schedule, weight_decay=weight_decay)
+    found = [
+        (
+            optax.chain(adamw, optax.clip_by_global_norm(max_norm)),
+            "the clip runs AFTER adamw: optax.chain applies its transformations in order, so "
+            "Adam saw the raw, unclipped gradients",
+        ),
+        (adamw, "there is no clipping: the gradients reach adamw unclipped"),
+        (
+            optax.chain(optax.clip(max_norm), adamw),
+            "`optax.clip` clips each element to [-max_norm, max_norm]; the lesson clips the "
+            "global norm of the whole gradient pytree (`optax.clip_by_global_norm`)",
+        ),
+        (
+            optax.chain(clip, optax.adam(schedule)),
+            "this is optax.adam, which has no weight decay: use optax.adamw(..., "
+            "weight_decay=weight_decay)",
+        ),
+        (
+            optax.chain(clip, optax.adamw(schedule)),
+            "weight_decay is not passed to optax.adamw, which then uses its own default (1e-4)",
+        ),
+        (
+            optax.chain(clip, optax.adamw(peak_lr, weight_decay=weight_decay)),
+            "the learning rate is the constant peak_lr: the schedule is not passed to adamw",
+        ),
+        (
+            optax.chain(
+                clip,
+                optax.adamw(_ref_schedule(*DEFAULTS_SCHEDULE), weight_decay=weight_decay),
+            ),
+            "the schedule uses the default peak_lr, warmup_steps and decay_steps, not the "
+            "arguments given to make_optimizer",
+        ),
+    ]
+    if max_norm != DEFAULTS["max_norm"]:
+        found.append(
+            (
+                optax.chain(optax.clip_by_global_norm(DEFAULTS["max_norm"]), adamw),
+                f"the clip threshold is 1.0, not max_norm={max_norm}: the argument is ignored",
+            )
+        )
+    if weight_decay != DEFAULTS["weight_decay"]:
+        found.append(
+            (
+                optax.chain(clip, optax.adamw(schedule, weight_decay=DEFAULTS["weight_decay"])),
+                f"the weight decay is 0.01, not weight_decay={weight_decay}: the argument is "
+                "ignored",
+            )
+        )
+    return found
+
+
+# -- inputs ----------------------------------------------------------------------------
+
+
+def _params(zero):
+    rng = np.random.default_rng(0)
+    params = {"w": rng.normal(size=(4, 3)), "b": rng.normal(size=3)}
+    return jax.tree.map(lambda a: jnp.asarray(0 * a if zero else a, jnp.float32), params)
+
+
+def _gradients(norms, seed=1):
+    """One gradient pytree per step, in random directions, with these global norms."""
+    rng = np.random.default_rng(seed)
+    grads = []
+    for norm in norms:
+        g = {"w": rng.normal(size=(4, 3)), "b": rng.normal(size=3)}
+        total = math.sqrt(sum(float(np.sum(a**2)) for a in g.values()))
+        grads.append(
+            jax.tree.map(lambda a, n=norm, t=total: jnp.asarray(a * n / t, jnp.float32), g)
+        )
+    return grads
+
+
+def _run(tx, params, grads, *, compiled=True):
+    """The updates of `tx` for each gradient, params held fixed (updates only)."""
+    update = jax.jit(tx.update) if compiled else tx.update
+    state = tx.init(params)
+    out = []
+    for g in grads:
+        u, state = update(g, state, params)
+        out.append(jax.tree.map(np.asarray, u))
+    return out
+
+
+def _first_difference(updates, expected):
+    """(step, Difference) of the first step whose updates differ, or None."""
+    for step, (u, e) in enumerate(zip(updates, expected, strict=True)):
+        scale = max(float(np.max(np.abs(leaf))) for leaf in jax.tree.leaves(e))
+        found = values.difference(u, e, rtol=1e-4, atol=1e-5 * scale)
+        if found is not None:
+            return step, found
+    return None
+
+
+def _student_updates(student, kwargs, params, grads):
+    tx = student.make_optimizer(**kwargs)
+    if not (callable(getattr(tx, "init", None)) and callable(getattr(tx, "update", None))):
+        raise fail(
+            f"make_optimizer({_kw(kwargs)})",
+            expected="an optax GradientTransformation (with init and update)",
+            observed=f"a {type(tx).__name__}",
+            fix="return `optax.chain(...)`",
+        )
+    return _run(tx, params, grads, compiled=False)  # eagerly: jit has its own check
+
+
+def _kw(kwargs):
+    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+
+
+def _assert_updates(student, kwargs, *, zero_params, norms, what):
+    args = {**DEFAULTS, **kwargs}
+    params, grads = _params(zero_params), _gradients(norms)
+    updates = _student_updates(student, kwargs, params, grads)
+    schedule, own = _schedule_for(
+        student, args["peak_lr"], args["warmup_steps"], args["decay_steps"]
+    )
+    # The student's schedule may be plain Python (a jit problem its own check reports):
+    # run the reference eagerly then.
+    expected = _run(
+        _ref_optimizer(schedule, args["weight_decay"], args["max_norm"]),
+        params,
+        grads,
+        compiled=not own,
+    )
+    found = _first_difference(updates, expected)
+    if found is None:
+        return
+    step, difference = found
+    cause = difference.cause
+    for variant, text in _variants(schedule, **args):
+        if _first_difference(updates, _run(variant, params, grads, compiled=not own)) is None:
+            cause = text
+            break
+    call = f"make_optimizer({_kw(kwargs)})"
+    raise fail(
+        f"the updates of {call} {what}",
+        expected=f"at step {step + 1} (gradient norm {norms[step]:g}): {difference.expected}"
+        + (" (with your make_schedule's learning rates)" if own else ""),
+        observed=difference.observed,
+        cause=cause,
+        fix="`optax.chain(optax.clip_by_global_norm(max_norm), optax.adamw(make_schedule("
+        "peak_lr, warmup_steps, decay_steps), weight_decay=weight_decay))`",
+    )
+
+
+# -- make_schedule -------------------------------------------------------------------
+
+
+@check(
+    "make_schedule warms up linearly from 0 and decays along a cosine to 0",
+    points=3,
+    hint="Which value does the schedule take at step 0, at warmup_steps and at decay_steps, "
+    "and does decay_steps count from step 0 or from the end of the warm-up?",
+)
+def test_schedule_values(student):
+    for peak, warmup, decay in ((1e-3, 1000, 50000), (0.5, 10, 30), (2.0, 4, 5)):
+        schedule = student.make_schedule(peak, warmup, decay)
+        steps = sorted(
+            {
+                0,
+                1,
+                warmup // 2,
+                warmup - 1,
+                warmup,
+                warmup + 1,
+                (warmup + decay) // 2,
+                decay - 1,
+                decay,
+                decay + 7,
+            }
+        )
+        got = np.array([float(schedule(jnp.asarray(s))) for s in steps])
+        expected = np.array([_ref_schedule_value(s, peak, warmup, decay) for s in steps])
+        late = np.array([_ref_schedule_value(s, peak, warmup, warmup + decay) for s in steps])
+        cause = ""
+        if abs(got[0] - peak) < 1e-6 * peak:
+            cause = "the schedule starts at peak_lr: init_value must be 0.0"
+        elif np.allclose(got, late, rtol=1e-4, atol=1e-9):
+            cause = (
+                "the cosine ends at warmup_steps + decay_steps: decay_steps counts from step "
+                "0, warm-up included"
+            )
+        values.assert_close(
+            got,
+            expected,
+            what=f"make_schedule({peak}, {warmup}, {decay}) at steps {steps}",
+            rtol=1e-5,
+            atol=1e-7 * peak,
+            cause=cause,
+            fix="`optax.warmup_cosine_decay_schedule(0.0, peak_lr, warmup_steps, decay_steps)`",
+        )
+
+
+@check(
+    "the schedule works on a traced step count under jax.jit",
+    points=1,
+    hint="Inside a jitted update the step count is a traced array: can a Python `if` look at it?",
+)
+def test_schedule_jits(student):
+    schedule = student.make_schedule(0.5, 10, 30)
+    for step in (3, 20):
+        jit.assert_jittable(
+            schedule, (jnp.asarray(step),), what=f"schedule(step={step})", rtol=1e-6, atol=1e-9
+        )
+
+
+# -- make_optimizer ------------------------------------------------------------------
+
+
+@check(
+    "make_optimizer returns an Optax transformation that needs params for its update",
+    points=1,
+    hint="What does optax.chain return, and why does weight decay need the params in "
+    "`update(grads, state, params)`?",
+)
+def test_optimizer_interface(student):
+    params = _params(zero=False)
+    tx = student.make_optimizer()
+    if not (callable(getattr(tx, "init", None)) and callable(getattr(tx, "update", None))):
+        raise fail(
+            "make_optimizer()",
+            expected="an optax GradientTransformation (with init and update)",
+            observed=f"a {type(tx).__name__}",
+            fix="return `optax.chain(...)`",
+        )
+    state = tx.init(params)
+    updates, _ = tx.update(_gradients((0.5,))[0], state, params)
+    values.assert_tree_structure(updates, params, what="the updates of make_optimizer()")
+    try:
+        tx.update(_gradients((0.5,))[0], state)
+    except Exception:
+        return
+    raise fail(
+        "make_optimizer().update(grads, state) without params",
+        expected="an error: AdamW's weight decay needs the params",
+        observed="it ran: the chain never reads the params, so there is no weight decay",
+        cause="optax.adam (or another optimizer without weight decay) instead of optax.adamw",
+        fix="`optax.adamw(schedule, weight_decay=weight_decay)`",
+    )
+
+
+@check(
+    "the clip runs before adamw (gradient norms from 1e-3 to 200)",
+    points=3,
+    hint="optax.chain applies its transformations in order: which one should see the raw "
+    "gradients, and which one the clipped ones?",
+)
+def test_clip_before_adamw(student):
+    _assert_updates(
+        student,
+        {"peak_lr": 1e-2, "warmup_steps": 3, "decay_steps": 20, "max_norm": 1.0},
+        zero_params=True,
+        norms=MIXED_NORMS,
+        what="over gradients of very different norms (params 0)",
+    )
+
+
+@check(
+    "the clip threshold is max_norm",
+    points=2,
+    hint="Where does the max_norm argument go, and what does clip_by_global_norm do to a "
+    "gradient whose norm is below it?",
+)
+def test_max_norm_observed(student):
+    for max_norm in (0.5, 3.0):
+        _assert_updates(
+            student,
+            {"peak_lr": 1e-2, "warmup_steps": 3, "decay_steps": 20, "max_norm": max_norm},
+            zero_params=True,
+            norms=MIXED_NORMS,
+            what=f"with max_norm={max_norm} (params 0)",
+        )
+
+
+@check(
+    "adamw applies weight_decay to the params",
+    points=2,
+    hint="Which optax optimizer adds weight_decay * params to its update, and does it get "
+    "your weight_decay argument?",
+)
+def test_weight_decay_observed(student):
+    for weight_decay in (0.3, 0.0):
+        _assert_updates(
+            student,
+            {"peak_lr": 1e-2, "warmup_steps": 3, "decay_steps": 20, "weight_decay": weight_decay},
+            zero_params=False,
+            norms=SMALL_NORMS,
+            what=f"with weight_decay={weight_decay} (gradient norms below max_norm)",
+        )
+
+
+@check(
+    "make_schedule's schedule drives adamw's learning rate",
+    points=2,
+    hidden=True,
+    hint="Is adamw given the schedule function itself, or a number, and is the schedule built "
+    "from make_optimizer's own arguments?",
+)
+def test_schedule_drives_learning_rate(student):
+    _assert_updates(
+        student,
+        {"peak_lr": 0.05, "warmup_steps": 4, "decay_steps": 9},
+        zero_params=True,
+        norms=SMALL_NORMS,
+        what="over warm-up, decay and past decay_steps (params 0, no clipping)",
+    )
+
+
+@check(
+    "make_optimizer() with the default arguments matches the lesson's optimizer",
+    points=2,
+    hint="What are the lesson's peak learning rate, warm-up and decay lengths, weight decay "
+    "and clip threshold?",
+)
+def test_defaults(student):
+    _assert_updates(
+        student,
+        {},
+        zero_params=False,
+        norms=MIXED_NORMS,
+        what="(the defaults) over gradients of very different norms",
+    )
+
+
+@check(
+    "the optimizer's update compiles under jax.jit",
+    points=1,
+    hint="Does anything in your chain or schedule need a concrete step count?",
+)
+def test_update_jits(student):
+    params = _params(zero=False)
+    tx = student.make_optimizer(peak_lr=1e-2, warmup_steps=3, decay_steps=20)
+    state = tx.init(params)
+    for g in _gradients((0.5, 4.0)):
+        _, state = jit.assert_jittable(
+            tx.update,
+            (g, state, params),
+            what="make_optimizer(...).update(grads, state, params)",
+            rtol=1e-5,
+            atol=1e-9,
+        )
