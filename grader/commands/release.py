@@ -17,7 +17,7 @@ import argparse
 import shutil
 from pathlib import Path
 
-from grader import catalog
+from grader import catalog, cli
 from grader.commands import assign, ci_template, public, shared, tree
 from grader.reports import labels
 
@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the stubs to release (default: exercises/)")
     parser.add_argument("--suites", metavar="DIR",
                         help="the full suites to cut (default: the grader's own)")
-    parser.add_argument("--fail-under", type=float, default=ci_template.DEFAULT_FAIL_UNDER, metavar="PERCENT",
+    parser.add_argument("--fail-under", type=cli._percent, default=ci_template.DEFAULT_FAIL_UNDER, metavar="PERCENT",
                         help="the score below which the students' CI workflow fails "
                         f"(default {ci_template.DEFAULT_FAIL_UNDER:g})")
     parser.add_argument("--force", action="store_true", help="replace an earlier release in OUT")
