@@ -26,9 +26,10 @@ EXERCISE_STATUSES: tuple[ExerciseStatus, ...] = (
     "skipped",
 )
 
-# Keys whose values are wall-clock measurements: everything else in the JSON
-# is a deterministic function of the submission and the seed.
-TIMING_KEYS = frozenset({"duration_s"})
+# Keys whose values are measurements (wall-clock times, what a suite measured,
+# the size of a chart drawn from them): everything else in the JSON is a
+# deterministic function of the submission and the seed.
+MEASURED_KEYS = frozenset({"duration_s", "metrics", "bytes"})
 
 
 @dataclass(frozen=True)
@@ -160,9 +161,9 @@ class Report:
 
 
 def without_timings(doc: Any) -> Any:
-    """The JSON document with wall-clock values removed: what must be reproducible."""
+    """The JSON document with measured values removed: what must be reproducible."""
     if isinstance(doc, dict):
-        return {k: without_timings(v) for k, v in doc.items() if k not in TIMING_KEYS and k != "metrics"}
+        return {k: without_timings(v) for k, v in doc.items() if k not in MEASURED_KEYS}
     if isinstance(doc, list):
         return [without_timings(v) for v in doc]
     return doc

@@ -67,7 +67,8 @@ CASES = {
 @pytest.mark.parametrize("fault", sorted(CASES))
 def test_fault_is_contained(tmp_path: Path, fault: str) -> None:
     status, phrase, most = CASES[fault]
-    proc, results = grade(submission(tmp_path, fault), "--timeout", "25")
+    limit = ["--timeout", "60"] if fault == "infinite_loop" else []
+    proc, results = grade(submission(tmp_path, fault), *limit)
     assert proc.returncode == 0, proc.stderr
     exercises = by_name(results)
 
@@ -78,16 +79,13 @@ def test_fault_is_contained(tmp_path: Path, fault: str) -> None:
         text = jit["message"] + " ".join(c["message"] for c in jit["checks"])
         assert phrase in text, text[:2000]
 
+    if fault == "infinite_loop":  # the check that hung is the one marked, the rest did not run
+        statuses = [c["status"] for c in jit["checks"]]
+        assert statuses.count("timeout") == 1, statuses
+
     ex2 = exercises[EX2]
     assert ex2["status"] == "passed", json.dumps(ex2, indent=1)[:3000]
     assert ex2["score"] == ex2["max_score"] > 0
-
-
-def test_timeout_marks_the_running_check(tmp_path: Path) -> None:
-    _, results = grade(submission(tmp_path, "infinite_loop"), "--timeout", "20")
-    checks = by_name(results)["03_jit"]["checks"]
-    assert [c["status"] for c in checks].count("timeout") == 1
-    assert all(c["status"] in ("passed", "failed", "timeout", "error") for c in checks)
 
 
 def test_flood_is_capped_with_a_notice(tmp_path: Path) -> None:
@@ -98,7 +96,7 @@ def test_flood_is_capped_with_a_notice(tmp_path: Path) -> None:
 
 
 def test_shadowing_files_are_not_copied_or_loaded(tmp_path: Path) -> None:
-    proc, results = grade(submission(tmp_path, "jax_shadow"))
+    _, results = grade(submission(tmp_path, "jax_shadow"))
     jit = by_name(results)["03_jit"]
     # the real JAX traced the submission: the primitive checks saw real jaxprs
     assert any("scan" in c["message"] for c in jit["checks"]), jit
