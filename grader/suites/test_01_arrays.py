@@ -93,16 +93,15 @@ def _numpy_input(run):
     """Run a purity check with NumPy inputs; explain the one failure a correct `.at` user hits."""
     try:
         run()
-    except AttributeError as exc:
-        if "at" not in str(exc):
+    except CheckFailure as failure:
+        if "object has no attribute 'at'" not in failure.finding.observed:
             raise
-        raise fail(
-            "the function with a NumPy array as input",
-            expected="a new JAX array (NumPy inputs are allowed, as the docstring says)",
-            observed=f"AttributeError: {exc}",
-            cause="NumPy arrays have no `.at` property: only JAX arrays do",
+        raise with_cause(
+            failure,
+            cause="NumPy arrays have no `.at` property, only JAX arrays do; the docstring allows "
+            "NumPy inputs",
             fix="convert first: `jnp.asarray(x).at[...]`",
-        ) from exc
+        ) from None
 
 
 # -- add_at ------------------------------------------------------------------------

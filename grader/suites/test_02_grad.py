@@ -268,8 +268,8 @@ def test_mse_one_pass(student):
         )
 
 
-@check("mse_value_and_grad compiles under jax.jit and is pure", points=1,
-       hint="Does the function only read its arguments (no globals, no changes to x or y)?")
+@check("mse_value_and_grad compiles under jax.jit; all four functions are pure", points=1,
+       hint="Do your functions only read their arguments (no globals, no caches, no changes to x or y)?")
 def test_mse_jit_and_pure(student):
     w = np.array([0.5, -1.0, 2.0], dtype=np.float32)
     x = np.arange(12, dtype=np.float32).reshape(4, 3) / 4
@@ -278,3 +278,9 @@ def test_mse_jit_and_pure(student):
                         what="mse_value_and_grad(w, x, y)")
     purity.assert_pure(student.mse_value_and_grad, (w, x, y), what="mse_value_and_grad(w, x, y)",
                        module=student)
+    v = np.array([0.3, -0.8, 1.1, 0.5], dtype=np.float32)
+    for name, make, arg in (("derivative", student.derivative, np.float32(0.4)),
+                            ("second_derivative", student.second_derivative, np.float32(0.4)),
+                            ("hessian", student.hessian, v)):
+        f = _f_poly if name == "hessian" else _f_wave
+        purity.assert_pure(make(f), (arg,), what=f"{name}(f)(x)", module=student)

@@ -211,7 +211,7 @@ def test_global_norm_values(student):
 
 
 @check("tree_global_norm compiles under jax.jit", points=1,
-       hint="Under jit the leaves are tracers: float(), math.sqrt and np.* need concrete numbers.")
+       hint="Under jit the leaves are tracers: can float(), math.sqrt or np.* work on a value that is not known yet?")
 def test_global_norm_jit(student):
     tree = _lesson_params((5, 4, 3))
     jit.assert_jittable(student.tree_global_norm, (tree,), what="tree_global_norm(tree)")

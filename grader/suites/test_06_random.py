@@ -233,6 +233,13 @@ def test_noisy_elementwise(student):
                         fix="`x + sigma * jax.random.normal(key, x.shape)`")
 
 
+@check("noisy consumes its key once", points=1,
+       hint="If the key is used for two draws, how are those two draws related?")
+def test_noisy_key_once(student):
+    keys.assert_no_key_reuse(student.noisy, (jax.random.key(10), jnp.zeros(_X_SHAPE), 1.0),
+                             what="noisy(key, x, sigma)", jit=False)
+
+
 # -- keys, determinism, global state ---------------------------------------------------------
 
 
@@ -281,7 +288,7 @@ def test_raw_keys(student, credit):
 
 
 @check("all three compile under jax.jit (n and shapes static)", points=1,
-       hint="Under jit, is every random draw a jax.random call on a traced key? NumPy draws become constants.")
+       hint="Under jit, is every random draw a jax.random call on the traced key? What does a NumPy draw become at trace time?")
 def test_jit(student, credit):
     x = jnp.linspace(0.0, 1.0, 20_000).reshape(_X_SHAPE)
     score_cases(credit, [

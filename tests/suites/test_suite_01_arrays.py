@@ -50,12 +50,14 @@ def test_stub_fails_every_check_as_not_implemented(graded):
 
 
 @pytest.mark.slow
-def test_overwriting_add_at_and_standardize_without_epsilon(graded):
+def test_at_on_numpy_overwriting_add_at_and_standardize_without_epsilon(graded):
     g = graded("overwrite")
     g.assert_statuses(failed={
-        "test_add_at_values", "test_add_at_duplicates",
+        "test_set_element_pure", "test_add_at_values", "test_add_at_duplicates",
         "test_standardize_values", "test_standardize_constant_column",
     })
+    assert "NumPy arrays have no `.at` property" in g.message("test_set_element_pure")
+    assert "jnp.asarray(x).at[...]" in g.message("test_set_element_pure")
     assert "add_at(" in g.message("test_add_at_values")
     assert "the smallest input that differs" in g.message("test_add_at_values")
     assert "repeated indices overwrite each other" in g.message("test_add_at_duplicates")

@@ -28,7 +28,7 @@ def test_stub_is_the_solution_with_its_bodies_removed():
 
 def test_suite_manifest():
     spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
-    assert spec.max_score == 15
+    assert spec.max_score == 16
     hidden = {c.id for c in spec.checks if c.visibility == "hidden"}
     assert hidden == {"test_split_into_independent", "test_noisy_elementwise"}
 
