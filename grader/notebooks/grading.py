@@ -39,9 +39,7 @@ MAX_FIGURES = 6
 
 def prepare(request: dict[str, Any]) -> bool:
     """Build the lesson module from the notebook; False when there is nothing to grade."""
-    lesson = request.get("notebook")
-    if not lesson:
-        return True
+    lesson = request["notebook"]
     lessons = Path(request["lesson_dir"])
     records = Records(request["records"])
     path = lessons / f"{lesson}.ipynb"

@@ -12,7 +12,9 @@ The module is a small file beside the notebook's copy:
     from grader.notebooks.module import exec_cells as _exec_cells
     _exec_cells(globals(), "03_jit.ipynb", [(2, "import jax..."), (4, "def running_sum...")])
 
-`exec_cells` compiles each cell as the file `<lessons>/03_jit.ipynb, cell 4`
+A cell that raises while the module is built (it leaned on something a
+left-out cell had made before raising) is left out too, with a line in the
+captured output. `exec_cells` compiles each cell as the file `<lessons>/03_jit.ipynb, cell 4`
 (with the cell's saved text in `linecache`), so a traceback, the grader's
 "your code raised ... at line 3" and `inspect.getsource` all name the
 notebook's cell and the student's own line.
@@ -23,6 +25,7 @@ from __future__ import annotations
 import ast
 import linecache
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -106,4 +109,9 @@ def exec_cells(namespace: dict[str, Any], notebook: str, cells: Sequence[tuple[i
         filename = cell_filename(directory, notebook, number)
         lines = source.splitlines(keepends=True)
         linecache.cache[filename] = (len(source), None, lines, filename)
-        exec(compile(code, filename, "exec", dont_inherit=True), namespace)
+        try:
+            exec(compile(code, filename, "exec", dont_inherit=True), namespace)
+        except Exception as exc:  # as in the notebook run: a raising cell is left out
+            print(f"[grader] {notebook}, cell {number} raised {type(exc).__name__}: {exc} while the graded "
+                  "module was built, so it is left out. It ran in the notebook: it needs something a "
+                  "cell left out there had made.", file=sys.stderr)

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-LESSONS = ("03_jit", "04_vmap", "ex2_per_example_grads")
+LESSONS = ("03_jit", "ex2_per_example_grads")
 PNG_1PX = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==")
 
 pytestmark = pytest.mark.slow
@@ -129,24 +129,27 @@ def damaged_03_jit(nb: Notebook, probe: Path) -> Notebook:
 
 
 def copied_and_deleted_04_vmap(nb: Notebook) -> Notebook:
-    """A broken copy of `predict` before the right one; `pairwise_sq_dists` deleted."""
+    """A broken copy of `predict` before the right one; `pairwise_sq_dists` deleted; a raising `batch_predict`."""
     nb = copy.deepcopy(nb)
     cells = nb["cells"]
     predict = index_of(nb, "def predict")
     cells.insert(predict, code("def predict(params, x):\n    return x  # first try"))
     del cells[index_of(nb, "def pairwise_sq_dists")]
+    batch = cells[index_of(nb, "def batch_predict")]
+    head, rest = batch["source"].split("\n", 1)
+    batch["source"] = f"{head}\n    raise ValueError('not like this')\n{rest}"
     return nb
 
 
 def test_damaged_notebooks_grade_with_clear_notes(tmp_path: Path, reference: dict[str, dict[str, Any]]) -> None:
-    good = write_notebooks("solutions", tmp_path / "good")
+    good = write_notebooks("solutions", tmp_path / "good", only=("03_jit", "04_vmap"))
     folder = tmp_path / "submission"
     folder.mkdir()
     probe = tmp_path / "probe.jsonl"
     save(damaged_03_jit(load(good / "03_jit.ipynb"), probe), folder / "03_jit.ipynb")
     save(copied_and_deleted_04_vmap(load(good / "04_vmap.ipynb")), folder / "04_vmap.ipynb")
-    shutil.copy(ROOT / "solutions" / "ex2_per_example_grads.py", folder)  # a .py among the notebooks
-    graded = grade(folder, "--timeout", "80")  # 20 s per cell
+    shutil.copy(ROOT / "solutions" / "01_arrays.py", folder)  # a .py among the notebooks
+    graded = grade(folder, "--timeout", "80", only=("03_jit", "04_vmap", "01_arrays"))  # 20 s per cell
 
     jit = graded["03_jit"]
     assert jit["score"] == reference["03_jit"]["score"], jit["message"]
@@ -171,13 +174,19 @@ def test_damaged_notebooks_grade_with_clear_notes(tmp_path: Path, reference: dic
     vmap = graded["04_vmap"]
     assert "`predict` is defined in cells" in vmap["message"]
     assert "defines no `pairwise_sq_dists`" in vmap["message"]
-    assert 0 < vmap["score"] < reference["04_vmap"]["score"]
-    for check_id, (status, _) in checks(vmap).items():
-        if status != "passed":
-            assert "pairwise" in check_id or "pairwise" in next(
-                c["name"] for c in vmap["checks"] if c["id"] == check_id), check_id
+    assert 0 < vmap["score"] < vmap["max_score"]
+    batch_cell = index_of(load(folder / "04_vmap.ipynb"), "def batch_predict") + 1
+    for check in vmap["checks"]:
+        if "pairwise_sq_dists" in check["message"]:
+            assert check["status"] == "failed" and "has no attribute 'pairwise_sq_dists'" in check["message"]
+        elif "ValueError: not like this" in check["message"]:  # the student's line, in the notebook's terms
+            assert check["location"] == {"path": f"04_vmap.ipynb, cell {batch_cell}", "line": 2,
+                                         "code": "raise ValueError('not like this')"}
+        else:
+            assert check["status"] == "passed", check
+    assert any("not like this" in c["message"] for c in vmap["checks"])
 
-    assert graded["ex2_per_example_grads"]["score"] == reference["ex2_per_example_grads"]["score"]
+    assert graded["01_arrays"]["status"] == "passed", graded["01_arrays"]["message"]
 
 
 def test_ungradable_notebooks_are_errors_naming_the_file(tmp_path: Path) -> None:
@@ -186,7 +195,7 @@ def test_ungradable_notebooks_are_errors_naming_the_file(tmp_path: Path) -> None
     (folder / "03_jit.ipynb").write_bytes(b"")
     (folder / "04_vmap.ipynb").write_text('{"cells": [{"cell_type": "code", "source": "import jax', encoding="utf-8")
     save({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, folder / "ex2_per_example_grads.ipynb")
-    graded = grade(folder)
+    graded = grade(folder, only=("03_jit", "04_vmap", "ex2_per_example_grads"))
     expected = {
         "03_jit": "03_jit.ipynb is empty (0 bytes)",
         "04_vmap": "04_vmap.ipynb is not valid notebook JSON",

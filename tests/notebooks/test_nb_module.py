@@ -108,3 +108,14 @@ def test_a_clean_run_has_no_notes() -> None:
     outcomes = [outcome(1, "import jax"), outcome(2, "def piecewise(x):\n    return x")]
     chosen = module.plan(outcomes, lambda n: f"/x/a.ipynb, cell {n}")
     assert grading.notes("03_jit.ipynb", outcomes, chosen, {"piecewise"}, "") == ""
+
+
+def test_a_cell_that_raises_while_the_module_is_built_is_left_out(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    mod, _ = load(tmp_path, "nb_partial", [
+        outcome(1, "x = 1\n1 / 0", "raised", error="ZeroDivisionError: division by zero"),
+        outcome(2, "y = x + 1"),  # ran in the kernel, where the raising cell had set x
+        outcome(3, "def f():\n    return 3"),
+    ])
+    assert mod.f() == 3 and not hasattr(mod, "y")
+    assert "nb_partial.ipynb, cell 2 raised NameError" in capsys.readouterr().err
