@@ -14,7 +14,9 @@ does not come back within `interrupt_grace_s` (code stuck in XLA or C does not
 see SIGINT) the kernel is restarted and the cells that had run are run again
 before going on. All cells together have `budget_s`; cells left when it is
 spent are not run. The cells run in notebook order; a cell that raises does
-not stop the others (as "Run All" with errors allowed).
+not stop the others (as "Run All" with errors allowed). Outputs are capped per
+cell (a print loop must not fill the child's memory); figures and errors are
+what the grader keeps from them.
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ KERNEL_BOOT = (
 )
 KERNEL_ARGUMENTS = ["--HistoryManager.enabled=False", "--IPKernelApp.log_level=ERROR"]
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
+MAX_STREAM_CHARS = 100_000  # printed text kept per cell: a print flood must not fill the child's memory
+MAX_OUTPUTS = 50
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _CELL_FRAME = re.compile(r"Cell In\[(\d+)\], line (\d+)")
 
@@ -132,10 +136,22 @@ class _Session:
                 return KernelSpec(argv=[sys.executable, "-c", KERNEL_BOOT, "-f", "{connection_file}"],
                                   display_name="grader", language="python")
 
+        class Client(NotebookClient):
+            """nbclient, keeping at most MAX_STREAM_CHARS of printed text and MAX_OUTPUTS outputs per cell."""
+
+            def output(self, outs: list[Any], msg: dict[str, Any], display_id: str | None,
+                       cell_index: int) -> Any:
+                if len(outs) >= MAX_OUTPUTS and msg.get("msg_type") != "error":
+                    return None
+                if msg.get("msg_type") == "stream" and sum(
+                        len(o.get("text", "")) for o in outs if o.get("output_type") == "stream") > MAX_STREAM_CHARS:
+                    return None
+                return super().output(outs, msg, display_id, cell_index)
+
         nb = _node({"cells": [_code_cell(o.cell.code) for o in self.outcomes],
                     "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
         km = AsyncKernelManager(kernel_name="grader", kernel_spec_manager=Specs())
-        client = NotebookClient(
+        client = Client(
             nb, km=km, kernel_name="grader", allow_errors=True, interrupt_on_timeout=False,
             shutdown_kernel="immediate", startup_timeout=int(self.limits.startup_timeout_s),
             timeout=max(1, int(self.limits.cell_timeout_s)), record_timing=False,
