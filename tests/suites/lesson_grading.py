@@ -84,7 +84,12 @@ class Graded:
 
 
 def grade(
-    lesson_dir: str | os.PathLike[str], lesson: str, *, devices: int = 1, timeout: float = 600
+    lesson_dir: str | os.PathLike[str],
+    lesson: str,
+    *,
+    devices: int = 1,
+    timeout: float = 600,
+    extra_env: dict[str, str] | None = None,
 ) -> Graded:
     """Run grader/suites/test_<lesson>.py against `lesson_dir` in a subprocess."""
     env = dict(
@@ -96,6 +101,7 @@ def grade(
         JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0",
     )
     env.pop("PYTEST_ADDOPTS", None)
+    env.update(extra_env or {})
     if devices > 1:
         env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
     with tempfile.TemporaryDirectory() as tmp:

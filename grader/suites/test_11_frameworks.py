@@ -1,0 +1,271 @@
+"""Hidden checks for 11_frameworks.py: the lesson MLP in Flax and in Equinox.
+
+Optional: the file needs the `frameworks` extra. Where flax or equinox is missing the
+whole file is skipped with the install command (the runner also reads REQUIRES).
+The forward passes are compared with a NumPy forward pass through the model's own
+weights (found by shape, not by name), so ReLU placement is judged, not spelling.
+"""
+
+import numpy as np
+import pytest
+
+LESSON = "11_frameworks"
+TITLE = "the same MLP in Flax and Equinox (optional extras)"
+REQUIRES = ("flax", "equinox")
+
+_EXTRA = "install the extra: pip install '.[frameworks]'"
+flax_linen = pytest.importorskip("flax.linen", reason=_EXTRA)
+eqx = pytest.importorskip("equinox", reason=_EXTRA)
+
+import jax  # noqa: E402 - after the skips, so a missing extra skips before JAX starts
+import jax.numpy as jnp  # noqa: E402
+
+from grader.checks import jit, keys, values  # noqa: E402
+from grader.checks.failure import fail  # noqa: E402
+from grader.suite import check  # noqa: E402
+
+FLAX_PARAMS = 235_146  # 784*256 + 256 + 256*128 + 128 + 128*10 + 10
+EQUINOX_PARAMS = 269_322  # 784*256 + 256 + 256*256 + 256 + 256*10 + 10
+TOL = {"rtol": 1e-4, "atol": 1e-5}
+
+
+def _batch(n=5, seed=0):
+    rng = np.random.default_rng(seed)
+    return jnp.asarray(rng.uniform(size=(n, 784)), jnp.float32)
+
+
+def _count(tree):
+    return sum(int(np.size(leaf)) for leaf in jax.tree.leaves(tree))
+
+
+# -- Flax -------------------------------------------------------------------------------------
+
+
+def _flax_init(student, seed=0):
+    model = student.FlaxMLP()
+    return model, model.init(jax.random.key(seed), jnp.ones((1, 784)))
+
+
+def _flax_layers(variables):
+    """The Dense layers as (kernel, bias) pairs, chained by shape from the 784 inputs."""
+    params = variables.get("params", variables)
+    denses = [
+        node
+        for node in jax.tree.leaves(params, is_leaf=lambda n: isinstance(n, dict) and "kernel" in n)
+        if isinstance(node, dict) and "kernel" in node
+    ]
+    ordered, width = [], 784
+    while True:
+        used = {id(d) for d in ordered}
+        nxt = [d for d in denses if np.shape(d["kernel"])[0] == width and id(d) not in used]
+        if not nxt:
+            return ordered
+        ordered.append(nxt[0])
+        width = np.shape(nxt[0]["kernel"])[1]
+
+
+def _np_forward(layers, x, *, relu_hidden=True, relu_last=False):
+    h = np.asarray(x, np.float64)
+    for i, (w, b) in enumerate(layers):
+        h = h @ np.asarray(w, np.float64) + np.asarray(b, np.float64)
+        last = i == len(layers) - 1
+        if relu_last if last else relu_hidden:
+            h = np.maximum(h, 0.0)
+    return h
+
+
+def _relu_cause(out, layers, x):
+    for flags, text in (
+        ({"relu_hidden": False}, "there is no relu between the layers: the model is linear"),
+        ({"relu_last": True}, "a relu follows the last layer too, so no logit can be negative"),
+    ):
+        if values.difference(out, _np_forward(layers, x, **flags), **TOL) is None:
+            return text
+    return ""
+
+
+@check(
+    "FlaxMLP is a flax.linen Module that maps (batch, 784) to (batch, 10)",
+    points=2,
+    hint="Which class does a linen model subclass, and what do `model.init(key, x)` and "
+    "`model.apply(variables, x)` need?",
+)
+def test_flax_output_shape(student):
+    if not (isinstance(student.FlaxMLP, type) and issubclass(student.FlaxMLP, flax_linen.Module)):
+        raise fail(
+            "FlaxMLP",
+            expected="a subclass of flax.linen.Module",
+            observed=repr(student.FlaxMLP)[:200],
+            fix="`class FlaxMLP(nn.Module):` with an `@nn.compact def __call__(self, x)`",
+        )
+    model, variables = _flax_init(student)
+    for n in (5, 1):
+        values.assert_shape(
+            model.apply(variables, _batch(n)),
+            (n, 10),
+            what=f"FlaxMLP().apply(variables, x of shape ({n}, 784))",
+        )
+
+
+@check(
+    "FlaxMLP has 235,146 parameters: Dense 256, Dense 128, Dense 10",
+    points=3,
+    hint="How many weights and biases does Dense(features) have for a given input width, "
+    "and in which order do the widths 256, 128 and 10 come?",
+)
+def test_flax_param_count(student):
+    _, variables = _flax_init(student)
+    total = _count(variables.get("params", variables))
+    shapes = sorted(
+        (tuple(np.shape(leaf)) for leaf in jax.tree.leaves(variables)), key=len, reverse=True
+    )
+    if total != FLAX_PARAMS:
+        raise fail(
+            "the number of parameters of FlaxMLP (784 inputs)",
+            expected=f"{FLAX_PARAMS:,} (kernels (784, 256), (256, 128), (128, 10) and their "
+            "biases)",
+            observed=f"{total:,}; leaf shapes {shapes}",
+            cause="a layer's width differs, or there is a layer too many or too few",
+            fix="nn.Dense(256) -> relu -> nn.Dense(128) -> relu -> nn.Dense(10)",
+        )
+
+
+@check(
+    "FlaxMLP applies relu between its layers and none on the logits",
+    points=2,
+    hint="Where does `nn.relu` go: after each hidden Dense, after every Dense, or nowhere?",
+)
+def test_flax_relu(student):
+    model, variables = _flax_init(student)
+    layers = [(d["kernel"], d["bias"]) for d in _flax_layers(variables)]
+    if len(layers) != 3:
+        raise fail(
+            "the Dense layers of FlaxMLP",
+            expected="3 Dense layers chained 784 -> 10",
+            observed=f"{len(layers)} found by shape",
+            fix="Dense 256 -> relu -> Dense 128 -> relu -> Dense 10",
+        )
+    x = _batch(6, seed=1) - 0.5  # mixed signs: relu matters at every layer
+    out = model.apply(variables, x)
+    values.assert_close(
+        out,
+        _np_forward(layers, x),
+        what="FlaxMLP().apply(variables, x)",
+        **TOL,
+        cause=_relu_cause(out, layers, x),
+        fix="`x = nn.relu(nn.Dense(256)(x))`, `x = nn.relu(nn.Dense(128)(x))`, "
+        "`return nn.Dense(10)(x)`",
+    )
+
+
+@check(
+    "FlaxMLP: init depends on the key only, apply compiles under jax.jit",
+    points=1,
+    hint="Do init's weights come from the key you pass, and is apply a pure function of "
+    "(variables, x)?",
+)
+def test_flax_keys_and_jit(student):
+    model = student.FlaxMLP()
+    x = jnp.ones((1, 784))
+    keys.assert_deterministic(lambda k: model.init(k, x), lambda k: (k,), what="FlaxMLP().init")
+    keys.assert_varies_with_key(lambda k: model.init(k, x), lambda k: (k,), what="FlaxMLP().init")
+    _, variables = _flax_init(student)
+    jit.assert_jittable(model.apply, (variables, _batch(3)), what="FlaxMLP().apply", **TOL)
+
+
+# -- Equinox ------------------------------------------------------------------------------------
+
+
+def _linears(model):
+    return [
+        layer
+        for layer in jax.tree.leaves(model, is_leaf=lambda n: isinstance(n, eqx.nn.Linear))
+        if isinstance(layer, eqx.nn.Linear)
+    ]
+
+
+@check(
+    "make_equinox_mlp returns an Equinox module mapping one example (784,) to (10,)",
+    points=2,
+    hint="Does an Equinox model take a batch or one example, and how do you run it on a batch?",
+)
+def test_equinox_output_shape(student):
+    model = student.make_equinox_mlp(jax.random.key(0))
+    if not isinstance(model, eqx.Module):
+        raise fail(
+            "make_equinox_mlp(key)",
+            expected="an equinox Module (eqx.nn.MLP)",
+            observed=f"a {type(model).__name__}",
+            fix="`return eqx.nn.MLP(in_size=784, out_size=10, width_size=256, depth=2, "
+            "activation=jax.nn.relu, key=key)`",
+        )
+    values.assert_shape(
+        model(_batch(1)[0]), (10,), what="model(x) for one example x of shape (784,)"
+    )
+    values.assert_shape(
+        jax.vmap(model)(_batch(4)), (4, 10), what="jax.vmap(model)(x of shape (4, 784))"
+    )
+
+
+@check(
+    "the Equinox MLP has 269,322 parameters: width 256, depth 2",
+    points=3,
+    hint="In eqx.nn.MLP, how many hidden layers does `depth` count, and how wide is each of them?",
+)
+def test_equinox_param_count(student):
+    model = student.make_equinox_mlp(jax.random.key(0))
+    total = _count(eqx.filter(model, eqx.is_array))
+    if total != EQUINOX_PARAMS:
+        shapes = [tuple(layer.weight.shape) for layer in _linears(model)]
+        raise fail(
+            "the number of parameters of make_equinox_mlp(key)",
+            expected=f"{EQUINOX_PARAMS:,} (weights (256, 784), (256, 256), (10, 256) and biases)",
+            observed=f"{total:,}; Linear weights {shapes}",
+            cause="depth counts the HIDDEN layers: depth=2 means two hidden layers of "
+            "width_size each, three Linear layers in all"
+            if len(shapes) != 3
+            else "a width differs from 256",
+            fix="`eqx.nn.MLP(in_size=784, out_size=10, width_size=256, depth=2, ...)`",
+        )
+
+
+@check(
+    "the Equinox MLP applies relu between its layers and none on the logits",
+    points=2,
+    hint="Which argument of eqx.nn.MLP sets the hidden activation, and which one the "
+    "activation after the last layer?",
+)
+def test_equinox_relu(student):
+    model = student.make_equinox_mlp(jax.random.key(0))
+    layers = [
+        (
+            np.asarray(lin.weight).T,
+            np.zeros(lin.weight.shape[0]) if lin.bias is None else np.asarray(lin.bias),
+        )
+        for lin in _linears(model)
+    ]
+    x = _batch(6, seed=2) - 0.5
+    out = jax.vmap(model)(x)
+    values.assert_close(
+        out,
+        _np_forward(layers, x),
+        what="jax.vmap(model)(x)",
+        **TOL,
+        cause=_relu_cause(out, layers, x),
+        fix="`activation=jax.nn.relu` and the default final_activation (identity)",
+    )
+
+
+@check(
+    "make_equinox_mlp builds its weights from the key it is given",
+    points=1,
+    hidden=True,
+    hint="Is the `key` argument passed on to eqx.nn.MLP, or is a fixed key used?",
+)
+def test_equinox_keys(student):
+    def weights(k):
+        return eqx.filter(student.make_equinox_mlp(k), eqx.is_array)
+
+    keys.assert_deterministic(weights, lambda k: (k,), what="make_equinox_mlp(key)")
+    keys.assert_varies_with_key(weights, lambda k: (k,), what="make_equinox_mlp(key)")
+    keys.assert_accepts_raw_keys(weights, lambda k: (k,), what="make_equinox_mlp(key)")
