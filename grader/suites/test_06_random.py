@@ -224,13 +224,20 @@ def test_noisy_elementwise(student):
                    observed=f"std {float(n0.std()):.3f}",
                    cause="the same random number was added to every element",
                    fix="draw noise with the shape of x: `jax.random.normal(key, x.shape)`")
-    deterministic = np.array_equal(n0, again)
-    values.assert_close(n1, n0, what="noisy(key, x, 0.5) - x for two different x with the same key",
-                        rtol=0, atol=1e-4,
-                        cause="the noise depends on x's values (multiplicative noise?) instead of being added"
-                        if deterministic else "the noise is not a function of the key: the same key gave "
-                        "different noise (a global RNG such as np.random?)",
-                        fix="`x + sigma * jax.random.normal(key, x.shape)`")
+    if not np.array_equal(n0, again):
+        cause = ("the noise is not a function of the key: the same key gave different noise "
+                 "(a global RNG such as np.random?)")
+    else:
+        cause = "the noise depends on x's values (multiplicative noise?) instead of being added to x"
+    differ = np.abs(n1 - n0) > 1e-4
+    if differ.any():
+        raise fail(
+            "noisy(key, x, 0.5) - x for two different x (zeros and a ramp) with the same key",
+            expected="the same noise: it depends only on the key and the shape of x",
+            observed=f"the noise differs in {int(differ.sum())} of {differ.size} elements "
+            f"(largest difference {float(np.abs(n1 - n0).max()):.3g})",
+            cause=cause, fix="`x + sigma * jax.random.normal(key, x.shape)`",
+        )
 
 
 @check("noisy consumes its key once", points=1,

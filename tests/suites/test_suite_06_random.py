@@ -11,7 +11,7 @@ from grader.commands.assign import stub_source
 
 LESSON = "06_random"
 REPO = Path(__file__).resolve().parents[2]
-VARIANTS = ("solution", "alternative", "stub", "same_key", "global_rng", "scalar_noise")
+VARIANTS = ("solution", "alternative", "stub", "same_key", "global_rng", "scalar_noise", "box_muller")
 
 
 @pytest.fixture(scope="module")
@@ -63,10 +63,16 @@ def test_one_key_for_every_array_and_variance_scaled_noise(graded):
 @pytest.mark.slow
 def test_global_numpy_rng_and_the_parent_key_handed_out(graded):
     g = graded("global_rng")
-    g.assert_statuses(failed={
-        "test_split_into_distinct", "test_split_into_independent", "test_noisy_elementwise",
-        "test_deterministic", "test_no_global_rng", "test_jit",
-    })
+    g.assert_statuses(
+        failed={
+            "test_split_into_distinct",
+            "test_split_into_independent",
+            "test_noisy_elementwise",
+            "test_deterministic",
+            "test_no_global_rng",
+            "test_jit",
+        }
+    )
     assert "is the key itself" in g.message("test_split_into_distinct")
     assert "key-reuse checker" in g.message("test_split_into_independent")
     assert "global RNG" in g.message("test_noisy_elementwise")
@@ -82,4 +88,15 @@ def test_one_scalar_of_noise_for_every_element(graded):
     g = graded("scalar_noise")
     g.assert_statuses(failed={"test_noisy_statistics", "test_noisy_elementwise"})
     assert "a scalar draw" in g.message("test_noisy_statistics")
-    assert "the same random number was added to every element" in g.message("test_noisy_elementwise")
+    assert "the same random number was added to every element" in g.message(
+        "test_noisy_elementwise"
+    )
+
+
+@pytest.mark.slow
+def test_hand_made_normal_noise_reusing_its_key(graded):
+    g = graded("box_muller")
+    g.assert_statuses(failed={"test_noisy_key_once", "test_noisy_statistics"})
+    message = g.message("test_noisy_key_once")
+    assert "key-reuse checker saw one key consumed twice" in message
+    assert "u2 = jax.random.uniform(key, x.shape)" in message  # the second use, in the student's file
