@@ -38,7 +38,7 @@ EXPLANATIONS: dict[str, Explanation] = {
         cause="a traced value was turned into a Python int (`int(x)`, indexing a Python list "
         "or tuple with it)",
         fix="index arrays with `jnp` indexing or `jax.lax.dynamic_index_in_dim`; keep Python "
-        "indices static",
+        "indices and loop counts static (`static_argnames`)",
     ),
     "UnexpectedTracerError": Explanation(
         cause="a traced value escaped the function it belongs to (stored in a global, a list "
@@ -66,12 +66,29 @@ EXPLANATIONS: dict[str, Explanation] = {
 }
 
 
+# Errors JAX raises as plain ValueError/TypeError, recognised by their text.
+BY_MESSAGE: dict[str, Explanation] = {
+    "Non-hashable static arguments": Explanation(
+        cause="an array (or a traced value) was passed for an argument that a `jax.jit` marks static (`static_argnums`/`static_argnames`); static arguments must be hashable Python values, and every new value compiles again",
+        fix="mark static only Python values such as `n_iters`; leave array arguments traced",
+    ),
+    "Shapes must be 1D sequences of concrete values": Explanation(
+        cause="a shape was computed from a traced value",
+        fix="build shapes from Python ints (`x.shape`, static arguments), not from array values",
+    ),
+    "inconsistent sizes": Explanation(
+        cause="`jax.vmap` mapped arguments whose batch axes have different sizes",
+        fix="check `in_axes`: use `None` for arguments that are shared by every example",
+    ),
+    "RESOURCE_EXHAUSTED": EXPLANATIONS["MemoryError"],
+}
+
+
 def explain(exc: BaseException) -> Explanation | None:
     """The explanation for `exc`'s class or its nearest explained base class."""
     for cls in type(exc).__mro__:
         found = EXPLANATIONS.get(cls.__name__)
         if found is not None:
             return found
-    if "RESOURCE_EXHAUSTED" in str(exc):
-        return EXPLANATIONS["MemoryError"]
-    return None
+    text = str(exc)
+    return next((known for marker, known in BY_MESSAGE.items() if marker in text), None)

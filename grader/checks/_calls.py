@@ -119,38 +119,8 @@ def translate(exc: BaseException, *, checked: str, attempted: str, expected: str
     if where:
         observed += f"\n    at {where}"
     explained = explain(exc)
-    cause, fix = (explained.cause, explained.fix) if explained else _by_message(exc)
+    cause, fix = (explained.cause, explained.fix) if explained else ("", "")
     return fail(checked, expected=expected, observed=observed, cause=cause, fix=fix)
-
-
-# Errors JAX raises as plain ValueError/TypeError, recognised by their text.
-_MESSAGE_HINTS: tuple[tuple[str, str, str], ...] = (
-    (
-        "Non-hashable static arguments",
-        "an array (or a traced value) was passed for an argument that a `jax.jit` marks static "
-        "(`static_argnums`/`static_argnames`); static arguments must be hashable Python values, "
-        "and every new value compiles again",
-        "mark static only Python values such as `n_iters`; leave array arguments traced",
-    ),
-    (
-        "Shapes must be 1D sequences of concrete values",
-        "a shape was computed from a traced value",
-        "build shapes from Python ints (`x.shape`, static arguments), not from array values",
-    ),
-    (
-        "inconsistent sizes",
-        "`jax.vmap` mapped arguments whose batch axes have different sizes",
-        "check `in_axes`: use `None` for arguments that are shared by every example",
-    ),
-)
-
-
-def _by_message(exc: BaseException) -> tuple[str, str]:
-    text = str(exc)
-    for needle, cause, fix in _MESSAGE_HINTS:
-        if needle in text:
-            return cause, fix
-    return "", ""
 
 
 PASS_THROUGH: tuple[type[BaseException], ...] = (NotImplementedError, CheckFailure, MemoryError)
