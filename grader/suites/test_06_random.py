@@ -273,7 +273,7 @@ def test_varies_with_key(student, credit):
 def test_no_global_rng(student, credit):
     x = np.zeros(_X_SHAPE, np.float32)
     score_cases(credit, [
-        ("split_into", lambda: purity.assert_pure(_split_into(student), (jax.random.key(1),),
+        ("split_into", lambda: purity.assert_pure(student.split_into, (jax.random.key(1), 4),
                                                   what="split_into(key, 4)", module=student)),
         ("init_weights", lambda: purity.assert_pure(student.init_weights, (jax.random.key(1), [(16, 8), (32,)]),
                                                     what="init_weights(key, shapes)", module=student)),
@@ -299,8 +299,8 @@ def test_raw_keys(student, credit):
 def test_jit(student, credit):
     x = jnp.linspace(0.0, 1.0, 20_000).reshape(_X_SHAPE)
     score_cases(credit, [
-        ("split_into", lambda: jit.assert_jittable(_split_into(student), (jax.random.key(2),),
-                                                   what="split_into(key, 4)")),
+        ("split_into", lambda: jit.assert_jittable(student.split_into, (jax.random.key(2), 4),
+                                                   static_argnames=("n",), what="split_into(key, n)")),
         ("init_weights", lambda: jit.assert_jittable(student.init_weights, (jax.random.key(2), _SHAPES),
                                                      static_argnames=("shapes",), what="init_weights(key, shapes)",
                                                      rtol=1e-5, atol=1e-5)),
