@@ -105,6 +105,7 @@ def cell_filename(directory: str, notebook: str, number: int) -> str:
 def exec_cells(namespace: dict[str, Any], notebook: str, cells: Sequence[tuple[int, str, str]]) -> None:
     """Run the cells, in order, as the body of the module whose globals are `namespace`."""
     directory = os.path.dirname(str(namespace.get("__file__", "")))
+    namespace.setdefault("display", _display)  # IPython's builtin, common in cells
     for number, code, source in cells:
         filename = cell_filename(directory, notebook, number)
         lines = source.splitlines(keepends=True)
@@ -115,3 +116,7 @@ def exec_cells(namespace: dict[str, Any], notebook: str, cells: Sequence[tuple[i
             print(f"[grader] {notebook}, cell {number} raised {type(exc).__name__}: {exc} while the graded "
                   "module was built, so it is left out. It ran in the notebook: it needs something a "
                   "cell left out there had made.", file=sys.stderr)
+
+
+def _display(*objects: Any, **options: Any) -> None:
+    """IPython's `display(...)` outside IPython: nothing to show when grading."""

@@ -115,7 +115,7 @@ def test_a_cell_that_raises_while_the_module_is_built_is_left_out(tmp_path: Path
     mod, _ = load(tmp_path, "nb_partial", [
         outcome(1, "x = 1\n1 / 0", "raised", error="ZeroDivisionError: division by zero"),
         outcome(2, "y = x + 1"),  # ran in the kernel, where the raising cell had set x
-        outcome(3, "def f():\n    return 3"),
+        outcome(3, "def f():\n    return 3\ndisplay(f())"),  # IPython's display() is there too
     ])
     assert mod.f() == 3 and not hasattr(mod, "y")
     assert "nb_partial.ipynb, cell 2 raised NameError" in capsys.readouterr().err
