@@ -1,42 +1,60 @@
 """The 07_pmap suite graded against the solution, the stub, an alternative solution and
 broken submissions, each in its own subprocess with 8 simulated devices."""
 
-import pytest
-from lesson_grading import FIXTURES, REPO, grade
+from concurrent.futures import ThreadPoolExecutor
 
-pytestmark = pytest.mark.slow
+import pytest
+from lesson_grading import REPO, grade
+from parallel_grading import folder
+
+from grader.catalog import read_suite
+from grader.commands.assign import stub_source
 
 LESSON = "07_pmap"
-_CACHE = {}
+VARIANTS = ("solution", "alternative", "stub", "no_pmean", "psum", "vmap_mean")
+MAX_SCORE = 15
+HIDDEN = {"test_result_spans_devices", "test_other_loss_and_devices"}
 
 
 @pytest.fixture(scope="module")
 def graded():
-    def run(name):
-        if name not in _CACHE:
-            folder = {"solution": REPO / "solutions", "stub": REPO / "exercises"}.get(
-                name, FIXTURES / LESSON / name
-            )
-            _CACHE[name] = grade(folder, LESSON, devices=8)
-        return _CACHE[name]
-
-    return run
+    with ThreadPoolExecutor(max_workers=2) as pool:  # two cores: two gradings at a time
+        futures = {
+            name: pool.submit(grade, folder(LESSON, name), LESSON, devices=8) for name in VARIANTS
+        }
+        yield lambda name: futures[name].result()
 
 
+def test_stub_is_the_solution_with_its_bodies_removed():
+    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
+    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
+
+
+def test_suite_manifest():
+    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    assert spec.max_score == MAX_SCORE
+    assert {c.id for c in spec.checks if c.visibility == "hidden"} == HIDDEN
+    assert spec.devices == 8
+
+
+@pytest.mark.slow
 def test_solution_passes_every_check(graded):
     graded("solution").assert_statuses()
 
 
+@pytest.mark.slow
 def test_alternative_solution_passes(graded):
     graded("alternative").assert_statuses()
 
 
+@pytest.mark.slow
 def test_stub_fails_every_check_as_not_implemented(graded):
     stub = graded("stub")
     stub.assert_all_not_implemented()
     assert all(r["not_implemented"] for r in stub.results.values())
 
 
+@pytest.mark.slow
 def test_without_pmean_each_device_keeps_its_own_gradient(graded):
     g = graded("no_pmean")
     g.assert_statuses(
@@ -51,6 +69,7 @@ def test_without_pmean_each_device_keeps_its_own_gradient(graded):
     assert "contains `psum`" in g.message("test_cross_device_reduction")
 
 
+@pytest.mark.slow
 def test_psum_instead_of_pmean_is_n_times_too_large(graded):
     g = graded("psum")
     g.assert_statuses(failed={"test_full_batch_mean", "test_other_loss_and_devices"})
@@ -58,6 +77,7 @@ def test_psum_instead_of_pmean_is_n_times_too_large(graded):
     assert "4 times the mean gradient" in g.message("test_other_loss_and_devices")
 
 
+@pytest.mark.slow
 def test_vmap_on_one_device_and_round_robin_shard(graded):
     g = graded("vmap_mean")
     g.assert_statuses(

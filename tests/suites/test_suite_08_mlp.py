@@ -2,28 +2,48 @@
 broken submissions, each in its own subprocess."""
 
 import pytest
-from lesson_grading import FIXTURES, REPO, grade
+from lesson_grading import REPO
+from parallel_grading import Gradings
 
-pytestmark = pytest.mark.slow
+from grader.catalog import read_suite
+from grader.commands.assign import stub_source
 
 LESSON = "08_mlp"
 TRAIN_CHECKS = {"test_train_accuracy", "test_train_history", "test_train_reshuffles"}
-_CACHE = {}
+VARIANTS = (
+    "solution",
+    "alternative",
+    "stub",
+    "xavier_reuse",
+    "naive_softmax_sum",
+    "not_jitted",
+    "retracing",
+    "no_reshuffle",
+)
+MAX_SCORE = 20
+HIDDEN = {"test_train_reshuffles"}
 
 
 @pytest.fixture(scope="module")
 def graded():
-    def run(name):
-        if name not in _CACHE:
-            folder = {"solution": REPO / "solutions", "stub": REPO / "exercises"}.get(
-                name, FIXTURES / LESSON / name
-            )
-            _CACHE[name] = grade(folder, LESSON)
-        return _CACHE[name]
-
-    return run
+    gradings = Gradings(LESSON, VARIANTS)
+    yield gradings
+    gradings.close()
 
 
+def test_stub_is_the_solution_with_its_bodies_removed():
+    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
+    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
+
+
+def test_suite_manifest():
+    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    assert spec.max_score == MAX_SCORE
+    assert {c.id for c in spec.checks if c.visibility == "hidden"} == HIDDEN
+    assert spec.timeout_s == 240
+
+
+@pytest.mark.slow
 def test_solution_passes_every_check(graded):
     g = graded("solution")
     g.assert_statuses()
@@ -31,10 +51,12 @@ def test_solution_passes_every_check(graded):
     assert metrics and metrics[0]["value"] >= 0.95
 
 
+@pytest.mark.slow
 def test_alternative_solution_passes(graded):
     graded("alternative").assert_statuses()
 
 
+@pytest.mark.slow
 def test_stub_fails_every_check(graded):
     stub = graded("stub")
     stub.assert_all_not_implemented()
@@ -44,6 +66,7 @@ def test_stub_fails_every_check(graded):
     assert all(r["not_implemented"] for r in others.values())
 
 
+@pytest.mark.slow
 def test_xavier_scale_and_one_key_for_all_layers(graded):
     g = graded("xavier_reuse")
     g.assert_statuses(failed={"test_init_he_statistics", "test_init_keys"})
@@ -53,6 +76,7 @@ def test_xavier_scale_and_one_key_for_all_layers(graded):
     assert "08_mlp.py, line" in g.message("test_init_keys")
 
 
+@pytest.mark.slow
 def test_naive_softmax_overflows_and_sum_is_not_mean(graded):
     g = graded("naive_softmax_sum")
     g.assert_statuses(
@@ -70,6 +94,7 @@ def test_naive_softmax_overflows_and_sum_is_not_mean(graded):
     assert "differs from the reference" in g.message("test_train_step_values")
 
 
+@pytest.mark.slow
 def test_train_step_not_jitted(graded):
     g = graded("not_jitted")
     g.assert_statuses(failed={"test_train_step_compiles_once"} | TRAIN_CHECKS)
@@ -78,6 +103,7 @@ def test_train_step_not_jitted(graded):
     assert all(g.results[k]["not_implemented"] for k in TRAIN_CHECKS)
 
 
+@pytest.mark.slow
 def test_train_step_retraces_every_call(graded):
     g = graded("retracing")
     g.assert_statuses(failed={"test_train_step_compiles_once"} | TRAIN_CHECKS)
@@ -86,6 +112,7 @@ def test_train_step_retraces_every_call(graded):
     assert "applied inside train_step" in message
 
 
+@pytest.mark.slow
 def test_no_reshuffle_array_history_and_wrong_learning_rate(graded):
     g = graded("no_reshuffle")
     g.assert_statuses(

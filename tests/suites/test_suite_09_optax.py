@@ -2,9 +2,11 @@
 broken submissions, each in its own subprocess."""
 
 import pytest
-from lesson_grading import FIXTURES, REPO, grade
+from lesson_grading import REPO
+from parallel_grading import Gradings
 
-pytestmark = pytest.mark.slow
+from grader.catalog import read_suite
+from grader.commands.assign import stub_source
 
 LESSON = "09_optax"
 UPDATE_CHECKS = (
@@ -14,36 +16,57 @@ UPDATE_CHECKS = (
     "test_schedule_drives_learning_rate",
     "test_defaults",
 )
-_CACHE = {}
+VARIANTS = (
+    "solution",
+    "alternative",
+    "stub",
+    "clip_after",
+    "adam_no_decay",
+    "hardcoded",
+    "elementwise_clip",
+    "python_schedule",
+    "late_decay",
+)
+MAX_SCORE = 17
+HIDDEN = {"test_schedule_drives_learning_rate"}
 
 
 @pytest.fixture(scope="module")
 def graded():
-    def run(name):
-        if name not in _CACHE:
-            folder = {"solution": REPO / "solutions", "stub": REPO / "exercises"}.get(
-                name, FIXTURES / LESSON / name
-            )
-            _CACHE[name] = grade(folder, LESSON)
-        return _CACHE[name]
-
-    return run
+    gradings = Gradings(LESSON, VARIANTS)
+    yield gradings
+    gradings.close()
 
 
+def test_stub_is_the_solution_with_its_bodies_removed():
+    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
+    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
+
+
+def test_suite_manifest():
+    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    assert spec.max_score == MAX_SCORE
+    assert {c.id for c in spec.checks if c.visibility == "hidden"} == HIDDEN
+
+
+@pytest.mark.slow
 def test_solution_passes_every_check(graded):
     graded("solution").assert_statuses()
 
 
+@pytest.mark.slow
 def test_alternative_solution_passes(graded):
     graded("alternative").assert_statuses()
 
 
+@pytest.mark.slow
 def test_stub_fails_every_check_as_not_implemented(graded):
     stub = graded("stub")
     stub.assert_all_not_implemented()
     assert all(r["not_implemented"] for r in stub.results.values())
 
 
+@pytest.mark.slow
 def test_clip_after_adamw(graded):
     g = graded("clip_after")
     failed = {"test_clip_before_adamw", "test_max_norm_observed", "test_defaults"}
@@ -53,6 +76,7 @@ def test_clip_after_adamw(graded):
     assert "gradient norm 5" in g.message("test_clip_before_adamw")
 
 
+@pytest.mark.slow
 def test_adam_without_weight_decay(graded):
     g = graded("adam_no_decay")
     g.assert_statuses(
@@ -62,6 +86,7 @@ def test_adam_without_weight_decay(graded):
     assert "the chain never reads the params" in g.message("test_optimizer_interface")
 
 
+@pytest.mark.slow
 def test_hardcoded_threshold_and_decay(graded):
     g = graded("hardcoded")
     g.assert_statuses(failed={"test_max_norm_observed", "test_weight_decay_observed"})
@@ -69,6 +94,7 @@ def test_hardcoded_threshold_and_decay(graded):
     assert "not weight_decay=0.3" in g.message("test_weight_decay_observed")
 
 
+@pytest.mark.slow
 def test_elementwise_clip(graded):
     g = graded("elementwise_clip")
     failed = {"test_clip_before_adamw", "test_max_norm_observed", "test_defaults"}
@@ -76,6 +102,7 @@ def test_elementwise_clip(graded):
     assert "`optax.clip` clips each element" in g.message("test_clip_before_adamw")
 
 
+@pytest.mark.slow
 def test_python_if_schedule_fails_only_under_jit(graded):
     g = graded("python_schedule")
     g.assert_statuses(failed={"test_schedule_jits", "test_update_jits"})
@@ -85,6 +112,7 @@ def test_python_if_schedule_fails_only_under_jit(graded):
         assert "09_optax.py, line" in message and "if count < warmup_steps" in message
 
 
+@pytest.mark.slow
 def test_late_decay_and_schedule_ignoring_arguments(graded):
     g = graded("late_decay")
     g.assert_statuses(failed={"test_schedule_values", *UPDATE_CHECKS} - {"test_defaults"})

@@ -2,41 +2,54 @@
 and broken submissions, each in its own subprocess."""
 
 import pytest
-from lesson_grading import FIXTURES, REPO, grade
+from lesson_grading import REPO
+from parallel_grading import Gradings
 
-pytestmark = pytest.mark.slow
+from grader.catalog import read_suite
+from grader.commands.assign import stub_source
 
 LESSON = "10_checkpoint"
-_CACHE = {}
+VARIANTS = ("solution", "alternative", "stub", "pickle_plain", "pickle_dicts", "naive_npz")
+MAX_SCORE = 16
+HIDDEN = {"test_dtypes_survive", "test_exact_path"}
 
 
 @pytest.fixture(scope="module")
 def graded():
-    def run(name):
-        if name not in _CACHE:
-            folder = {"solution": REPO / "solutions", "stub": REPO / "exercises"}.get(
-                name, FIXTURES / LESSON / name
-            )
-            _CACHE[name] = grade(folder, LESSON)
-        return _CACHE[name]
-
-    return run
+    gradings = Gradings(LESSON, VARIANTS)
+    yield gradings
+    gradings.close()
 
 
+def test_stub_is_the_solution_with_its_bodies_removed():
+    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
+    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
+
+
+def test_suite_manifest():
+    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    assert spec.max_score == MAX_SCORE
+    assert {c.id for c in spec.checks if c.visibility == "hidden"} == HIDDEN
+
+
+@pytest.mark.slow
 def test_solution_passes_every_check(graded):
     graded("solution").assert_statuses()
 
 
+@pytest.mark.slow
 def test_alternative_solution_passes(graded):
     graded("alternative").assert_statuses()
 
 
+@pytest.mark.slow
 def test_stub_fails_every_check_as_not_implemented(graded):
     stub = graded("stub")
     stub.assert_all_not_implemented()
     assert all(r["not_implemented"] for r in stub.results.values())
 
 
+@pytest.mark.slow
 def test_plain_pickle_round_trips_but_fails_quietly_or_wrongly(graded):
     g = graded("pickle_plain")
     g.assert_statuses(failed={"test_corrupt_file", "test_structure_mismatch"})
@@ -45,6 +58,7 @@ def test_plain_pickle_round_trips_but_fails_quietly_or_wrongly(graded):
     assert "returned without an error" in g.message("test_structure_mismatch")
 
 
+@pytest.mark.slow
 def test_pickled_plain_containers_lose_namedtuples(graded):
     g = graded("pickle_dicts")
     g.assert_statuses(failed={"test_opt_state_round_trip", "test_structure_mismatch"})
@@ -53,6 +67,7 @@ def test_pickled_plain_containers_lose_namedtuples(graded):
     assert "jax.tree.unflatten(jax.tree.structure(like), leaves)" in message
 
 
+@pytest.mark.slow
 def test_naive_npz(graded):
     g = graded("naive_npz")
     g.assert_statuses(
