@@ -134,7 +134,7 @@ def _sleep_speedup(student: Any) -> tuple[Any, dict[str, float]]:
 
 @check("jit_speedup times step_fn eagerly and jax.jit(step_fn) compiled", points=2,
        hint="Which of your two measurements runs the function exactly as given, and which one "
-       "runs jax.jit of it?")
+       "runs jax.jit of it?", hidden=True)
 def test_speedup_which_is_which(student):
     case, got = _sleep_speedup(student)
     checked = (f"jit_speedup on a plain step that sleeps {case.step_s:.3g} s per eager call "

@@ -8,6 +8,7 @@ pytestmark = pytest.mark.slow
 
 LESSON = "ex1_dropout"
 _CACHE = {}
+COMPARE = {"test_compare"}  # the broken fixtures leave compare_dropout unwritten (it trains twice)
 
 
 @pytest.fixture(scope="module")
@@ -21,6 +22,13 @@ def graded():
         return _CACHE[name]
 
     return run
+
+
+def _unfinished(graded_folder, check_ids):
+    """Checks of the functions a partly done fixture leaves as stubs: not attempted."""
+    for check_id in check_ids:
+        assert graded_folder.results[check_id]["not_implemented"], check_id
+    return set(check_ids)
 
 
 def test_solution_passes_every_check(graded):
@@ -39,7 +47,7 @@ def test_stub_fails_every_check_as_not_implemented(graded):
 
 def test_rate_read_as_keep_probability(graded):
     g = graded("keep_probability")
-    g.assert_statuses(failed={"test_dropout_rate", "test_dropout_scale"})
+    g.assert_statuses(failed={"test_dropout_rate", "test_dropout_scale"} | _unfinished(g, COMPARE))
     rate = g.message("test_dropout_rate")
     assert "about 70% of units were zeroed with rate=0.3" in rate
     assert "rate is the DROP probability" in rate
@@ -49,7 +57,9 @@ def test_rate_read_as_keep_probability(graded):
 
 def test_one_key_for_both_dropout_layers(graded):
     g = graded("one_key")
-    g.assert_statuses(failed={"test_forward_key_reuse", "test_forward_masks"})
+    g.assert_statuses(
+        failed={"test_forward_key_reuse", "test_forward_masks"} | _unfinished(g, COMPARE)
+    )
     reuse = g.message("test_forward_key_reuse")
     assert "key-reuse checker" in reuse
     assert "line" in reuse and "bernoulli" in reuse  # points at the student's draw
@@ -60,10 +70,9 @@ def test_one_key_for_both_dropout_layers(graded):
 
 def test_survivors_not_rescaled(graded):
     g = graded("no_rescale")
-    failed = {"test_dropout_scale", "test_dropout_expectation"}
-    # Training without the rescale still works on digits; its accuracy is not what is judged.
-    passed = set(g.results) - failed - {"test_compare_accuracy"}
-    g.assert_statuses(failed=failed, passed=passed)
+    g.assert_statuses(
+        failed={"test_dropout_scale", "test_dropout_expectation"} | _unfinished(g, COMPARE)
+    )
     assert "not rescaled" in g.message("test_dropout_scale")
     assert "non-inverted" in g.message("test_dropout_scale")
     assert "mean shrank by 1 - rate" in g.message("test_dropout_expectation")

@@ -11,6 +11,12 @@ pytestmark = pytest.mark.slow
 
 LESSON = "ex4_jit_speedup"
 _CACHE = {}
+SPEEDUP = {  # no_warmup leaves jit_speedup unwritten
+    "test_speedup_compile",
+    "test_speedup_which_is_which",
+    "test_speedup_ratio",
+    "test_speedup_train_step",
+}
 
 
 @pytest.fixture(scope="module")
@@ -24,6 +30,13 @@ def graded():
         return _CACHE[name]
 
     return run
+
+
+def _unfinished(graded_folder, check_ids):
+    """Checks of the functions a partly done fixture leaves as stubs: not attempted."""
+    for check_id in check_ids:
+        assert graded_folder.results[check_id]["not_implemented"], check_id
+    return set(check_ids)
 
 
 def test_solution_passes_every_check(graded):
@@ -62,7 +75,9 @@ def test_compilation_counted_in_jit_s(graded):
 
 def test_timer_without_warmup(graded):
     g = graded("no_warmup")
-    g.assert_statuses(failed={"test_time_steps_chain", "test_time_steps_warmup"})
+    g.assert_statuses(
+        failed={"test_time_steps_chain", "test_time_steps_warmup"} | _unfinished(g, SPEEDUP)
+    )
     assert "one untimed warm-up" in g.message("test_time_steps_chain")
     assert "the first call's compilation was timed" in g.message("test_time_steps_warmup")
 

@@ -10,6 +10,8 @@ pytestmark = pytest.mark.slow
 
 LESSON = "ex5_grad_clipping"
 _CACHE = {}
+# two broken fixtures leave train_recording_grad_norms unwritten (its runs are the costly part)
+TRAINING = {"test_record_format", "test_norms_pre_clip", "test_norms_exact", "test_loss_decreases"}
 
 
 @pytest.fixture(scope="module")
@@ -23,6 +25,13 @@ def graded():
         return _CACHE[name]
 
     return run
+
+
+def _unfinished(graded_folder, check_ids):
+    """Checks of the functions a partly done fixture leaves as stubs: not attempted."""
+    for check_id in check_ids:
+        assert graded_folder.results[check_id]["not_implemented"], check_id
+    return set(check_ids)
 
 
 def test_solution_passes_every_check(graded):
@@ -41,7 +50,9 @@ def test_stub_fails_every_check_as_not_implemented(graded):
 
 def test_clip_after_adam(graded):
     g = graded("clip_after_adam")
-    g.assert_statuses(failed={"test_optimizer_default", "test_optimizer_arguments"})
+    g.assert_statuses(
+        failed={"test_optimizer_default", "test_optimizer_arguments"} | _unfinished(g, TRAINING)
+    )
     # with the lesson's defaults Adam's updates are below max_norm: indistinguishable from
     # plain Adam, and the message says both
     default = g.message("test_optimizer_default")
@@ -60,7 +71,7 @@ def test_norms_recorded_after_clipping(graded):
 
 def test_plot_with_one_curve(graded):
     g = graded("one_curve")
-    g.assert_statuses(failed={"test_plot_two_series", "test_plot_lines"})
+    g.assert_statuses(failed={"test_plot_two_series", "test_plot_lines"} | _unfinished(g, TRAINING))
     assert "1 colour" in g.message("test_plot_two_series")
     assert "only one of the two lists was plotted" in g.message("test_plot_two_series")
     assert "no line with the values of with_clip" in g.message("test_plot_lines")
