@@ -100,7 +100,7 @@ def _ref_mse(w, x, y):
 
 @check("derivative(f) is exact to float32 precision", points=3,
        hint="Does your derivative sample f at nearby points? Which JAX transformation gives the exact derivative of a function?")
-def test_derivative_exact(student):
+def test_derivative_exact(student, seed):
     for f, d, name in ((_f_wave, _d_wave, "sin(3x) * exp(x / 2)"), (_f_offset, _d_offset, "x**3 + 1000")):
         df = student.derivative(f)
 
@@ -109,13 +109,13 @@ def test_derivative_exact(student):
 
         values.assert_matches_reference(
             compiled(derivative), d, st.tuples(_POINTS), what=f"derivative(f)(x) for f(x) = {name}",
-            max_examples=25, cause=_NOT_EXACT, fix="return `jax.grad(f)`", **TOL,
+            max_examples=25, seed=seed, cause=_NOT_EXACT, fix="return `jax.grad(f)`", **TOL,
         )
 
 
 @check("second_derivative(f) is exact to float32 precision", points=2,
        hint="The second derivative is the derivative of the derivative: how do you compose jax.grad with itself?")
-def test_second_derivative_exact(student):
+def test_second_derivative_exact(student, seed):
     for f, dd, name in ((_f_wave, _dd_wave, "sin(3x) * exp(x / 2)"), (_f_offset, _dd_offset, "x**3 + 1000")):
         ddf = student.second_derivative(f)
 
@@ -124,13 +124,13 @@ def test_second_derivative_exact(student):
 
         values.assert_matches_reference(
             compiled(second_derivative), dd, st.tuples(_POINTS), what=f"second_derivative(f)(x) for f(x) = {name}",
-            max_examples=25, cause=_NOT_EXACT, fix="return `jax.grad(jax.grad(f))`", **TOL,
+            max_examples=25, seed=seed, cause=_NOT_EXACT, fix="return `jax.grad(jax.grad(f))`", **TOL,
         )
 
 
 @check("hessian(f) is the exact (n, n) matrix of second derivatives", points=3,
        hint="H[i, j] is d2f / dx_i dx_j: which JAX function (or composition of jacfwd and jacrev) builds that matrix?")
-def test_hessian_exact(student):
+def test_hessian_exact(student, seed):
     hf = student.hessian(_f_bowl_offset)
 
     def hessian(v):
@@ -139,7 +139,7 @@ def test_hessian_exact(student):
     vectors = hnp.arrays(np.float32, 4, elements=st.floats(-1.5, 1.5, width=32)).map(jnp.asarray)
     values.assert_matches_reference(
         compiled(hessian), _ref_hessian, st.tuples(vectors), what="hessian(f)(v) for f: R^4 -> R",
-        max_examples=20,
+        max_examples=20, seed=seed,
         cause="not the exact Hessian: an outer product of gradients, the gradient alone, or a "
         "finite-difference approximation",
         fix="return `jax.hessian(f)` (or `jax.jacfwd(jax.jacrev(f))`)",
@@ -229,10 +229,10 @@ def _regression(draw):
 
 @check("mse_value_and_grad returns (loss, dloss/dw)", points=2,
        hint="Which JAX function returns the value of a function and its gradient together, as a pair?")
-def test_mse_values(student):
+def test_mse_values(student, seed):
     values.assert_matches_reference(
         compiled(student.mse_value_and_grad), _ref_mse, _regression(),
-        what="mse_value_and_grad(w, x, y)", max_examples=25,
+        what="mse_value_and_grad(w, x, y)", max_examples=25, seed=seed,
         fix="define `loss(w) = jnp.mean((x @ w - y) ** 2)` and return `jax.value_and_grad(loss)(w)`",
     )
 

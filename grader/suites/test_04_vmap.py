@@ -96,9 +96,9 @@ def _batch_predict_call(student, params, xs, what):
 
 @check("predict computes w @ x + b for one example", points=2,
        hint="For w of shape (out, in) and x of shape (in,), which product gives a vector of shape (out,)?")
-def test_predict_values(student):
+def test_predict_values(student, seed):
     values.assert_matches_reference(
-        compiled(student.predict), _ref_predict, _predict_args(), what="predict(params, x)", max_examples=20,
+        compiled(student.predict), _ref_predict, _predict_args(), what="predict(params, x)", max_examples=20, seed=seed,
         fix="return `params['w'] @ x + params['b']`",
     )
 
@@ -160,10 +160,10 @@ def test_batch_predict_jit(student):
 
 @check("pairwise_sq_dists matches a double loop", points=3,
        hint="D[i, j] pairs row i of a with row j of b: which vmap maps over a, which over b, and in which order?")
-def test_pairwise_values(student):
+def test_pairwise_values(student, seed):
     values.assert_matches_reference(
         compiled(student.pairwise_sq_dists), _ref_pairwise, _pairwise_args(),
-        what="pairwise_sq_dists(a, b)", max_examples=20,
+        what="pairwise_sq_dists(a, b)", max_examples=20, seed=seed,
         fix="inner `jax.vmap(sq_dist, in_axes=(None, 0))` over b, outer `in_axes=(0, None)` over a",
     )
 

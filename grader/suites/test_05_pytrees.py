@@ -148,9 +148,9 @@ def test_count_params_lesson(student):
 
 @check("count_params works on any nesting of dicts, lists, tuples and namedtuples", points=2,
        hint="Does your code walk the tree itself (and so only know dicts), or let jax.tree.leaves find every leaf?")
-def test_count_params_nested(student):
+def test_count_params_nested(student, seed):
     values.assert_matches_reference(
-        student.count_params, _ref_count, st.tuples(_TREES), what="count_params(tree)", max_examples=25,
+        student.count_params, _ref_count, st.tuples(_TREES), what="count_params(tree)", max_examples=25, seed=seed,
         fix="`sum(leaf.size for leaf in jax.tree.leaves(tree))`",
     )
 
@@ -170,9 +170,9 @@ def test_tree_sgd_lesson(student):
 
 @check("tree_sgd keeps any tree structure (lists, tuples, namedtuples, dicts)", points=2,
        hint="If you flatten the trees with jax.tree.leaves, how do you get the original containers back?")
-def test_tree_sgd_nested(student):
+def test_tree_sgd_nested(student, seed):
     values.assert_matches_reference(
-        compiled(student.tree_sgd), _ref_sgd, _sgd_args(), what="tree_sgd(params, grads, lr)", max_examples=20,
+        compiled(student.tree_sgd), _ref_sgd, _sgd_args(), what="tree_sgd(params, grads, lr)", max_examples=20, seed=seed,
         fix=_STRUCTURE_FIX,
     )
 
@@ -202,10 +202,10 @@ def test_tree_sgd_jit(student):
 
 @check("tree_global_norm is the L2 norm of all leaves together", points=2,
        hint="The global norm is not the sum of the leaves' norms: what do you add up before the one square root?")
-def test_global_norm_values(student):
+def test_global_norm_values(student, seed):
     values.assert_matches_reference(
         compiled(student.tree_global_norm), _ref_norm, st.tuples(_TREES), what="tree_global_norm(tree)",
-        max_examples=20,
+        max_examples=20, seed=seed,
         fix="`jnp.sqrt(sum(jnp.sum(leaf ** 2) for leaf in jax.tree.leaves(tree)))`",
     )
 
@@ -238,7 +238,7 @@ def test_layer_shapes_lesson(student):
 
 @check("layer_shapes keeps any nesting (lists, tuples, namedtuples, None)", points=2, hidden=True,
        hint="Does your code assume a dict of dicts? What handles every kind of container for you?")
-def test_layer_shapes_nested(student):
+def test_layer_shapes_nested(student, seed):
     try:
         got = student.layer_shapes(_NESTED)
     except (AttributeError, KeyError, TypeError) as exc:
@@ -256,6 +256,6 @@ def test_layer_shapes_nested(student):
             fix="`jax.tree.map(lambda leaf: leaf.shape, params)`",
         )
     values.assert_matches_reference(
-        student.layer_shapes, _ref_shapes, st.tuples(_TREES), what="layer_shapes(tree)", max_examples=20,
+        student.layer_shapes, _ref_shapes, st.tuples(_TREES), what="layer_shapes(tree)", max_examples=20, seed=seed,
         fix="`jax.tree.map(lambda leaf: leaf.shape, params)`",
     )
