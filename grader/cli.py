@@ -192,7 +192,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in COMMANDS:
         module = importlib.import_module(COMMANDS[argv[0]])
-        parser = argparse.ArgumentParser(prog=f"grade {argv[0]}", description=module.__doc__)
+        parser = argparse.ArgumentParser(
+            prog=f"grade {argv[0]}", description=module.__doc__,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         module.add_arguments(parser)
         try:
             return int(module.run(parser.parse_args(argv[1:])))

@@ -193,7 +193,6 @@ def write(solutions: Path, exercises: Path) -> list[Path]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter  # keep the docstring's layout
     parser.add_argument("--solutions", default="solutions", metavar="DIR",
                         help="the marked reference solutions (default: solutions/)")
     parser.add_argument("--out", default="exercises", metavar="DIR",

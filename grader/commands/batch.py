@@ -63,7 +63,6 @@ Grader = Callable[[list[Job], list[catalog.ExerciseSpec], engine.Options], Itera
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter  # keep the docstring's layout
     parser.add_argument("submissions", metavar="SUBMISSIONS_DIR",
                         help="a folder with one folder of lesson files per student")
     parser.add_argument("--out", required=True, metavar="DIR", help="where the reports and the gradebook go")

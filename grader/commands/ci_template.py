@@ -33,7 +33,6 @@ def workflow(*, fail_under: float = DEFAULT_FAIL_UNDER, path: str = "exercises",
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from grader.cli import _percent
 
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter  # keep the docstring's layout
     parser.add_argument("--out", default=WORKFLOW, metavar="FILE",
                         help=f"where to write the workflow (default {WORKFLOW}; `-` prints it)")
     parser.add_argument("--fail-under", type=_percent, default=DEFAULT_FAIL_UNDER, metavar="PERCENT",

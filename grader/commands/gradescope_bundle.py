@@ -41,7 +41,6 @@ ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from grader.cli import _positive
 
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter  # keep the docstring's layout
     parser.add_argument("out", metavar="OUT.zip", help="the bundle to write")
     parser.add_argument("--suites", metavar="DIR", help="bundle these suites (default: the grader's own)")
     parser.add_argument("--extras", default="frameworks", metavar="NAME[,NAME...]",

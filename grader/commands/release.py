@@ -30,7 +30,6 @@ class ReleaseError(Exception):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter  # keep the docstring's layout
     parser.add_argument("out", metavar="OUT", help="the folder to write (must not exist, or be empty)")
     parser.add_argument("--solutions", default="solutions", metavar="DIR",
                         help="the reference solutions, to check exercises/ against (default: solutions/)")

@@ -28,7 +28,6 @@ from grader.runner.submission import Submission, SubmissionError, find
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter  # keep the docstring's layout
     parser.add_argument("--solutions", default="solutions", metavar="DIR",
                         help="the reference solutions (default: solutions/)")
     parser.add_argument("--exercises", default="exercises", metavar="DIR",
