@@ -21,7 +21,9 @@ WORKERS = 2
 
 
 def folder(lesson: str, name: str) -> Path:
-    return {"solution": REPO / "solutions", "stub": REPO / "exercises"}.get(name, FIXTURES / lesson / name)
+    return {"solution": REPO / "solutions", "stub": REPO / "exercises"}.get(
+        name, FIXTURES / lesson / name
+    )
 
 
 class Gradings:

@@ -29,7 +29,9 @@ def test_stub_is_the_solution_with_its_bodies_removed():
 def test_suite_manifest():
     spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
     assert spec.max_score == 18
-    assert {c.id for c in spec.checks if c.visibility == "hidden"} == {"test_standardize_other_axes"}
+    assert {c.id for c in spec.checks if c.visibility == "hidden"} == {
+        "test_standardize_other_axes"
+    }
 
 
 @pytest.mark.slow
@@ -52,10 +54,15 @@ def test_stub_fails_every_check_as_not_implemented(graded):
 @pytest.mark.slow
 def test_at_on_numpy_overwriting_add_at_and_standardize_without_epsilon(graded):
     g = graded("overwrite")
-    g.assert_statuses(failed={
-        "test_set_element_pure", "test_add_at_values", "test_add_at_duplicates",
-        "test_standardize_values", "test_standardize_constant_column",
-    })
+    g.assert_statuses(
+        failed={
+            "test_set_element_pure",
+            "test_add_at_values",
+            "test_add_at_duplicates",
+            "test_standardize_values",
+            "test_standardize_constant_column",
+        }
+    )
     assert "NumPy arrays have no `.at` property" in g.message("test_set_element_pure")
     assert "jnp.asarray(x).at[...]" in g.message("test_set_element_pure")
     assert "add_at(" in g.message("test_add_at_values")
@@ -69,10 +76,14 @@ def test_at_on_numpy_overwriting_add_at_and_standardize_without_epsilon(graded):
 @pytest.mark.slow
 def test_numpy_in_place_fast_path_and_missing_keepdims(graded):
     g = graded("numpy_habits")
-    g.assert_statuses(failed={
-        "test_set_element_pure", "test_add_at_pure",
-        "test_standardize_other_axes", "test_standardize_jit",
-    })
+    g.assert_statuses(
+        failed={
+            "test_set_element_pure",
+            "test_add_at_pure",
+            "test_standardize_other_axes",
+            "test_standardize_jit",
+        }
+    )
     assert "argument `x` was modified in place" in g.message("test_set_element_pure")
     assert "argument `x` was modified in place" in g.message("test_add_at_pure")
     assert "keepdims=True" in g.message("test_standardize_other_axes")

@@ -29,7 +29,9 @@ def test_stub_is_the_solution_with_its_bodies_removed():
 def test_suite_manifest():
     spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
     assert spec.max_score == 17
-    assert {c.id for c in spec.checks if c.visibility == "hidden"} == {"test_derivative_of_derivative"}
+    assert {c.id for c in spec.checks if c.visibility == "hidden"} == {
+        "test_derivative_of_derivative"
+    }
 
 
 @pytest.mark.slow
@@ -52,11 +54,19 @@ def test_stub_fails_every_check_as_not_implemented(graded):
 @pytest.mark.slow
 def test_finite_differences_are_not_exact(graded):
     g = graded("finite_difference")
-    g.assert_statuses(failed={
-        "test_derivative_exact", "test_second_derivative_exact", "test_hessian_exact",
+    g.assert_statuses(
+        failed={
+            "test_derivative_exact",
+            "test_second_derivative_exact",
+            "test_hessian_exact",
+            "test_derivative_of_derivative",
+        }
+    )  # they do compose with jit and vmap: those checks pass
+    for check in (
+        "test_derivative_exact",
+        "test_second_derivative_exact",
         "test_derivative_of_derivative",
-    })  # they do compose with jit and vmap: those checks pass
-    for check in ("test_derivative_exact", "test_second_derivative_exact", "test_derivative_of_derivative"):
+    ):
         assert "finite difference" in g.message(check)
         assert "max rel error" in g.message(check)
     assert "not the exact Hessian" in g.message("test_hessian_exact")
@@ -65,9 +75,13 @@ def test_finite_differences_are_not_exact(graded):
 @pytest.mark.slow
 def test_a_python_float_derivative_does_not_compose(graded):
     g = graded("float_convert")
-    g.assert_statuses(failed={
-        "test_compose_with_jit", "test_compose_with_vmap", "test_derivative_of_derivative",
-    })  # its values are exact
+    g.assert_statuses(
+        failed={
+            "test_compose_with_jit",
+            "test_compose_with_vmap",
+            "test_derivative_of_derivative",
+        }
+    )  # its values are exact
     for check in ("test_compose_with_jit", "test_compose_with_vmap"):
         r = g.results[check]
         assert r["fraction"] == pytest.approx(2 / 3)  # second_derivative and hessian compose

@@ -61,14 +61,22 @@ def test_python_loops_give_the_right_values_but_grow(graded):
 @pytest.mark.slow
 def test_default_in_axes_batches_params_and_swapped_maps_transpose(graded):
     g = graded("default_in_axes")
-    g.assert_statuses(failed={
-        "test_batch_predict_matches_loop", "test_batch_predict_params_unbatched",
-        "test_batch_predict_no_growth", "test_batch_predict_jit", "test_pure", "test_pairwise_values",
-    })
+    g.assert_statuses(
+        failed={
+            "test_batch_predict_matches_loop",
+            "test_batch_predict_params_unbatched",
+            "test_batch_predict_no_growth",
+            "test_batch_predict_jit",
+            "test_pure",
+            "test_pairwise_values",
+        }
+    )
     for check in ("test_batch_predict_matches_loop", "test_batch_predict_params_unbatched"):
         assert "params were batched too" in g.message(check)
         assert "in_axes=(None, 0)" in g.message(check)
-    assert "expected: shape (4, 4)" in g.message("test_batch_predict_params_unbatched")  # silent: no error
+    assert "expected: shape (4, 4)" in g.message(
+        "test_batch_predict_params_unbatched"
+    )  # silent: no error
     assert "inconsistent sizes" in g.message("test_batch_predict_jit")
     assert "different layout" in g.message("test_pairwise_values")
 

@@ -52,9 +52,14 @@ def test_stub_fails_every_check_as_not_implemented(graded):
 @pytest.mark.slow
 def test_flattening_loses_the_structure_and_counts_leaves(graded):
     g = graded("flatten")
-    g.assert_statuses(failed={
-        "test_count_params_lesson", "test_count_params_nested", "test_tree_sgd_lesson", "test_tree_sgd_nested",
-    })
+    g.assert_statuses(
+        failed={
+            "test_count_params_lesson",
+            "test_count_params_nested",
+            "test_tree_sgd_lesson",
+            "test_tree_sgd_nested",
+        }
+    )
     assert "the leaves were counted, not the scalars" in g.message("test_count_params_lesson")
     assert "the pytree structure of tree_sgd" in g.message("test_tree_sgd_lesson")
     assert "a list was returned where a tuple is expected" in g.message("test_tree_sgd_nested")
@@ -63,20 +68,29 @@ def test_flattening_loses_the_structure_and_counts_leaves(graded):
 @pytest.mark.slow
 def test_dict_of_dicts_code_and_in_place_updates(graded):
     g = graded("dict_only")
-    g.assert_statuses(failed={
-        "test_count_params_nested", "test_tree_sgd_nested", "test_tree_sgd_pure",
-        "test_global_norm_values", "test_layer_shapes_nested",
-    })  # everything works on the lesson's own dict of dicts
+    g.assert_statuses(
+        failed={
+            "test_count_params_nested",
+            "test_tree_sgd_nested",
+            "test_tree_sgd_pure",
+            "test_global_norm_values",
+            "test_layer_shapes_nested",
+        }
+    )  # everything works on the lesson's own dict of dicts
     for check in ("test_count_params_nested", "test_tree_sgd_nested", "test_global_norm_values"):
         assert "AttributeError: 'list' object has no attribute" in g.message(check)
-    assert "argument `params`['layer1']['w'] was modified in place" in g.message("test_tree_sgd_pure")
+    assert "argument `params`['layer1']['w'] was modified in place" in g.message(
+        "test_tree_sgd_pure"
+    )
     assert "assumes a dict of dicts" in g.message("test_layer_shapes_nested")
 
 
 @pytest.mark.slow
 def test_python_floats_do_not_trace_and_list_shapes_are_not_tuples(graded):
     g = graded("python_floats")
-    g.assert_statuses(failed={"test_global_norm_jit", "test_layer_shapes_lesson", "test_layer_shapes_nested"})
+    g.assert_statuses(
+        failed={"test_global_norm_jit", "test_layer_shapes_lesson", "test_layer_shapes_nested"}
+    )
     assert "TracerArrayConversionError" in g.message("test_global_norm_jit")
     assert "math.sqrt" in g.message("test_global_norm_jit")  # the student's line
     assert "'b': [256]" in g.message("test_layer_shapes_lesson")
