@@ -182,7 +182,7 @@ def _grade_one(worker: Worker | None, spec: ExerciseSpec, submission: Submission
             duration_s=time.monotonic() - started,
             timeout_s=timeout_s,
         )
-    return records.assemble(spec, work / "records.jsonl", ending), worker
+    return records.assemble(spec, work / "records.jsonl", ending, submission.files[spec.name].name), worker
 
 
 def grade(

@@ -162,13 +162,13 @@ def _seconds(raw: Any) -> float:
     return float(raw) if isinstance(raw, int | float) and math.isfinite(raw) and raw >= 0 else 0.0
 
 
-def _death(ending: Ending, lesson: str) -> tuple[CheckStatus, str]:
+def _death(ending: Ending, filename: str) -> tuple[CheckStatus, str]:
     """What to say about the check that was running when the child stopped."""
     if ending.lost:
         return "error", ending.lost
     if ending.timed_out:
         return "timeout", (
-            f"still running after {ending.timeout_s:g} s, the time limit for {lesson}.py. "
+            f"still running after {ending.timeout_s:g} s, the time limit for {filename}. "
             "Look for a loop that never ends (a `while` whose condition never changes) or "
             "a very slow Python loop over array elements; `grade --timeout` raises the limit."
         )
@@ -199,9 +199,10 @@ def _output(ending: Ending) -> str:
     return text
 
 
-def assemble(spec: ExerciseSpec, records_path: Path, ending: Ending) -> ExerciseResult:
+def assemble(spec: ExerciseSpec, records_path: Path, ending: Ending, filename: str = "") -> ExerciseResult:
+    """`filename` is the graded file as submitted (`03_jit.py` or `03_jit.ipynb`)."""
     parsed = read_records(records_path, {c.id for c in spec.checks})
-    status, checks, message = _judge(spec, parsed, ending)
+    status, checks, message = _judge(spec, parsed, ending, filename or spec.filename)
     message = "\n\n".join(part for part in (message, parsed.notebook) if part)
     return ExerciseResult(
         name=spec.name,
@@ -219,11 +220,11 @@ def assemble(spec: ExerciseSpec, records_path: Path, ending: Ending) -> Exercise
 Judgement = tuple[ExerciseStatus, tuple[CheckResult, ...], str]
 
 
-def _judge(spec: ExerciseSpec, parsed: _Parsed, ending: Ending) -> Judgement:
+def _judge(spec: ExerciseSpec, parsed: _Parsed, ending: Ending, filename: str) -> Judgement:
     if parsed.skipped is not None and not parsed.results:
         return "skipped", tuple(_result(c, "skipped", parsed.skipped) for c in spec.checks), parsed.skipped
     if parsed.imported is not None and not parsed.imported.get("ok"):
-        return _import_failed(spec, parsed.imported)
+        return _import_failed(spec, parsed.imported, filename)
     if not parsed.collected and not ending.lost and not ending.timed_out:
         message = (
             "the grader could not run this file's checks (a problem in the grader, not in your "
@@ -233,10 +234,10 @@ def _judge(spec: ExerciseSpec, parsed: _Parsed, ending: Ending) -> Judgement:
         return "error", tuple(_result(c, "error", "not run: the grader failed") for c in spec.checks), message
 
     running = next((sid for sid in reversed(parsed.started) if sid not in parsed.results), None)
-    death = None if parsed.done and not ending.timed_out else _death(ending, spec.name)
+    death = None if parsed.done and not ending.timed_out else _death(ending, filename)
     if death is not None and running is None and not parsed.started and spec.checks:
         running = spec.checks[0].id  # it died while importing the lesson file
-    checks = tuple(_check_result(c, parsed, running, death, spec.name) for c in spec.checks)
+    checks = tuple(_check_result(c, parsed, running, death, filename) for c in spec.checks)
     not_implemented = sum(bool(parsed.results.get(c.id, {}).get("not_implemented")) for c in spec.checks)
     status = _exercise_status(checks, not_implemented)
     message = ""
@@ -247,23 +248,23 @@ def _judge(spec: ExerciseSpec, parsed: _Parsed, ending: Ending) -> Judgement:
         message = f"`{first.name}` could not finish: {first.message}"
     elif status == "not_attempted":
         message = (
-            f"Not attempted yet: the functions in {spec.name}.py still raise "
+            f"Not attempted yet: the functions in {filename} still raise "
             "NotImplementedError. Start with the first TODO."
         )
     return status, checks, message
 
 
-def _import_failed(spec: ExerciseSpec, imported: dict[str, Any]) -> Judgement:
-    message = str(imported.get("message", f"{spec.name}.py failed to import"))[:4000]
+def _import_failed(spec: ExerciseSpec, imported: dict[str, Any], filename: str) -> Judgement:
+    message = str(imported.get("message", f"{filename} failed to import"))[:4000]
     location = _location(imported.get("location"))
-    checks = [_result(c, "error", f"not run: {spec.name}.py does not import") for c in spec.checks]
+    checks = [_result(c, "error", f"not run: {filename} does not import") for c in spec.checks]
     if checks:
         checks[0] = _result(spec.checks[0], "error", message, location=location)
     return "error", tuple(checks), message
 
 
 def _check_result(check: CheckSpec, parsed: _Parsed, running: str | None,
-                  death: tuple[CheckStatus, str] | None, lesson: str) -> CheckResult:
+                  death: tuple[CheckStatus, str] | None, filename: str) -> CheckResult:
     rec = parsed.results.get(check.id)
     if rec is not None:
         raw = rec.get("status")
@@ -280,7 +281,7 @@ def _check_result(check: CheckSpec, parsed: _Parsed, running: str | None,
     if death is not None and check.id == running:
         return _result(check, death[0], death[1])
     if death is not None and death[0] == "timeout":
-        return _result(check, "error", f"not run: {lesson}.py ran out of time in an earlier check")
+        return _result(check, "error", f"not run: {filename} ran out of time in an earlier check")
     if death is not None:
         first = death[1].split(".")[0]
         return _result(check, "error", f"not run: the grading process stopped in an earlier check ({first})")
