@@ -2,26 +2,36 @@
 and broken submissions (each in its own subprocess)."""
 
 import pytest
-from lesson_grading import FIXTURES, REPO, grade
+from lesson_grading import REPO
+from parallel_grading import Gradings
 
-pytestmark = pytest.mark.slow
+from grader.catalog import read_suite
+from grader.commands.assign import stub_source
 
 LESSON = "ex1_dropout"
-_CACHE = {}
+VARIANTS = ("solution", "alternative", "stub", "keep_probability", "one_key", "no_rescale")
+MAX_SCORE = 20
+HIDDEN = {"test_dropout_independent", "test_dropout_pure", "test_forward_logits"}
 COMPARE = {"test_compare"}  # the broken fixtures leave compare_dropout unwritten (it trains twice)
 
 
 @pytest.fixture(scope="module")
 def graded():
-    def run(name):
-        if name not in _CACHE:
-            folder = {"solution": REPO / "solutions", "stub": REPO / "exercises"}.get(
-                name, FIXTURES / LESSON / name
-            )
-            _CACHE[name] = grade(folder, LESSON)
-        return _CACHE[name]
+    gradings = Gradings(LESSON, VARIANTS)
+    yield gradings
+    gradings.close()
 
-    return run
+
+def test_stub_is_the_solution_with_its_bodies_removed():
+    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
+    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
+
+
+def test_suite_manifest():
+    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    assert spec.max_score == MAX_SCORE
+    assert {c.id for c in spec.checks if c.visibility == "hidden"} == HIDDEN
+    assert all("?" in c.hint for c in spec.checks)  # hints are leading questions
 
 
 def _unfinished(graded_folder, check_ids):
@@ -31,20 +41,24 @@ def _unfinished(graded_folder, check_ids):
     return set(check_ids)
 
 
+@pytest.mark.slow
 def test_solution_passes_every_check(graded):
     graded("solution").assert_statuses()
 
 
+@pytest.mark.slow
 def test_alternative_solution_passes(graded):
     graded("alternative").assert_statuses()
 
 
+@pytest.mark.slow
 def test_stub_fails_every_check_as_not_implemented(graded):
     stub = graded("stub")
     stub.assert_all_not_implemented()
     assert all(r["not_implemented"] for r in stub.results.values())
 
 
+@pytest.mark.slow
 def test_rate_read_as_keep_probability(graded):
     g = graded("keep_probability")
     g.assert_statuses(failed={"test_dropout_rate", "test_dropout_scale"} | _unfinished(g, COMPARE))
@@ -55,6 +69,7 @@ def test_rate_read_as_keep_probability(graded):
     assert "1 / rate, the keep-probability convention" in g.message("test_dropout_scale")
 
 
+@pytest.mark.slow
 def test_one_key_for_both_dropout_layers(graded):
     g = graded("one_key")
     g.assert_statuses(
@@ -68,6 +83,7 @@ def test_one_key_for_both_dropout_layers(graded):
     assert "The same key (or the same subkey) was used for both dropout layers" in masks
 
 
+@pytest.mark.slow
 def test_survivors_not_rescaled(graded):
     g = graded("no_rescale")
     g.assert_statuses(
@@ -78,6 +94,7 @@ def test_survivors_not_rescaled(graded):
     assert "mean shrank by 1 - rate" in g.message("test_dropout_expectation")
 
 
+@pytest.mark.slow
 def test_compare_reports_accuracies_as_metrics(graded):
     metrics = {r["name"]: r["value"] for r in graded("solution").records if r["type"] == "metric"}
     assert set(metrics) == {"test accuracy with dropout", "test accuracy without dropout"}

@@ -2,12 +2,16 @@
 solution and the two pytree traps (each in its own subprocess)."""
 
 import pytest
-from lesson_grading import FIXTURES, REPO, grade
+from lesson_grading import REPO
+from parallel_grading import Gradings
 
-pytestmark = pytest.mark.slow
+from grader.catalog import read_suite
+from grader.commands.assign import stub_source
 
 LESSON = "ex3_generic_mlp"
-_CACHE = {}
+VARIANTS = ("solution", "alternative", "stub", "naive_leaves", "string_sorted")
+MAX_SCORE = 18
+HIDDEN = {"test_init_key_use", "test_forward_pure"}
 FORWARD = {
     "test_forward_lesson",
     "test_forward_depths",
@@ -20,32 +24,42 @@ FORWARD = {
 
 @pytest.fixture(scope="module")
 def graded():
-    def run(name):
-        if name not in _CACHE:
-            folder = {"solution": REPO / "solutions", "stub": REPO / "exercises"}.get(
-                name, FIXTURES / LESSON / name
-            )
-            _CACHE[name] = grade(folder, LESSON)
-        return _CACHE[name]
-
-    return run
+    gradings = Gradings(LESSON, VARIANTS)
+    yield gradings
+    gradings.close()
 
 
+def test_stub_is_the_solution_with_its_bodies_removed():
+    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
+    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
+
+
+def test_suite_manifest():
+    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    assert spec.max_score == MAX_SCORE
+    assert {c.id for c in spec.checks if c.visibility == "hidden"} == HIDDEN
+    assert all("?" in c.hint for c in spec.checks)  # hints are leading questions
+
+
+@pytest.mark.slow
 def test_solution_passes_every_check(graded):
     graded("solution").assert_statuses()
 
 
+@pytest.mark.slow
 def test_alternative_solution_passes(graded):
     # he_normal draws a truncated normal: the init statistics accept any He-variance draw
     graded("alternative").assert_statuses()
 
 
+@pytest.mark.slow
 def test_stub_fails_every_check_as_not_implemented(graded):
     stub = graded("stub")
     stub.assert_all_not_implemented()
     assert all(r["not_implemented"] for r in stub.results.values())
 
 
+@pytest.mark.slow
 def test_naive_leaves_pairing_is_explained(graded):
     g = graded("naive_leaves")
     g.assert_statuses(failed=FORWARD)
@@ -60,6 +74,7 @@ def test_naive_leaves_pairing_is_explained(graded):
     assert "dot_general requires contracting dimensions" in g.message("test_forward_lesson")
 
 
+@pytest.mark.slow
 def test_string_sorted_layers_are_explained(graded):
     g = graded("string_sorted")
     g.assert_statuses(failed={"test_forward_depths", "test_forward_order"})

@@ -5,12 +5,16 @@ functions with known behaviour (grader.checks.timing), so these hold on a busy m
 import base64
 
 import pytest
-from lesson_grading import FIXTURES, REPO, grade
+from lesson_grading import REPO
+from parallel_grading import Gradings
 
-pytestmark = pytest.mark.slow
+from grader.catalog import read_suite
+from grader.commands.assign import stub_source
 
 LESSON = "ex4_jit_speedup"
-_CACHE = {}
+VARIANTS = ("solution", "alternative", "stub", "no_block", "compile_included", "no_warmup")
+MAX_SCORE = 17
+HIDDEN = {"test_speedup_which_is_which"}
 SPEEDUP = {  # no_warmup leaves jit_speedup unwritten
     "test_speedup_compile",
     "test_speedup_which_is_which",
@@ -21,15 +25,21 @@ SPEEDUP = {  # no_warmup leaves jit_speedup unwritten
 
 @pytest.fixture(scope="module")
 def graded():
-    def run(name):
-        if name not in _CACHE:
-            folder = {"solution": REPO / "solutions", "stub": REPO / "exercises"}.get(
-                name, FIXTURES / LESSON / name
-            )
-            _CACHE[name] = grade(folder, LESSON)
-        return _CACHE[name]
+    gradings = Gradings(LESSON, VARIANTS)
+    yield gradings
+    gradings.close()
 
-    return run
+
+def test_stub_is_the_solution_with_its_bodies_removed():
+    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
+    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
+
+
+def test_suite_manifest():
+    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    assert spec.max_score == MAX_SCORE
+    assert {c.id for c in spec.checks if c.visibility == "hidden"} == HIDDEN
+    assert all("?" in c.hint for c in spec.checks)  # hints are leading questions
 
 
 def _unfinished(graded_folder, check_ids):
@@ -39,20 +49,24 @@ def _unfinished(graded_folder, check_ids):
     return set(check_ids)
 
 
+@pytest.mark.slow
 def test_solution_passes_every_check(graded):
     graded("solution").assert_statuses()
 
 
+@pytest.mark.slow
 def test_alternative_solution_passes(graded):
     graded("alternative").assert_statuses()
 
 
+@pytest.mark.slow
 def test_stub_fails_every_check_as_not_implemented(graded):
     stub = graded("stub")
     stub.assert_all_not_implemented()
     assert all(r["not_implemented"] for r in stub.results.values())
 
 
+@pytest.mark.slow
 def test_timer_that_does_not_wait(graded):
     g = graded("no_block")
     g.assert_statuses(failed={"test_time_steps_waits"})
@@ -62,6 +76,7 @@ def test_timer_that_does_not_wait(graded):
     assert "jax.block_until_ready" in message
 
 
+@pytest.mark.slow
 def test_compilation_counted_in_jit_s(graded):
     g = graded("compile_included")
     failed = {"test_speedup_compile"}
@@ -73,6 +88,7 @@ def test_compilation_counted_in_jit_s(graded):
         assert "compiles, was counted as a step" in g.message("test_speedup_train_step")
 
 
+@pytest.mark.slow
 def test_timer_without_warmup(graded):
     g = graded("no_warmup")
     g.assert_statuses(
@@ -82,6 +98,7 @@ def test_timer_without_warmup(graded):
     assert "the first call's compilation was timed" in g.message("test_time_steps_warmup")
 
 
+@pytest.mark.slow
 def test_speedup_attached_as_metrics_and_chart(graded):
     records = graded("solution").records
     metrics = {r["name"]: r["value"] for r in records if r["type"] == "metric"}
