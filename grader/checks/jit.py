@@ -11,6 +11,7 @@ and points at the student's line.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -36,8 +37,11 @@ def assert_jittable(
     kwargs = dict(kwargs or {})
     static = tuple(static_argnames)
     name = _calls.name_of(fn)
+    # Each call gets its own copy: a function that mutates its arguments must not make the
+    # jitted call see different inputs (its mutation is purity's finding, not jit's).
+    eager_args, eager_kwargs = copy.deepcopy((tuple(args), kwargs))
     try:
-        eager = _calls.ready(fn(*args, **kwargs))
+        eager = _calls.ready(fn(*eager_args, **eager_kwargs))
     except _calls.PASS_THROUGH:
         raise
     except Exception as exc:
@@ -48,7 +52,8 @@ def assert_jittable(
     call = _format.call(f"jax.jit({name}"
                         + (f", static_argnames={static!r})" if static else ")"), args, kwargs)
     try:
-        jitted = _calls.ready(jax.jit(fn, static_argnames=static)(*args, **kwargs))
+        jit_args, jit_kwargs = copy.deepcopy((tuple(args), kwargs))
+        jitted = _calls.ready(jax.jit(fn, static_argnames=static)(*jit_args, **jit_kwargs))
     except _calls.PASS_THROUGH:
         raise
     except Exception as exc:

@@ -100,3 +100,19 @@ def test_an_array_passed_as_a_static_argument_is_explained():
 def test_jitted_output_is_returned_for_pytrees():
     out = jit.assert_jittable(lambda p: jax.tree.map(lambda v: v * 2, p), ({"w": jnp.ones(2)},), what="f")
     assert float(out["w"][0]) == 2.0
+
+
+def test_a_mutating_function_is_judged_on_equal_inputs():
+    """Both calls get their own copy, so in-place updates do not fake a jit mismatch."""
+    import numpy as np
+
+    def scale_in_place(x):
+        y = jnp.asarray(x) * 2.0
+        if isinstance(x, np.ndarray):
+            x *= 10.0  # mutates the caller's array (eagerly only: under jit x is a tracer)
+        return y
+
+    data = np.ones(3, np.float32)
+    out = jit.assert_jittable(scale_in_place, (data,), what="scale_in_place(x)")
+    assert np.allclose(out, 2.0)
+    assert np.allclose(data, 1.0)  # the caller's array is untouched too
