@@ -137,13 +137,17 @@ def _leaf_difference(
         return None
     idx = _first(bad)
     abs_err = np.abs(a.astype(np.float64) - e.astype(np.float64))
-    rel_err = abs_err / np.maximum(np.abs(e.astype(np.float64)), np.finfo(np.float64).tiny)
-    abs_err, rel_err = np.where(bad, abs_err, 0), np.where(bad, rel_err, 0)
+    scale = np.abs(e.astype(np.float64))
+    # A relative error means nothing where the expected value is 0: only nonzero ones count.
+    relative = bad & (scale > 0)
+    rel_err = np.where(relative, abs_err / np.where(relative, scale, 1.0), 0.0)
+    abs_err = np.where(bad, abs_err, 0)
+    rel_text = f", max rel error {float(rel_err.max()):.3g}" if relative.any() else ""
     return Difference(
         expected=f"{_format.show(e)}{where} (rtol={rtol:g}, atol={atol:g})",
         observed=f"{_format.show(a)}: {int(bad.sum())} of {a.size} values differ; first at index "
         f"{idx}: {_format.show(a[idx])} instead of {_format.show(e[idx])}; max abs error "
-        f"{float(abs_err.max()):.3g}, max rel error {float(rel_err.max()):.3g}",
+        f"{float(abs_err.max()):.3g}{rel_text}",
     )
 
 

@@ -167,3 +167,12 @@ def test_reference_search_lets_a_stub_through():
 
     with pytest.raises(NotImplementedError):
         values.assert_matches_reference(add_at, _ref_add_at, add_at_args(), what="add_at", max_examples=5)
+
+
+def test_relative_error_is_not_reported_against_zero_expectations():
+    with pytest.raises(CheckFailure) as info:
+        values.assert_close(np.array([0.5, 0.0]), np.array([0.0, 0.0]), what="zeros")
+    assert "max abs error 0.5" in str(info.value) and "rel error" not in str(info.value)
+    with pytest.raises(CheckFailure) as info:
+        values.assert_close(np.array([0.5, 3.0]), np.array([0.0, 2.0]), what="mixed")
+    assert "max rel error 0.5" in str(info.value)
