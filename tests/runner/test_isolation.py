@@ -67,7 +67,7 @@ CASES = {
 @pytest.mark.parametrize("fault", sorted(CASES))
 def test_fault_is_contained(tmp_path: Path, fault: str) -> None:
     status, phrase, most = CASES[fault]
-    limit = ["--timeout", "60"] if fault == "infinite_loop" else []
+    limit = ["--timeout", "45"] if fault == "infinite_loop" else []
     proc, results = grade(submission(tmp_path, fault), *limit)
     assert proc.returncode == 0, proc.stderr
     exercises = by_name(results)
