@@ -26,7 +26,7 @@ import jinja2
 import markupsafe
 
 from grader.commands import tree
-from grader.reports import labels
+from grader.reports import html, labels
 
 STUDENTS = "students"
 GRADEBOOK = "gradebook.csv"
@@ -203,16 +203,10 @@ def summary_html(students: list[Student]) -> str:
         "highest": max(percents, default=0.0),
         "statuses": dict(sorted(Counter(s.status for s in students).items())),
     }
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader([str(d) for d in (tree.TEMPLATES, tree.PACKAGE / "templates")
-                                        if d.is_dir()]),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
+    env = html.environment(
+        jinja2.FileSystemLoader([str(d) for d in (tree.TEMPLATES, tree.PACKAGE / "templates")
+                                 if d.is_dir()])
     )
-    env.filters["number"] = labels.number
     return env.get_template("class-summary.html.j2").render(
         stats=stats,
         students=students,

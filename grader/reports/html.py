@@ -37,9 +37,10 @@ def _metric(value: float) -> str:
     return f"{value:.4g}" if math.isfinite(value) else str(value)
 
 
-@functools.lru_cache(maxsize=1)
-def _template() -> jinja2.Template:
+def environment(loader: jinja2.BaseLoader | None = None) -> jinja2.Environment:
+    """The Jinja settings every HTML page of the grader is rendered with."""
     env = jinja2.Environment(
+        loader=loader,
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -47,6 +48,12 @@ def _template() -> jinja2.Template:
         keep_trailing_newline=True,
     )
     env.filters["number"] = labels.number
+    return env
+
+
+@functools.lru_cache(maxsize=1)
+def _template() -> jinja2.Template:
+    env = environment()
     env.filters["metric"] = _metric
     env.globals.update(
         points=labels.points,
