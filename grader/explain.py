@@ -85,9 +85,12 @@ BY_MESSAGE: dict[str, Explanation] = {
 
 
 def explain(exc: BaseException) -> Explanation | None:
-    """The explanation for `exc`'s class or its nearest explained base class."""
-    for cls in type(exc).__mro__:
-        found = EXPLANATIONS.get(cls.__name__)
+    """The explanation for `exc`'s class or its nearest explained base class. For an exception
+    raised in the sandbox (it carries `info`), the student's class names are used."""
+    info = getattr(exc, "info", None)
+    names = (info.type, *info.bases) if info is not None else tuple(c.__name__ for c in type(exc).__mro__)
+    for name in names:
+        found = EXPLANATIONS.get(name)
         if found is not None:
             return found
     text = str(exc)

@@ -16,13 +16,12 @@ Also usable by hand, to debug a suite against a folder of lesson files:
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import os
 import re
-import sys
+import shutil
+import tempfile
 import time
-import types
 from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
@@ -31,10 +30,14 @@ import pytest
 
 from grader.checks.failure import CheckFailure
 from grader.explain import explain
+from grader.model import SourceLine
+from grader.sandbox import client, isolation, launch, probes
+from grader.sandbox.client import SandboxGone, StudentError
 from grader.suite import MARKER, Attachments, Credit
-from grader.tracebacks import innermost_student_line, raised_in_student_code
 
 MAX_MESSAGE_CHARS = 4000
+MAX_LESSON_BYTES = 8 << 20
+"""A lesson file larger than this is not copied into the sandbox (it is not a lesson)."""
 
 
 @dataclass
@@ -56,7 +59,11 @@ class GraderPlugin:
         self.seed = int(config.getoption("grader_seed"))
         path = config.getoption("grader_records")
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600) if path else None
-        self._modules: dict[str, types.ModuleType | BaseException] = {}
+        self.level: isolation.Level = config.getoption("grader_isolation")
+        self.lesson = config.getoption("grader_lesson") or _lesson_from_args(config.args)
+        self.sandbox: launch.Sandbox | None = None
+        self.sandbox_dir = ""
+        self._import_reported = False
         self._outcomes: dict[str, _Outcome] = {}
         self._credits: dict[str, Credit] = {}
         self._attachments: dict[str, Attachments] = {}
@@ -67,59 +74,72 @@ class GraderPlugin:
         if self._fd is not None:
             os.write(self._fd, (json.dumps(record, sort_keys=True) + "\n").encode())
 
-    # -- the student's module --------------------------------------------
-    def load(self, lesson: str) -> types.ModuleType:
-        if lesson not in self._modules:
-            self._modules[lesson] = self._import(lesson)
-        found = self._modules[lesson]
-        if isinstance(found, BaseException):
-            raise LessonImportError(import_message(lesson, found, self.lesson_dir))
-        return found
+    # -- the sandbox -------------------------------------------------------
+    def start_sandbox(self, timeout_s: float, prepare: Any = None) -> None:
+        """Fork the sandbox that imports the student's lesson file (before any suite is imported)."""
+        if self.lesson is None:
+            return
+        self.sandbox_dir = tempfile.mkdtemp(prefix="grader-sandbox-")
+        os.chmod(self.sandbox_dir, 0o711)
+        lessons = os.path.join(self.sandbox_dir, "lessons")
+        copy_regular_files(self.lesson_dir, lessons)
+        self.sandbox = launch.start(
+            lesson=self.lesson, lesson_dir=lessons, level=self.level, workdir=self.sandbox_dir,
+            masked=masked_paths(), close_fds=(self._fd,) if self._fd is not None else (),
+            prepare=prepare, call_timeout_s=timeout_s,
+        )
 
-    def _import(self, lesson: str) -> types.ModuleType | BaseException:
-        path = os.path.join(self.lesson_dir, f"{lesson}.py")
-        if not os.path.isfile(path):
-            return FileNotFoundError(f"no {lesson}.py in {self.lesson_dir}")
-        if self.lesson_dir not in sys.path:
-            sys.path.insert(0, self.lesson_dir)
-        spec = importlib.util.spec_from_file_location(lesson, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[lesson] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException as exc:  # SystemExit and KeyboardInterrupt included: a lesson
-            sys.modules.pop(lesson, None)  # file that exits at import must not end the run
-            return exc
-        return module
+    def stop_sandbox(self) -> None:
+        if self.sandbox is not None:
+            self.sandbox.close()
+            self.sandbox = None
+        if self.sandbox_dir:
+            _remove_tree(self.sandbox_dir)
+            self.sandbox_dir = ""
+
+    def scrub(self, message: str) -> str:
+        """Messages name the student's files, never the grader's private folders."""
+        text = scrub(message, self.lesson_dir)
+        if self.sandbox_dir:
+            text = scrub(text, os.path.join(self.sandbox_dir, "lessons"))
+            text = text.replace(self.sandbox_dir + os.sep, "")
+        return text
+
+    def import_error(self) -> BaseException | None:
+        """Why the student's module is not there (None when it imported)."""
+        box = self.sandbox
+        if box is None:
+            return FileNotFoundError(f"no sandbox for this suite (lesson {self.lesson!r})")
+        if box.hello is None:
+            return SandboxGone(box.channel.gone or "the sandbox did not start")
+        if not box.hello.ok:
+            assert box.hello.error is not None
+            return client.student_error(box.hello.error)
+        return None
+
+    def load(self, lesson: str) -> client.Remote:
+        if lesson != self.lesson or self.sandbox is None:
+            raise pytest.UsageError(f"the sandbox imported {self.lesson!r}, this suite grades {lesson!r}")
+        exc = self.import_error()
+        if exc is not None:
+            raise LessonImportError(import_message(lesson, exc))
+        return self.sandbox.module
 
     # -- hooks -----------------------------------------------------------
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         self.emit({"type": "collected", "ids": [item.name for item in items]})
-        if self._fd is None:
+        if self._fd is None or not items:
             return
-        kept = []
-        for item in items:
-            lesson = lesson_of(item)
-            started = time.perf_counter()
-            if lesson not in self._modules:
-                self._modules[lesson] = self._import(lesson)
-                found = self._modules[lesson]
-                record: dict[str, Any] = {
-                    "type": "import",
-                    "lesson": lesson,
-                    "ok": not isinstance(found, BaseException),
-                    "duration_s": time.perf_counter() - started,
-                }
-                if isinstance(found, BaseException):
-                    record["message"] = scrub(import_message(lesson, found, self.lesson_dir), self.lesson_dir)
-                    loc = innermost_student_line(found, self.lesson_dir)
-                    record["location"] = loc.to_json() if loc else None
-                self.emit(record)
-            if not isinstance(self._modules[lesson], BaseException):
-                kept.append(item)
-        items[:] = kept
+        lesson = lesson_of(items[0])
+        exc = self.import_error() if lesson == self.lesson else FileNotFoundError(lesson)
+        record: dict[str, Any] = {"type": "import", "lesson": lesson, "ok": exc is None, "duration_s": 0.0}
+        if exc is not None:
+            record["message"] = self.scrub(import_message(lesson, exc))
+            loc = error_location(exc)
+            record["location"] = loc.to_json() if loc else None
+            items[:] = []
+        self.emit(record)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.skipped and isinstance(report.longrepr, tuple):
@@ -155,29 +175,49 @@ class GraderPlugin:
 
     def _classify(self, outcome: _Outcome, exc: BaseException, when: str) -> None:
         outcome.fraction = 0.0
-        loc = innermost_student_line(exc, self.lesson_dir)
+        loc = error_location(exc)
         outcome.location = loc.to_json() if loc else None
         if isinstance(exc, LessonImportError):
             outcome.status, outcome.message = "error", str(exc)
+        elif isinstance(exc, SandboxGone):
+            timed_out = "no answer within" in str(exc)
+            outcome.status = "timeout" if timed_out else "error"
+            outcome.message = (
+                f"your code did not finish ({exc}): look for a loop that never ends or a very slow "
+                "Python loop over array elements." if timed_out else
+                f"the process running your code stopped ({exc}). Something in your code ended it "
+                "(`sys.exit`, `os._exit`, a signal) or it ran out of memory."
+            )
         elif isinstance(exc, CheckFailure):
             outcome.status, outcome.message = "failed", str(exc)
-        elif isinstance(exc, NotImplementedError) and raised_in_student_code(exc, self.lesson_dir):
-            where = f"`{_function_name(exc)}`" if _function_name(exc) else "this function"
-            outcome.status, outcome.not_implemented = "failed", True
-            outcome.message = f"{where} is not implemented yet: it still raises NotImplementedError."
-        elif isinstance(exc, MemoryError) or "RESOURCE_EXHAUSTED" in str(exc):
-            outcome.status = "error"
-            outcome.message = (
-                "ran out of memory: the code tried to allocate more than the grader's memory "
-                f"limit ({type(exc).__name__}: {_short(exc)})"
-            )
+        elif isinstance(exc, StudentError):
+            self._classify_student(outcome, exc, when)
         elif isinstance(exc, AssertionError):
             # pytest's rewritten-assert explanation is for suite authors: keep its first line.
             outcome.status, outcome.message = "failed", _short(exc).splitlines()[0] if str(exc) else "assertion failed"
         else:
             outcome.status = "failed" if when == "call" else "error"
-            who = "your code" if loc else "the check, using what your code returned,"
-            lines = [f"{who} raised {type(exc).__name__}: {_short(exc)}"]
+            lines = [f"the check, using what your code returned, raised {type(exc).__name__}: {_short(exc)}"]
+            explained = explain(exc)
+            if explained:
+                lines += [f"  likely cause: {explained.cause}", f"  fix: {explained.fix}"]
+            outcome.message = "\n".join(lines)
+
+    def _classify_student(self, outcome: _Outcome, exc: StudentError, when: str) -> None:
+        info = exc.info
+        if info.is_a("NotImplementedError") and info.in_student:
+            where = f"`{info.function}`" if info.function else "this function"
+            outcome.status, outcome.not_implemented = "failed", True
+            outcome.message = f"{where} is not implemented yet: it still raises NotImplementedError."
+        elif info.is_a("MemoryError") or "RESOURCE_EXHAUSTED" in info.message:
+            outcome.status = "error"
+            outcome.message = (
+                "ran out of memory: the code tried to allocate more than the grader's memory "
+                f"limit ({info.type}: {_short(exc)})"
+            )
+        else:
+            outcome.status = "failed" if when == "call" else "error"
+            lines = [f"your code raised {info.type}: {_short(exc)}"]
             explained = explain(exc)
             if explained:
                 lines += [f"  likely cause: {explained.cause}", f"  fix: {explained.fix}"]
@@ -192,7 +232,7 @@ class GraderPlugin:
                 "id": name,
                 "status": outcome.status,
                 "fraction": outcome.fraction,
-                "message": scrub(outcome.message, self.lesson_dir)[:MAX_MESSAGE_CHARS],
+                "message": self.scrub(outcome.message)[:MAX_MESSAGE_CHARS],
                 "location": outcome.location,
                 "not_implemented": outcome.not_implemented,
                 "duration_s": time.perf_counter() - self._started.get(name, time.perf_counter()),
@@ -220,43 +260,82 @@ def lesson_of(item: pytest.Item) -> str:
     return lesson
 
 
-def import_message(lesson: str, exc: BaseException, lesson_dir: str) -> str:
-    loc = innermost_student_line(exc, lesson_dir)
+def import_message(lesson: str, exc: BaseException) -> str:
+    info = exc.info if isinstance(exc, StudentError) else None
+    loc = error_location(exc)
     where = f" ({loc.path}, line {loc.line}: {loc.code})" if loc else ""
-    if isinstance(exc, SyntaxError):
-        where = f" ({os.path.basename(exc.filename or lesson + '.py')}, line {exc.lineno}: {(exc.text or '').strip()})"
+    if isinstance(exc, SandboxGone):
         return (
-            f"{lesson}.py has a syntax error{where}: {exc.msg}. Python could not read the file, "
-            "so none of its checks ran. Fix the line (look just before it too) and grade again."
+            f"{lesson}.py could not be imported: the process importing it stopped ({exc}). "
+            "Code at the top level of the file runs on import: keep it to definitions."
         )
-    if isinstance(exc, SystemExit):
-        return (
-            f"{lesson}.py called sys.exit({exc.code!r}) while being imported{where}. A lesson file "
-            "must only define functions: move script code under `if __name__ == '__main__':`."
-        )
-    if isinstance(exc, FileNotFoundError) and not loc:
+    if info is None:
         return str(exc)
+    if info.is_a("SyntaxError"):
+        return (
+            f"{lesson}.py has a syntax error{where or ' ' + info.message}: {info.message.split(' (')[0]}. "
+            "Python could not read the file, so none of its checks ran. Fix the line (look just "
+            "before it too) and grade again."
+        )
+    if info.type == "SystemExit":
+        return (
+            f"{lesson}.py called sys.exit({info.message or 'None'}) while being imported{where}. A "
+            "lesson file must only define functions: move script code under "
+            "`if __name__ == '__main__':`."
+        )
+    if info.type == "FileNotFoundError" and not loc:
+        return info.message
     return (
-        f"{lesson}.py failed to import{where}: {type(exc).__name__}: {_short(exc)}. None of its "
-        "checks ran. Run `python {lesson}.py` to see the error, fix it and grade again."
-    ).replace("{lesson}", lesson)
+        f"{lesson}.py failed to import{where}: {info.type}: {_short(exc)}. None of its "
+        f"checks ran. Run `python {lesson}.py` to see the error, fix it and grade again."
+    )
+
+
+def error_location(exc: BaseException) -> SourceLine | None:
+    """The student's line behind `exc`: from the StudentError it is, or that caused it."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, StudentError) and current.info.location:
+            path, line, code = current.info.location
+            return SourceLine(path, line, code)
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _lesson_from_args(args: list[str]) -> str | None:
+    for arg in args:
+        name = os.path.basename(arg.split("::")[0])
+        if name.startswith("test_") and name.endswith(".py"):
+            return name[len("test_"):-3]
+    return None
+
+
+def copy_regular_files(source: str, target: str) -> None:
+    """The lesson folder's regular files (no links, folders or FIFOs) into a fresh folder."""
+    os.makedirs(target, mode=0o700)
+    for entry in os.scandir(source):
+        if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_size <= MAX_LESSON_BYTES:
+            shutil.copyfile(entry.path, os.path.join(target, entry.name), follow_symlinks=False)
+
+
+def masked_paths() -> tuple[str, ...]:
+    """What a strict sandbox must not see even inside the installation: the hidden suites."""
+    return (os.path.realpath(os.path.join(os.path.dirname(__file__), "suites")),)
+
+
+def _remove_tree(path: str) -> None:
+    shutil.rmtree(path, ignore_errors=True)
 
 
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+")
 
 
-def scrub(message: str, lesson_dir: str) -> str:
+def scrub(message: str, lesson_dir: str = "") -> str:
     """Messages are deterministic and name the student's files, not the private copy."""
-    return _ADDRESS.sub("", message).replace(lesson_dir + os.sep, "")
-
-
-def _function_name(exc: BaseException) -> str:
-    tb = exc.__traceback__
-    name = ""
-    while tb is not None:
-        name = tb.tb_frame.f_code.co_name
-        tb = tb.tb_next
-    return "" if name == "<module>" else name
+    text = _ADDRESS.sub("", message)
+    return text.replace(lesson_dir + os.sep, "") if lesson_dir else text
 
 
 def _short(exc: BaseException, limit: int = 600) -> str:
@@ -273,6 +352,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--lesson-dir", default=None, help="folder of the lesson files to grade")
     group.addoption("--grader-records", default=None, help="write JSON-lines records here")
     group.addoption("--grader-seed", default="0", help="seed for generated inputs")
+    group.addoption("--grader-lesson", default=None, help="lesson to import (default: from the suite's name)")
+    group.addoption("--grader-isolation", default="basic", choices=isolation.LEVELS,
+                    help="how far the sandbox is isolated (the runner passes what it detected)")
+    group.addoption("--grader-timeout", default="600", help="seconds the whole suite may take")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -283,6 +366,15 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_STATE] = plugin
     config.pluginmanager.register(plugin, "grader-state")
     _hypothesis_profile()
+    if plugin.lesson is not None and not config.option.collectonly:
+        probes.load_all()  # the sandbox is a fork: what it may run must be loaded first
+        plugin.start_sandbox(float(config.getoption("grader_timeout")))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    plugin = config.stash.get(_STATE, None)
+    if plugin is not None:
+        plugin.stop_sandbox()
 
 
 def _hypothesis_profile() -> None:
@@ -307,8 +399,8 @@ def _plugin(request: pytest.FixtureRequest) -> GraderPlugin:
 
 
 @pytest.fixture
-def student(request: pytest.FixtureRequest) -> types.ModuleType:
-    """The student's lesson module named by the suite's LESSON."""
+def student(request: pytest.FixtureRequest) -> client.Remote:
+    """The student's lesson module named by the suite's LESSON, as a handle into the sandbox."""
     return _plugin(request).load(lesson_of(request.node))
 
 
@@ -328,6 +420,8 @@ def attach(request: pytest.FixtureRequest) -> Attachments:
 
 
 @pytest.fixture
-def lesson_dir(request: pytest.FixtureRequest) -> str:
-    """The folder holding the lesson files being graded (a private copy when grading)."""
-    return _plugin(request).lesson_dir
+def scratch(request: pytest.FixtureRequest) -> str:
+    """A folder name in the sandbox's scratch space, unique to this check and not yet created:
+    student code may write there (the judge never opens what it holds)."""
+    plugin = _plugin(request)
+    return os.path.join(plugin.sandbox_dir, "scratch", re.sub(r"\W", "_", request.node.name))

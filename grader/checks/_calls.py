@@ -1,6 +1,11 @@
 """Calling a student's function the way a check needs: static arguments bound,
 JAX's exceptions turned into `CheckFailure`s, the student's own line found.
 
+Two sides. In the sandbox, probes use `split_static` and `attempt` (an exception
+becomes data, `ErrorInfo`). In the judge, `observed` turns such an error back
+into the check's failure (`translate`), letting a stub's NotImplementedError
+through so the report says "not attempted".
+
 Private to the check kinds.
 """
 
@@ -17,6 +22,7 @@ import jax
 
 from grader.checks.failure import CheckFailure, fail
 from grader.explain import explain
+from grader.sandbox.client import Remote, StudentError
 
 _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _LIBRARY_ROOTS = tuple(
@@ -34,6 +40,8 @@ _LIBRARY_ROOTS = tuple(
 
 def name_of(fn: Callable[..., Any]) -> str:
     """The function's own name, seen through `functools.partial` and `jax.jit`."""
+    if isinstance(fn, Remote):
+        return fn.__name__
     while hasattr(fn, "func"):  # functools.partial
         fn = fn.func
     return str(getattr(inspect.unwrap(fn), "__name__", None) or getattr(fn, "__name__", "fn"))
@@ -90,6 +98,9 @@ def _is_library(path: str) -> bool:
 def student_line(exc: BaseException) -> str:
     """`"03_jit.py, line 14: if x > 0:"` for the innermost frame outside JAX, Python and
     the grader, following chained exceptions; "" if there is none."""
+    if isinstance(exc, StudentError):
+        loc = exc.info.location
+        return f"{os.path.basename(loc[0])}, line {loc[1]}: {loc[2]}" if loc else ""
     current: BaseException | None = exc
     seen: set[int] = set()
     while current is not None and id(current) not in seen:
@@ -115,7 +126,8 @@ def translate(exc: BaseException, *, checked: str, attempted: str, expected: str
     ran, with the cause and the fix from `grader.explain` when the exception is known."""
     __tracebackhide__ = True
     where = student_line(exc)
-    observed = f"{attempted} raised {type(exc).__name__}: {first_line(exc)}"
+    kind = exc.info.type if isinstance(exc, StudentError) else type(exc).__name__
+    observed = f"{attempted} raised {kind}: {first_line(exc)}"
     if where:
         observed += f"\n    at {where}"
     explained = explain(exc)
@@ -130,3 +142,28 @@ PASS_THROUGH: tuple[type[BaseException], ...] = (NotImplementedError, CheckFailu
 def ready(value: Any) -> Any:
     """`jax.block_until_ready`: wait for asynchronous results before judging them."""
     return jax.block_until_ready(value)  # type: ignore[no-untyped-call]
+
+
+# -- both sides of a probe -------------------------------------------------------------
+
+
+def attempt(thunk: Callable[[], Any]) -> Any:
+    """In the sandbox: `thunk()` (waited for), or the exception it raised as `ErrorInfo`."""
+    from grader.sandbox import server
+
+    try:
+        return ready(thunk())
+    except Exception as exc:
+        assert server.CURRENT is not None
+        return server.CURRENT.error_info(exc)
+
+
+def observed(value: Any, *, checked: str, attempted: str, expected: str) -> Any:
+    """In the judge: a probe's observation, or its error raised as the check's failure
+    (a stub's NotImplementedError and a MemoryError pass through unchanged)."""
+    __tracebackhide__ = True
+    if isinstance(value, StudentError):
+        if isinstance(value, PASS_THROUGH):
+            raise value
+        raise translate(value, checked=checked, attempted=attempted, expected=expected) from value
+    return value

@@ -13,12 +13,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import jax
 from jax.extend import core as jex
 
 from grader.checks import _calls
+from grader.sandbox import client
+from grader.sandbox.probes import probe
+
+MAX_TEXT_CHARS = 20_000
 
 # The same primitive under the names different JAX versions give it.
 ALIASES: dict[str, frozenset[str]] = {
@@ -29,6 +34,29 @@ ALIASES: dict[str, frozenset[str]] = {
 }
 
 
+@dataclass(frozen=True)
+class Summary:
+    """What the judge learns of a jaxpr: primitive counts (nested jaxprs included) and its text."""
+
+    counts: Counter[str]
+    text: str
+
+    @property
+    def equations(self) -> int:
+        return sum(self.counts.values())
+
+
+@probe
+def summarize(fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any],
+              static_argnames: Sequence[str]) -> Any:
+    """In the sandbox: trace `fn` to a jaxpr and count its primitives."""
+    dynamic_fn, dynamic_args = _calls.split_static(fn, args, kwargs, static_argnames)
+    closed = _calls.attempt(lambda: jax.make_jaxpr(dynamic_fn)(*dynamic_args))
+    if not hasattr(closed, "jaxpr"):
+        return closed  # the error
+    return {"counts": dict(primitive_counts(closed)), "text": str(closed)[:MAX_TEXT_CHARS]}
+
+
 def trace(
     fn: Callable[..., Any],
     args: Sequence[Any],
@@ -36,22 +64,24 @@ def trace(
     static_argnames: Iterable[str] = (),
     *,
     what: str,
-) -> Any:
-    """The closed jaxpr of `fn(*args, **kwargs)` with `static_argnames` bound as Python
-    values. JAX errors while tracing become CheckFailures that explain them."""
+) -> Summary:
+    """The jaxpr summary of `fn(*args, **kwargs)` with `static_argnames` bound as Python
+    values, traced in `fn`'s sandbox. JAX errors while tracing become CheckFailures that
+    explain them."""
     __tracebackhide__ = True
-    dynamic_fn, dynamic_args = _calls.split_static(fn, args, kwargs, static_argnames)
-    try:
-        return jax.make_jaxpr(dynamic_fn)(*dynamic_args)
-    except _calls.PASS_THROUGH:
-        raise
-    except Exception as exc:
-        raise _calls.translate(
-            exc,
-            checked=f"tracing {what} to a jaxpr",
-            attempted=f"jax.make_jaxpr({_calls.name_of(fn)})",
-            expected="the function traces with abstract (traced) inputs",
-        ) from exc
+    seen = client.probe(summarize, client.handle(fn), tuple(args), dict(kwargs or {}),
+                        tuple(static_argnames))
+    seen = _calls.observed(
+        seen, checked=f"tracing {what} to a jaxpr",
+        attempted=f"jax.make_jaxpr({_calls.name_of(fn)})",
+        expected="the function traces with abstract (traced) inputs",
+    )
+    counts = seen.get("counts") if isinstance(seen, dict) else None
+    if not isinstance(counts, dict) or not all(
+        isinstance(k, str) and isinstance(v, int) and v >= 0 for k, v in counts.items()
+    ):
+        raise TypeError("the sandbox sent a malformed jaxpr summary")
+    return Summary(Counter(counts), str(seen.get("text", ""))[:MAX_TEXT_CHARS])
 
 
 def equations(jaxpr: Any) -> Iterator[Any]:
@@ -64,10 +94,14 @@ def equations(jaxpr: Any) -> Iterator[Any]:
 
 
 def primitive_counts(jaxpr: Any) -> Counter[str]:
+    if isinstance(jaxpr, Summary):
+        return jaxpr.counts
     return Counter(eqn.primitive.name for eqn in equations(jaxpr))
 
 
 def equation_count(jaxpr: Any) -> int:
+    if isinstance(jaxpr, Summary):
+        return jaxpr.equations
     return sum(1 for _ in equations(jaxpr))
 
 

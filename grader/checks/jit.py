@@ -18,6 +18,20 @@ from typing import Any
 import jax
 
 from grader.checks import _calls, _format, values
+from grader.sandbox import client
+from grader.sandbox.probes import probe
+
+
+@probe
+def eager_and_jitted(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                     static_argnames: tuple[str, ...]) -> dict[str, Any]:
+    """In the sandbox: `fn` called eagerly and under `jax.jit`, each on its own copy of the
+    arguments (a function that mutates them must not change what the other call sees)."""
+    eager_args, eager_kwargs = copy.deepcopy((args, kwargs))
+    eager = _calls.attempt(lambda: fn(*eager_args, **eager_kwargs))
+    jit_args, jit_kwargs = copy.deepcopy((args, kwargs))
+    jitted = _calls.attempt(lambda: jax.jit(fn, static_argnames=static_argnames)(*jit_args, **jit_kwargs))
+    return {"eager": eager, "jitted": jitted}
 
 
 def assert_jittable(
@@ -37,33 +51,20 @@ def assert_jittable(
     kwargs = dict(kwargs or {})
     static = tuple(static_argnames)
     name = _calls.name_of(fn)
-    # Each call gets its own copy: a function that mutates its arguments must not make the
-    # jitted call see different inputs (its mutation is purity's finding, not jit's).
-    eager_args, eager_kwargs = copy.deepcopy((tuple(args), kwargs))
-    try:
-        eager = _calls.ready(fn(*eager_args, **eager_kwargs))
-    except _calls.PASS_THROUGH:
-        raise
-    except Exception as exc:
-        raise _calls.translate(
-            exc, checked=f"{what} called eagerly (before trying jax.jit)",
-            attempted=_format.call(name, args, kwargs), expected="the function runs",
-        ) from exc
+    seen = client.probe(eager_and_jitted, client.handle(fn), tuple(args), kwargs, static)
+    eager = _calls.observed(
+        seen["eager"], checked=f"{what} called eagerly (before trying jax.jit)",
+        attempted=_format.call(name, args, kwargs), expected="the function runs",
+    )
     call = _format.call(f"jax.jit({name}"
                         + (f", static_argnames={static!r})" if static else ")"), args, kwargs)
-    try:
-        jit_args, jit_kwargs = copy.deepcopy((tuple(args), kwargs))
-        jitted = _calls.ready(jax.jit(fn, static_argnames=static)(*jit_args, **jit_kwargs))
-    except _calls.PASS_THROUGH:
-        raise
-    except Exception as exc:
-        raise _calls.translate(
-            exc,
-            checked=f"{what} under jax.jit",
-            attempted=call,
-            expected="the function traces and compiles: every value-dependent branch or loop "
-            "uses jax.lax, every shape and Python loop bound is static",
-        ) from exc
+    jitted = _calls.observed(
+        seen["jitted"],
+        checked=f"{what} under jax.jit",
+        attempted=call,
+        expected="the function traces and compiles: every value-dependent branch or loop "
+        "uses jax.lax, every shape and Python loop bound is static",
+    )
     values.assert_close(
         jitted, eager, what=f"{call} against the eager call", rtol=rtol, atol=atol,
         cause="the compiled function computes something different from the eager one: a "

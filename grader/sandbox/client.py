@@ -1,0 +1,355 @@
+"""The judge's view of the sandbox: handles, student errors as exceptions, transforms.
+
+A suite reads as it always did:
+
+    student.piecewise(x)                          # Call: returns data, or raises StudentError
+    fast = client.jit(student.newton_sqrt, static_argnames=("n_iters",))   # a new handle
+    seen = client.probe(traces.count_traces, student.running_sum, ...)     # an observation
+
+`student` is a `Remote` for the module; its attributes are `Remote`s (functions,
+objects) or data (constants). Nothing the sandbox sends is a student object:
+values are rebuilt from validated data, exceptions become `StudentError`s that
+carry the student's type name, message and line.
+
+For unit tests of the check kinds and for trusted code, `local(fn)` wraps a plain
+function in an in-process sandbox (`server.Server`): the same requests, the same
+encoding, no process boundary.
+"""
+
+from __future__ import annotations
+
+import builtins
+import socket
+import time
+from collections.abc import Callable
+from typing import Any
+
+from grader.protocol import sandbox as proto
+from grader.protocol import values, wire
+from grader.protocol.values import HOLE, DecodeError, ErrorInfo, Public
+
+__all__ = ["HOLE", "Public", "Remote", "SandboxGone", "StudentError", "describe", "grad", "jit",
+           "local", "partial", "probe", "value_and_grad", "vmap"]
+
+
+class SandboxGone(Exception):
+    """The sandbox died, stopped answering or broke the protocol: no more student code runs."""
+
+
+class StudentError(Exception):
+    """An exception raised by student code in the sandbox, as the judge sees it."""
+
+    info: ErrorInfo
+
+    def __init__(self, info: ErrorInfo) -> None:
+        super().__init__(info.message)
+        self.info = info
+
+    @property
+    def type_name(self) -> str:
+        return self.info.type
+
+    def is_a(self, name: str) -> bool:
+        return self.info.is_a(name)
+
+
+_MIRRORED = (
+    "ValueError", "TypeError", "NotImplementedError", "IndexError", "KeyError", "AttributeError",
+    "ZeroDivisionError", "ArithmeticError", "OverflowError", "FloatingPointError", "RuntimeError",
+    "RecursionError", "NameError", "UnboundLocalError", "LookupError", "MemoryError",
+    "AssertionError", "OSError", "FileNotFoundError", "IsADirectoryError", "NotADirectoryError",
+    "PermissionError", "FileExistsError", "EOFError", "ImportError", "ModuleNotFoundError",
+)
+_CLASSES: dict[str, type[StudentError]] = {
+    name: type(f"Student{name}", (StudentError, getattr(builtins, name)), {"__module__": __name__})
+    for name in _MIRRORED
+}
+
+
+def student_error(info: ErrorInfo) -> StudentError:
+    """A `StudentError` that is also the builtin exception the student raised (when it is one
+    of the common ones), so `except NotImplementedError` in a check means what it says."""
+    for name in (info.type, *info.bases):
+        cls = _CLASSES.get(name)
+        if cls is not None:
+            err = cls.__new__(cls)
+            StudentError.__init__(err, info)
+            return err
+    return StudentError(info)
+
+
+class Channel:
+    """Requests to one sandbox and their replies (one at a time)."""
+
+    def __init__(self, sock: socket.socket | None, *, call_timeout_s: float = 60.0,
+                 on_timeout: Callable[[], None] | None = None) -> None:
+        self._sock = sock
+        self.call_timeout_s = call_timeout_s
+        self._on_timeout = on_timeout
+        self.gone: str = ""
+        self.module = Remote(self, proto.MODULE_HANDLE, "module", "module", False)
+
+    # -- encoding -------------------------------------------------------------------------
+    def _encode(self, value: Any) -> tuple[Any, list[bytes | memoryview]]:
+        def other(obj: Any) -> dict[str, Any]:
+            if isinstance(obj, Remote):
+                if obj._channel is not self:
+                    raise TypeError("a handle of another sandbox cannot be sent here")
+                return {"t": "handle", "id": obj._id}
+            if isinstance(obj, proto.Handle):
+                return {"t": "handle", "id": obj.id}
+            return self._local_object(obj)
+
+        enc = values.Encoder(other)
+        return enc.encode(value), enc.buffers
+
+    def _local_object(self, obj: Any) -> dict[str, Any]:
+        raise TypeError(
+            f"{type(obj).__name__} objects of the judge cannot be sent to the sandbox: pass data, "
+            "a handle (student.fn), client.partial(...) or client.Public(name, ...)"
+        )
+
+    def _decode(self, msg: Any, buffers: list[memoryview]) -> Any:
+        def handle(tag: dict[str, Any]) -> Remote:
+            def text(key: str) -> str:
+                v = tag.get(key, "")
+                return v[:100] if isinstance(v, str) else ""
+
+            return Remote(self, tag["id"], text("name"), text("type"), tag.get("callable") is True)
+
+        return values.Decoder(buffers, handle, allow=frozenset({"handle", "error"}),
+                              error=student_error).decode(msg)
+
+    # -- transport ------------------------------------------------------------------------
+    def _exchange(self, msg: Any, buffers: list[bytes | memoryview], timeout_s: float) -> tuple[Any, list[memoryview]]:
+        if self.gone:
+            raise SandboxGone(self.gone)
+        assert self._sock is not None
+        try:
+            wire.send(self._sock, msg, buffers)
+            return wire.receive(self._sock, time.monotonic() + timeout_s)
+        except wire.Timeout:
+            self._lose(f"no answer within {timeout_s:g} s", timeout=True)
+        except wire.WireError as exc:
+            self._lose(f"the sandbox process ended ({exc})")
+        except OSError as exc:
+            self._lose(f"the sandbox process ended ({exc})")
+        raise AssertionError("unreachable")
+
+    def _lose(self, why: str, *, timeout: bool = False) -> None:
+        self.gone = why
+        if timeout and self._on_timeout is not None:
+            self._on_timeout()
+        if self._sock is not None:
+            self._sock.close()
+        raise SandboxGone(why)
+
+    def hello(self, timeout_s: float) -> proto.Hello:
+        if self._sock is None:
+            return proto.Hello(True)
+        try:
+            msg, buffers = wire.receive(self._sock, time.monotonic() + timeout_s)
+            return proto.hello_from(self._decode(msg, buffers))
+        except wire.Timeout:
+            self._lose(f"the lesson file did not finish importing within {timeout_s:g} s", timeout=True)
+        except (wire.WireError, DecodeError, OSError) as exc:
+            self._lose(f"the sandbox process ended while importing the lesson file ({exc})")
+        raise AssertionError("unreachable")
+
+    def request(self, request: proto.Request, timeout_s: float | None = None) -> Any:
+        """Send `request`; its value, or raise `StudentError` / `SandboxGone`."""
+        try:
+            msg, buffers = self._encode(proto.request_to(request))
+        except TypeError as exc:
+            raise TypeError(f"cannot send to the sandbox: {exc}") from None
+        raw, out = self._exchange(msg, buffers, timeout_s or self.call_timeout_s)
+        try:
+            reply = proto.reply_from(self._decode(raw, out))
+        except DecodeError as exc:
+            self._lose(f"the sandbox broke the protocol ({exc})")
+            raise AssertionError("unreachable") from None
+        if reply.error is not None:
+            raise student_error(reply.error)
+        if reply.fault:
+            raise RuntimeError(f"grader: the sandbox refused a request: {reply.fault}")
+        return reply.value
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        self.gone = self.gone or "closed"
+
+
+class Remote:
+    """A value that stayed in the sandbox: call it, read its attributes, pass it back."""
+
+    __slots__ = ("_callable", "_channel", "_id", "_name", "_type")
+
+    def __init__(self, channel: Channel, hid: int, name: str, type_name: str, is_callable: bool) -> None:
+        self._channel = channel
+        self._id = hid
+        self._name = name
+        self._type = type_name
+        self._callable = is_callable
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        return self._channel.request(proto.Call(self._id, args, kwargs))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return self._channel.request(proto.GetAttr(self._id, name))
+        except StudentError as exc:
+            if exc.is_a("AttributeError"):
+                raise AttributeError(f"{self._name or 'the module'} has no attribute {name!r}") from None
+            raise
+
+    @property
+    def __name__(self) -> str:  # noqa: PLW3201 - the name checks show
+        return self._name or "fn"
+
+    def __repr__(self) -> str:
+        return f"<student {self._type} {self._name}>"
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a sandbox handle cannot be copied or pickled")
+
+    def __deepcopy__(self, memo: Any) -> Remote:
+        return self
+
+    def __copy__(self) -> Remote:
+        return self
+
+
+# -- operations on handles ---------------------------------------------------------------
+
+
+class _Local(Channel):
+    """An in-process sandbox for trusted functions (tests of the check kinds, public inputs):
+    the same requests and encoding as a real one."""
+
+    def __init__(self) -> None:
+        from grader.sandbox.server import Server
+
+        super().__init__(None)
+        self.server = Server(None, "")
+
+    def _local_object(self, obj: Any) -> dict[str, Any]:
+        return {"t": "handle", "id": self.server.register(obj)}
+
+    def _exchange(self, msg: Any, buffers: list[bytes | memoryview], timeout_s: float) -> tuple[Any, list[memoryview]]:
+        # Through the real codec both ways: the server decodes what the judge encoded.
+        reply, out = self.server.handle_frame(msg, [memoryview(bytes(b)) for b in buffers])
+        return reply, [memoryview(bytes(b)) for b in out]
+
+
+_LOCAL: _Local | None = None
+
+
+def local(obj: Any) -> Remote:
+    """`obj` (a trusted, in-process function or object) as a handle of the local sandbox."""
+    global _LOCAL
+    if _LOCAL is None:
+        _LOCAL = _Local()
+    return Remote(_LOCAL, _LOCAL.server.register(obj), _callable_name(obj), type(obj).__name__, callable(obj))
+
+
+def _callable_name(obj: Any) -> str:
+    from grader.sandbox.server import _name
+
+    return _name(obj)
+
+
+def handle(fn: Any) -> Remote:
+    """`fn` as a handle: itself if it is one, else a local handle (trusted code only)."""
+    return fn if isinstance(fn, Remote) else local(fn)
+
+
+def _channel_of(*trees: Any) -> Channel:
+    found: list[Channel] = []
+
+    def walk(v: Any, depth: int = 0) -> None:
+        if isinstance(v, Remote):
+            found.append(v._channel)
+        elif depth < 8 and isinstance(v, list | tuple):
+            for x in v:
+                walk(x, depth + 1)
+        elif depth < 8 and isinstance(v, dict):
+            for x in v.values():
+                walk(x, depth + 1)
+
+    for t in trees:
+        walk(t)
+    channels = {id(c): c for c in found}
+    if len(channels) > 1:
+        raise TypeError("handles of two sandboxes in one request")
+    if channels:
+        return found[0]
+    local(None)
+    assert _LOCAL is not None
+    return _LOCAL
+
+
+def _transform(fn: Any, kind: str, **options: Any) -> Remote:
+    h = handle(fn)
+    value = h._channel.request(proto.Transform(h._id, kind, options))
+    assert isinstance(value, Remote)
+    return value
+
+
+def jit(fn: Any, **options: Any) -> Remote:
+    """`jax.jit(fn, **options)`, built in the sandbox."""
+    return _transform(fn, "jit", **options)
+
+
+def vmap(fn: Any, **options: Any) -> Remote:
+    return _transform(fn, "vmap", **options)
+
+
+def grad(fn: Any, **options: Any) -> Remote:
+    return _transform(fn, "grad", **options)
+
+
+def value_and_grad(fn: Any, **options: Any) -> Remote:
+    return _transform(fn, "value_and_grad", **options)
+
+
+def partial(fn: Any, *args: Any, **kwargs: Any) -> Remote:
+    """`fn` with arguments bound in the sandbox; `HOLE` marks a positional argument the
+    caller fills: `partial(student.dropout, HOLE, x, 0.3)(key)` is `dropout(key, x, 0.3)`."""
+    return _transform(fn, "partial", args=args, kwargs=kwargs)
+
+
+def describe(fn: Any) -> proto.Description:
+    h = handle(fn)
+    return proto.description_from(h._channel.request(proto.Describe(h._id)))
+
+
+def probe(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run the registered probe `fn` in the sandbox that owns the handles among `args`
+    (in-process for local values) and return what it observed."""
+    from grader.sandbox.probes import REGISTRY, name_of
+
+    name = name_of(fn)
+    if REGISTRY.get(name) is not fn:
+        raise TypeError(f"{name} is not a registered probe (decorate it with @probe)")
+    channel = _channel_of(args, kwargs)
+    if isinstance(channel, _Local):
+        args, kwargs = _localise((args, kwargs))
+    return channel.request(proto.Probe(name, args, kwargs))
+
+
+def _localise(tree: Any) -> Any:
+    """Plain callables among a local probe's arguments become local handles."""
+    if isinstance(tree, Remote):
+        return tree
+    if callable(tree) and not isinstance(tree, type):
+        return local(tree)
+    if type(tree) in (tuple, list):
+        return type(tree)(_localise(v) for v in tree)
+    if type(tree) is dict:
+        return {k: _localise(v) for k, v in tree.items()}
+    return tree

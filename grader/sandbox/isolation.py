@@ -1,0 +1,280 @@
+"""What the sandbox may do, and how its privileges are dropped: three levels.
+
+- `strict`  an unprivileged user of its own, in its own PID, network, mount, IPC
+            and UTS namespaces. Its filesystem is built from an allow-list: the
+            system and Python installation read-only (the grader's suites masked),
+            its lesson files and a scratch folder read-write, a private /tmp.
+            No network (only a loopback of its own). When its first process ends,
+            the kernel ends every process it started.
+- `user`    an unprivileged user of its own, no namespaces (a container without
+            CAP_SYS_ADMIN): it cannot signal, trace or write into the grader's
+            processes and files, but it can read what is world-readable.
+- `basic`   the judge/sandbox split alone (a student's own laptop, not root): the
+            judge still never runs student code, but the sandbox is the same user.
+
+Everything here is Linux itself: `unshare(2)`, `mount(2)`, `pivot_root(2)`,
+`setresuid(2)` and `prctl(2)` called through libc (Python 3.11 has no
+`os.unshare`). bubblewrap would give the same namespaces, but only to a process
+it starts with `exec`: the sandbox would pay a fresh `import jax` (~2.5 s) per
+lesson file, where a fork of the warm worker pays nothing.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import fcntl
+import os
+import platform
+import resource
+import socket
+import struct
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+Level = Literal["strict", "user", "basic"]
+LEVELS: tuple[Level, ...] = ("basic", "user", "strict")  # weakest first
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+MNT_DETACH = 2
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 4, 38, 36
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(platform.machine())
+
+UID_BASE = 1_000_000
+"""A sandbox runs as `UID_BASE + judge pid`: unique while its judge lives, in no group."""
+FALLBACK_UID = 65534
+"""`nobody`, where the platform maps no high uids (some containers)."""
+MAX_PROCESSES = 512
+"""RLIMIT_NPROC of a sandbox user (XLA's threads count): a fork bomb stops here."""
+SCRATCH_MB = 512
+"""Size of a strict sandbox's private /tmp."""
+
+_libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """What was in force for a run, and what was missing (shown in every report)."""
+
+    level: Level
+    missing: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_json(self) -> dict[str, object]:
+        return {"level": self.level, "missing": list(self.missing)}
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def unshare(flags: int) -> None:
+    _check(_libc.unshare(ctypes.c_int(flags)), "unshare")
+
+
+def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    enc = (lambda s: s.encode() if s is not None else None)
+    _check(_libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
+           f"mount {target}")
+
+
+def prctl(option: int, value: int) -> None:
+    _check(_libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0), "prctl")
+
+
+def make_subreaper() -> None:
+    """Orphans of this process's descendants become its children (so none escape cleanup)."""
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def hide_from_same_user() -> None:
+    """No core dumps and no /proc/<pid>/fd|mem access by same-uid processes (the judge)."""
+    prctl(PR_SET_DUMPABLE, 0)
+
+
+# -- detection (in the parent, without JAX) -------------------------------------------
+
+
+def detect() -> Isolation:
+    """The strongest level this machine allows, found by trying it in a throwaway child."""
+    if os.geteuid() != 0:
+        return Isolation("basic", ("root (to switch the sandbox to a user of its own)",
+                                   "namespaces (unprivileged user namespaces are not used yet)"))
+    if _try_in_child(lambda: unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)):
+        return Isolation("strict")
+    return Isolation("user", ("namespaces (unshare is not permitted: no CAP_SYS_ADMIN)",))
+
+
+def _try_in_child(action: object) -> bool:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            action()  # type: ignore[operator]
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def at_least(have: Level, want: Level) -> bool:
+    return LEVELS.index(have) >= LEVELS.index(want)
+
+
+def sandbox_uid(judge_pid: int) -> int:
+    return UID_BASE + judge_pid
+
+
+# -- entering a level (in the forked sandbox, before the student's module is imported) -----
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Where the sandbox lives: `writable` folders (its lessons, its scratch) are the only
+    places it may write; `readable` adds the Python installation; `masked` are hidden."""
+
+    uid: int
+    writable: tuple[str, ...]
+    readable: tuple[str, ...]
+    masked: tuple[str, ...]
+    newroot: str  # an empty folder to build the strict root in (owned by the judge)
+
+
+def python_paths() -> tuple[str, ...]:
+    """The installation a sandbox needs to read: prefixes and every absolute sys.path folder
+    that lies in one of them or in a site-packages (never a source checkout or cwd)."""
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    paths = set(prefixes)
+    for entry in sys.path:
+        if not entry or not os.path.isabs(entry) or not os.path.isdir(entry):
+            continue
+        real = os.path.realpath(entry)
+        if "site-packages" in real or "dist-packages" in real or any(
+            real.startswith(p + os.sep) for p in prefixes
+        ):
+            paths.add(real)
+    paths.add(os.path.realpath(os.path.dirname(sys.executable)))
+    return tuple(sorted(_outermost(paths)))
+
+
+def _outermost(paths: Iterable[str]) -> set[str]:
+    ordered = sorted(paths)
+    kept: list[str] = []
+    for p in ordered:
+        if not any(p == k or p.startswith(k + os.sep) for k in kept):
+            kept.append(p)
+    return set(kept)
+
+
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
+DEVICES = ("null", "zero", "full", "random", "urandom")
+
+
+def enter(level: Level, plan: Plan) -> None:
+    """Drop to `level`. For `strict` the caller has already forked into the new PID
+    namespace (see `launch`); this builds the filesystem and drops the user."""
+    if level == "strict":
+        _build_root(plan)
+        _loopback_up()
+    if level in ("strict", "user"):
+        for folder in plan.writable:
+            _chown_tree(folder, plan.uid)
+        _drop_user(plan.uid)
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+
+
+def _drop_user(uid: int) -> None:
+    os.setgroups([])
+    try:
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            raise
+        os.setresgid(FALLBACK_UID, FALLBACK_UID, FALLBACK_UID)
+        os.setresuid(FALLBACK_UID, FALLBACK_UID, FALLBACK_UID)
+    if os.geteuid() == 0 or os.getuid() == 0:
+        raise OSError("the sandbox is still root after dropping privileges")
+    resource.setrlimit(resource.RLIMIT_NPROC, (MAX_PROCESSES, MAX_PROCESSES))
+
+
+def _chown_tree(folder: str, uid: int) -> None:
+    for root, dirs, files in os.walk(folder):
+        os.chown(root, uid, uid)
+        for name in dirs + files:
+            os.chown(os.path.join(root, name), uid, uid, follow_symlinks=False)
+
+
+def _bind(source: str, target: str, *, readonly: bool) -> None:
+    if os.path.islink(source):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if not os.path.lexists(target):
+            os.symlink(os.readlink(source), target)
+        return
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if not os.path.exists(target):
+            open(target, "ab").close()  # noqa: SIM115
+    mount(source, target, None, MS_BIND | MS_REC)
+    flags = MS_BIND | MS_REMOUNT | MS_NOSUID | (MS_RDONLY if readonly else 0)
+    if not target.endswith(tuple(f"/dev/{d}" for d in DEVICES)):
+        flags |= MS_NODEV
+    mount(None, target, None, flags)
+
+
+def _build_root(plan: Plan) -> None:
+    """A new root from the allow-list, then `pivot_root` into it (as bubblewrap does)."""
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    root = plan.newroot
+    os.makedirs(root, exist_ok=True)
+    mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")
+    inside = lambda p: root + p  # noqa: E731
+    # Scratch first: the writable folders may live under /tmp and are bound on top of it.
+    os.makedirs(inside("/tmp"), exist_ok=True)
+    mount("tmpfs", inside("/tmp"), "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={SCRATCH_MB}m")
+    for path in SYSTEM_PATHS + plan.readable:
+        if os.path.lexists(path):
+            _bind(path, inside(path), readonly=True)
+    for path in plan.masked:
+        if os.path.isdir(inside(path)):
+            mount("tmpfs", inside(path), "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "mode=0555,size=4k")
+    for path in plan.writable:
+        _bind(path, inside(path), readonly=False)
+    os.makedirs(inside("/dev"), exist_ok=True)
+    for dev in DEVICES:
+        _bind(f"/dev/{dev}", inside(f"/dev/{dev}"), readonly=False)
+    os.makedirs(inside("/dev/shm"), exist_ok=True)
+    mount("tmpfs", inside("/dev/shm"), "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m")
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, inside(f"/dev/{name}"))
+    os.makedirs(inside("/proc"), exist_ok=True)
+    mount("proc", inside("/proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    os.chdir(root)
+    if SYS_PIVOT_ROOT is not None and _libc.syscall(SYS_PIVOT_ROOT, b".", b".") == 0:
+        _check(_libc.umount2(b".", MNT_DETACH), "umount old root")
+    else:
+        os.chroot(".")
+    os.chdir("/")
+    mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def _loopback_up() -> None:
+    """Bring up `lo` in the new network namespace (a notebook kernel talks to its client on it)."""
+    SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        ifreq = struct.pack("16sH14s", b"lo", 0, b"")
+        flags = struct.unpack("16sH14s", fcntl.ioctl(s, SIOCGIFFLAGS, ifreq))[1]
+        fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH14s", b"lo", flags | IFF_UP, b""))

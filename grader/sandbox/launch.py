@@ -1,0 +1,161 @@
+"""The judge starts its sandbox: a fork taken before the judge's JAX backend starts.
+
+    box = launch.start(lesson="03_jit", lesson_dir=..., level="strict", workdir=...)
+    student = box.module          # a client.Remote for the student's module
+    ...
+    box.close()                   # every process the sandbox started is gone after this
+
+The fork happens in `pytest_configure` of the judge (see `grader.plugin`), before
+the suite is imported, so the sandbox holds no reference, no suite and no record
+file: only the grader's public code, the lesson files and what it is sent.
+For `strict` the forked process enters new namespaces and forks the namespace's
+first process, which does the work; killing the first kills the whole namespace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from grader.protocol import wire
+from grader.sandbox import client, isolation
+
+HELLO_TIMEOUT_S = 120.0
+"""Importing the student's module (it may compute at import) before the first request."""
+
+
+@dataclass
+class Sandbox:
+    pid: int
+    channel: client.Channel
+    level: isolation.Level
+    hello: Any
+
+    @property
+    def module(self) -> client.Remote:
+        return self.channel.module
+
+    def close(self) -> None:
+        """Kill the sandbox and everything it started; reap it."""
+        self.channel.close()
+        kill_tree(self.pid)
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL `pid`, its namespace's processes (strict: killing its child, the namespace's
+    first process, ends them all) and its process group; wait until it is reaped."""
+    for child in _children(pid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(child, signal.SIGKILL)
+    for target in (pid,):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(target, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(target, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as fh:
+            return [int(p) for p in fh.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def start(*, lesson: str, lesson_dir: str, level: isolation.Level, workdir: str,
+          masked: tuple[str, ...] = (), close_fds: tuple[int, ...] = (),
+          prepare: Callable[[], dict[str, Any]] | None = None,
+          call_timeout_s: float = 60.0) -> Sandbox:
+    """Fork the sandbox for `lesson` (in `lesson_dir`); `close_fds` are the judge's own
+    (its record pipe) and are closed in the sandbox before anything else. `prepare`, if
+    given, runs in the sandbox before the import (a notebook's kernel) and returns notes."""
+    judge_end, sandbox_end = wire.socketpair()
+    scratch = os.path.join(workdir, "scratch")
+    os.makedirs(scratch, exist_ok=True)
+    plan = isolation.Plan(
+        uid=isolation.sandbox_uid(os.getpid()),
+        writable=(os.path.realpath(lesson_dir), os.path.realpath(scratch)),
+        readable=isolation.python_paths(),
+        masked=masked,
+        newroot=os.path.join(workdir, "root"),
+    )
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        judge_end.close()
+        _sandbox_main(sandbox_end, lesson, lesson_dir, level, plan, close_fds, prepare)
+    sandbox_end.close()
+    channel = client.Channel(judge_end, call_timeout_s=call_timeout_s, on_timeout=lambda: kill_tree(pid))
+    try:
+        hello = channel.hello(HELLO_TIMEOUT_S)
+    except client.SandboxGone:
+        hello = None
+    return Sandbox(pid, channel, level, hello)
+
+
+def _sandbox_main(sock: socket.socket, lesson: str, lesson_dir: str, level: isolation.Level,
+                  plan: isolation.Plan, close_fds: tuple[int, ...],
+                  prepare: Callable[[], dict[str, Any]] | None) -> NoReturn:
+    code = 0
+    try:
+        for fd in close_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        for name in ("JAX_COMPILATION_CACHE_DIR",):
+            os.environ.pop(name, None)
+        _no_compilation_cache()
+        if level == "strict":
+            isolation.unshare(isolation.CLONE_NEWNS | isolation.CLONE_NEWPID | isolation.CLONE_NEWNET
+                              | isolation.CLONE_NEWIPC | isolation.CLONE_NEWUTS)
+            inner = os.fork()
+            if inner != 0:  # the namespace's parent: wait for its first process, then go
+                with contextlib.suppress(ChildProcessError):
+                    _, status = os.waitpid(inner, 0)
+                os._exit(0)
+            isolation.prctl(isolation.PR_SET_PDEATHSIG, signal.SIGKILL)
+        isolation.enter(level, plan)
+        os.chdir(plan.writable[-1])
+        os.environ.update({"HOME": plan.writable[-1], "TMPDIR": "/tmp" if level == "strict" else plan.writable[-1]})
+        notes = prepare() if prepare is not None else {}
+        from grader.sandbox import server
+
+        server.serve(sock, lesson, lesson_dir, notes)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 70
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def _no_compilation_cache() -> None:
+    """A sandbox never reads or writes the grader's compilation cache (a planted program
+    would be loaded by later gradings)."""
+    jax = sys.modules.get("jax")
+    if jax is not None:
+        with contextlib.suppress(Exception):
+            jax.config.update("jax_compilation_cache_dir", None)
+            jax.config.update("jax_enable_compilation_cache", False)
+
+
+def wait_gone(pid: int, timeout_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not os.path.exists(f"/proc/{pid}"):
+            return True
+        time.sleep(0.01)
+    return False

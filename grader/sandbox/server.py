@@ -1,0 +1,292 @@
+"""The sandbox's side: import the student's module, then answer the judge, one request at a time.
+
+Runs in the forked sandbox process after `grader.sandbox.isolation` has dropped
+its privileges. Objects that are not data stay here in a table and cross as
+handles; exceptions raised by student code cross as `ErrorInfo`, with the
+student's own line found here (the judge never sees a traceback). Nothing here
+decides a grade: the judge does, from what comes back.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import inspect
+import linecache
+import os
+import socket
+import sys
+import traceback
+import types
+from collections.abc import Callable
+from typing import Any
+
+from grader.protocol import sandbox as proto
+from grader.protocol import values, wire
+from grader.protocol.values import HOLE, DecodeError, ErrorInfo, Hole, Public
+
+MAX_HANDLES = 100_000
+
+
+class Server:
+    """The table of objects and the operations on them. `Server(module_or_none, lesson_dir)`;
+    `handle_frame(msg, buffers)` answers one request (also used in-process by
+    `client.local`, so unit tests of the check kinds go through the same code)."""
+
+    def __init__(self, module: Any, lesson_dir: str) -> None:
+        self.lesson_dir = os.path.realpath(lesson_dir) + os.sep if lesson_dir else ""
+        self.objects: dict[int, Any] = {proto.MODULE_HANDLE: module}
+        self.ids: dict[int, int] = {}  # id(obj) -> handle, so one object keeps one handle
+        self.next_id = 1
+        global CURRENT
+        CURRENT = self
+
+    # -- values ---------------------------------------------------------------------
+    def register(self, obj: Any) -> int:
+        found = self.ids.get(id(obj))
+        if found is not None and self.objects.get(found) is obj:
+            return found
+        if len(self.objects) >= MAX_HANDLES:
+            raise TypeError("too many live handles")
+        hid = self.next_id
+        self.next_id += 1
+        self.objects[hid] = obj
+        self.ids[id(obj)] = hid
+        return hid
+
+    def _handle_tag(self, obj: Any) -> dict[str, Any]:
+        return {"t": "handle", "id": self.register(obj), "type": type(obj).__name__[:100],
+                "name": _name(obj)[:100], "callable": callable(obj)}
+
+    def encode(self, value: Any) -> tuple[Any, list[bytes | memoryview]]:
+        enc = values.Encoder(self._handle_tag)
+        return enc.encode(value), enc.buffers
+
+    def decode(self, msg: Any, buffers: list[memoryview]) -> Any:
+        def handle(tag: dict[str, Any]) -> Any:
+            hid = tag["id"]
+            if hid not in self.objects:
+                raise DecodeError(f"no handle {hid}")
+            return proto.Handle(hid)
+
+        return values.Decoder(buffers, handle, allow=frozenset({"handle", "hole", "public"})).decode(msg)
+
+    def resolve(self, value: Any) -> Any:
+        """Handles to their objects and public inputs to the objects they name, all the way down."""
+        if isinstance(value, proto.Handle):
+            return self.objects[value.id]
+        if isinstance(value, Public):
+            from grader.sandbox import public
+
+            return public.build(value.name, self.resolve(value.args), self.resolve(dict(value.kwargs)))
+        if type(value) in (tuple, list):
+            return type(value)(self.resolve(v) for v in value)
+        if type(value) is dict:
+            return {k: self.resolve(v) for k, v in value.items()}
+        if isinstance(value, tuple) and hasattr(value, "_fields"):
+            return type(value)(*(self.resolve(v) for v in value))
+        return value
+
+    # -- one request ------------------------------------------------------------------
+    def handle_frame(self, msg: Any, buffers: list[memoryview]) -> tuple[Any, list[bytes | memoryview]]:
+        try:
+            request = proto.request_from(self.decode(msg, buffers))
+        except (DecodeError, KeyError) as exc:
+            return self.encode({"fault": f"invalid request: {exc}"})
+        try:
+            value = self.run(request)
+        except Exception as exc:  # student code raised: the judge gets it as data
+            return self.encode({"error": self.error_info(exc)})
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt, pytest's outcomes
+            return self.encode({"error": self.error_info(exc)})
+        try:
+            return self.encode({"value": value})
+        except TypeError as exc:
+            return self.encode({"fault": f"the result could not be sent: {exc}"})
+
+    def run(self, request: proto.Request) -> Any:
+        if isinstance(request, proto.GetAttr):
+            return getattr(self.objects[request.target], request.name)
+        if isinstance(request, proto.Call):
+            fn = self.objects[request.target]
+            return ready(fn(*self.resolve(request.args), **self.resolve(request.kwargs)))
+        if isinstance(request, proto.Transform):
+            return _transform(self.objects[request.target], request.kind, self.resolve(request.options))
+        if isinstance(request, proto.Probe):
+            from grader.sandbox.probes import REGISTRY
+
+            fn = REGISTRY.get(request.name)
+            if fn is None:
+                raise LookupError(f"no probe {request.name!r}")
+            return fn(*self.resolve(request.args), **self.resolve(request.kwargs))
+        if isinstance(request, proto.Describe):
+            return describe(self.objects[request.target])
+        for hid in request.ids:
+            if hid != proto.MODULE_HANDLE:
+                obj = self.objects.pop(hid, None)
+                self.ids.pop(id(obj), None)
+        return None
+
+    # -- exceptions as data ---------------------------------------------------------------
+    def error_info(self, exc: BaseException) -> ErrorInfo:
+        location, function = None, ""
+        for link in _chain(exc):
+            frames = [f for f in traceback.extract_tb(link.__traceback__) if self._is_student(f.filename)]
+            if frames:
+                last = frames[-1]
+                path = os.path.realpath(last.filename)[len(self.lesson_dir):]
+                code = (last.line or linecache.getline(last.filename, last.lineno or 0)).strip()
+                location = (path, int(last.lineno or 0), code)
+                function = "" if last.name == "<module>" else last.name
+                break
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        in_student = tb is not None and self._is_student(tb.tb_frame.f_code.co_filename)
+        message = _message(exc)
+        return ErrorInfo(
+            type=type(exc).__name__,
+            bases=tuple(c.__name__ for c in type(exc).__mro__[1:]),
+            message=message,
+            location=location,
+            function=function,
+            in_student=in_student,
+        )
+
+    def _is_student(self, filename: str) -> bool:
+        return bool(self.lesson_dir) and os.path.realpath(filename).startswith(self.lesson_dir)
+
+
+CURRENT: Server | None = None
+"""The server of this process (probes use it to turn exceptions into data)."""
+
+
+def _message(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:  # a hostile __str__
+        text = "<unprintable>"
+    return text[:4000]
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    out, seen = [], set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        out.append(current)
+        current = current.__cause__ or current.__context__
+    return out
+
+
+def _name(obj: Any) -> str:
+    while isinstance(obj, functools.partial):
+        obj = obj.func
+    try:
+        return str(getattr(inspect.unwrap(obj), "__name__", None) or getattr(obj, "__name__", "")
+                   or type(obj).__name__)
+    except Exception:
+        return type(obj).__name__
+
+
+def ready(value: Any) -> Any:
+    """Wait for JAX's asynchronous results, so their errors surface here."""
+    jax = sys.modules.get("jax")
+    if jax is not None:
+        return jax.block_until_ready(value)
+    return value
+
+
+def describe(obj: Any) -> dict[str, Any]:
+    params: list[tuple[str, str]] = []
+    try:
+        sig = inspect.signature(obj)
+        params = [(p.name, p.kind.name) for p in sig.parameters.values()]
+    except (TypeError, ValueError):
+        pass
+    jitted = callable(getattr(obj, "_cache_size", None)) and hasattr(obj, "lower")
+    return {"name": _name(obj) or "?", "type": type(obj).__name__ or "?", "callable": callable(obj),
+            "params": tuple(params), "jitted": jitted}
+
+
+def _transform(fn: Any, kind: str, options: dict[str, Any]) -> Any:
+    import jax
+
+    if kind == "jit":
+        return jax.jit(fn, **_pick(options, "static_argnames", "static_argnums", "donate_argnums"))
+    if kind == "vmap":
+        return jax.vmap(fn, **_pick(options, "in_axes", "out_axes", "axis_name", "axis_size"))
+    if kind == "grad":
+        return jax.grad(fn, **_pick(options, "argnums", "has_aux"))
+    if kind == "value_and_grad":
+        return jax.value_and_grad(fn, **_pick(options, "argnums", "has_aux"))
+    if kind == "eager":
+        return fn
+    return _partial(fn, tuple(options.get("args", ())), dict(options.get("kwargs", {})))
+
+
+def _pick(options: dict[str, Any], *names: str) -> dict[str, Any]:
+    unknown = set(options) - set(names)
+    if unknown:
+        raise TypeError(f"unknown transform options {sorted(unknown)}")
+    return dict(options)
+
+
+def _partial(fn: Callable[..., Any], bound: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[..., Any]:
+    """`fn` with some positional arguments bound and the `HOLE`s left for the caller."""
+    holes = sum(isinstance(a, Hole) for a in bound)
+
+    @functools.wraps(fn)
+    def bound_fn(*args: Any, **more: Any) -> Any:
+        it = iter(args[:holes])
+        filled = [next(it) if isinstance(a, Hole) else a for a in bound]
+        return fn(*filled, *args[holes:], **kwargs, **more)
+
+    return bound_fn
+
+
+# -- the sandbox process ------------------------------------------------------------------
+
+
+def import_lesson(lesson: str, lesson_dir: str) -> tuple[types.ModuleType | None, BaseException | None]:
+    path = os.path.join(lesson_dir, f"{lesson}.py")
+    if not os.path.isfile(path):
+        return None, FileNotFoundError(f"no {lesson}.py in {lesson_dir}")
+    if lesson_dir not in sys.path:
+        sys.path.insert(0, lesson_dir)
+    spec = importlib.util.spec_from_file_location(lesson, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[lesson] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as exc:  # SystemExit included: the judge reports it
+        sys.modules.pop(lesson, None)
+        return None, exc
+    return module, None
+
+
+def serve(sock: socket.socket, lesson: str, lesson_dir: str, notes: dict[str, Any] | None = None) -> None:
+    """Import the lesson, say hello, answer requests until the judge hangs up."""
+    module, exc = import_lesson(lesson, lesson_dir)
+    server = Server(module, lesson_dir)
+    hello: dict[str, Any] = {"ok": exc is None, "notes": notes or {}}
+    if exc is not None:
+        hello["error"] = server.error_info(exc)
+    msg, buffers = server.encode(hello)
+    wire.send(sock, msg, buffers)
+    while True:
+        try:
+            msg, buffers = wire.receive(sock)
+        except wire.WireError:
+            return
+        reply, out = server.handle_frame(msg, buffers)
+        try:
+            wire.send(sock, reply, out)
+        except wire.WireError as err:
+            wire.send(sock, *server.encode({"fault": str(err)}))
+        except OSError:
+            return
+
+
+__all__ = ["HOLE", "Server", "describe", "import_lesson", "ready", "serve"]
