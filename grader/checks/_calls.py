@@ -47,6 +47,11 @@ def name_of(fn: Callable[..., Any]) -> str:
     return str(getattr(inspect.unwrap(fn), "__name__", None) or getattr(fn, "__name__", "fn"))
 
 
+def type_name(fn: Any) -> str:
+    """The type of the student's object (a handle knows the type it stands for)."""
+    return fn._type if isinstance(fn, Remote) else type(fn).__name__
+
+
 def split_static(
     fn: Callable[..., Any],
     args: Sequence[Any],

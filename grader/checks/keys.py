@@ -19,6 +19,9 @@ import numpy as np
 
 from grader.checks import _calls, _format, values
 from grader.checks.failure import fail
+from grader.sandbox import client
+from grader.sandbox.client import StudentError
+from grader.sandbox.probes import probe
 
 _SPLIT_FIX = ("split before each use: `key, subkey = jax.random.split(key)` (or "
               "`k1, k2 = jax.random.split(key)`) and hand every draw its own key; never pass "
@@ -40,6 +43,23 @@ def _fresh(tree: Any) -> Any:
     return jax.tree.map(copy, tree)
 
 
+@probe
+def observe_key_use(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                    static_argnames: tuple[str, ...], modes: tuple[str, ...]) -> list[Any]:
+    """In the sandbox: `fn` on fresh copies of the keys under `jax.debug_key_reuse(True)`,
+    once per mode ("eagerly", "under jax.jit"); each output, or the error it raised."""
+    seen = []
+    for mode in modes:
+        call = fn if mode == "eagerly" else jax.jit(fn, static_argnames=static_argnames)
+
+        def run(call: Callable[..., Any] = call) -> Any:
+            with jax.debug_key_reuse(True):
+                return _calls.ready(call(*_fresh(args), **kwargs))
+
+        seen.append(_calls.attempt(run))
+    return seen
+
+
 def assert_no_key_reuse(
     fn: Callable[..., Any],
     args: Sequence[Any],
@@ -57,34 +77,28 @@ def assert_no_key_reuse(
         raise ValueError("assert_no_key_reuse needs typed keys (jax.random.key) in args")
     kwargs = dict(kwargs or {})
     name = _calls.name_of(fn)
-    modes: list[tuple[str, Callable[..., Any]]] = [("eagerly", fn)] if eager else []
-    if jit:
-        modes.append(("under jax.jit", jax.jit(fn, static_argnames=tuple(static_argnames))))
+    modes = (("eagerly",) if eager else ()) + (("under jax.jit",) if jit else ())
+    seen = client.probe(observe_key_use, client.handle(fn), tuple(args), kwargs,
+                        tuple(static_argnames), modes)
     out = None
-    for mode, call in modes:
-        try:
-            with jax.debug_key_reuse(True):
-                result = _calls.ready(call(*_fresh(tuple(args)), **kwargs))
-        except _calls.PASS_THROUGH:
-            raise
-        except Exception as exc:
-            if type(exc).__name__ != "KeyReuseError":
-                raise _calls.translate(
-                    exc, checked=f"key use of {what} ({mode})",
-                    attempted=f"{name}(...) {mode} with typed keys (jax.random.key)",
-                    expected="the function runs with typed keys",
-                ) from exc
-            where = _calls.student_line(exc)
+    for mode, result in zip(modes, seen, strict=True):
+        if isinstance(result, StudentError) and result.is_a("KeyReuseError"):
+            where = _calls.student_line(result)
             raise fail(
                 f"key use of {what} ({mode}, jax.debug_key_reuse(True))",
                 expected="every PRNG key consumed by at most one random function",
                 observed="the key was reused: JAX's key-reuse checker saw one key consumed twice "
-                f"({_calls.first_line(exc)})" + (f"\n    at {where}" if where else ""),
+                f"({_calls.first_line(result)})" + (f"\n    at {where}" if where else ""),
                 cause="the same key was passed to two random calls (e.g. both dropout layers got "
                 "`key`), or a key was used again after being split; the two draws are then "
                 "correlated (identical masks)",
                 fix=_SPLIT_FIX,
-            ) from exc
+            ) from result
+        result = _calls.observed(
+            result, checked=f"key use of {what} ({mode})",
+            attempted=f"{name}(...) {mode} with typed keys (jax.random.key)",
+            expected="the function runs with typed keys",
+        )
         if out is None:
             out = result
     return out
@@ -159,10 +173,11 @@ def assert_accepts_raw_keys(
         raise
     except Exception as exc:
         where = _calls.student_line(exc)
+        kind = exc.info.type if isinstance(exc, StudentError) else type(exc).__name__
         raise fail(
             f"{what} with a raw key jax.random.PRNGKey(0)",
             expected="the function works with raw uint32[2] keys as well as typed keys",
-            observed=f"it raised {type(exc).__name__}: {_calls.first_line(exc)}"
+            observed=f"it raised {kind}: {_calls.first_line(exc)}"
             + (f"\n    at {where}" if where else ""),
             cause="the code assumes one key style (e.g. `key.dtype`, `jax.random.key_data`, "
             "indexing `key[0]` or a shape check on the key)",

@@ -25,6 +25,9 @@ import numpy as np
 
 from grader.checks import _calls, _format, values
 from grader.checks.failure import fail
+from grader.protocol.values import ErrorInfo
+from grader.sandbox import client
+from grader.sandbox.probes import probe
 
 _SKIPPED_GLOBALS = (types.ModuleType, types.FunctionType, type, types.BuiltinFunctionType)
 
@@ -142,19 +145,66 @@ def _rng_change(before: tuple[Any, Any]) -> str | None:
     return None
 
 
-# -- checks ------------------------------------------------------------------
+# -- observations (in the sandbox) ---------------------------------------------
 
 
-def _invoke(fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any], what: str) -> Any:
-    __tracebackhide__ = True
-    try:
-        return _calls.ready(fn(*args, **kwargs))
-    except _calls.PASS_THROUGH:
-        raise
-    except Exception as exc:
-        raise _calls.translate(exc, checked=f"purity of {what}",
-                               attempted=_format.call(_calls.name_of(fn), args, kwargs),
-                               expected="the function runs") from exc
+@probe
+def observe_calls(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                  module: types.ModuleType | None) -> dict[str, Any]:
+    """In the sandbox: call `fn` twice on the same inputs and note what else changed: the
+    arguments (deep snapshot), the global NumPy/`random` RNGs, `module`'s globals."""
+    module = module if module is not None else _module_of(fn)
+    inputs = (tuple(args), kwargs)
+    inputs_before = _snapshot(inputs)
+    globals_before = _globals_snapshot(module)
+    rng_before = _rng_states()
+    first = _calls.attempt(lambda: fn(*args, **kwargs))
+    seen: dict[str, Any] = {"first": first, "names": _parameter_names(fn, len(args))}
+    seen["mutated"] = _change(inputs_before, inputs, "the input")
+    seen["rng"] = _rng_change(rng_before)
+    seen["globals"] = _globals_change(module, globals_before)
+    seen["second"] = _calls.attempt(lambda: fn(*args, **kwargs))
+    return seen
+
+
+@probe
+def observe_tracing(fn: Callable[..., Any], args: tuple[Any, ...], static_argnames: tuple[str, ...],
+                    module: types.ModuleType | None) -> dict[str, Any]:
+    """In the sandbox: run `fn` twice under a jit JAX has never seen (so the first call traces)
+    and note what each call printed and changed in `module`, and any leaked tracer."""
+    module = module if module is not None else _module_of(fn)
+    target = getattr(fn, "__wrapped__", fn) if callable(getattr(fn, "lower", None)) else fn
+
+    @functools.wraps(target)
+    def fresh(*a: Any, **k: Any) -> Any:
+        return target(*a, **k)
+
+    jitted = jax.jit(fresh, static_argnames=tuple(static_argnames))
+    seen: dict[str, Any] = {"outputs": [], "changes": [], "leak": None, "out": None}
+    for _ in range(2):
+        before = _globals_snapshot(module)
+        buffer = io.StringIO()
+
+        def run() -> Any:
+            with contextlib.redirect_stdout(buffer), jax.checking_leaks():
+                out = _calls.ready(jitted(*args))
+                jax.effects_barrier()  # type: ignore[no-untyped-call]
+            return out
+
+        out = _calls.attempt(run)
+        if isinstance(out, ErrorInfo):
+            if "Leaked trace" in out.message or out.type == "UnexpectedTracerError":
+                seen["leak"] = out.message.strip().splitlines()[0][:300] if out.message.strip() else out.type
+            else:
+                seen["out"] = out
+            return seen
+        seen["out"] = out
+        seen["outputs"].append(buffer.getvalue()[:2000])
+        seen["changes"].append(_globals_change(module, before))
+    return seen
+
+
+# -- checks (in the judge) ------------------------------------------------------
 
 
 def assert_pure(
@@ -163,7 +213,7 @@ def assert_pure(
     kwargs: Mapping[str, Any] | None = None,
     *,
     what: str,
-    module: types.ModuleType | None = None,
+    module: Any = None,
 ) -> Any:
     """Two calls with the same inputs agree exactly; `args`/`kwargs` are not mutated
     (deep snapshot: NumPy arrays, lists, dicts, objects); `module`'s globals (default: the
@@ -171,46 +221,40 @@ def assert_pure(
     Returns the first output."""
     __tracebackhide__ = True
     kwargs = dict(kwargs or {})
-    module = module if module is not None else _module_of(fn)
-    inputs = (tuple(args), kwargs)
-    inputs_before = _snapshot(inputs)
-    globals_before = _globals_snapshot(module)
-    rng_before = _rng_states()
-    first = _invoke(fn, args, kwargs, what)
+    seen = client.probe(observe_calls, client.handle(fn), tuple(args), kwargs, module)
     checked = f"purity of {what}"
-    mutated = _change(inputs_before, inputs, "the input")
+    attempted = _format.call(_calls.name_of(fn), args, kwargs)
+    first = _calls.observed(seen["first"], checked=checked, attempted=attempted, expected="the function runs")
+    mutated = seen["mutated"]
     if mutated:
-        names = _parameter_names(fn, len(args))
         raise fail(
             checked,
             expected="the arguments are left exactly as they were passed",
-            observed=_rename(mutated, names),
+            observed=_rename(str(mutated), [str(n) for n in seen["names"]]),
             cause="the function writes into an argument (`x[i] = v` on a NumPy array, "
             "`list.append`, `dict[k] = v`) instead of building a new value",
             fix="build and return a new value: `x.at[i].set(v)` for arrays, a new list or dict "
             "for containers (`jnp.asarray(x)` first if the input may be NumPy)",
         )
-    rng = _rng_change(rng_before)
-    if rng:
+    if seen["rng"]:
         raise fail(
             checked,
             expected="the global NumPy and Python RNGs are untouched",
-            observed=rng,
+            observed=str(seen["rng"]),
             cause="hidden randomness: `np.random.*` or `random.*` draws from global state that "
             "jit bakes in at trace time and that no key controls",
             fix="take a `jax.random` key as an argument and draw with `jax.random.*`",
         )
-    changed = _globals_change(module, globals_before)
-    if changed:
+    if seen["globals"]:
         raise fail(
             checked,
             expected="module-level state unchanged by a call",
-            observed=changed,
+            observed=str(seen["globals"]),
             cause="the function keeps state in a global (a counter, a cache, a history list); "
             "under jit such writes happen once, at trace time",
             fix="pass state in as an argument and return its new value",
         )
-    second = _invoke(fn, args, kwargs, what)
+    second = _calls.observed(seen["second"], checked=checked, attempted=attempted, expected="the function runs")
     values.assert_close(
         second, first, what=f"{what}: a second call with the same inputs", rtol=0.0, atol=0.0,
         cause="the output depends on something besides the arguments (global state, time, a "
@@ -243,7 +287,7 @@ def assert_no_trace_side_effects(
     *,
     what: str,
     static_argnames: Iterable[str] = (),
-    module: types.ModuleType | None = None,
+    module: Any = None,
 ) -> Any:
     """Under `jax.jit`, the first call (which traces) and the second (which does not) have
     the same Python-visible effects: the same printed text and the same module globals; and
@@ -251,47 +295,26 @@ def assert_no_trace_side_effects(
 
     JAX caches the trace of a Python function (even across `jax.jit` wrappers), so an
     earlier check would hide a trace-time effect: the function (unwrapped, if the student
-    jitted it) is traced here through a new wrapper, which JAX has never seen."""
+    jitted it) is traced in the sandbox through a new wrapper, which JAX has never seen."""
     __tracebackhide__ = True
-    module = module if module is not None else _module_of(fn)
     name = _calls.name_of(fn)
-    target = getattr(fn, "__wrapped__", fn) if callable(getattr(fn, "lower", None)) else fn
-
-    @functools.wraps(target)
-    def fresh(*a: Any, **k: Any) -> Any:
-        return target(*a, **k)
-
-    jitted = jax.jit(fresh, static_argnames=tuple(static_argnames))
     checked = f"side effects of {what} under jax.jit"
-    outputs: list[str] = []
-    changes: list[str | None] = []
-    out = None
-    for _ in range(2):
-        before = _globals_snapshot(module)
-        buffer = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(buffer), jax.checking_leaks():
-                out = _calls.ready(jitted(*args))
-                jax.effects_barrier()  # type: ignore[no-untyped-call]
-        except _calls.PASS_THROUGH:
-            raise
-        except Exception as exc:
-            if "Leaked trace" in str(exc) or type(exc).__name__ == "UnexpectedTracerError":
-                raise fail(
-                    checked,
-                    expected="no traced value outlives the trace",
-                    observed="a traced value was stored outside the function while tracing "
-                    f"(jax.checking_leaks: {_calls.first_line(exc)})",
-                    cause="`list.append(x)`, a global assignment or an attribute set on an "
-                    "object during tracing: under jit it runs once, with a tracer, not a value",
-                    fix="return the value instead of storing it; for logging use "
-                    "`jax.debug.print` / `jax.debug.callback`",
-                ) from exc
-            raise _calls.translate(exc, checked=checked, attempted=f"jax.jit({name})(...)",
-                                   expected="the function runs under jit") from exc
-        outputs.append(buffer.getvalue())
-        changes.append(_globals_change(module, before))
-    if outputs[0] != outputs[1]:
+    seen = client.probe(observe_tracing, client.handle(fn), tuple(args), tuple(static_argnames), module)
+    if seen["leak"]:
+        raise fail(
+            checked,
+            expected="no traced value outlives the trace",
+            observed=f"a traced value was stored outside the function while tracing "
+            f"(jax.checking_leaks: {seen['leak']})",
+            cause="`list.append(x)`, a global assignment or an attribute set on an "
+            "object during tracing: under jit it runs once, with a tracer, not a value",
+            fix="return the value instead of storing it; for logging use "
+            "`jax.debug.print` / `jax.debug.callback`",
+        )
+    out = _calls.observed(seen["out"], checked=checked, attempted=f"jax.jit({name})(...)",
+                          expected="the function runs under jit")
+    outputs, changes = [str(o) for o in seen["outputs"]], list(seen["changes"])
+    if len(outputs) == 2 and outputs[0] != outputs[1]:
         raise fail(
             checked,
             expected="the same printed output on every call",
@@ -301,7 +324,7 @@ def assert_no_trace_side_effects(
             "not values); later calls skip it",
             fix="use `jax.debug.print('x = {}', x)` to print values on every call, or remove it",
         )
-    if changes[0] and not changes[1]:
+    if len(changes) == 2 and changes[0] and not changes[1]:
         raise fail(
             checked,
             expected="the same effect on module state on every call",

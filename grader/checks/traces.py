@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import contextmanager
 from typing import Any
 
 import jax
 
 from grader.checks import _calls, _format
 from grader.checks.failure import fail
+from grader.sandbox import client
+from grader.sandbox.probes import probe
 
 _TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
 _COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
@@ -29,22 +30,6 @@ _COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 def is_jitted(fn: Any) -> bool:
     """True for what `jax.jit` returns (it has a compilation cache and `.lower`)."""
     return callable(getattr(fn, "_cache_size", None)) and hasattr(fn, "lower")
-
-
-@contextmanager
-def _counting_events() -> Any:
-    """Count JAX's trace and compile events while the block runs."""
-    counts = {_TRACE_EVENT: 0, _COMPILE_EVENT: 0}
-
-    def listener(event: str, duration_secs: float, **kwargs: str | int) -> None:
-        if event in counts:
-            counts[event] += 1
-
-    jax.monitoring.register_event_duration_secs_listener(listener)
-    try:
-        yield counts
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listener)
 
 
 def _call(fn: Callable[..., Any], args: tuple[Any, ...], *, what: str, attempted: str) -> Any:
@@ -76,6 +61,61 @@ def _changing_arguments(arg_sets: Sequence[tuple[Any, ...]]) -> list[int]:
     return changing
 
 
+class _Counted:
+    """A jitted wrapper around a student's function that logs the avals of every trace."""
+
+    def __init__(self, fn: Callable[..., Any], static_argnames: tuple[str, ...]) -> None:
+        self.log: list[str] = []
+
+        @functools.wraps(fn)
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            self.log.append(", ".join(_format.aval(a) for a in args))
+            return fn(*args, **kwargs)
+
+        self.jitted = jax.jit(counting, static_argnames=static_argnames)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.jitted(*args, **kwargs)
+
+
+@probe
+def counted(fn: Callable[..., Any], static_argnames: tuple[str, ...]) -> _Counted:
+    """In the sandbox: `fn` under a fresh `jax.jit` that logs its traces (returns a handle)."""
+    return _Counted(fn, tuple(static_argnames))
+
+
+@probe
+def trace_log(fn: _Counted) -> list[str]:
+    return list(fn.log)
+
+
+_EVENTS: dict[str, int] = {}
+
+
+@probe
+def compile_state(fn: Callable[..., Any]) -> dict[str, Any]:
+    """In the sandbox: whether `fn` is jitted, its compilation cache size, and how many traces
+    and compilations JAX has reported in this process so far."""
+    if not _EVENTS:
+        _EVENTS.update({_TRACE_EVENT: 0, _COMPILE_EVENT: 0, "listening": 1})
+
+        def listener(event: str, duration_secs: float, **kwargs: str | int) -> None:
+            if event in _EVENTS:
+                _EVENTS[event] += 1
+
+        jax.monitoring.register_event_duration_secs_listener(listener)
+    jitted = is_jitted(fn)
+    return {"jitted": jitted, "cache_size": int(fn._cache_size()) if jitted else 0,  # type: ignore[attr-defined]
+            "traces": _EVENTS[_TRACE_EVENT], "compiles": _EVENTS[_COMPILE_EVENT]}
+
+
+def _state(fn: Any) -> dict[str, Any]:
+    seen = client.probe(compile_state, client.handle(fn))
+    if not (isinstance(seen, dict) and all(isinstance(seen.get(k), int) for k in ("cache_size", "traces"))):
+        raise TypeError("the sandbox sent a malformed compile state")
+    return seen
+
+
 def assert_traced_once(
     fn: Callable[..., Any],
     arg_sets: Sequence[Sequence[Any]],
@@ -88,11 +128,12 @@ def assert_traced_once(
     __tracebackhide__ = True
     sets = [tuple(a) for a in arg_sets]
     name = _calls.name_of(fn)
-    if is_jitted(fn):
-        before = int(fn._cache_size())  # type: ignore[attr-defined]
+    first_state = _state(fn)
+    if first_state["jitted"]:
+        before = first_state["cache_size"]
         for args in sets:
             _call(fn, args, what=what, attempted=_format.call(name, args))
-        added = int(fn._cache_size()) - before  # type: ignore[attr-defined]
+        added = _state(fn)["cache_size"] - before
         if added <= 1:
             return 1
         changing = _changing_arguments(sets)
@@ -108,17 +149,11 @@ def assert_traced_once(
             fix="mark static only what must be a Python value (a loop count, a flag, a shape); "
             "leave array inputs such as data traced",
         )
+    jitted = client.probe(counted, client.handle(fn), tuple(static_argnames))
     traced: list[str] = []
-
-    @functools.wraps(fn)
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        traced.append(", ".join(_format.aval(a) for a in args))
-        return fn(*args, **kwargs)
-
-    jitted = jax.jit(counting, static_argnames=tuple(static_argnames))
     for k, args in enumerate(sets):
-        before = len(traced)
         _call(jitted, args, what=what, attempted=_format.call(f"jax.jit({name})", args))
+        before, traced = len(traced), [str(t) for t in client.probe(trace_log, jitted)]
         if k and len(traced) > before:
             raise fail(
                 f"{what} is traced once for {len(sets)} calls with same-shaped inputs",
@@ -149,34 +184,34 @@ def assert_compiles_once(
     Returns the number of compilations seen (1, or 0 when it was already compiled)."""
     __tracebackhide__ = True
     name = _calls.name_of(jitted_fn)
-    if not is_jitted(jitted_fn):
+    state = _state(jitted_fn)
+    if not state["jitted"]:
         raise fail(
             f"{what} is a jitted function",
             expected=f"`{name}` wrapped by `jax.jit` (so it compiles once and reuses the program)",
-            observed=f"a plain Python {type(jitted_fn).__name__}: every call re-dispatches "
+            observed=f"a plain Python {_calls.type_name(jitted_fn)}: every call re-dispatches "
             "each operation from Python",
             fix=f"decorate `{name}` with `@jax.jit` (or assign `{name} = jax.jit(...)`)",
         )
     calls: list[tuple[Any, ...]] = []
     args = tuple(arg_sets[0])
     total = n_calls if feed is not None else len(arg_sets)
-    before = int(jitted_fn._cache_size())  # type: ignore[attr-defined]
-    after_first = before
-    with _counting_events() as events:
-        for k in range(total):
-            if feed is None:
-                args = tuple(arg_sets[k])
-            calls.append(args)
-            out = _call(jitted_fn, args, what=what, attempted=_format.call(name, args))
-            if k == 0:
-                after_first = int(jitted_fn._cache_size())  # type: ignore[attr-defined]
-                events[_TRACE_EVENT] = 0
-            if feed is not None:
-                args = tuple(feed(out, args))
-    added = int(jitted_fn._cache_size()) - after_first  # type: ignore[attr-defined]
-    retraces = max(added, events[_TRACE_EVENT])
+    before = state["cache_size"]
+    after_first = state
+    for k in range(total):
+        if feed is None:
+            args = tuple(arg_sets[k])
+        calls.append(args)
+        out = _call(jitted_fn, args, what=what, attempted=_format.call(name, args))
+        if k == 0:
+            after_first = _state(jitted_fn)
+        if feed is not None:
+            args = tuple(feed(out, args))
+    last = _state(jitted_fn)
+    added = last["cache_size"] - after_first["cache_size"]
+    retraces = max(added, last["traces"] - after_first["traces"])
     if retraces == 0:
-        return after_first - before
+        return int(after_first["cache_size"] - before)
     first = ", ".join(_format.aval(a) for a in jax.tree.leaves(calls[0]))
     last = ", ".join(_format.aval(a) for a in jax.tree.leaves(calls[-1]))
     raise fail(

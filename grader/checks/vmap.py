@@ -18,6 +18,7 @@ import jax
 import numpy as np
 
 from grader.checks import _calls, values
+from grader.sandbox import client
 from grader.checks.failure import fail
 
 
@@ -46,8 +47,10 @@ def loop_reference(
     n = _batch_size(args, in_axes)
     examples = [_example(args, in_axes, i) for i in range(n)]
     try:  # the same loop, each example run by one compiled program (much faster than eager)
-        compiled = jax.jit(single_fn)
+        compiled = client.jit(single_fn) if isinstance(single_fn, client.Remote) else jax.jit(single_fn)
         outs = [compiled(*example) for example in examples]
+    except _calls.PASS_THROUGH:
+        raise
     except Exception:
         outs = [single_fn(*example) for example in examples]
     return jax.tree.map(lambda *leaves: np.stack([np.asarray(x) for x in leaves]), *outs)

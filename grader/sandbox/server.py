@@ -16,6 +16,7 @@ import linecache
 import os
 import socket
 import sys
+import sysconfig
 import traceback
 import types
 from collections.abc import Callable
@@ -134,7 +135,8 @@ class Server:
             frames = [f for f in traceback.extract_tb(link.__traceback__) if self._is_student(f.filename)]
             if frames:
                 last = frames[-1]
-                path = os.path.realpath(last.filename)[len(self.lesson_dir):]
+                path = (os.path.realpath(last.filename)[len(self.lesson_dir):] if self.lesson_dir
+                        else os.path.basename(last.filename))
                 code = (last.line or linecache.getline(last.filename, last.lineno or 0)).strip()
                 location = (path, int(last.lineno or 0), code)
                 function = "" if last.name == "<module>" else last.name
@@ -154,7 +156,24 @@ class Server:
         )
 
     def _is_student(self, filename: str) -> bool:
-        return bool(self.lesson_dir) and os.path.realpath(filename).startswith(self.lesson_dir)
+        """A line of the lesson file; for an in-process server (no lesson folder: tests of the
+        check kinds), any line outside Python, the installed libraries and the grader."""
+        if self.lesson_dir:
+            return os.path.realpath(filename).startswith(self.lesson_dir)
+        return not filename.startswith("<") and not os.path.realpath(filename).startswith(_LIBRARY_ROOTS)
+
+
+_LIBRARY_ROOTS = tuple(
+    {
+        os.path.realpath(p) + os.sep
+        for p in (
+            sysconfig.get_paths()["stdlib"],
+            sysconfig.get_paths()["purelib"],
+            sysconfig.get_paths()["platlib"],
+            os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        )
+    }
+)
 
 
 CURRENT: Server | None = None
