@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from grader.protocol import wire
-from grader.sandbox import client, isolation
+from grader.sandbox import client, isolation, server
 
 HELLO_TIMEOUT_S = 120.0
 """Importing the student's module (it may compute at import) before the first request."""
@@ -127,8 +127,6 @@ def _sandbox_main(sock: socket.socket, lesson: str, lesson_dir: str, level: isol
         os.chdir(plan.writable[-1])
         os.environ.update({"HOME": plan.writable[-1], "TMPDIR": "/tmp" if level == "strict" else plan.writable[-1]})
         notes = prepare() if prepare is not None else {}
-        from grader.sandbox import server
-
         server.serve(sock, lesson, lesson_dir, notes)
     except BaseException:
         import traceback

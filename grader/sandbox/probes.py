@@ -44,3 +44,8 @@ def load_all() -> None:
         if mod.endswith(".py") and not mod.startswith("__"):
             importlib.import_module(f"grader.checks.{mod[:-3]}")
     importlib.import_module("grader.sandbox.public")
+    import grader.inputs as inputs
+
+    for mod in sorted(os.listdir(os.path.dirname(inputs.__file__ or ""))):
+        if mod.endswith(".py") and not mod.startswith("__"):
+            importlib.import_module(f"grader.inputs.{mod[:-3]}")

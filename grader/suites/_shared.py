@@ -5,6 +5,7 @@ import functools
 import jax
 
 from grader.checks.failure import CheckFailure, fail
+from grader.sandbox import client
 
 
 def compiled(fn, static_argnames=()):
@@ -16,7 +17,10 @@ def compiled(fn, static_argnames=()):
     A function that does not compile is still judged on its values (eagerly);
     whether it compiles is a separate check.
     """
-    jitted = jax.jit(fn, static_argnames=tuple(static_argnames))
+    if isinstance(fn, client.Remote):  # the student's function: jitted in its sandbox
+        jitted = client.jit(fn, static_argnames=tuple(static_argnames))
+    else:
+        jitted = jax.jit(fn, static_argnames=tuple(static_argnames))
     compiles = [True]
 
     @functools.wraps(fn)
@@ -74,6 +78,7 @@ def score_cases(credit, cases):
         elif isinstance(exc, NotImplementedError):
             text = "not implemented yet (still raises NotImplementedError)"
         else:
-            text = f"raised {type(exc).__name__}: {exc}"
+            kind = exc.info.type if isinstance(exc, client.StudentError) else type(exc).__name__
+            text = f"raised {kind}: {exc}"
         lines.append(f"{label}: {text}")
     credit.award(passed / len(cases), "\n".join(lines))
