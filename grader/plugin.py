@@ -86,7 +86,7 @@ class GraderPlugin:
         self.sandbox = launch.start(
             lesson=self.lesson, lesson_dir=lessons, level=self.level, workdir=self.sandbox_dir,
             masked=masked_paths(), close_fds=(self._fd,) if self._fd is not None else (),
-            prepare=prepare, call_timeout_s=timeout_s,
+            prepare=prepare, budget_s=timeout_s,
         )
 
     def stop_sandbox(self) -> None:
@@ -179,12 +179,17 @@ class GraderPlugin:
         outcome.location = loc.to_json() if loc else None
         if isinstance(exc, LessonImportError):
             outcome.status, outcome.message = "error", str(exc)
+        elif isinstance(exc, SandboxGone) and str(exc).startswith(client.ALREADY_GONE):
+            outcome.status = "error"
+            why = str(exc).removeprefix(client.ALREADY_GONE).lstrip(": ")
+            outcome.message = f"not run: the process running your code stopped in an earlier check ({why})"
         elif isinstance(exc, SandboxGone):
-            timed_out = "no answer within" in str(exc)
+            timed_out = str(exc).startswith("no answer before the time limit")
             outcome.status = "timeout" if timed_out else "error"
             outcome.message = (
-                f"your code did not finish ({exc}): look for a loop that never ends or a very slow "
-                "Python loop over array elements." if timed_out else
+                "your code was still running when the time limit for this file ran out: look for a "
+                "loop that never ends (a `while` whose condition never changes) or a very slow "
+                "Python loop over array elements; `grade --timeout` raises the limit." if timed_out else
                 f"the process running your code stopped ({exc}). Something in your code ended it "
                 "(`sys.exit`, `os._exit`, a signal) or it ran out of memory."
             )

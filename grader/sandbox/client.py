@@ -32,8 +32,14 @@ __all__ = ["HOLE", "Public", "Remote", "SandboxGone", "StudentError", "describe"
            "local", "partial", "probe", "value_and_grad", "vmap"]
 
 
-class SandboxGone(Exception):
-    """The sandbox died, stopped answering or broke the protocol: no more student code runs."""
+class SandboxGone(BaseException):
+    """The sandbox died, stopped answering or broke the protocol: no more student code runs.
+
+    A BaseException, like KeyboardInterrupt: a check's `except Exception` (one failing
+    example among many, one case of several) must not swallow the end of the sandbox."""
+
+
+ALREADY_GONE = "it had already stopped in an earlier check"
 
 
 class StudentError(Exception):
@@ -81,10 +87,11 @@ def student_error(info: ErrorInfo) -> StudentError:
 class Channel:
     """Requests to one sandbox and their replies (one at a time)."""
 
-    def __init__(self, sock: socket.socket | None, *, call_timeout_s: float = 60.0,
-                 on_timeout: Callable[[], None] | None = None) -> None:
+    def __init__(self, sock: socket.socket | None, *, call_timeout_s: float = 600.0,
+                 on_timeout: Callable[[], None] | None = None, deadline: float | None = None) -> None:
         self._sock = sock
         self.call_timeout_s = call_timeout_s
+        self.deadline = deadline  # time.monotonic() by which every answer must be in
         self._on_timeout = on_timeout
         self.gone: str = ""
         self.module = Remote(self, proto.MODULE_HANDLE, "module", "module", False)
@@ -123,13 +130,16 @@ class Channel:
     # -- transport ------------------------------------------------------------------------
     def _exchange(self, msg: Any, buffers: list[bytes | memoryview], timeout_s: float) -> tuple[Any, list[memoryview]]:
         if self.gone:
-            raise SandboxGone(self.gone)
+            raise SandboxGone(f"{ALREADY_GONE}: {self.gone}")
         assert self._sock is not None
+        until = time.monotonic() + timeout_s
+        if self.deadline is not None:
+            until = min(until, self.deadline)
         try:
             wire.send(self._sock, msg, buffers)
-            return wire.receive(self._sock, time.monotonic() + timeout_s)
+            return wire.receive(self._sock, until)
         except wire.Timeout:
-            self._lose(f"no answer within {timeout_s:g} s", timeout=True)
+            self._lose("no answer before the time limit", timeout=True)
         except wire.WireError as exc:
             self._lose(f"the sandbox process ended ({exc})")
         except OSError as exc:
@@ -147,11 +157,15 @@ class Channel:
     def hello(self, timeout_s: float) -> proto.Hello:
         if self._sock is None:
             return proto.Hello(True)
+        until = time.monotonic() + timeout_s
+        if self.deadline is not None:
+            until = min(until, self.deadline)
         try:
-            msg, buffers = wire.receive(self._sock, time.monotonic() + timeout_s)
+            msg, buffers = wire.receive(self._sock, until)
             return proto.hello_from(self._decode(msg, buffers))
         except wire.Timeout:
-            self._lose(f"the lesson file did not finish importing within {timeout_s:g} s", timeout=True)
+            self._lose("no answer before the time limit: the lesson file did not finish importing",
+                       timeout=True)
         except (wire.WireError, DecodeError, OSError) as exc:
             self._lose(f"the sandbox process ended while importing the lesson file ({exc})")
         raise AssertionError("unreachable")

@@ -29,6 +29,8 @@ from grader.sandbox import client, isolation, server
 
 HELLO_TIMEOUT_S = 120.0
 """Importing the student's module (it may compute at import) before the first request."""
+JUDGE_MARGIN_S = 10.0
+"""Time the judge keeps, before the file's limit, to record what ran out of time."""
 
 
 @dataclass
@@ -74,7 +76,7 @@ def _children(pid: int) -> list[int]:
 def start(*, lesson: str, lesson_dir: str, level: isolation.Level, workdir: str,
           masked: tuple[str, ...] = (), close_fds: tuple[int, ...] = (),
           prepare: Callable[[], dict[str, Any]] | None = None,
-          call_timeout_s: float = 60.0) -> Sandbox:
+          budget_s: float = 600.0) -> Sandbox:
     """Fork the sandbox for `lesson` (in `lesson_dir`); `close_fds` are the judge's own
     (its record pipe) and are closed in the sandbox before anything else. `prepare`, if
     given, runs in the sandbox before the import (a notebook's kernel) and returns notes."""
@@ -95,7 +97,10 @@ def start(*, lesson: str, lesson_dir: str, level: isolation.Level, workdir: str,
         judge_end.close()
         _sandbox_main(sandbox_end, lesson, lesson_dir, level, plan, close_fds, prepare)
     sandbox_end.close()
-    channel = client.Channel(judge_end, call_timeout_s=call_timeout_s, on_timeout=lambda: kill_tree(pid))
+    # Answers must be in a little before the file's time limit, so the judge itself can say
+    # which check ran out of time (and record every other check) before it is killed.
+    deadline = time.monotonic() + budget_s - min(JUDGE_MARGIN_S, 0.1 * budget_s)
+    channel = client.Channel(judge_end, on_timeout=lambda: kill_tree(pid), deadline=deadline)
     try:
         hello = channel.hello(HELLO_TIMEOUT_S)
     except client.SandboxGone:
