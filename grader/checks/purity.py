@@ -185,7 +185,7 @@ def observe_tracing(fn: Callable[..., Any], args: tuple[Any, ...], static_argnam
         before = _globals_snapshot(module)
         buffer = io.StringIO()
 
-        def run() -> Any:
+        def run(buffer: io.StringIO = buffer) -> Any:
             with contextlib.redirect_stdout(buffer), jax.checking_leaks():
                 out = _calls.ready(jitted(*args))
                 jax.effects_barrier()  # type: ignore[no-untyped-call]

@@ -213,12 +213,12 @@ def assert_compiles_once(
     if retraces == 0:
         return int(after_first["cache_size"] - before)
     first = ", ".join(_format.aval(a) for a in jax.tree.leaves(calls[0]))
-    last = ", ".join(_format.aval(a) for a in jax.tree.leaves(calls[-1]))
+    final = ", ".join(_format.aval(a) for a in jax.tree.leaves(calls[-1]))
     raise fail(
         f"{what} compiles once across {total} calls",
         expected="1 compilation on the first call, none after",
         observed=f"{retraces} more trace(s)/compilation(s) after the first call"
-        + (f"; argument leaves went from ({first}) to ({last})" if first != last else ""),
+        + (f"; argument leaves went from ({first}) to ({final})" if first != final else ""),
         cause="an argument's shape, dtype or weak type changes between calls (e.g. a Python "
         "float becoming a float32 array after the first step, or a last batch of another size), "
         "a static argument takes new values, or `jax.jit` is applied anew inside a loop",

@@ -18,8 +18,8 @@ import jax
 import numpy as np
 
 from grader.checks import _calls, values
-from grader.sandbox import client
 from grader.checks.failure import fail
+from grader.sandbox import client
 
 
 def _batch_size(args: Sequence[Any], in_axes: Sequence[int | None]) -> int:

@@ -165,8 +165,10 @@ def request_to(request: Request) -> dict[str, Any]:
 
 def _error(value: Any) -> ErrorInfo | None:
     """An error as sent (`ErrorInfo`), or as the receiver rebuilt it (an exception with `.info`)."""
+    if value is None:
+        return None
     info = getattr(value, "info", value)
-    if value is not None and not isinstance(info, ErrorInfo):
+    if not isinstance(info, ErrorInfo):
         raise DecodeError("error malformed")
     return info
 

@@ -34,13 +34,15 @@ MAX_STR_CHARS = 1 << 20
 MAX_NDIM = 16
 
 DTYPES = frozenset(
-    "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 "
-    "complex64 complex128 bfloat16".split()
+    ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64", "complex64", "complex128", "bfloat16"]
 )
 KEY_IMPLS = frozenset({"threefry2x32", "rbg", "unsafe_rbg"})
 NAMEDTUPLE_LIBRARIES = ("optax", "flax", "chex", "equinox", "jax")
 """A namedtuple type from these libraries is rebuilt as itself when the receiver has
 already imported its module; any other namedtuple becomes a plain one of the same fields."""
+PUBLIC_NAMEDTUPLES = "grader.inputs."
+"""Namedtuples defined in the public inputs (`grader/inputs/<lesson>.py`, imported by judge and
+sandbox alike) are rebuilt as themselves too: a suite's containers keep their type both ways."""
 
 
 class DecodeError(ValueError):
@@ -316,7 +318,7 @@ class Decoder:
             raise DecodeError("key data must be uint32")
         import jax
 
-        return jax.random.wrap_key_data(data, impl=impl)
+        return jax.random.wrap_key_data(jax.numpy.asarray(data), impl=impl)
 
     def _namedtuple(self, raw: dict[str, Any], depth: int) -> Any:
         fields = [_check_str(f, "field") for f in _list(raw["fields"])]
@@ -324,12 +326,12 @@ class Decoder:
         if len(fields) != len(items) or not all(f.isidentifier() for f in fields):
             raise DecodeError("namedtuple fields malformed")
         module, _, qualname = _check_str(raw["type"], "type").partition(":")
-        cls = _known_namedtuple(module, qualname, fields)
-        if cls is None:
-            name = qualname.rsplit(".", 1)[-1]
-            name = name if name.isidentifier() else "Record"
-            cls = collections.namedtuple(name, fields)  # type: ignore[misc]
-        return cls(*items)
+        known = _known_namedtuple(module, qualname, fields)
+        if known is not None:
+            return known(*items)
+        name = qualname.rsplit(".", 1)[-1]
+        plain = collections.namedtuple(name if name.isidentifier() else "Record", fields)  # type: ignore[misc]
+        return plain(*items)
 
 
 def _list(raw: Any) -> list[Any]:
@@ -342,12 +344,13 @@ def _dtype(name: str) -> np.dtype[Any]:
     if name == "bfloat16":
         import ml_dtypes
 
-        return np.dtype(ml_dtypes.bfloat16)
+        bf16: np.dtype[Any] = np.dtype(ml_dtypes.bfloat16)
+        return bf16
     return np.dtype(name)
 
 
 def _known_namedtuple(module: str, qualname: str, fields: list[str]) -> type | None:
-    if not module.split(".")[0] in NAMEDTUPLE_LIBRARIES:
+    if module.split(".")[0] not in NAMEDTUPLE_LIBRARIES and not module.startswith(PUBLIC_NAMEDTUPLES):
         return None
     mod = sys.modules.get(module)  # never imports: only what the receiver already loaded
     obj: Any = mod

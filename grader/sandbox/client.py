@@ -222,7 +222,7 @@ class Remote:
             raise
 
     @property
-    def __name__(self) -> str:  # noqa: PLW3201 - the name checks show
+    def __name__(self) -> str:
         return self._name or "fn"
 
     def __repr__(self) -> str:

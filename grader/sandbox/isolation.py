@@ -31,7 +31,7 @@ import resource
 import socket
 import struct
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -59,6 +59,8 @@ SCRATCH_MB = 512
 """Size of a strict sandbox's private /tmp."""
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+_libc.mount.restype = ctypes.c_int
 
 
 @dataclass(frozen=True)
@@ -82,10 +84,13 @@ def unshare(flags: int) -> None:
     _check(_libc.unshare(ctypes.c_int(flags)), "unshare")
 
 
+def _bytes(text: str | None) -> bytes | None:
+    return text.encode() if text is not None else None
+
+
 def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    enc = (lambda s: s.encode() if s is not None else None)
-    _check(_libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
-           f"mount {target}")
+    result: int = _libc.mount(_bytes(source), _bytes(target), _bytes(fstype), flags, _bytes(data))
+    _check(result, f"mount {target}")
 
 
 def prctl(option: int, value: int) -> None:
@@ -115,11 +120,11 @@ def detect() -> Isolation:
     return Isolation("user", ("namespaces (unshare is not permitted: no CAP_SYS_ADMIN)",))
 
 
-def _try_in_child(action: object) -> bool:
+def _try_in_child(action: Callable[[], None]) -> bool:
     pid = os.fork()
     if pid == 0:
         try:
-            action()  # type: ignore[operator]
+            action()
             os._exit(0)
         except BaseException:
             os._exit(1)
@@ -226,7 +231,7 @@ def _bind(source: str, target: str, *, readonly: bool) -> None:
     else:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         if not os.path.exists(target):
-            open(target, "ab").close()  # noqa: SIM115
+            open(target, "ab").close()
     mount(source, target, None, MS_BIND | MS_REC)
     flags = MS_BIND | MS_REMOUNT | MS_NOSUID | (MS_RDONLY if readonly else 0)
     if not target.endswith(tuple(f"/dev/{d}" for d in DEVICES)):
@@ -240,7 +245,10 @@ def _build_root(plan: Plan) -> None:
     root = plan.newroot
     os.makedirs(root, exist_ok=True)
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")
-    inside = lambda p: root + p  # noqa: E731
+
+    def inside(path: str) -> str:
+        return root + path
+
     # Scratch first: the writable folders may live under /tmp and are bound on top of it.
     os.makedirs(inside("/tmp"), exist_ok=True)
     mount("tmpfs", inside("/tmp"), "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={SCRATCH_MB}m")

@@ -125,7 +125,7 @@ def _sandbox_main(sock: socket.socket, lesson: str, lesson_dir: str, level: isol
             inner = os.fork()
             if inner != 0:  # the namespace's parent: wait for its first process, then go
                 with contextlib.suppress(ChildProcessError):
-                    _, status = os.waitpid(inner, 0)
+                    os.waitpid(inner, 0)
                 os._exit(0)
             isolation.prctl(isolation.PR_SET_PDEATHSIG, signal.SIGKILL)
         isolation.enter(level, plan)

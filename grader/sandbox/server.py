@@ -292,8 +292,8 @@ def serve(sock: socket.socket, lesson: str, lesson_dir: str, notes: dict[str, An
     hello: dict[str, Any] = {"ok": exc is None, "notes": notes or {}}
     if exc is not None:
         hello["error"] = server.error_info(exc)
-    msg, buffers = server.encode(hello)
-    wire.send(sock, msg, buffers)
+    first, first_buffers = server.encode(hello)
+    wire.send(sock, first, first_buffers)
     while True:
         try:
             msg, buffers = wire.receive(sock)

@@ -6,8 +6,8 @@ data, not by calling the same library. Generated trees nest all four container
 kinds up to a few levels deep.
 """
 
+import importlib
 import itertools
-from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -18,17 +18,15 @@ from hypothesis.extra import numpy as hnp
 from grader.checks import jit, purity, values
 from grader.checks.failure import fail
 from grader.suite import check
-from grader.suites._shared import compiled, rebuilt
+from grader.suites._shared import compiled
 
 LESSON = "05_pytrees"
 TITLE = "pytrees"
 
 _QUARTERS = st.integers(-12, 12).map(lambda k: k / 4)
 
-
-class Pair(NamedTuple):
-    first: Any
-    second: Any
+# The namedtuple of the generated trees: public, so judge and sandbox share its class.
+Pair = importlib.import_module("grader.inputs.05_pytrees").Pair
 
 
 # -- references: explicit recursion over the containers ------------------------------
@@ -192,9 +190,9 @@ def test_tree_sgd_pure(student):
 def test_tree_sgd_jit(student):
     params = _lesson_params((4, 3, 2))
     grads = _lesson_params((4, 3, 2), seed=1)
-    # Fresh containers for each call: an in-place update of params (judged by
-    # test_tree_sgd_pure) must not make the eager and the jitted call see different inputs.
-    jit.assert_jittable(rebuilt(student.tree_sgd), (params, grads, 0.25), what="tree_sgd(params, grads, lr)")
+    # The eager and the jitted call each get their own copy of the arguments in the sandbox:
+    # an in-place update of params (judged by test_tree_sgd_pure) cannot change what the other sees.
+    jit.assert_jittable(student.tree_sgd, (params, grads, 0.25), what="tree_sgd(params, grads, lr)")
 
 
 # -- tree_global_norm ----------------------------------------------------------------
