@@ -23,12 +23,17 @@ once, and failed checks with their message (at most `MAX_MESSAGE_LINES` lines
 each), the student's own line and the hint; untouched stubs and skipped
 exercises in one line each; then the total and the seed. Only the checks'
 messages are shown, never tracebacks.
+
+Everything here may hold what a submission printed or raised: control
+characters in it are made visible (`controls.visible_in`) before the summary
+is composed and coloured, so a submission cannot recolour, retitle or
+overwrite it; the only escape sequences in the output are our own colours.
 """
 
 from __future__ import annotations
 
 from grader.model import CheckResult, ExerciseResult, ExerciseStatus, Report
-from grader.reports import labels
+from grader.reports import controls, labels
 
 MAX_FAILURES = 5
 MAX_MESSAGE_LINES = 12
@@ -180,6 +185,7 @@ def render(
 
     `hidden_checks`/`hidden_points`: checks cut out of released suites (catalog `HIDDEN`).
     """
+    report = controls.visible_in(report)
     paint = _Paint(color)
     width = max((len(e.name) for e in report.exercises), default=0)
     lines = [_exercise_line(e, width, paint) for e in report.exercises]
@@ -199,11 +205,12 @@ def render(
 def progress_line(index: int, total: int, exercise_name: str) -> str:
     """`[3/11] 03_jit ...`, printed when an exercise starts (index counts from 1)."""
     width = len(str(total))
-    return f"[{index:>{width}}/{total}] {exercise_name} ..."
+    return f"[{index:>{width}}/{total}] {controls.visible(exercise_name)} ..."
 
 
 def done_line(exercise: ExerciseResult, *, color: bool = False) -> str:
     """`PASS     10/10  03_jit (1.2 s)`, printed when an exercise is graded."""
+    exercise = controls.visible_in(exercise)
     paint = _Paint(color)
     word = paint(
         _EXERCISE_COLORS[exercise.status],

@@ -4,6 +4,11 @@
 location and hint, error before any check ran, not attempted, skipped) plus a
 passed exercise with a real matplotlib PNG and metrics. Student-controlled text
 carries markup (`<script>`), control characters and non-ASCII on purpose.
+
+`hostile_report()` puts hostile text in every field a submission controls
+(messages, captured output, its own source line, notebook notes, artifact
+titles, metric names) and has hidden checks whose name, message and hint must
+never reach a student.
 """
 
 from __future__ import annotations
@@ -194,4 +199,80 @@ def sample_report() -> Report:
         submission="exercises",
         grader_version="0.1.0",
         duration_s=9.87,
+    )
+
+
+# What a hostile submission prints or raises: colours, a terminal retitle and a
+# hidden hyperlink (OSC), a carriage return and backspaces that overwrite, a
+# bell, NUL, a C1 CSI that clears the screen, a bidi override.
+ESCAPES = (
+    "\x1b[31mred\x1b[0m \x1b]0;pwned title\x07 \x1b]8;;x\x1b\\link\x1b]8;;\x1b\\"
+    " \rOVERWRITE back\x08\x08 bell\x07 nul\x00 csi\x9b2J rlo\u202eevil"
+)
+MARKUP = '<script>alert(1)</script> "><img src=x onerror=alert(1)>'
+HOSTILE = f"{MARKUP}\n{ESCAPES}"
+
+SECRET_NAME = "the secret hidden check"
+SECRET_MESSAGE = "secret hidden message: observed 41 for the hidden input 99"
+SECRET_HINT = "secret hidden hint: think about 99"
+SECRET_SIBLING = "the other secret hidden check"
+
+
+def hostile_report() -> Report:
+    """Hostile text everywhere a submission reaches, and hidden checks to keep secret."""
+    hidden = check(
+        SECRET_NAME,
+        status="failed",
+        max_score=3.0,
+        message=SECRET_MESSAGE,
+        hint=SECRET_HINT,
+        visibility="hidden",
+        location=SourceLine(path="03_jit.py", line=3, code="return 41  # secret-line"),
+    )
+    jit = ExerciseResult(
+        name="03_jit",
+        title="jit and structured control flow",
+        status="failed",
+        checks=(
+            check(
+                "running_sum uses lax.scan",
+                status="failed",
+                message=HOSTILE,
+                hint="How does jax.lax.scan carry a value?",
+                location=SourceLine(path="03_jit.py", line=14, code=HOSTILE),
+            ),
+            hidden,
+            check("piecewise uses lax.cond"),
+        ),
+        output=HOSTILE + "\n",
+        artifacts=(Artifact(title=HOSTILE, media_type="image/png", data=plot_png()),),
+        metrics=((HOSTILE, 1.0),),
+        duration_s=1.0,
+    )
+    # An exercise-level message that tells of a hidden check (the way the runner
+    # words "could not finish"), plus a notebook's notes written by the student.
+    sibling = check(
+        SECRET_SIBLING,
+        status="error",
+        message="secret sibling message",
+        hint="secret sibling hint",
+        visibility="hidden",
+    )
+    vmap = ExerciseResult(
+        name="04_vmap",
+        title="automatic vectorization",
+        status="error",
+        checks=(check("batched_dot matches a loop", max_score=1.0), sibling),
+        message=(
+            f"`{sibling.name}` could not finish: {sibling.message}\n\n"
+            f"cell 3 (notebook notes): {HOSTILE}"
+        ),
+        duration_s=1.0,
+    )
+    return Report(
+        exercises=(jit, vmap),
+        seed=7,
+        submission="exercises",
+        grader_version="0.1.0",
+        duration_s=2.0,
     )

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import re
 
+import pytest
+from report_samples import ESCAPES, hostile_report
+
 from grader.model import CheckResult, ExerciseResult, Report
 from grader.reports import terminal
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+OUR_STYLES = re.compile(r"\x1b\[(?:0|1|2|31|32|33|36)m")
+CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def test_one_line_per_exercise_then_problems_then_total(report: Report) -> None:
@@ -119,3 +124,33 @@ def test_progress_and_done_lines(report: Report) -> None:
         "04_vmap.py could not be imported: SyntaxError: invalid syntax (04_vmap.py, line 7)"
     )
     assert terminal.done_line(report.exercises[0], color=True).startswith("\x1b[32mPASS ")
+
+
+@pytest.mark.parametrize("color", [False, True])
+def test_student_text_cannot_drive_the_terminal(color: bool) -> None:
+    report = hostile_report()
+    text = terminal.render(report, color=color)
+    text += "\n".join(terminal.done_line(e, color=color) for e in report.exercises)
+    text += terminal.progress_line(1, 1, "\x1b]0;retitled\x07")
+    # The only escape sequences left are our own colours; no other control character at all.
+    assert not CONTROLS.search(OUR_STYLES.sub("", text)), CONTROLS.findall(OUR_STYLES.sub("", text))
+    assert bool(OUR_STYLES.search(text)) == color
+
+
+def test_student_escapes_are_shown_not_obeyed() -> None:
+    text = terminal.render(hostile_report(), color=False)
+    assert "␛[31mred␛[0m ␛]0;pwned title␇ ␛]8;;x␛\\link" in text  # colour, OSC retitle, hyperlink
+    assert "␍OVERWRITE back␈␈ bell␇ nul␀ csi\\x9b2J rlo\\u202eevil" in text
+    assert "    in your code: 03_jit.py:14: <script>alert(1)</script>" in text
+    crashed = ExerciseResult("02_grad", "autodiff", "error", (), message=ESCAPES)
+    assert terminal.done_line(crashed).startswith("ERROR        0/0  02_grad (0.0 s): ␛[31mred␛[0m")
+    assert terminal.progress_line(1, 1, "\x1b]0;retitled\x07") == "[1/1] ␛]0;retitled␇ ..."
+
+
+def test_windows_line_endings_stay_line_breaks() -> None:
+    check = _failing(0, "expected: 1\r\nobserved: 2\r\n")
+    ex = ExerciseResult(name="02_grad", title="autodiff", status="failed", checks=(check,))
+    text = terminal.render(
+        Report(exercises=(ex,), seed=5, submission=".", grader_version="0"), color=False
+    )
+    assert "    expected: 1\n    observed: 2\n" in text and "␍" not in text
