@@ -7,11 +7,16 @@ from html.parser import HTMLParser
 from importlib import resources
 from typing import Any
 
+import jinja2
 import pytest
-from report_samples import sample_report
+from report_samples import ESCAPES, HOSTILE, MARKUP, hostile_report, sample_report
 
+from grader.commands import gradebook
 from grader.model import Report
-from grader.reports import html
+from grader.reports import controls, html
+
+CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+ACTIVE_TAGS = {"script", "iframe", "object", "embed", "base", "form", "link", "frame"}
 
 
 @pytest.fixture(scope="module")
@@ -144,3 +149,106 @@ def test_template_falls_back_to_the_checkout(monkeypatch: pytest.MonkeyPatch, pa
 def test_write(report: Report, tmp_path: Any, page: str) -> None:
     path = html.write(report, tmp_path / "report.html")
     assert path.read_text(encoding="utf-8") == page
+
+
+class Parsed(HTMLParser):
+    """A page as the browser's tokenizer sees it: tags with attributes, and text."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+    def csp(self) -> list[str]:
+        return [
+            a.get("content") or ""
+            for t, a in self.tags
+            if t == "meta" and (a.get("http-equiv") or "").lower() == "content-security-policy"
+        ]
+
+
+@pytest.fixture(scope="module")
+def hostile_page() -> str:
+    return html.render(hostile_report())
+
+
+def _assert_inert(page: str) -> Parsed:
+    """No markup from student text: no active element, no event handler, images only data:."""
+    parsed = Parsed(page)
+    assert "<script" not in page.lower()
+    assert not {t for t, _ in parsed.tags} & ACTIVE_TAGS
+    assert not [(t, a) for t, a in parsed.tags for name in a if name.startswith("on")]
+    assert all((a.get("src") or "").startswith("data:image/") for t, a in parsed.tags if t == "img")
+    assert not CONTROLS.search(page), CONTROLS.findall(page)
+    return parsed
+
+
+def test_hostile_student_text_is_escaped_everywhere(hostile_page: str) -> None:
+    parsed = _assert_inert(hostile_page)
+    escaped = "&lt;script&gt;alert(1)&lt;/script&gt; &#34;&gt;&lt;img src=x onerror=alert(1)&gt;"
+    # message, captured output, the source line, the exercise message (notebook notes),
+    # the artifact's alt text and caption, the metric's name: each shows the markup as text
+    assert hostile_page.count(escaped) == 7
+    assert f'alt="{escaped}\n' in hostile_page
+    assert MARKUP in "".join(parsed.text)  # what the student sees is what they wrote
+
+
+def test_student_control_characters_are_visible(hostile_page: str) -> None:
+    shown = controls.visible(ESCAPES)
+    assert shown.startswith("␛[31mred␛[0m ␛]0;pwned title␇")
+    assert hostile_page.count(shown) == 7
+    assert "iteration 0␀␛[31m red &lt;b&gt;bold&lt;/b&gt;" in html.render(sample_report())
+
+
+def test_content_security_policy_allows_no_script(hostile_page: str) -> None:
+    policy = html.CONTENT_SECURITY_POLICY
+    directives = dict(d.strip().split(" ", 1) for d in policy.split(";"))
+    assert directives["default-src"] == "'none'"  # script-src, connect-src, ... fall back to it
+    assert not {"script-src", "script-src-elem", "script-src-attr"} & set(directives)
+    assert directives["img-src"] == "data:"
+    assert "unsafe-eval" not in policy and "http" not in policy
+    parsed = Parsed(hostile_page)
+    assert parsed.csp() == [policy]
+    # The browser only applies the policy to what follows it: it comes right after the charset.
+    assert [t for t, _ in parsed.tags[:4]] == ["html", "head", "meta", "meta"]
+    assert parsed.tags[3][1]["content"] == policy
+
+
+def test_class_summary_is_escaped_and_under_the_same_policy() -> None:
+    doc = hostile_report().to_json()
+    students = [
+        gradebook.Student(MARKUP, doc),
+        gradebook.Student("carol", None, error=HOSTILE),
+    ]
+    page = gradebook.summary_html(students)
+    parsed = _assert_inert(page)
+    assert parsed.csp() == [html.CONTENT_SECURITY_POLICY]
+    text = "".join(parsed.text)
+    assert MARKUP in text and controls.visible(ESCAPES) in text
+    assert f'href="students/{jinja2.filters.do_urlencode(MARKUP)}.html"' in page
+
+
+def test_every_html_template_is_autoescaped_and_has_the_policy() -> None:
+    templates = sorted(html.SOURCE_TEMPLATES.glob("*.html.j2"))
+    assert {t.name for t in templates} >= {"report.html.j2", "class-summary.html.j2"}
+    env = html.environment(jinja2.FileSystemLoader(str(html.SOURCE_TEMPLATES)))
+    assert env.autoescape is True  # for every template, whatever its name
+    for path in templates:
+        source = path.read_text(encoding="utf-8")
+        assert "<script" not in source.lower() and " on" + "load" not in source, path.name
+        assert not re.search(r"\|\s*safe\b|autoescape\s+false|Markup\(", source), path.name
+        assert (
+            '<meta http-equiv="Content-Security-Policy" content="{{ content_security_policy }}">'
+            in source
+        )

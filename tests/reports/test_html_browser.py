@@ -1,19 +1,22 @@
 """The HTML report in a real headless Chromium: what students and instructors see.
 
 `--dump-dom` shows the page after parsing (the score, the failure message, no
-script element made from student text); `--screenshot` shows it rendered: not
-blank, and the embedded PNG decoded (its unique fill colour is on screen).
+script element made from student text) and that its Content-Security-Policy
+is in force (a script slipped into the page does not run); `--screenshot` shows
+it rendered: not blank, and the embedded PNG decoded under that policy (its
+unique fill colour is on screen).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from report_samples import PLOT_RGB
+from report_samples import MARKUP, PLOT_RGB, hostile_report
 
 from grader.model import Report
 from grader.reports import html
@@ -79,6 +82,34 @@ def test_dom_shows_score_and_failure(browser: list[str], page_url: str) -> None:
     assert "<script" not in dom
     assert "&lt;script&gt;alert('pwned')&lt;/script&gt;" in dom
     assert '<img src="data:image/png;base64,' in dom
+
+
+def test_hostile_text_stays_text(browser: list[str], tmp_path: Path) -> None:
+    path = html.write(hostile_report(), tmp_path / "hostile.html")
+    dom = _run([*browser, "--dump-dom", path.as_uri()]).stdout
+    assert "<script" not in dom and '<img src="x"' not in dom
+    assert '&lt;script&gt;alert(1)&lt;/script&gt; "&gt;&lt;img src=x onerror=alert(1)&gt;' in dom
+    assert dom.count("<img ") == 1  # the plot, and no element made from the student's text
+    assert MARKUP not in dom  # it is there as text: escaped in the serialised DOM
+
+
+@pytest.mark.parametrize("with_policy", [True, False])
+def test_the_policy_stops_a_script_that_slipped_in(
+    browser: list[str], tmp_path: Path, with_policy: bool
+) -> None:
+    """Were escaping ever to fail, the page's own policy would still run nothing."""
+    page = html.render(hostile_report())
+    if not with_policy:  # the control: the same page without it does run the script
+        page, removed = re.subn(r'<meta http-equiv="Content-Security-Policy"[^>]*>\n', "", page)
+        assert removed == 1
+    injected = (
+        "<script>document.body.setAttribute('data-ran', 'script')</script>"
+        "<img src=x onerror=\"document.body.setAttribute('data-ran', 'handler')\">"
+    )
+    path = tmp_path / "slipped.html"
+    path.write_text(page.replace("<body>", "<body>" + injected, 1), encoding="utf-8")
+    dom = _run([*browser, "--dump-dom", path.as_uri()]).stdout
+    assert ("data-ran=" in dom) is not with_policy
 
 
 def test_screenshot_is_not_blank_and_the_image_decoded(
