@@ -29,6 +29,8 @@ from grader.sandbox import client, isolation, server
 
 HELLO_TIMEOUT_S = 120.0
 """Importing the student's module (it may compute at import) before the first request."""
+KILL_TIMEOUT_S = 5.0
+"""Longest the judge keeps killing what a sandbox started (a fork bomb) before going on."""
 JUDGE_MARGIN_S = 10.0
 """Time the judge keeps, before the file's limit, to record what ran out of time."""
 
@@ -51,26 +53,44 @@ class Sandbox:
 
 
 def kill_tree(pid: int) -> None:
-    """SIGKILL `pid`, its namespace's processes (strict: killing its child, the namespace's
-    first process, ends them all) and its process group; wait until it is reaped."""
+    """SIGKILL the sandbox `pid` and everything it started, and reap them. For `strict`,
+    killing its child (the namespace's first process) ends the whole namespace; at every
+    level, what the sandbox started and abandoned was reparented to this process (a
+    subreaper): those are killed and reaped until none is left."""
     for child in _children(pid):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(child, signal.SIGKILL)
-    for target in (pid,):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(target, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(target, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGKILL)
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, 0)
+    deadline = time.monotonic() + KILL_TIMEOUT_S
+    while time.monotonic() < deadline:
+        left = _children(os.getpid())
+        for child in left:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(child, signal.SIGKILL)
+        while True:
+            try:
+                done, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if done == 0:
+                break
+        if not left:
+            return
+        time.sleep(0.01)
 
 
 def _children(pid: int) -> list[int]:
+    found: list[int] = []
     try:
-        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as fh:
-            return [int(p) for p in fh.read().split()]
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as fh:
+                found += [int(p) for p in fh.read().split()]
     except (OSError, ValueError):
-        return []
+        pass
+    return found
 
 
 def start(*, lesson: str, lesson_dir: str, level: isolation.Level, workdir: str,
@@ -92,6 +112,7 @@ def start(*, lesson: str, lesson_dir: str, level: isolation.Level, workdir: str,
     )
     sys.stdout.flush()
     sys.stderr.flush()
+    isolation.make_subreaper()  # what the sandbox starts and abandons stays ours to kill and reap
     pid = os.fork()
     if pid == 0:
         judge_end.close()

@@ -1,0 +1,137 @@
+"""Real sandboxes, forked and isolated, driven from a fresh process per scenario."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+LEVELS = ["basic", "user", "strict"] if os.geteuid() == 0 else ["basic"]
+
+LESSON = '''
+import os, socket, time
+
+class Box:
+    def __init__(self): self.n = 3
+    def twice(self): return self.n * 2
+
+def ok(): return [1, 2.5, "x"]
+def broken(): return 1 / 0
+def stub(): raise NotImplementedError
+def make_box(): return Box()
+def exits(): os._exit(7)
+def spins():
+    while True: pass
+def whoami(): return os.getuid()
+def read_repo():
+    try:
+        return len(open(REPO_FILE).read())
+    except OSError as exc:
+        return type(exc).__name__
+def network():
+    try:
+        socket.create_connection(("10.0.0.1", 80), timeout=1)
+        return "connected"
+    except OSError as exc:
+        return type(exc).__name__
+def write_outside():
+    try:
+        open(OUTSIDE, "w").write("x")
+        return "wrote"
+    except OSError as exc:
+        return type(exc).__name__
+def daemon():
+    if os.fork() == 0:
+        if os.fork() == 0:
+            time.sleep(3)
+            open(OUTSIDE, "w").write("daemon was here")
+        os._exit(0)
+    return "forked"
+'''
+
+
+def drive(tmp_path: Path, level: str, scenario: str, budget_s: float = 60.0, source: str = LESSON) -> dict:
+    folder = tmp_path / "lesson"
+    folder.mkdir(exist_ok=True)
+    outside = tmp_path / "outside.txt"
+    (folder / "lesson.py").write_text(
+        source + f"\nREPO_FILE = {str(HERE / 'test_launch.py')!r}\nOUTSIDE = {str(outside)!r}\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "drive_sandbox.py"), level, str(folder), scenario, str(budget_s)],
+        capture_output=True, text=True, timeout=180, cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", LEVELS)
+def test_calls_errors_and_handles_cross_as_data(tmp_path, level):
+    seen = drive(tmp_path, level, "ok,broken,stub,make_box,whoami")
+    assert seen["hello_ok"] is True
+    assert seen["ok"] == {"value": [1, 2.5, "x"]}
+    assert seen["broken"]["error"] == "ZeroDivisionError"
+    assert seen["broken"]["location"][0] == "lesson.py" and "1 / 0" in seen["broken"]["location"][2]
+    assert "ZeroDivisionError" in seen["broken"]["builtin"]  # `except ZeroDivisionError` works in the judge
+    assert seen["stub"]["error"] == "NotImplementedError" and seen["stub"]["in_student"] is True
+    assert seen["make_box"]["value"].startswith("<student Box")  # an object stays in the sandbox
+    assert (seen["whoami"]["value"] != 0) == (level != "basic")
+    assert seen["leftover"] == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_sandbox_that_exits_is_gone_for_the_following_requests(tmp_path, level):
+    seen = drive(tmp_path, level, "exits,ok")
+    assert "ended" in seen["exits"]["gone"]
+    assert seen["ok"]["gone"].startswith("it had already stopped")
+
+
+@pytest.mark.slow
+def test_an_endless_call_is_stopped_at_the_deadline(tmp_path):
+    seen = drive(tmp_path, LEVELS[-1], "spins,ok", budget_s=12.0)
+    assert seen["spins"]["gone"].startswith("no answer before the time limit")
+    assert seen["leftover"] == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="strict isolation needs root")
+def test_strict_sees_no_repository_no_network_and_writes_nowhere_else(tmp_path):
+    seen = drive(tmp_path, "strict", "read_repo,network,write_outside")
+    assert seen["read_repo"]["value"] == "FileNotFoundError"
+    assert seen["network"]["value"] in ("OSError", "ConnectionRefusedError")  # unreachable: no route
+    assert seen["write_outside"]["value"] in ("FileNotFoundError", "PermissionError", "OSError")
+    assert not (tmp_path / "outside.txt").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
+def test_user_level_cannot_write_into_root_owned_folders(tmp_path):
+    tmp_path.chmod(0o755)
+    seen = drive(tmp_path, "user", "write_outside")
+    assert seen["write_outside"]["value"] == "PermissionError"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="strict isolation needs root")
+def test_a_daemon_started_by_student_code_dies_with_a_strict_sandbox(tmp_path):
+    import time
+
+    seen = drive(tmp_path, "strict", "daemon")
+    assert seen["daemon"]["value"] == "forked"
+    time.sleep(4)
+    assert not (tmp_path / "outside.txt").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", LEVELS)
+def test_an_import_error_is_reported_with_the_students_line(tmp_path, level):
+    seen = drive(tmp_path, level, "ok", source="x = 1\ny = undefined_name\n")
+    assert seen["hello_ok"] is False
+    assert seen["hello_error"][0] == "NameError" and seen["hello_error"][1][1] == 2
