@@ -18,9 +18,10 @@ Shape (the structure the common reporters accept; tests validate it against
 
 An exercise with no checks at all (its file failed to load, or it was skipped
 before collection) gets one testcase named after the exercise, so the problem
-shows up in the reporter instead of an empty suite. Characters XML 1.0 cannot
-carry (NUL and other control characters a program may print) are written as
-`\\xNN`.
+shows up in the reporter instead of an empty suite. Control characters a
+program printed or raised (NUL, ESC, ...: XML 1.0 cannot carry most of them)
+are shown as in every report (`controls.visible`: `␀`, `␛[31m`); anything
+else XML 1.0 cannot carry (a lone surrogate, U+FFFE) is written as `\\uNNNN`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from grader.model import CheckResult, ExerciseResult, Report
-from grader.reports import labels
+from grader.reports import controls, labels
 
 SUITES_NAME = "jax-lesson-grader"
 MESSAGE_CHARS = 200
@@ -39,7 +40,7 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _xml_text(text: str) -> str:
-    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", controls.visible(text))
 
 
 def _seconds(value: float) -> str:

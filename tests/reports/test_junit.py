@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from typing import Any
+from xml.dom import minidom
 
 import pytest
-from report_samples import SCHEMAS
+from report_samples import ESCAPES, SCHEMAS, hostile_report
 
 from grader.model import CheckResult, ExerciseResult, Report
 from grader.reports import junit
@@ -125,7 +127,7 @@ def test_score_properties(root: ET.Element) -> None:
 
 def test_control_characters_do_not_break_the_xml(root: ET.Element) -> None:
     out = _suite(root, "03_jit").findtext("system-out", "")
-    assert out.startswith("iteration 0\\x00\\x1b[31m red <b>bold</b>")
+    assert out.startswith("iteration 0␀␛[31m red <b>bold</b>")
     assert "üñí done" in out
 
 
@@ -144,8 +146,46 @@ def test_hostile_names_stay_valid(xsd: Any) -> None:
     text = junit.render(Report(exercises=(exercise,), seed=7, submission=".", grader_version="0"))
     xsd.validate(text)
     case = ET.fromstring(text.encode("utf-8")).find("testsuite/testcase")
-    assert case is not None and case.get("name") == 'a "quoted" <name> & \\x07bell'
+    assert case is not None and case.get("name") == 'a "quoted" <name> & ␇bell'
 
 
 def test_empty_report_is_valid(xsd: Any) -> None:
     xsd.validate(junit.render(Report(exercises=(), seed=0, submission=".", grader_version="0")))
+
+
+# What XML 1.0 forbids (all C0 controls but tab, newline, carriage return), and C1
+# controls, which it allows but no reporter should be handed raw.
+RAW_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def _failing_with(message: str) -> Report:
+    check = CheckResult("prints colours", "test_c", "failed", 0.0, 1.0, "public", message, "")
+    exercise = ExerciseResult("03_jit", "jit", "failed", (check,), output=message)
+    return Report(exercises=(exercise,), seed=1, submission=".", grader_version="0")
+
+
+def test_escape_and_nul_in_a_message_give_well_formed_xml(xsd: Any) -> None:
+    text = junit.render(_failing_with("\x1b[31mwrong\x1b[0m\x00 after NUL"))
+    assert not RAW_CONTROLS.search(text)
+    xsd.validate(text)
+    minidom.parseString(text.encode("utf-8"))  # a second, independent XML parser
+    root = ET.fromstring(text.encode("utf-8"))
+    failure = root.find("testsuite/testcase/failure")
+    assert failure is not None
+    assert failure.get("message") == "␛[31mwrong␛[0m␀ after NUL"
+    assert "␛[31mwrong␛[0m␀ after NUL" in (failure.text or "")
+    assert root.findtext("testsuite/system-out") == "␛[31mwrong␛[0m␀ after NUL"
+
+
+def test_what_xml_cannot_carry_at_all_is_written_as_an_escape() -> None:
+    text = junit.render(_failing_with("lone \ud800 surrogate, \ufffe non-character"))
+    out = ET.fromstring(text.encode("utf-8")).findtext("testsuite/system-out")
+    assert out == "lone \\ud800 surrogate, \\ufffe non-character"
+
+
+def test_a_hostile_report_stays_valid(xsd: Any) -> None:
+    text = junit.render(hostile_report())
+    assert not RAW_CONTROLS.search(text)
+    xsd.validate(text)
+    out = ET.fromstring(text.encode("utf-8")).findtext("testsuite[@name='03_jit']/system-out", "")
+    assert "␛[31mred␛[0m ␛]0;pwned title␇" in out and ESCAPES not in out
