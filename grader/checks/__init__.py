@@ -9,10 +9,12 @@
 - `keys`       PRNG keys: no reuse, deterministic, key-dependent, raw keys accepted
 - `purity`     no mutation, no global state or RNG, no trace-time-only side effects
 - `timing`     step functions with known timing, to judge a student's timer
+- `files`      files student code wrote: listed, written or damaged in the sandbox (probes)
 
 Every check is a plain function `assert_*` that raises `failure.CheckFailure`
 (what was checked / expected / observed / likely cause / fix). The modules import
 JAX; this package file does not, so `grader.checks.failure` stays cheap to import.
 """
 
-KINDS = ("values", "jit", "traces", "primitives", "growth", "vmap", "keys", "purity", "timing")
+KINDS = ("values", "jit", "traces", "primitives", "growth", "vmap", "keys", "purity", "timing",
+         "files")

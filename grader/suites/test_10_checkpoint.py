@@ -5,19 +5,27 @@ A round trip must give back exactly the saved values and dtypes in the structure
 the file show). Failures must be loud and specific: a missing file raises
 FileNotFoundError, a damaged file or one that does not fit `like` raises ValueError,
 and every message names the file.
+
+Student code writes in its sandbox's scratch folder (the `scratch` fixture); the files
+are listed and damaged there, by probes (`grader.checks.files`), never opened here.
 """
 
+import importlib
 import itertools
 import os
+import pathlib
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 
-from grader.checks import values
+from grader.checks import files, values
 from grader.checks.failure import fail
+from grader.sandbox import client
 from grader.suite import check
+
+inputs = importlib.import_module("grader.inputs.10_checkpoint")
 
 LESSON = "10_checkpoint"
 TITLE = "saving and restoring pytrees"
@@ -62,6 +70,30 @@ def _names_path(message, path):
 # -- helpers --------------------------------------------------------------------------
 
 
+def _folder(student, scratch):
+    """The check's own folder, created in the sandbox. A pure path: the judge has no reason
+    (and no way, through it) to open what student code wrote there."""
+    return pathlib.PurePosixPath(files.make_folder(student, scratch))
+
+
+def _relative(message, folder):
+    """The student's message with the check's folder left out of the paths it names."""
+    for root in {str(folder), os.path.realpath(str(folder))}:
+        message = message.replace(root + os.sep, "")
+    return message
+
+
+def _dtype(leaf):
+    """A restored leaf's dtype. A leaf that came back as a handle is an array of a dtype no
+    data can carry (NumPy's raw void bytes, objects): its dtype is read in the sandbox."""
+    if not isinstance(leaf, client.Remote):
+        return np.asarray(leaf).dtype
+    try:
+        return str(leaf.dtype.str)
+    except (AttributeError, client.StudentError):
+        return f"object ({leaf!r}, not an array)"
+
+
 def _round_trip(student, path, tree, like):
     student.save_checkpoint(str(path), tree)
     return student.restore_checkpoint(str(path), like)
@@ -85,7 +117,7 @@ def _assert_exact(restored, tree, like, *, what):
         jax.tree_util.tree_flatten_with_path(restored)[0], jax.tree.leaves(tree), strict=True
     ):
         name = jax.tree_util.keystr(keypath)
-        got_dtype, want_dtype = np.asarray(got).dtype, np.asarray(want).dtype
+        got_dtype, want_dtype = _dtype(got), np.asarray(want).dtype
         if got_dtype != want_dtype:
             raise fail(
                 f"the dtype of {what} at {name}",
@@ -112,17 +144,17 @@ def _assert_exact(restored, tree, like, *, what):
     )
 
 
-def _expect_error(student, path, like, error, *, what):
+def _expect_error(student, path, like, error, *, what, folder):
     """restore_checkpoint(path, like) raises `error` with a message naming the file.
     Returns "" when it does, else the problem in words."""
     try:
         student.restore_checkpoint(str(path), like)
     except NotImplementedError:
         raise
-    except Exception as exc:
-        message = str(exc)
+    except client.StudentError as exc:
+        message = _relative(str(exc), folder)
         if not isinstance(exc, error):
-            return f"{what}: raised {type(exc).__name__} ({message[:160]}), not {error.__name__}"
+            return f"{what}: raised {exc.info.type} ({message[:160]}), not {error.__name__}"
         if not _names_path(message, path):
             return (
                 f"{what}: the {error.__name__} message does not name the file ({message[:160]!r})"
@@ -152,9 +184,10 @@ def _judge(credit, problems, *, checked, expected, cause, fix):
     hint="Which two parts does jax.tree.flatten split a pytree into, and which of them "
     "belongs in the file?",
 )
-def test_params_round_trip(student, tmp_path):
+def test_params_round_trip(student, scratch):
     params = _params()
-    restored = _round_trip(student, tmp_path / "params.ckpt", params, _zeros_like(params))
+    folder = _folder(student, scratch)
+    restored = _round_trip(student, folder / "params.ckpt", params, _zeros_like(params))
     _assert_exact(restored, params, _zeros_like(params), what="restore_checkpoint(path, like)")
 
 
@@ -164,12 +197,13 @@ def test_params_round_trip(student, tmp_path):
     hint="An Adam state is a tuple of namedtuples: can the file rebuild those classes, or "
     "should the structure come from `like`?",
 )
-def test_opt_state_round_trip(student, tmp_path):
+def test_opt_state_round_trip(student, scratch):
     params = _params()
     tx, state = _trained_state(params)
     tree = (params, state)
     like = (_zeros_like(params), tx.init(_zeros_like(params)))
-    restored = _round_trip(student, tmp_path / "state.ckpt", tree, like)
+    client.probe(inputs.import_optax, student)  # so the states arrive there as optax's own
+    restored = _round_trip(student, _folder(student, scratch) / "state.ckpt", tree, like)
     _assert_exact(
         restored, tree, like, what="restore_checkpoint(path, like) of (params, opt_state)"
     )
@@ -190,7 +224,7 @@ def test_opt_state_round_trip(student, tmp_path):
     hidden=True,
     hint="What does NumPy's .npz do with a dtype NumPy itself does not define, such as bfloat16?",
 )
-def test_dtypes_survive(student, tmp_path):
+def test_dtypes_survive(student, scratch):
     tree = {
         "bf16": jnp.asarray([1.5, -2.25, 3.0], jnp.bfloat16),
         "f16": jnp.asarray([[0.1, 2.0]], jnp.float16),
@@ -200,7 +234,7 @@ def test_dtypes_survive(student, tmp_path):
         "step": jnp.asarray(12, jnp.int32),
     }
     like = jax.tree.map(lambda a: jnp.zeros(a.shape, jnp.float32), tree)
-    restored = _round_trip(student, tmp_path / "dtypes.ckpt", tree, like)
+    restored = _round_trip(student, _folder(student, scratch) / "dtypes.ckpt", tree, like)
     _assert_exact(restored, tree, like, what="restore_checkpoint(path, like) of mixed dtypes")
 
 
@@ -213,22 +247,25 @@ def test_dtypes_survive(student, tmp_path):
     hint="What should a user see when the path has a typo: a crash deep inside a loader, or "
     "one error that says which file is missing?",
 )
-def test_missing_file(student, tmp_path):
+def test_missing_file(student, scratch):
     like = _zeros_like(_params())
+    folder = _folder(student, scratch)
     problems = [
         _expect_error(
             student,
-            tmp_path / "no-such-step.ckpt",
+            folder / "no-such-step.ckpt",
             like,
             FileNotFoundError,
             what="a file that does not exist",
+            folder=folder,
         ),
         _expect_error(
             student,
-            tmp_path / "no-such-dir" / "step-1.ckpt",
+            folder / "no-such-dir" / "step-1.ckpt",
             like,
             FileNotFoundError,
             what="a file in a folder that does not exist",
+            folder=folder,
         ),
     ]
     bad = [p for p in problems if p]
@@ -248,30 +285,34 @@ def test_missing_file(student, tmp_path):
     hint="Which exceptions can a loader raise on a half-written or foreign file, and how do "
     "you turn all of them into one clear error?",
 )
-def test_corrupt_file(student, tmp_path, credit):
+def test_corrupt_file(student, scratch, credit):
     params = _params()
     like = _zeros_like(params)
-    good = tmp_path / "good.ckpt"
+    folder = _folder(student, scratch)
+    good = folder / "good.ckpt"
     student.save_checkpoint(str(good), params)
-    written = sorted(tmp_path.glob("good.ckpt*"))  # the exact-path check judges the name
-    if not written:
+    listed = files.listing(student, folder)
+    written = [e.name for e in listed if e.name.startswith(good.name) and e.kind == "file"]
+    if not written:  # the exact-path check judges the name
         raise fail(
             "save_checkpoint(path, tree)",
             expected=f"a file at {good.name}",
-            observed=f"no file named {good.name}* in the folder",
+            observed=f"no file named {good.name}* in the folder"
+            + (f" (it holds {[e.name for e in listed][:10]})" if listed else ""),
             fix="write the checkpoint to `path`",
         )
-    data = written[0].read_bytes()
-    garbage = tmp_path / "garbage.ckpt"
-    garbage.write_bytes(b"\x80\x04 this is not a checkpoint " * 8)
-    truncated = tmp_path / "truncated.ckpt"
-    truncated.write_bytes(data[: len(data) // 2])
-    empty = tmp_path / "empty.ckpt"
-    empty.write_bytes(b"")
+    garbage = folder / "garbage.ckpt"
+    files.write(student, garbage, b"\x80\x04 this is not a checkpoint " * 8)
+    truncated = folder / "truncated.ckpt"
+    files.write_cut(student, folder / written[0], truncated, 0.5)
+    empty = folder / "empty.ckpt"
+    files.write(student, empty, b"")
     problems = [
-        _expect_error(student, garbage, like, ValueError, what="random bytes"),
-        _expect_error(student, truncated, like, ValueError, what="a checkpoint cut in half"),
-        _expect_error(student, empty, like, ValueError, what="an empty file"),
+        _expect_error(student, garbage, like, ValueError, what="random bytes", folder=folder),
+        _expect_error(
+            student, truncated, like, ValueError, what="a checkpoint cut in half", folder=folder
+        ),
+        _expect_error(student, empty, like, ValueError, what="an empty file", folder=folder),
     ]
     _judge(
         credit,
@@ -291,23 +332,29 @@ def test_corrupt_file(student, tmp_path, credit):
     hint="Before unflattening, what should you compare between the saved leaves and like's "
     "leaves: their number, their shapes, the structure?",
 )
-def test_structure_mismatch(student, tmp_path, credit):
+def test_structure_mismatch(student, scratch, credit):
     params = _params((5, 4, 3))
-    path = tmp_path / "small-model.ckpt"
+    folder = _folder(student, scratch)
+    path = folder / "small-model.ckpt"
     student.save_checkpoint(str(path), params)
     wider = _zeros_like(_params((5, 6, 3)))
     deeper = _zeros_like(_params((5, 4, 3, 2)))
     renamed = {"dense1": _zeros_like(params)["layer1"], "dense2": _zeros_like(params)["layer2"]}
     problems = [
-        _expect_error(student, path, deeper, ValueError, what="like with an extra layer"),
+        _expect_error(
+            student, path, deeper, ValueError, what="like with an extra layer", folder=folder
+        ),
         _expect_error(
             student,
             path,
             wider,
             ValueError,
             what="like with other shapes (hidden width 6 instead of 4)",
+            folder=folder,
         ),
-        _expect_error(student, path, renamed, ValueError, what="like with other layer names"),
+        _expect_error(
+            student, path, renamed, ValueError, what="like with other layer names", folder=folder
+        ),
     ]
     _judge(
         credit,
@@ -330,12 +377,13 @@ def test_structure_mismatch(student, tmp_path, credit):
     hidden=True,
     hint="Does np.savez keep your file name as it is, or add something to it?",
 )
-def test_exact_path(student, tmp_path):
-    path = tmp_path / "run" / "step_100"
-    path.parent.mkdir()
+def test_exact_path(student, scratch):
+    path = _folder(student, scratch) / "run" / "step_100"
+    files.make_folder(student, path.parent)
+    as_path = client.Public("pathlib_path", (str(path),))  # a pathlib.Path in the sandbox
     params = _params()
-    student.save_checkpoint(path, params)
-    created = sorted(p.name for p in path.parent.iterdir())
+    student.save_checkpoint(as_path, params)
+    created = sorted(e.name for e in files.listing(student, path.parent))
     if created != ["step_100"]:
         raise fail(
             "the files save_checkpoint(path, tree) creates for path=.../run/step_100",
@@ -348,7 +396,7 @@ def test_exact_path(student, tmp_path):
             "np.savez(f, ...)`",
         )
     _assert_exact(
-        student.restore_checkpoint(path, _zeros_like(params)),
+        student.restore_checkpoint(as_path, _zeros_like(params)),
         params,
         _zeros_like(params),
         what="restore_checkpoint(pathlib.Path, like)",
@@ -361,16 +409,17 @@ def test_exact_path(student, tmp_path):
     hint="Does saving change the tree you pass in, and what happens to an older checkpoint "
     "at the same path?",
 )
-def test_overwrite_and_untouched(student, tmp_path):
-    path = tmp_path / "latest.ckpt"
+def test_overwrite_and_untouched(student, scratch):
+    path = _folder(student, scratch) / "latest.ckpt"
     first, second = _params(seed=1), _params(seed=2)
     kept = {k: {n: np.asarray(a).copy() for n, a in v.items()} for k, v in second.items()}
     numpy_tree = jax.tree.map(np.asarray, second)
     before = jax.tree.map(np.copy, numpy_tree)
     student.save_checkpoint(str(path), first)
-    student.save_checkpoint(str(path), numpy_tree)
+    # the tree as the sandbox holds it after the call: did saving change it?
+    after = client.probe(inputs.tree_after_save, student.save_checkpoint, str(path), numpy_tree)
     values.assert_close(
-        numpy_tree,
+        after,
         before,
         what="the tree after save_checkpoint(path, tree)",
         rtol=0,
