@@ -7,14 +7,17 @@ every suite (hidden checks, and the helpers only they used, cut out; each
 suite records how many checks and points it lost as `HIDDEN = {...}`), the
 templates, pyproject.toml, a README for students, a .gitignore and a GitHub
 Actions workflow that grades every push. No solutions/, no tests/, no hidden
-check. Before finishing, the tree is searched for every hidden check's name
-and id and for every solution body; any hit is an error and OUT is removed.
+check. Before finishing, the tree is searched for every hidden check's name,
+id and hint (unless a public check has the same hint) and for every solution
+body; any hit is an error and OUT is removed. (A hidden check's message is made
+when it runs: what it is built from goes with the check's code.)
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 from grader import catalog, cli
@@ -56,14 +59,23 @@ def solution_bodies(solutions: Path) -> list[tuple[str, str]]:
     return found
 
 
-def leaks(out: Path, hidden: list[str], bodies: list[tuple[str, str]]) -> list[str]:
-    """Every file in `out` that holds a hidden check's name or id, a marker or a solution body."""
+def hidden_hints(specs: Sequence[catalog.ExerciseSpec]) -> list[str]:
+    """The hints of hidden checks that no public check shares: text no release may hold."""
+    public = {c.hint for s in specs for c in s.checks if c.visibility == "public"}
+    return sorted({c.hint for s in specs for c in s.checks
+                   if c.visibility == "hidden" and c.hint not in public})
+
+
+def leaks(out: Path, hidden: list[str], bodies: list[tuple[str, str]],
+          hints: Sequence[str] = ()) -> list[str]:
+    """Every file in `out` that holds a hidden check's name, id or hint, a marker or a solution body."""
     problems = []
     for path in sorted(p for p in out.rglob("*") if p.is_file()):
         text = path.read_text(encoding="utf-8", errors="replace")
         stripped = "\n".join(line.strip() for line in text.splitlines() if line.strip())
         rel = path.relative_to(out)
         problems += [f"{rel} mentions the hidden check {h!r}" for h in hidden if h in text]
+        problems += [f"{rel} holds the hint of a hidden check: {h!r}" for h in hints if h in text]
         problems += [f"{rel} holds the solution block of {where}" for where, body in bodies if body in stripped]
         own_code = rel.parts[0] == "grader" and rel.parts[1] != "suites"  # assign.py names the marker
         if assign.BEGIN in text and not own_code:
@@ -90,7 +102,7 @@ def release(out: Path, solutions: Path, exercises: Path, suites_dir: Path, fail_
     if unsynced:
         raise ReleaseError("exercises/ is out of sync with solutions/; run `grade assign` first:\n"
                            + "\n".join(unsynced))
-    catalog.exercises(suites_dir)  # the full suites must be well-formed
+    full = catalog.exercises(suites_dir)  # the full suites must be well-formed
     cut = {path.name: public.public_suite(path) for path in sorted(suites_dir.glob("test_*.py"))}
     sources = tree.suite_sources(suites_dir)  # shared helper modules (`_shared.py`) go as they are
     sources.update({name: suite.source for name, suite in cut.items()})
@@ -106,7 +118,7 @@ def release(out: Path, solutions: Path, exercises: Path, suites_dir: Path, fail_
         workflow.write_text(ci_template.workflow(fail_under=fail_under), encoding="utf-8")
         (out / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
         hidden = [x for s in cut.values() for x in (*s.hidden_ids, *s.hidden_names)]
-        problems = leaks(out, hidden, solution_bodies(solutions))
+        problems = leaks(out, hidden, solution_bodies(solutions), hidden_hints(full))
         if problems:
             raise ReleaseError("the release would reveal what students must not see:\n  "
                                + "\n  ".join(problems))

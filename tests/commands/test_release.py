@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -57,6 +58,43 @@ def test_nothing_hidden_and_no_solution_body_is_released(course: Path, grade: Gr
         assert assign.BEGIN not in path.read_text()
 
 
+def test_no_hidden_checks_name_id_message_or_hint_is_released(
+        course: Path, grade: Grade, tmp_path: Path) -> None:
+    # Real messages: a submission that fails both hidden checks, graded with the full suites.
+    wrong = tmp_path / "wrong"
+    wrong.mkdir()
+    (wrong / "01_sums.py").write_text("def add(a, b):\n    return a + b\n\n\n"
+                                      "def total(xs):\n    return sum(xs) if xs else -1\n")
+    (wrong / "02_words.py").write_text("def shout(word):\n    return word.upper() + '!' if word else '?'\n")
+    results = tmp_path / "results.json"
+    code, text = grade(str(wrong), "--suites", str(course / "suites"), "--json", str(results), "--no-html")
+    assert code == 0, text
+    doc = json.loads(results.read_text())
+    hidden = [c for e in doc["exercises"] for c in e["checks"] if c["visibility"] == "hidden"]
+    assert [(c["id"], c["status"]) for c in hidden] == [(i, "failed") for i in HIDDEN_IDS]
+    secrets = [s for c in hidden for s in (c["name"], c["id"], c["hint"], c["message"])]
+    secrets += [line.strip() for c in hidden for line in c["message"].splitlines()[:1]]  # what was checked
+    assert "total([])" in secrets and "shout('')" in secrets
+
+    out = tmp_path / "student-repo"
+    assert release(grade, course, out)[0] == 0
+    text = all_text(out)
+    for secret in secrets:
+        assert secret not in text, secret
+
+
+def test_a_hidden_checks_hint_stops_the_release(course: Path, grade: Grade, tmp_path: Path) -> None:
+    hint = "What is the upper case of ''?"  # the hidden shout check's hint, in no public check
+    (course / "solutions" / "02_words.py").write_text(
+        (course / "solutions" / "02_words.py").read_text() + f"# {hint}\n")
+    assert grade("assign", "--solutions", str(course / "solutions"), "--out", str(course / "exercises"))[0] == 0
+    out = tmp_path / "student-repo"
+    code, text = release(grade, course, out)
+    assert code == 2
+    assert f"exercises/02_words.py holds the hint of a hidden check: {hint!r}" in text
+    assert not out.exists()
+
+
 def test_a_leak_stops_the_release_and_leaves_nothing(course: Path, grade: Grade, tmp_path: Path) -> None:
     stub = course / "exercises" / "02_words.py"
     stub.write_text(stub.read_text() + "# hint: see 'shout keeps an empty word empty but exclaimed'\n")
@@ -105,8 +143,10 @@ def test_the_real_course_releases_without_hidden_checks(grade: Grade, tmp_path: 
     assert sum(s.hidden_checks for s in released) == len(hidden)
     assert sum(s.hidden_points for s in released) == sum(c.points for c in hidden)
     text = all_text(out)
+    public_hints = {c.hint for s in full for c in s.checks if c.visibility == "public"}
     for check in hidden:
         assert check.id not in text and check.name not in text, check.id
+        assert check.hint in public_hints or check.hint not in text, check.id
     assert not (out / "solutions").exists()
 
 
