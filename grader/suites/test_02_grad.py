@@ -8,15 +8,17 @@ offset makes the rounding error of `f(x + h) - f(x - h)` dominate; curvature
 makes the truncation error dominate).
 """
 
-import jax
+import importlib
+
 import jax.numpy as jnp
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from jax.extend import core as jex
 
-from grader.checks import jit, purity, values, vmap
+from grader.checks import _calls, jit, purity, values, vmap
 from grader.checks.failure import CheckFailure, fail
+from grader.sandbox import client
+from grader.sandbox.client import SandboxGone, StudentError
 from grader.suite import check
 from grader.suites._shared import compiled, score_cases
 
@@ -34,13 +36,14 @@ _NOT_EXACT = (
 
 # -- test functions and their analytic derivatives ------------------------------------
 
-
-def _f_offset(x):
-    return x**3 + 1000.0
-
-
-def _f_wave(x):
-    return jnp.sin(3.0 * x) * jnp.exp(x / 2.0)
+# The functions handed to student code are public (grader/inputs/02_grad.py): the
+# sandbox builds them by name. Their derivatives, the references, stay here.
+_inputs = importlib.import_module("grader.inputs.02_grad")
+_A = _inputs.A
+_f_offset = client.Public("autodiff_offset")  # x**3 + 1000
+_f_wave = client.Public("autodiff_wave")  # sin(3x) * exp(x / 2)
+_f_bowl_offset = client.Public("autodiff_bowl_offset")  # f: R^4 -> R, dense Hessian, + 1000
+_f_poly = client.Public("autodiff_poly")  # a cheaper f: R^4 -> R for the composition checks
 
 
 def _d_offset(x):
@@ -59,23 +62,6 @@ def _d_wave(x):
 def _dd_wave(x):
     x = np.float64(x)
     return np.exp(x / 2) * (-8.75 * np.sin(3 * x) + 3 * np.cos(3 * x))
-
-
-_A = np.array([[2.0, 1.0, 0.0, 0.0], [1.0, 3.0, 0.5, 0.0], [0.0, 0.5, 1.0, 0.0], [0.0, 0.0, 0.0, 4.0]])
-
-
-def _f_bowl(v):
-    """f: R^4 -> R with a dense, non-constant Hessian."""
-    return jnp.sum(v**3) + 0.5 * v @ (jnp.asarray(_A, jnp.float32) @ v) + jnp.exp(v[0] * v[1])
-
-
-def _f_poly(v):
-    """A cheaper f: R^4 -> R for the composition checks, which also run eagerly."""
-    return jnp.sum(v**3) + v @ (jnp.asarray(_A, jnp.float32) @ v)
-
-
-def _f_bowl_offset(v):
-    return _f_bowl(v) + 1000.0
 
 
 def _ref_hessian(v):
@@ -102,13 +88,13 @@ def _ref_mse(w, x, y):
        hint="Does your derivative sample f at nearby points? Which JAX transformation gives the exact derivative of a function?")
 def test_derivative_exact(student, seed):
     for f, d, name in ((_f_wave, _d_wave, "sin(3x) * exp(x / 2)"), (_f_offset, _d_offset, "x**3 + 1000")):
-        df = student.derivative(f)
+        df = compiled(student.derivative(f))  # jitted in the sandbox while it compiles
 
         def derivative(x, df=df):
             return df(x)
 
         values.assert_matches_reference(
-            compiled(derivative), d, st.tuples(_POINTS), what=f"derivative(f)(x) for f(x) = {name}",
+            derivative, d, st.tuples(_POINTS), what=f"derivative(f)(x) for f(x) = {name}",
             max_examples=25, seed=seed, cause=_NOT_EXACT, fix="return `jax.grad(f)`", **TOL,
         )
 
@@ -117,13 +103,13 @@ def test_derivative_exact(student, seed):
        hint="The second derivative is the derivative of the derivative: how do you compose jax.grad with itself?")
 def test_second_derivative_exact(student, seed):
     for f, dd, name in ((_f_wave, _dd_wave, "sin(3x) * exp(x / 2)"), (_f_offset, _dd_offset, "x**3 + 1000")):
-        ddf = student.second_derivative(f)
+        ddf = compiled(student.second_derivative(f))
 
         def second_derivative(x, ddf=ddf):
             return ddf(x)
 
         values.assert_matches_reference(
-            compiled(second_derivative), dd, st.tuples(_POINTS), what=f"second_derivative(f)(x) for f(x) = {name}",
+            second_derivative, dd, st.tuples(_POINTS), what=f"second_derivative(f)(x) for f(x) = {name}",
             max_examples=25, seed=seed, cause=_NOT_EXACT, fix="return `jax.grad(jax.grad(f))`", **TOL,
         )
 
@@ -131,14 +117,14 @@ def test_second_derivative_exact(student, seed):
 @check("hessian(f) is the exact (n, n) matrix of second derivatives", points=3,
        hint="H[i, j] is d2f / dx_i dx_j: which JAX function (or composition of jacfwd and jacrev) builds that matrix?")
 def test_hessian_exact(student, seed):
-    hf = student.hessian(_f_bowl_offset)
+    hf = compiled(student.hessian(_f_bowl_offset))
 
     def hessian(v):
         return hf(v)
 
     vectors = hnp.arrays(np.float32, 4, elements=st.floats(-1.5, 1.5, width=32)).map(jnp.asarray)
     values.assert_matches_reference(
-        compiled(hessian), _ref_hessian, st.tuples(vectors), what="hessian(f)(v) for f: R^4 -> R",
+        hessian, _ref_hessian, st.tuples(vectors), what="hessian(f)(v) for f: R^4 -> R",
         max_examples=20, seed=seed,
         cause="not the exact Hessian: an outer product of gradients, the gradient alone, or a "
         "finite-difference approximation",
@@ -180,7 +166,8 @@ def test_compose_with_vmap(student, credit):
     def case(fn, batch, what):
         # The batched function runs compiled: eager vmap of a Hessian costs seconds of
         # per-operation dispatch and says nothing more about composition.
-        return lambda: vmap.assert_matches_loop(jax.jit(jax.vmap(fn)), compiled(fn), (batch,), (0,),
+        # The loop runs fn compiled too (in the sandbox, eager if it does not compile).
+        return lambda: vmap.assert_matches_loop(client.jit(client.vmap(fn)), fn, (batch,), (0,),
                                                 what=what, **_LOOSE)
 
     score_cases(credit, [
@@ -196,15 +183,14 @@ def test_derivative_of_derivative(student):
     try:
         ddf = student.derivative(student.derivative(_f_wave))
         got = [ddf(jnp.float32(x)) for x in (-1.0, 0.4, 1.3)]
-    except CheckFailure:
-        raise
-    except NotImplementedError:
+    except (CheckFailure, NotImplementedError, SandboxGone):
         raise
     except Exception as exc:
+        kind = exc.info.type if isinstance(exc, StudentError) else type(exc).__name__
         raise fail(
             "derivative(derivative(f))(x)",
             expected="the second derivative, like jax.grad(jax.grad(f))",
-            observed=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+            observed=f"{kind}: {str(exc).splitlines()[0] if str(exc) else ''}",
             cause="the function derivative returns cannot be traced by JAX again (a float() or "
             "NumPy call on its input)",
             fix="return the function `jax.grad(f)` itself: it is differentiable again",
@@ -237,32 +223,30 @@ def test_mse_values(student, seed):
     )
 
 
-def _equations(jaxpr):
-    inner = getattr(jaxpr, "jaxpr", jaxpr)
-    for eqn in inner.eqns:
-        yield eqn
-        for sub in jex.jaxprs_in_params(eqn.params):
-            yield from _equations(sub)
-
-
 @check("mse_value_and_grad evaluates the model once (one pass)", points=1,
        hint="Do you compute the loss and then call jax.grad, which runs the forward pass again?")
 def test_mse_one_pass(student):
     n, d = 7, 3
     w, x, y = jnp.ones(d), jnp.ones((n, d)), jnp.zeros(n)
-    jaxpr = jax.make_jaxpr(student.mse_value_and_grad)(w, x, y)
+    # Every equation of the jaxpr (nested ones included), with its operand shapes, traced in the sandbox.
+    equations = _calls.observed(
+        client.probe(_inputs.equation_shapes, student.mse_value_and_grad, (w, x, y)),
+        checked="tracing mse_value_and_grad(w, x, y) to a jaxpr",
+        attempted="jax.make_jaxpr(mse_value_and_grad)",
+        expected="the function traces with abstract (traced) inputs",
+    )
     # The forward pass is the contraction of x (n, d) down to the predictions (n,).
     forward = [
-        eqn for eqn in _equations(jaxpr)
-        if eqn.primitive.name in ("dot_general", "reduce_sum")
-        and len(eqn.outvars) == 1 and tuple(eqn.outvars[0].aval.shape) == (n,)
-        and any(tuple(getattr(v.aval, "shape", ())) in ((n, d), (d, n)) for v in eqn.invars)
+        eqn for eqn in equations
+        if eqn["primitive"] in ("dot_general", "reduce_sum")
+        and [tuple(s) for s in eqn["outs"]] == [(n,)]
+        and any(tuple(s) in ((n, d), (d, n)) for s in eqn["ins"])
     ]
     if len(forward) > 1:
         raise fail(
             "the jaxpr of mse_value_and_grad(w, x, y) for x of shape (7, 3)",
             expected="one forward product x @ w (value and gradient from a single pass)",
-            observed=f"{len(forward)} products x @ w ({', '.join(e.primitive.name for e in forward)})",
+            observed=f"{len(forward)} products x @ w ({', '.join(e['primitive'] for e in forward)})",
             cause="the loss is evaluated once for its value and again inside jax.grad",
             fix="`loss, grad = jax.value_and_grad(loss_fn)(w)` gives both from one forward pass",
         )
