@@ -16,6 +16,8 @@ import numpy as np
 
 from grader.checks import growth, jit, purity, values, vmap
 from grader.checks.failure import fail
+from grader.inputs import ex2_per_example_grads as inputs
+from grader.sandbox import client
 from grader.suite import check
 from grader.suites._shared import score_cases
 
@@ -26,23 +28,16 @@ _VMAP_FIX = "`jax.vmap(jax.grad(loss_fn), in_axes=(None, 0, 0))(params, xs, ys)`
 
 
 # -- losses of ONE example and their params (written here, not taken from solutions/) ---
+# The losses are public (grader/inputs/ex2_per_example_grads.py): student code receives them
+# built in its sandbox, `_sent(loss_fn)`; the references here call them directly.
+
+_mlp_loss = inputs.example_mlp_loss  # cross-entropy of the lesson MLP, dict params
+_linear_loss = inputs.example_linear_loss  # squared error of a linear model, (w, b) params
 
 
-def _mlp_loss(params, x, y):
-    """Cross-entropy of the lesson MLP for one example (layers applied in numeric order)."""
-    h = x
-    n = len(params)
-    for i in range(1, n + 1):
-        h = h @ params[f"layer{i}"]["w"] + params[f"layer{i}"]["b"]
-        if i < n:
-            h = jax.nn.relu(h)
-    return -jax.nn.log_softmax(h)[y]
-
-
-def _linear_loss(params, x, y):
-    """Squared error of a linear model whose params are a (w, b) tuple."""
-    w, b = params
-    return 0.5 * (jnp.dot(x, w) + b - y) ** 2
+def _sent(loss_fn):
+    """`loss_fn` as an argument of student code: the same public function, built in the sandbox."""
+    return client.Public(loss_fn.__name__)
 
 
 def _mlp_params(sizes, seed=0):
@@ -70,10 +65,11 @@ _GRADS = {loss: jax.jit(jax.grad(loss)) for loss in (_mlp_loss, _linear_loss)}  
 
 
 def _bound(fn, loss_fn, **kwargs):
-    """The student's `fn` with `loss_fn` (and `kwargs`) bound, called eagerly: JAX caches each
-    operation's compiled kernel per shape, so after the first call the eager run is fast, and
-    a loop-based submission is not made to compile one huge unrolled program per check."""
-    return functools.partial(fn, loss_fn, **kwargs)
+    """The student's `fn` with `loss_fn` (and `kwargs`) bound in the sandbox, called eagerly:
+    JAX caches each operation's compiled kernel per shape, so after the first call the eager
+    run is fast, and a loop-based submission is not made to compile one huge unrolled program
+    per check."""
+    return client.partial(fn, _sent(loss_fn), **kwargs)
 
 
 def _ref_norms(loss_fn, params, xs, ys):
@@ -146,7 +142,7 @@ def test_no_growth(student):
     params = _mlp_params(_SMALL)
     xs, ys = _batch(32, 8, 4, seed=3)
     growth.assert_no_growth(
-        student.per_example_grads, lambda n: (_mlp_loss, params, xs[:n], ys[:n]), sizes=(4, 32),
+        student.per_example_grads, lambda n: (_sent(_mlp_loss), params, xs[:n], ys[:n]), sizes=(4, 32),
         static_argnames=("loss_fn",), what="per_example_grads(loss_fn, params, xs, ys)",
         cause="a loop over the examples (a `for` loop or a comprehension of `jax.grad` calls) "
         "unrolls: one copy of the gradient per example, so a loop is not vmap",
@@ -237,7 +233,7 @@ def test_largest_order(student, credit):
 @check("the three functions compile under jax.jit", points=1,
        hint="Is every step a JAX operation? Which arguments must stay Python values (static) under jit?")
 def test_jittable(student, credit):
-    args = (_mlp_loss, _PARAMS, _XS[:6], _YS[:6])
+    args = (_sent(_mlp_loss), _PARAMS, _XS[:6], _YS[:6])
     score_cases(credit, [
         ("per_example_grads", lambda: jit.assert_jittable(
             student.per_example_grads, args, static_argnames=("loss_fn",),
@@ -255,7 +251,7 @@ def test_jittable(student, credit):
        hint="Do your functions change params, xs or ys, or anything at module level?")
 def test_pure(student, credit):
     params = jax.tree.map(np.asarray, _PARAMS)
-    args = (_mlp_loss, params, np.asarray(_XS), np.asarray(_YS))
+    args = (_sent(_mlp_loss), params, np.asarray(_XS), np.asarray(_YS))
     score_cases(credit, [
         (name, lambda name=name: purity.assert_pure(getattr(student, name), args,
                                                     what=f"{name}(loss_fn, params, xs, ys)", module=student))
