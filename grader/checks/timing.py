@@ -26,11 +26,20 @@ against measured numbers, not constants from another machine):
 - `sleep_step(step_s)`: a plain (eager) function that blocks `step_s` per call (measured:
   0.0205 s for `step_s=0.02`); under
   `jax.jit` the sleep happens once, at trace time (a huge, known "speedup").
-- `recording_step()`: records each call's state and batch, to check the warm-up call
+- `RecordingStep`: records each call's state and batch, to check the warm-up call
   and that each returned state feeds the next call.
 
+Where things run: the student's timer runs in the sandbox, so the step it is given is
+built there, afresh for every call, by a public factory of this module
+(`timing_async_step`, `timing_slow_compile_step`, `timing_sleep_step`); a case's
+`step` is that factory's name and arguments (`client.Public`), to pass as the step.
+The judge builds its own twin with the same factory (`case.local`) and measures the
+timings on it itself (same machine, trusted code). The recording step lives in the
+sandbox; a probe reports its call pattern.
+
 A student timer is then judged with `assert_waits_for_work`, `assert_excludes_warmup`,
-`assert_chains_state` and `assert_reports_compile`.
+`assert_chains_state` and `assert_reports_compile`; it may be a handle
+(`student.time_steps`) or, in tests, a plain function (run in an in-process sandbox).
 """
 
 from __future__ import annotations
@@ -47,19 +56,103 @@ from jax import lax
 
 from grader.checks import _calls
 from grader.checks.failure import fail
+from grader.sandbox import client
+from grader.sandbox.client import StudentError
+from grader.sandbox.probes import probe
+from grader.sandbox.public import factory
 
 Step = Callable[[Any, Any], Any]
 _N = 256  # matrix size of the async work: ~1 ms per matmul on 2 CPU cores
+
+
+# -- the steps: public factories, built in the sandbox (and, as twins, in the judge) ----------
+
+
+@factory
+def timing_async_step(iterations: int) -> Step:
+    """A jitted step that runs `iterations` chained 256x256 matmuls: its call returns at
+    once, its work takes about `iterations` times one matmul."""
+    n = max(1, int(iterations))
+
+    @jax.jit
+    def step(state: Any, batch: Any) -> Any:
+        return lax.fori_loop(0, n, lambda i, x: jnp.tanh(x @ batch), state)
+
+    return step
+
+
+def _small_inputs() -> tuple[Any, Any]:
+    """The state and batch of the cheap steps (sleeping, slow to compile)."""
+    return jnp.zeros(8, jnp.float32), jnp.ones(8, jnp.float32)
+
+
+def _affine(state: Any, batch: Any) -> Any:
+    """The work of the cheap steps."""
+    return state * 0.5 + batch
+
+
+def _warm_eager() -> None:
+    """Run the cheap steps' operations once on their inputs, untimed: the first eager call of
+    an operation compiles it (per process), which must not count as a step. (In the judge
+    the measurement itself warms them; in a fresh sandbox nothing has run them yet.)"""
+    _calls.ready(_affine(*_small_inputs()))
+
+
+def _sleeping_at_trace(compile_s: float) -> Step:
+    """A new function each time: JAX caches traces per Python function, even across
+    separate `jax.jit` wrappers, so only a never-traced function sleeps again."""
+
+    def step(state: Any, batch: Any) -> Any:
+        if isinstance(state, jax.core.Tracer):
+            time.sleep(compile_s)
+        return _affine(state, batch)
+
+    return step
+
+
+@factory
+def timing_slow_compile_step(compile_s: float, jitted: bool = True) -> Step:
+    """A never-traced step that sleeps `compile_s` while being traced (only then): jitted,
+    or plain (the first call of the first `jax.jit(step)` pays `compile_s`)."""
+    step = _sleeping_at_trace(float(compile_s))
+    if jitted:
+        return jax.jit(step)
+    _warm_eager()
+    return step
+
+
+@factory
+def timing_sleep_step(step_s: float) -> Step:
+    """A plain Python step that blocks `step_s` on every eager call (once under jit)."""
+    seconds = float(step_s)
+
+    def step(state: Any, batch: Any) -> Any:
+        time.sleep(seconds)
+        return _affine(state, batch)
+
+    _warm_eager()
+    return step
+
+
+def _public(name: str, *args: Any) -> client.Public:
+    return client.Public(name, tuple(args))
+
+
+# -- the cases: a step for student code, and its timing measured by the judge -----------------
 
 
 @dataclass(frozen=True)
 class StepCase:
     """A step function `(state, batch) -> state`, inputs to run it on, and its timing as
     measured here: `step_s` per compiled step with the work waited for, `dispatch_s` for
-    a call to return without waiting, `first_call_s` for the first call (trace + compile)."""
+    a call to return without waiting, `first_call_s` for the first call (trace + compile).
+
+    `step` is what to pass to student code (built afresh in the sandbox by a public
+    factory of this module); `local` is the judge's own step from the same factory."""
 
     name: str
-    step: Step
+    step: client.Public
+    local: Step
     state: Any
     batch: Any
     step_s: float
@@ -73,28 +166,21 @@ def _clock(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, out
 
 
-def _measure(name: str, step: Step, state: Any, batch: Any) -> StepCase:
+def _measure(step: Step, state: Any, batch: Any) -> tuple[float, float, float]:
+    """(step_s, dispatch_s, first_call_s) of `step`, measured in the judge."""
     first_call_s, out = _clock(lambda: _calls.ready(step(state, batch)))
     step_s = min(_clock(lambda: _calls.ready(step(out, batch)))[0] for _ in range(2))
     dispatch_s, pending = _clock(lambda: step(out, batch))
     _calls.ready(pending)
-    return StepCase(name, step, state, batch, step_s, dispatch_s, first_call_s)
-
-
-def _matmul_chain(iterations: int) -> Step:
-    @jax.jit
-    def step(state: Any, batch: Any) -> Any:
-        return lax.fori_loop(0, iterations, lambda i, x: jnp.tanh(x @ batch), state)
-
-    return step
+    return step_s, dispatch_s, first_call_s
 
 
 @functools.cache
 def _seconds_per_matmul() -> float:
     state, batch = _async_inputs()
-    probe = _matmul_chain(40)
-    _calls.ready(probe(state, batch))
-    return min(_clock(lambda: _calls.ready(probe(state, batch)))[0] for _ in range(3)) / 40
+    chain = timing_async_step(40)
+    _calls.ready(chain(state, batch))
+    return min(_clock(lambda: _calls.ready(chain(state, batch)))[0] for _ in range(3)) / 40
 
 
 def _async_inputs() -> tuple[Any, Any]:
@@ -107,51 +193,42 @@ def async_step(work_s: float = 0.1) -> StepCase:
     """A jitted step whose call returns at once but whose work takes about `work_s`."""
     iterations = max(1, round(work_s / _seconds_per_matmul()))
     state, batch = _async_inputs()
-    return _measure(f"async_step({work_s:g})", _matmul_chain(iterations), state, batch)
-
-
-def _sleeping_at_trace(compile_s: float) -> Step:
-    """A new function each time: JAX caches traces per Python function, even across
-    separate `jax.jit` wrappers, so only a never-traced function sleeps again."""
-
-    def step(state: Any, batch: Any) -> Any:
-        if isinstance(state, jax.core.Tracer):
-            time.sleep(compile_s)
-        return state * 0.5 + batch
-
-    return step
+    local = timing_async_step(iterations)
+    return StepCase(f"async_step({work_s:g})", _public("timing_async_step", iterations), local,
+                    state, batch, *_measure(local, state, batch))
 
 
 def slow_compile_step(compile_s: float = 0.5, *, jitted: bool = True) -> StepCase:
     """A step that sleeps `compile_s` at trace time only (a stand-in for a long compile).
 
-    The returned step has never been called or traced: its first jitted call (with
-    `jitted=False`: the first call of the first `jax.jit(step)`) pays `compile_s`. The
-    timings are measured on a twin of it."""
-    state, batch = jnp.zeros(8, jnp.float32), jnp.ones(8, jnp.float32)
+    The step has never been called or traced: its first jitted call (with `jitted=False`:
+    the first call of the first `jax.jit(step)`) pays `compile_s`. The timings are
+    measured on a twin of it."""
+    state, batch = _small_inputs()
     twin = _sleeping_at_trace(compile_s)
-    measured = _measure("twin", jax.jit(twin), state, batch)
+    step_s, dispatch_s, first_call_s = _measure(jax.jit(twin), state, batch)
     eager_s = min(_clock(lambda: _calls.ready(twin(state, batch)))[0] for _ in range(3))
-    fresh = _sleeping_at_trace(compile_s)
     return StepCase(
         name=f"slow_compile_step({compile_s:g}, jitted={jitted})",
-        step=jax.jit(fresh) if jitted else fresh,
+        step=_public("timing_slow_compile_step", compile_s, jitted),
+        local=timing_slow_compile_step(compile_s, jitted),
         state=state,
         batch=batch,
-        step_s=measured.step_s if jitted else eager_s,
-        dispatch_s=measured.dispatch_s if jitted else eager_s,
-        first_call_s=measured.first_call_s,
+        step_s=step_s if jitted else eager_s,
+        dispatch_s=dispatch_s if jitted else eager_s,
+        first_call_s=first_call_s,
     )
 
 
 def sleep_step(step_s: float = 0.02) -> StepCase:
     """A plain Python step that blocks `step_s` on every eager call (once under jit)."""
+    state, batch = _small_inputs()
+    local = timing_sleep_step(step_s)
+    return StepCase(f"sleep_step({step_s:g})", _public("timing_sleep_step", step_s), local,
+                    state, batch, *_measure(local, state, batch))
 
-    def step(state: Any, batch: Any) -> Any:
-        time.sleep(step_s)
-        return state * 0.5 + batch
 
-    return _measure(f"sleep_step({step_s:g})", step, jnp.zeros(8, jnp.float32), jnp.ones(8, jnp.float32))
+# -- the recording step: lives in the sandbox, observed by a probe ----------------------------
 
 
 @dataclass
@@ -170,8 +247,28 @@ class RecordingStep:
         return out
 
 
-def recording_step() -> RecordingStep:
-    return RecordingStep()
+@probe
+def timer_calls(timer: Callable[..., Any], state: Any, batch: Any, n_steps: int) -> dict[str, Any]:
+    """In the sandbox: `timer(recording_step, state, batch, n_steps)`, and how it called the
+    step: the states it passed, whether each call got the previous call's result (the very
+    object) and whether each got the very batch the timer was given."""
+    rec = RecordingStep()
+    reported = _calls.attempt(lambda: timer(rec, state, batch, n_steps))
+    return {
+        "reported": reported,
+        "inputs": list(rec.inputs),
+        "chained": [rec.inputs[k] is rec.outputs[k - 1] for k in range(1, len(rec.inputs))],
+        "same_batch": [b is batch for b in rec.batches],
+    }
+
+
+@dataclass(frozen=True)
+class RecordedCalls:
+    """How a timer called the recording step (the judge's copy of the observation)."""
+
+    inputs: list[Any]
+    chained: list[bool]
+    same_batch: list[bool]
 
 
 # -- judging a timer ---------------------------------------------------------
@@ -179,21 +276,31 @@ def recording_step() -> RecordingStep:
 Timer = Callable[..., Any]
 
 
-def _run_timer(timer: Timer, case_step: Step, state: Any, batch: Any, n_steps: int, what: str) -> float:
+def _attempted(timer: Timer, n_steps: int) -> str:
+    return f"{_calls.name_of(timer)}(step_fn, state, batch, {n_steps})"
+
+
+def _seconds(reported: Any, what: str) -> float:
     __tracebackhide__ = True
-    try:
-        reported = timer(case_step, state, batch, n_steps)
-    except _calls.PASS_THROUGH:
-        raise
-    except Exception as exc:
-        raise _calls.translate(exc, checked=f"{what} on a test step",
-                               attempted=f"{_calls.name_of(timer)}(step_fn, state, batch, {n_steps})",
-                               expected="it returns seconds per step") from exc
     try:
         return float(reported)
     except (TypeError, ValueError):
         raise fail(f"{what} returns seconds per step", expected="a float",
-                   observed=f"{type(reported).__name__}: {reported!r}") from None
+                   observed=f"{_calls.type_name(reported)}: {reported!r}"[:300]) from None
+
+
+def _run_timer(timer: Timer, case: StepCase, n_steps: int, what: str) -> float:
+    """The student's timer on the case's step (built in the timer's sandbox)."""
+    __tracebackhide__ = True
+    try:
+        reported = client.handle(timer)(case.step, case.state, case.batch, n_steps)
+    except StudentError as exc:
+        if isinstance(exc, _calls.PASS_THROUGH):
+            raise
+        raise _calls.translate(exc, checked=f"{what} on a test step",
+                               attempted=_attempted(timer, n_steps),
+                               expected="it returns seconds per step") from exc
+    return _seconds(reported, what)
 
 
 def assert_waits_for_work(timer: Timer, *, what: str, work_s: float = 0.1, n_steps: int = 3) -> float:
@@ -201,7 +308,7 @@ def assert_waits_for_work(timer: Timer, *, what: str, work_s: float = 0.1, n_ste
     dispatch time. Returns the reported seconds per step."""
     __tracebackhide__ = True
     case = async_step(work_s)
-    reported = _run_timer(timer, case.step, case.state, case.batch, n_steps, what)
+    reported = _run_timer(timer, case, n_steps, what)
     if reported >= 0.25 * case.step_s:  # not waiting reports ~dispatch_s, 100x+ below
         return reported
     raise fail(
@@ -222,7 +329,7 @@ def assert_excludes_warmup(timer: Timer, *, what: str, compile_s: float = 0.5, n
     out of the timed steps. Returns the reported seconds per step."""
     __tracebackhide__ = True
     case = slow_compile_step(compile_s)
-    reported = _run_timer(timer, case.step, case.state, case.batch, n_steps, what)
+    reported = _run_timer(timer, case, n_steps, what)
     if reported < 0.5 * compile_s / n_steps:
         return reported
     raise fail(
@@ -238,13 +345,17 @@ def assert_excludes_warmup(timer: Timer, *, what: str, compile_s: float = 0.5, n
     )
 
 
-def assert_chains_state(timer: Timer, *, what: str, n_steps: int = 4) -> RecordingStep:
+def assert_chains_state(timer: Timer, *, what: str, n_steps: int = 4) -> RecordedCalls:
     """The timer calls the step once untimed plus `n_steps` times, feeding each returned
     state into the next call, with the same batch every time."""
     __tracebackhide__ = True
-    rec = recording_step()
     state, batch = jnp.zeros(3, jnp.float32), jnp.ones(3, jnp.float32)
-    _run_timer(timer, rec, state, batch, n_steps, what)
+    seen = client.probe(timer_calls, client.handle(timer), state, batch, n_steps)
+    _calls.observed(seen["reported"], checked=f"{what} on a test step",
+                    attempted=_attempted(timer, n_steps), expected="it returns seconds per step")
+    _seconds(seen["reported"], what)
+    rec = RecordedCalls(list(seen["inputs"]), [bool(c) for c in seen["chained"]],
+                        [bool(b) for b in seen["same_batch"]])
     calls = len(rec.inputs)
     checked = f"how {what} calls the step function"
     if calls != n_steps + 1:
@@ -252,13 +363,13 @@ def assert_chains_state(timer: Timer, *, what: str, n_steps: int = 4) -> Recordi
                    "warm-up, then n_steps timed)", observed=f"{calls} calls",
                    fix="call step_fn once before the clock starts, then exactly n_steps times")
     for k in range(2, calls):
-        if rec.inputs[k] is not rec.outputs[k - 1]:
+        if not rec.chained[k - 1]:
             raise fail(checked, expected="each timed call gets the state the previous call returned",
                        observed=f"call {k + 1} got a state that is not call {k}'s result",
                        cause="the loop passes the initial state every time (so no step depends "
                        "on the previous one) or drops the returned state",
                        fix="`state = step_fn(state, batch)` inside the loop")
-    if any(b is not batch for b in rec.batches):
+    if not all(rec.same_batch):
         raise fail(checked, expected="the given batch passed to every call",
                    observed="some calls got another batch")
     return rec
@@ -271,12 +382,12 @@ def assert_reports_compile(speedup_fn: Callable[..., Any], *, what: str, compile
     __tracebackhide__ = True
     case = slow_compile_step(compile_s, jitted=False)
     try:
-        got = dict(speedup_fn(case.step, case.state, case.batch, n_steps))
-    except _calls.PASS_THROUGH:
-        raise
-    except Exception as exc:
+        got = dict(client.handle(speedup_fn)(case.step, case.state, case.batch, n_steps))
+    except StudentError as exc:
+        if isinstance(exc, _calls.PASS_THROUGH):
+            raise
         raise _calls.translate(exc, checked=f"{what} on a test step",
-                               attempted=f"{_calls.name_of(speedup_fn)}(step_fn, state, batch, {n_steps})",
+                               attempted=_attempted(speedup_fn, n_steps),
                                expected="a dict of timings") from exc
     missing = {"eager_s", "jit_s", "compile_s", "speedup"} - set(got)
     if missing:

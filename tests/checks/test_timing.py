@@ -12,6 +12,7 @@ import pytest
 
 from grader.checks import timing
 from grader.checks.failure import CheckFailure
+from grader.sandbox import client
 
 
 def time_steps_block(step_fn, state, batch, n_steps=100):
@@ -85,9 +86,24 @@ def test_slow_compile_step_pays_only_on_the_first_call():
     case = timing.slow_compile_step(0.2)
     assert case.first_call_s >= 0.2 and case.step_s < 0.01
     start = time.perf_counter()
-    jax.block_until_ready(case.step(case.state, case.batch))  # the returned step is fresh
+    jax.block_until_ready(case.local(case.state, case.batch))  # the judge's twin is fresh
     assert time.perf_counter() - start >= 0.2
     assert timing.sleep_step(0.01).step_s >= 0.01
+
+
+def test_student_code_gets_a_fresh_step_built_in_its_sandbox():
+    """`case.step` names a public factory: every call of student code gets a new step."""
+    case = timing.slow_compile_step(0.2)
+    assert isinstance(case.step, client.Public)
+
+    def first_call_s(step_fn, state, batch):
+        start = time.perf_counter()
+        jax.block_until_ready(step_fn(state, batch))
+        return time.perf_counter() - start
+
+    timed = client.local(first_call_s)
+    for _ in range(2):
+        assert timed(case.step, case.state, case.batch) >= 0.2
 
 
 @pytest.mark.parametrize("timer", [time_steps_block, time_steps_method])
@@ -125,3 +141,22 @@ def test_jit_speedup_reports_compile_separately():
     with pytest.raises(CheckFailure, match="compile_s = 0 s"):
         timing.assert_reports_compile(jit_speedup_timing_compile_inside, what="jit_speedup",
                                       compile_s=0.2, n_steps=3)
+
+
+def time_steps_stub(step_fn, state, batch, n_steps=100):
+    raise NotImplementedError
+
+
+def time_steps_crashing(step_fn, state, batch, n_steps=100):
+    return step_fn(state, batch[None])  # a batch of the wrong shape
+
+
+def test_a_stub_passes_through_and_a_crash_is_translated():
+    with pytest.raises(NotImplementedError):
+        timing.assert_chains_state(time_steps_stub, what="time_steps", n_steps=3)
+    with pytest.raises(NotImplementedError):
+        timing.assert_waits_for_work(time_steps_stub, what="time_steps", work_s=0.05, n_steps=2)
+    with pytest.raises(CheckFailure, match=r"time_steps_crashing\(step_fn, state, batch, 2\) raised"):
+        timing.assert_waits_for_work(time_steps_crashing, what="time_steps", work_s=0.05, n_steps=2)
+    with pytest.raises(CheckFailure, match="returns seconds per step"):
+        timing.assert_chains_state(lambda f, s, b, n: "fast", what="time_steps", n_steps=3)
