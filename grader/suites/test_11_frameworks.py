@@ -4,7 +4,13 @@ Optional: the file needs the `frameworks` extra. Where flax or equinox is missin
 whole file is skipped with the install command (the runner also reads REQUIRES).
 The forward passes are compared with a NumPy forward pass through the model's own
 weights (found by shape, not by name), so ReLU placement is judged, not spelling.
+
+The models stay in the student's sandbox (the suite holds handles): what a check needs
+to know about one (its classes, its arrays, its Linear layers) is read there by the
+probes of `grader.inputs.11_frameworks`.
 """
+
+import importlib
 
 import numpy as np
 import pytest
@@ -22,7 +28,10 @@ import jax.numpy as jnp  # noqa: E402
 
 from grader.checks import jit, keys, values  # noqa: E402
 from grader.checks.failure import fail  # noqa: E402
+from grader.sandbox import client  # noqa: E402
 from grader.suite import check  # noqa: E402
+
+inputs = importlib.import_module("grader.inputs.11_frameworks")
 
 FLAX_PARAMS = 235_146  # 784*256 + 256 + 256*128 + 128 + 128*10 + 10
 EQUINOX_PARAMS = 269_322  # 784*256 + 256 + 256*256 + 256 + 256*10 + 10
@@ -36,6 +45,24 @@ def _batch(n=5, seed=0):
 
 def _count(tree):
     return sum(int(np.size(leaf)) for leaf in jax.tree.leaves(tree))
+
+
+def _types(obj):
+    """What the sandbox says `obj` is: {"is_class", "type", "mro", "repr"}."""
+    seen = client.probe(inputs.type_names, obj)
+    if not (
+        isinstance(seen, dict)
+        and isinstance(seen.get("is_class"), bool)
+        and all(isinstance(seen.get(k), str) for k in ("type", "repr"))
+        and isinstance(seen.get("mro"), list)
+    ):
+        raise TypeError("the sandbox sent a malformed type description")
+    return seen
+
+
+def _derives(seen, cls):
+    """`seen` (from `_types`) names `cls` among its classes."""
+    return f"{cls.__module__}.{cls.__qualname__}" in seen["mro"]
 
 
 # -- Flax -------------------------------------------------------------------------------------
@@ -91,11 +118,12 @@ def _relu_cause(out, layers, x):
     "`model.apply(variables, x)` need?",
 )
 def test_flax_output_shape(student):
-    if not (isinstance(student.FlaxMLP, type) and issubclass(student.FlaxMLP, flax_linen.Module)):
+    seen = _types(student.FlaxMLP)
+    if not (seen["is_class"] and _derives(seen, flax_linen.Module)):
         raise fail(
             "FlaxMLP",
             expected="a subclass of flax.linen.Module",
-            observed=repr(student.FlaxMLP)[:200],
+            observed=seen["repr"][:200],
             fix="`class FlaxMLP(nn.Module):` with an `@nn.compact def __call__(self, x)`",
         )
     model, variables = _flax_init(student)
@@ -177,11 +205,13 @@ def test_flax_keys_and_jit(student):
 
 
 def _linears(model):
-    return [
-        layer
-        for layer in jax.tree.leaves(model, is_leaf=lambda n: isinstance(n, eqx.nn.Linear))
-        if isinstance(layer, eqx.nn.Linear)
-    ]
+    """The model's eqx.nn.Linear layers as {"weight", "bias"} (read in the sandbox)."""
+    return client.probe(inputs.linear_layers, model)
+
+
+def _arrays(model):
+    """`jax.tree.leaves(eqx.filter(model, eqx.is_array))` (read in the sandbox)."""
+    return client.probe(inputs.array_leaves, model)
 
 
 @check(
@@ -191,11 +221,12 @@ def _linears(model):
 )
 def test_equinox_output_shape(student):
     model = student.make_equinox_mlp(jax.random.key(0))
-    if not isinstance(model, eqx.Module):
+    seen = _types(model)
+    if seen["is_class"] or not _derives(seen, eqx.Module):
         raise fail(
             "make_equinox_mlp(key)",
             expected="an equinox Module (eqx.nn.MLP)",
-            observed=f"a {type(model).__name__}",
+            observed=f"a {seen['type']}",
             fix="`return eqx.nn.MLP(in_size=784, out_size=10, width_size=256, depth=2, "
             "activation=jax.nn.relu, key=key)`",
         )
@@ -203,7 +234,7 @@ def test_equinox_output_shape(student):
         model(_batch(1)[0]), (10,), what="model(x) for one example x of shape (784,)"
     )
     values.assert_shape(
-        jax.vmap(model)(_batch(4)), (4, 10), what="jax.vmap(model)(x of shape (4, 784))"
+        client.vmap(model)(_batch(4)), (4, 10), what="jax.vmap(model)(x of shape (4, 784))"
     )
 
 
@@ -214,9 +245,9 @@ def test_equinox_output_shape(student):
 )
 def test_equinox_param_count(student):
     model = student.make_equinox_mlp(jax.random.key(0))
-    total = _count(eqx.filter(model, eqx.is_array))
+    total = _count(_arrays(model))
     if total != EQUINOX_PARAMS:
-        shapes = [tuple(layer.weight.shape) for layer in _linears(model)]
+        shapes = [tuple(np.shape(layer["weight"])) for layer in _linears(model)]
         raise fail(
             "the number of parameters of make_equinox_mlp(key)",
             expected=f"{EQUINOX_PARAMS:,} (weights (256, 784), (256, 256), (10, 256) and biases)",
@@ -239,13 +270,15 @@ def test_equinox_relu(student):
     model = student.make_equinox_mlp(jax.random.key(0))
     layers = [
         (
-            np.asarray(lin.weight).T,
-            np.zeros(lin.weight.shape[0]) if lin.bias is None else np.asarray(lin.bias),
+            np.asarray(lin["weight"]).T,
+            np.zeros(np.shape(lin["weight"])[0])
+            if lin["bias"] is None
+            else np.asarray(lin["bias"]),
         )
         for lin in _linears(model)
     ]
     x = _batch(6, seed=2) - 0.5
-    out = jax.vmap(model)(x)
+    out = client.vmap(model)(x)
     values.assert_close(
         out,
         _np_forward(layers, x),
@@ -264,7 +297,7 @@ def test_equinox_relu(student):
 )
 def test_equinox_keys(student):
     def weights(k):
-        return eqx.filter(student.make_equinox_mlp(k), eqx.is_array)
+        return _arrays(student.make_equinox_mlp(k))
 
     keys.assert_deterministic(weights, lambda k: (k,), what="make_equinox_mlp(key)")
     keys.assert_varies_with_key(weights, lambda k: (k,), what="make_equinox_mlp(key)")
