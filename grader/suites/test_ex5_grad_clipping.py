@@ -14,19 +14,18 @@ norm taken after clipping shows as 1.0); (2) on all-zero
 inputs with a single label, every hidden activation is ReLU(0) = 0, only the
 last bias gets a gradient, and the whole run can be recomputed here exactly.
 
-The plot is judged by its pixels (two distinct coloured curves) and, through a
-hook on `Figure.savefig`, by the lines it draws.
+The plot is drawn in the sandbox, where a probe (grader/inputs/ex5_grad_clipping.py)
+reads the PNG, decodes its pixels and, through a hook on `Figure.savefig`, records
+the lines of every saved figure: the plot is judged by its pixels (two distinct
+coloured curves) and by the lines it draws; its PNG bytes are attached.
 """
 
 import os
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import jax
@@ -37,6 +36,10 @@ import optax
 from grader.checks import values
 from grader.checks.failure import fail
 from grader.data import load_digits
+from grader.inputs.ex5_grad_clipping import MAX_FILE_BYTES as MAX_PLOT_BYTES
+from grader.inputs.ex5_grad_clipping import saved_plot
+from grader.sandbox import client
+from grader.sandbox.client import StudentError
 from grader.suite import Attachments, check
 
 LESSON = "ex5_grad_clipping"
@@ -352,40 +355,19 @@ def _series() -> tuple[list[float], list[float]]:
     return [float(v) for v in with_clip], [float(v) for v in without]
 
 
-@contextmanager
-def _recorded_figures() -> Iterator[list[Any]]:
-    """Every matplotlib Figure saved meanwhile (plt.savefig goes through Figure.savefig)."""
-    from matplotlib.figure import Figure
-
-    saved: list[Any] = []
-    original = Figure.savefig
-
-    def recording(self: Any, *args: Any, **kwargs: Any) -> Any:
-        saved.append(self)
-        return original(self, *args, **kwargs)
-
-    Figure.savefig = recording  # type: ignore[method-assign]
-    try:
-        yield saved
-    finally:
-        Figure.savefig = original  # type: ignore[method-assign]
-
-
 _PLOTS: dict[int, Any] = {}
 
 
-def _plot(student: Any) -> tuple[str, Any, bytes, list[Any]]:
-    """plot_grad_norms once per module: (path asked for, returned, file bytes, figures)."""
+def _plot(student: Any, scratch: str) -> tuple[str, dict[str, Any]]:
+    """plot_grad_norms once per module, run in its sandbox: (path asked for, what the probe
+    saw: the path returned, the file's bytes and pixels, the lines of the saved figures)."""
     if id(student) not in _PLOTS:
-        folder = tempfile.mkdtemp(prefix="grad_norms_")
-        path = os.path.join(folder, "grad_norms.png")
+        path = os.path.join(scratch, "grad_norms.png")
         with_clip, without = _series()
         try:
-            with _recorded_figures() as figures:
-                returned = student.plot_grad_norms(with_clip, without, path)
-            data = Path(path).read_bytes() if os.path.isfile(path) else b""
-            _PLOTS[id(student)] = (path, returned, data, list(figures))
-        except Exception as exc:
+            seen = client.probe(saved_plot, student.plot_grad_norms, with_clip, without, path)
+            _PLOTS[id(student)] = seen if isinstance(seen, StudentError) else (path, seen)
+        except (StudentError, AttributeError) as exc:
             _PLOTS[id(student)] = exc
     found = _PLOTS[id(student)]
     if isinstance(found, Exception):
@@ -393,12 +375,23 @@ def _plot(student: Any) -> tuple[str, Any, bytes, list[Any]]:
     return found
 
 
-def _image(data: bytes) -> np.ndarray:
-    import io
+def _image(seen: dict[str, Any]) -> np.ndarray:
+    img = seen["pixels"]
+    if not isinstance(img, np.ndarray) or img.ndim not in (2, 3):
+        raise fail("the PNG plot_grad_norms writes", expected="a readable PNG",
+                   observed=f"matplotlib could not read it: {seen['unreadable']}")
+    return img if img.ndim == 3 else img[..., None].repeat(3, axis=-1)
 
-    import matplotlib.image
 
-    return np.asarray(matplotlib.image.imread(io.BytesIO(data), format="png"))
+def _file(seen: dict[str, Any]) -> bytes:
+    data = seen["data"]
+    if not isinstance(data, bytes):
+        raise TypeError("the sandbox sent a malformed plot observation")
+    if seen["size"] > MAX_PLOT_BYTES:
+        raise fail("the file plot_grad_norms writes", expected="a PNG plot of a few hundred KB",
+                   observed=f"a file of {seen['size']} bytes",
+                   fix="save at a moderate size and resolution, e.g. figsize=(7, 4), dpi=100")
+    return data
 
 
 def _colour_clusters(img: np.ndarray) -> list[tuple[float, int]]:
@@ -438,8 +431,9 @@ def _attach_plot(attach: Attachments, data: bytes) -> None:
 @check("plot_grad_norms writes a PNG at path and returns path", points=1,
        hint="Does your function save the figure to the path it was given, as a PNG, and "
        "return that same path?")
-def test_plot_file(student, attach):
-    path, returned, data, _ = _plot(student)
+def test_plot_file(student, attach, scratch):
+    path, seen = _plot(student, scratch)
+    data = _file(seen)
     if not data:
         raise fail("the file plot_grad_norms(with_clip, without_clip, path) writes",
                    expected=f"a PNG file at {os.path.basename(path)}", observed="no file at path",
@@ -448,27 +442,23 @@ def test_plot_file(student, attach):
         raise fail("the file plot_grad_norms writes", expected="a PNG image",
                    observed=f"a file starting with {data[:8]!r}",
                    fix="save with format='png' (or a path ending in .png)")
-    try:
-        img = _image(data)
-    except Exception as exc:
-        raise fail("the PNG plot_grad_norms writes", expected="a readable PNG",
-                   observed=f"matplotlib could not read it: {exc}") from exc
+    img = _image(seen)
     _attach_plot(attach, data)
     if img.shape[0] < 100 or img.shape[1] < 100:
         raise fail("the size of the plot", expected="at least 100 x 100 pixels",
                    observed=f"{img.shape[1]} x {img.shape[0]}")
-    if os.fspath(returned) != path:
+    if seen["returned"] != path:
         raise fail("the return value of plot_grad_norms(with_clip, without_clip, path)",
-                   expected=repr(path), observed=repr(returned)[:200], fix="return path")
+                   expected=repr(path), observed=str(seen["returned_repr"]), fix="return path")
 
 
 @check("the plot shows two curves in two colours", points=2,
        hint="Does your figure draw both lists, on the same axes, each in its own colour?")
-def test_plot_two_series(student):
-    _, _, data, _ = _plot(student)
-    if not data.startswith(Attachments.PNG_MAGIC):
+def test_plot_two_series(student, scratch):
+    _, seen = _plot(student, scratch)
+    if not _file(seen).startswith(Attachments.PNG_MAGIC):
         raise fail("the plot's pixels", expected="a PNG file at path", observed="no PNG written")
-    clusters = _colour_clusters(_image(data))
+    clusters = _colour_clusters(_image(seen))
     if len(clusters) >= 2:
         return
     raise fail(
@@ -486,30 +476,32 @@ def test_plot_two_series(student):
 @check("the plot draws both norm lists on labelled axes", points=1,
        hint="Are both lists drawn as lines with the step on the x axis, and do both axes say "
        "what they show?", hidden=True)
-def test_plot_lines(student):
-    _, _, _, figures = _plot(student)
+def test_plot_lines(student, scratch):
+    _, seen = _plot(student, scratch)
+    figures = seen["figures"]
     if not figures:
         raise fail("the matplotlib figure plot_grad_norms saved",
                    expected="a figure saved with Figure.savefig or plt.savefig",
                    observed="no matplotlib figure was saved",
                    fix="draw with matplotlib and save with fig.savefig(path)")
     with_clip, without = _series()
-    axes = [ax for fig in figures for ax in fig.axes]
-    found: dict[str, Any] = {}
-    for ax in axes:
-        for line in ax.get_lines():
-            y = np.asarray(line.get_ydata(), np.float64)
+    axes = [ax for fig in figures for ax in fig]
+    found: dict[str, int] = {}
+    for i, ax in enumerate(axes):
+        for line in ax["lines"]:
+            y = np.asarray(line, np.float64)
             for name, series in (("with_clip", with_clip), ("without_clip", without)):
                 if y.shape == (len(series),) and np.allclose(y, series, rtol=1e-6):
-                    found.setdefault(name, ax)
+                    found.setdefault(name, i)
     missing = [name for name in ("with_clip", "without_clip") if name not in found]
     if missing:
         raise fail("the lines of the saved figure", expected="one line per list, y = the norms",
                    observed=f"no line with the values of {', '.join(missing)}",
                    fix="ax.plot(steps, norms) for each of the two lists")
-    for ax in set(found.values()):
-        if not ax.get_xlabel().strip() or not ax.get_ylabel().strip():
+    for i in sorted(set(found.values())):
+        xlabel, ylabel = str(axes[i]["xlabel"]), str(axes[i]["ylabel"])
+        if not xlabel.strip() or not ylabel.strip():
             raise fail("the axis labels of the plot",
                        expected="an x label (the step) and a y label (the gradient norm)",
-                       observed=f"x label {ax.get_xlabel()!r}, y label {ax.get_ylabel()!r}",
+                       observed=f"x label {xlabel!r}, y label {ylabel!r}",
                        fix="ax.set_xlabel('step'); ax.set_ylabel('gradient norm')")
