@@ -18,6 +18,8 @@ import numpy as np
 
 from grader.checks import jit, keys, purity, traces, values
 from grader.checks.failure import fail
+from grader.sandbox import client
+from grader.sandbox.client import StudentError
 from grader.suite import check
 
 LESSON = "ex3_generic_mlp"
@@ -173,8 +175,9 @@ def _check_forward(student: Any, params: Params, x: jax.Array, what: str, depth:
     if found is None and error is None:
         return
     trap = _diagnose(student.mlp_forward, depth)
+    kind = error.info.type if isinstance(error, StudentError) else type(error).__name__
     observed = (
-        f"it raised {type(error).__name__}: {str(error).strip().splitlines()[0][:300]}"
+        f"it raised {kind}: {str(error).strip().splitlines()[0][:300]}"
         if error is not None
         else found.observed if found is not None else ""
     )
@@ -280,12 +283,10 @@ def test_init_keys(student):
        "with both jax.random.key(0) and jax.random.PRNGKey(0)?", hidden=True)
 def test_init_key_use(student):
     sizes = (6, 4, 4, 3)
-    keys.assert_deterministic(lambda k: student.init_mlp(k, sizes), lambda k: (k,),
-                              what=f"init_mlp(key, {sizes})")
-    keys.assert_varies_with_key(lambda k: student.init_mlp(k, sizes), lambda k: (k,),
-                                what=f"init_mlp(key, {sizes})")
-    keys.assert_accepts_raw_keys(lambda k: student.init_mlp(k, sizes), lambda k: (k,),
-                                 what=f"init_mlp(key, {sizes})")
+    init = client.partial(student.init_mlp, client.HOLE, sizes)  # init(k) is init_mlp(k, sizes)
+    keys.assert_deterministic(init, lambda k: (k,), what=f"init_mlp(key, {sizes})")
+    keys.assert_varies_with_key(init, lambda k: (k,), what=f"init_mlp(key, {sizes})")
+    keys.assert_accepts_raw_keys(init, lambda k: (k,), what=f"init_mlp(key, {sizes})")
 
 
 # -- mlp_forward ---------------------------------------------------------------
