@@ -7,6 +7,7 @@ from hypothesis.extra import numpy as hnp
 
 from grader.checks import jit, purity, values
 from grader.checks.failure import CheckFailure, fail
+from grader.sandbox.client import StudentError
 from grader.suite import check
 from grader.suites._shared import compiled, with_cause
 
@@ -173,8 +174,9 @@ def test_standardize_other_axes(student):
         try:
             got = standardize(jnp.asarray(x), axis=axis)
         except (TypeError, ValueError) as exc:
+            kind = exc.info.type if isinstance(exc, StudentError) else type(exc).__name__
             raise fail(
-                what, expected=f"an array of shape {x.shape}", observed=f"{type(exc).__name__}: {exc}",
+                what, expected=f"an array of shape {x.shape}", observed=f"{kind}: {exc}",
                 cause="the reduced statistics do not broadcast against x",
                 fix="reduce with `keepdims=True` so the mean and std keep a size-1 axis",
             ) from None
