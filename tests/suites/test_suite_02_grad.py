@@ -88,6 +88,7 @@ def test_a_python_float_derivative_does_not_compose(graded):
         assert "ConcretizationTypeError" in r["message"]
         assert "return float(jax.grad(f)(x))" in r["message"]
     assert "cannot be traced by JAX again" in g.message("test_derivative_of_derivative")
+    assert "observed: ConcretizationTypeError" in g.message("test_derivative_of_derivative")
 
 
 @pytest.mark.slow
