@@ -11,6 +11,8 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from grader.sandbox.isolation import Isolation
+
 SCHEMA_VERSION = 1
 
 CheckStatus = Literal["passed", "failed", "error", "timeout", "skipped"]
@@ -131,6 +133,9 @@ class Report:
     submission: str  # the graded path as the user gave it
     grader_version: str
     duration_s: float = 0.0
+    # How far student code was kept apart (level in force, what was missing); None when
+    # the report was not made by the runner.
+    isolation: Isolation | None = None
 
     @property
     def score(self) -> float:
@@ -148,7 +153,7 @@ class Report:
         return [(e, c) for e in self.exercises for c in e.checks]
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc = {
             "schema_version": SCHEMA_VERSION,
             "score": self.score,
             "max_score": self.max_score,
@@ -158,6 +163,9 @@ class Report:
             "exercises": [e.to_json() for e in self.exercises],
             "duration_s": round(self.duration_s, 3),
         }
+        if self.isolation is not None:
+            doc["isolation"] = self.isolation.to_json()
+        return doc
 
 
 def without_timings(doc: Any) -> Any:

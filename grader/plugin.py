@@ -2,11 +2,12 @@
 
 Loaded explicitly (`-p grader.plugin`), never through an entry point, so it
 does not leak into other pytest runs. It provides the suites' fixtures
-(`student`, `seed`, `credit`, `attach`) and, when `--grader-records FILE` is
-given (as the runner does in the grading child), writes one JSON line per
-event: the checks collected, the student module's import, each check's start
-and outcome. The parent turns those records into the result model; points and
-hints never travel this way, the parent reads them from the suites' source.
+(`student`, `seed`, `credit`, `attach`) and, when `--grader-records FILE` or
+`--grader-records-fd N` is given (the runner passes its pipe), writes one
+record (`grader.protocol.records`) per event: the checks collected, the
+student module's import, each check's start and outcome. The parent turns
+those records into the result model; points and hints never travel this way,
+the parent reads them from the suites' source.
 
 Also usable by hand, to debug a suite against a folder of lesson files:
 
@@ -15,8 +16,6 @@ Also usable by hand, to debug a suite against a folder of lesson files:
 
 from __future__ import annotations
 
-import base64
-import json
 import os
 import re
 import shutil
@@ -31,6 +30,7 @@ import pytest
 from grader.checks.failure import CheckFailure
 from grader.explain import explain
 from grader.model import SourceLine
+from grader.protocol import records
 from grader.sandbox import client, isolation, launch, probes
 from grader.sandbox.client import SandboxGone, StudentError
 from grader.suite import MARKER, Attachments, Credit
@@ -57,8 +57,8 @@ class GraderPlugin:
     def __init__(self, config: pytest.Config) -> None:
         self.lesson_dir = os.path.realpath(config.getoption("lesson_dir") or "exercises")
         self.seed = int(config.getoption("grader_seed"))
-        path = config.getoption("grader_records")
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600) if path else None
+        fd, path = config.getoption("grader_records_fd"), config.getoption("grader_records")
+        self._fd = int(fd) if fd is not None else records.Writer.to_path(path).fd if path else None
         self.level: isolation.Level = config.getoption("grader_isolation")
         self.lesson = config.getoption("grader_lesson") or _lesson_from_args(config.args)
         self.sandbox: launch.Sandbox | None = None
@@ -70,9 +70,9 @@ class GraderPlugin:
         self._started: dict[str, float] = {}
 
     # -- records ---------------------------------------------------------
-    def emit(self, record: dict[str, Any]) -> None:
+    def emit(self, record: records.Record) -> None:
         if self._fd is not None:
-            os.write(self._fd, (json.dumps(record, sort_keys=True) + "\n").encode())
+            records.Writer(self._fd).emit(record)
 
     # -- the sandbox -------------------------------------------------------
     def start_sandbox(self, timeout_s: float, prepare: Any = None) -> None:
@@ -128,28 +128,27 @@ class GraderPlugin:
     # -- hooks -----------------------------------------------------------
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        self.emit({"type": "collected", "ids": [item.name for item in items]})
+        self.emit(records.Collected(tuple(item.name for item in items)))
         if self._fd is None or not items:
             return
         lesson = lesson_of(items[0])
         exc = self.import_error() if lesson == self.lesson else FileNotFoundError(lesson)
-        record: dict[str, Any] = {"type": "import", "lesson": lesson, "ok": exc is None, "duration_s": 0.0}
-        if exc is not None:
-            record["message"] = self.scrub(import_message(lesson, exc))
-            loc = error_location(exc)
-            record["location"] = loc.to_json() if loc else None
+        if exc is None:
+            self.emit(records.Import(lesson, ok=True))
+        else:
             items[:] = []
-        self.emit(record)
+            self.emit(records.Import(lesson, ok=False, message=self.scrub(import_message(lesson, exc)),
+                                     location=error_location(exc)))
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.skipped and isinstance(report.longrepr, tuple):
-            self.emit({"type": "skipped", "message": str(report.longrepr[2]).removeprefix("Skipped: ")})
+            self.emit(records.Skipped(str(report.longrepr[2]).removeprefix("Skipped: ")))
         elif report.failed:
-            self.emit({"type": "suite_error", "message": str(report.longrepr)[-MAX_MESSAGE_CHARS:]})
+            self.emit(records.SuiteError(str(report.longrepr)))
 
     def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         self._started[location[2]] = time.perf_counter()
-        self.emit({"type": "start", "id": location[2]})
+        self.emit(records.Start(location[2]))
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(
@@ -232,29 +231,25 @@ class GraderPlugin:
         name = location[2]
         outcome = self._outcomes.get(name, _Outcome())
         self.emit(
-            {
-                "type": "result",
-                "id": name,
-                "status": outcome.status,
-                "fraction": outcome.fraction,
-                "message": self.scrub(outcome.message)[:MAX_MESSAGE_CHARS],
-                "location": outcome.location,
-                "not_implemented": outcome.not_implemented,
-                "duration_s": time.perf_counter() - self._started.get(name, time.perf_counter()),
-            }
+            records.Result(
+                id=name,
+                status=records.check_status(outcome.status),
+                fraction=outcome.fraction,
+                message=self.scrub(outcome.message),
+                location=SourceLine(**outcome.location) if outcome.location else None,
+                not_implemented=outcome.not_implemented,
+                duration_s=time.perf_counter() - self._started.get(name, time.perf_counter()),
+            )
         )
         attachments = self._attachments.get(name)
         if attachments is not None:
             for title, png in attachments.images:
-                self.emit(
-                    {"type": "artifact", "id": name, "title": title, "media_type": "image/png",
-                     "data": base64.b64encode(png).decode("ascii")}
-                )
+                self.emit(records.Artifact(id=name, title=title, data=png))
             for metric, value in attachments.metrics:
-                self.emit({"type": "metric", "id": name, "name": metric, "value": value})
+                self.emit(records.Metric(id=name, name=metric, value=value))
 
     def pytest_sessionfinish(self) -> None:
-        self.emit({"type": "done"})
+        self.emit(records.Done())
 
 
 def lesson_of(item: pytest.Item) -> str:
@@ -356,6 +351,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("grader")
     group.addoption("--lesson-dir", default=None, help="folder of the lesson files to grade")
     group.addoption("--grader-records", default=None, help="write JSON-lines records here")
+    group.addoption("--grader-records-fd", default=None, type=int,
+                    help="write the records to this inherited file descriptor (the worker's pipe)")
     group.addoption("--grader-seed", default="0", help="seed for generated inputs")
     group.addoption("--grader-lesson", default=None, help="lesson to import (default: from the suite's name)")
     group.addoption("--grader-isolation", default="basic", choices=isolation.LEVELS,

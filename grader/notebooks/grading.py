@@ -1,18 +1,19 @@
 """The grading child's notebook step: run the notebook, write the module pytest imports.
 
 Called by `grader.runner.child` before pytest when the lesson file is a
-notebook (`request["notebook"]` is its lesson name). Inside the isolation
+notebook (`request.notebook` is its lesson name). Inside the isolation
 boundary it reads `<lessons>/03_jit.ipynb`, runs its cells in a fresh kernel
 (`grader.notebooks.execution`), writes `<lessons>/03_jit.py`
-(`grader.notebooks.module`) and adds to the run's records:
+(`grader.notebooks.module`) and adds to the run's records
+(`grader.protocol.records`, on the judge's record pipe):
 
-- `{"type": "notebook", "message": ...}`: what a student should know about the
-  run (a cell that raised, with its cell and line; a cell that never finished;
-  a function defined twice or not at all); empty when all went well;
-- `{"type": "artifact", "id": "notebook", ...}`: each figure the cells drew;
+- `Notebook(message)`: what a student should know about the run (a cell that
+  raised, with its cell and line; a cell that never finished; a function
+  defined twice or not at all); empty when all went well;
+- `Artifact(id=NOTEBOOK_ID, ...)`: each figure the cells drew;
 - for a notebook that cannot be graded at all (empty, broken JSON, no code),
-  `{"type": "import", "ok": false, "message": ...}`: the exercise is an error
-  naming the file, and pytest does not run (`prepare` returns False).
+  `Import(ok=False, message=...)`: the exercise is an error naming the file,
+  and pytest does not run (`prepare` returns False).
 
 Time: each cell gets at most a quarter of the exercise's time limit (and
 `CELL_TIMEOUT_S`), all cells together half of it, so the checks keep the rest.
@@ -21,35 +22,32 @@ Time: each cell gets at most a quarter of the exercise's time limit (and
 from __future__ import annotations
 
 import ast
-import base64
-import json
 import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from grader.notebooks import execution, module, source
 from grader.notebooks.execution import Outcome
-from grader.runner.records import NOTEBOOK_ID
+from grader.protocol import records
+from grader.protocol.worker import Request
 
 CELL_TIMEOUT_S = 60.0
 MAX_FIGURES = 6
 
 
-def prepare(request: dict[str, Any]) -> bool:
+def prepare(request: Request, out: records.Writer) -> bool:
     """Build the lesson module from the notebook; False when there is nothing to grade."""
-    lesson = request["notebook"]
-    lessons = Path(request["lesson_dir"])
-    records = Records(request["records"])
+    lesson = request.notebook
+    lessons = Path(request.lesson_dir)
     path = lessons / f"{lesson}.ipynb"
     try:
         notebook = source.read(path)
     except source.NotebookError as exc:
-        records.emit({"type": "import", "lesson": lesson, "ok": False, "message": str(exc), "location": None})
+        out.emit(records.Import(lesson=lesson, ok=False, message=str(exc)))
         return False
 
-    timeout_s = float(request.get("timeout_s", 180.0))
+    timeout_s = request.timeout_s
     limits = execution.Limits(cell_timeout_s=min(CELL_TIMEOUT_S, timeout_s / 4), budget_s=timeout_s / 2)
     cells = notebook.code_cells
     started = time.monotonic()
@@ -58,9 +56,9 @@ def prepare(request: dict[str, Any]) -> bool:
         outcomes = execution.run(
             cells,
             cwd=Path.cwd(),
-            env=execution.kernel_env(dict(os.environ), int(request.get("devices", 1))),
+            env=execution.kernel_env(dict(os.environ), request.devices),
             limits=limits,
-            log_path=Path(request["workdir"]) / "kernel.log",
+            log_path=Path(request.workdir) / "kernel.log",
         )
     except execution.KernelUnavailable as exc:
         problem = str(exc)
@@ -72,28 +70,12 @@ def prepare(request: dict[str, Any]) -> bool:
 
     chosen = module.plan(outcomes, filename_of)
     (lessons / f"{lesson}.py").write_text(module.render(lesson, notebook.name, chosen.included), encoding="utf-8")
-    expected = expected_names(Path(request["suite"]))
-    note = notes(notebook.name, outcomes, chosen, expected, problem)
-    records.emit({"type": "notebook", "message": note})
+    expected = expected_names(Path(request.suite))
+    out.emit(records.Notebook(notes(notebook.name, outcomes, chosen, expected, problem)))
     for title, png in figures(notebook.name, outcomes):
-        records.emit({"type": "artifact", "id": NOTEBOOK_ID, "title": title, "media_type": "image/png",
-                      "data": base64.b64encode(png).decode("ascii")})
+        out.emit(records.Artifact(id=records.NOTEBOOK_ID, title=title, data=png))
     print(summary(notebook, outcomes, chosen, seconds, problem), flush=True)
     return True
-
-
-class Records:
-    """Appends JSON-lines records, in the plugin's format, to the run's records file."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-    def emit(self, record: dict[str, Any]) -> None:
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            os.write(fd, (json.dumps(record, sort_keys=True) + "\n").encode())
-        finally:
-            os.close(fd)
 
 
 def expected_names(suite: Path) -> set[str]:

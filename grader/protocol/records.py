@@ -173,6 +173,8 @@ class Result:
     def __post_init__(self) -> None:
         _clip(self, id=MAX_ID_CHARS, message=MAX_MESSAGE_CHARS)
         object.__setattr__(self, "location", location(self.location))
+        fraction = self.fraction if math.isfinite(self.fraction) else 0.0
+        object.__setattr__(self, "fraction", min(max(float(fraction), 0.0), 1.0))
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,10 @@ The child is a fork of the warm worker. Before any student code runs it:
 - sets the number of simulated CPU devices before JAX's backend starts.
 A notebook lesson is run in a kernel (started here, so bounded the same way)
 and turned into the module the suite imports (`grader.notebooks.grading`).
-Then it runs pytest on the suite with `grader.plugin` and exits with `os._exit`,
-never returning into the worker's loop.
+Then it runs pytest on the suite with `grader.plugin` (the judge: it forks the
+sandbox that imports the lesson file, at the isolation level the parent
+detected, and writes its records to the worker's pipe) and exits with
+`os._exit`, never returning into the worker's loop.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ import os
 import resource
 import sys
 import traceback
-from typing import Any, NoReturn
+from typing import NoReturn
+
+from grader.protocol.worker import Request
 
 FILE_SIZE_LIMIT = 256 << 20
 
@@ -34,10 +38,10 @@ def _limit(kind: int, value: int) -> None:
     resource.setrlimit(kind, (value, hard if hard != resource.RLIM_INFINITY else value))
 
 
-def pytest_args(request: dict[str, Any]) -> list[str]:
-    work = request["workdir"]
+def pytest_args(request: Request, records_fd: int) -> list[str]:
+    work = request.workdir
     return [
-        request["suite"],
+        request.suite,
         "-c",
         os.path.join(work, "pytest.ini"),
         "--rootdir",
@@ -57,15 +61,18 @@ def pytest_args(request: dict[str, Any]) -> list[str]:
         "--basetemp",
         os.path.join(work, "tmp"),
         "--lesson-dir",
-        request["lesson_dir"],
-        "--grader-records",
-        request["records"],
+        request.lesson_dir,
+        "--grader-records-fd",
+        str(records_fd),
         "--grader-seed",
-        str(request["seed"]),
+        str(request.seed),
+        "--grader-isolation",
+        request.isolation,
     ]
 
 
-def run(request: dict[str, Any], out_fd: int, base_vm: int) -> NoReturn:
+def run(request: Request, out_fd: int, records_fd: int, base_vm: int) -> NoReturn:
+    """`records_fd` is the write end of the worker's record pipe: the judge's alone."""
     code = 70
     try:
         os.setsid()
@@ -78,11 +85,11 @@ def run(request: dict[str, Any], out_fd: int, base_vm: int) -> NoReturn:
         sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
         sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
 
-        _limit(resource.RLIMIT_AS, base_vm + int(request["memory_bytes"]))
+        _limit(resource.RLIMIT_AS, base_vm + request.memory_bytes)
         _limit(resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT)
         _limit(resource.RLIMIT_CORE, 0)
 
-        work = request["workdir"]
+        work = request.workdir
         with open(os.path.join(work, "pytest.ini"), "w", encoding="utf-8") as ini:
             ini.write("[pytest]\naddopts =\npython_files = test_*.py\n")
         os.makedirs(os.path.join(work, "cwd"), exist_ok=True)
@@ -102,19 +109,19 @@ def run(request: dict[str, Any], out_fd: int, base_vm: int) -> NoReturn:
 
         import jax
 
-        devices = int(request.get("devices", 1))
-        if devices > 1:
-            jax.config.update("jax_num_cpu_devices", devices)  # type: ignore[no-untyped-call]
+        if request.devices > 1:
+            jax.config.update("jax_num_cpu_devices", request.devices)  # type: ignore[no-untyped-call]
 
         ready = True
-        if request.get("notebook"):  # run the notebook, write the module the suite imports
+        if request.notebook:  # run the notebook, write the module the suite imports
             from grader.notebooks.grading import prepare
+            from grader.protocol.records import Writer
 
-            ready = prepare(request)
+            ready = prepare(request, Writer(records_fd))
         if ready:
             import pytest
 
-            code = int(pytest.main(pytest_args(request)))
+            code = int(pytest.main(pytest_args(request, records_fd)))
         else:
             code = 0  # the notebook cannot be graded; its record says why
     except BaseException:

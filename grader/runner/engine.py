@@ -2,14 +2,20 @@
 
 The parent never imports student code (nor JAX): it copies the lesson files to
 a private folder per exercise, asks a worker (`grader.runner.worker`) to run
-the suite there, and assembles the result from the records the child wrote
-and the way it ended. A worker that dies or stops answering is replaced; the
-exercise it was grading is reported as an error and the others go on.
+the suite there (`grader.protocol.worker`), and assembles the result from the
+records the judge sent and the way it ended. A worker that dies or stops
+answering is replaced; the exercise it was grading is reported as an error and
+the others go on.
+
+The isolation level (`grader.sandbox.isolation`) is detected once per process,
+in a throwaway child, and sent with every request; `Options` may force a level
+or require one, and every `Report` says which was in force.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import json
 import os
@@ -24,18 +30,25 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Literal, TypeVar
 
 import grader
 from grader.catalog import ExerciseSpec
 from grader.model import ExerciseResult, Report
+from grader.protocol import worker as wire
+from grader.protocol.worker import Ended, Ready, Request, Started
 from grader.runner import records
 from grader.runner.submission import Submission, copy_lessons
+from grader.sandbox import isolation
+from grader.sandbox.isolation import Isolation, Level
 
 WORKER_START_TIMEOUT_S = 120.0
 REPLY_GRACE_S = 30.0
 
 Progress = Callable[[int, int, ExerciseResult], None]
+IsolationChoice = Literal["auto", "strict", "user", "basic"]
+ISOLATION_CHOICES: tuple[IsolationChoice, ...] = ("auto", "strict", "user", "basic")
+M = TypeVar("M", Ready, Started, Ended)
 
 
 @dataclass(frozen=True)
@@ -45,6 +58,56 @@ class Options:
     memory_bytes: int = 4 << 30  # address space a child may add to the warm worker's
     output_cap: int = 32 << 10
     jobs: int = 1
+    isolation: IsolationChoice = "auto"  # auto: the strongest level this machine allows
+    require_isolation: Level = "basic"  # refuse to grade below this level
+
+
+# -- isolation --------------------------------------------------------------------------
+
+FEATURES: dict[Level, str] = {
+    "user": "a user of its own for the sandbox",
+    "strict": "namespaces of its own for the sandbox (PID, network, mount)",
+}
+"""What each level adds to the one below it."""
+
+
+class IsolationUnavailable(Exception):
+    """The isolation asked for (or required) is more than this machine allows."""
+
+
+@functools.cache
+def detected() -> Isolation:
+    """The strongest level this machine allows (a throwaway child tries it, once per process)."""
+    return isolation.detect()
+
+
+def isolation_for(options: Options) -> Isolation:
+    """The level grading runs at, and what is missing; `IsolationUnavailable` when
+    `options` force or require more than this machine allows."""
+    found = detected()
+    chosen = found
+    if options.isolation != "auto" and options.isolation != found.level:
+        wanted: Level = options.isolation
+        if not isolation.at_least(found.level, wanted):
+            raise IsolationUnavailable(
+                f"--isolation {wanted}: this machine allows only '{found.level}' isolation; "
+                f"missing: {'; '.join(found.missing)}"
+            )
+        above = isolation.LEVELS[isolation.LEVELS.index(wanted) + 1: isolation.LEVELS.index(found.level) + 1]
+        turned_off = tuple(f"{FEATURES[level]} (not used: --isolation {wanted})" for level in above)
+        chosen = Isolation(wanted, turned_off + found.missing)
+    required = options.require_isolation
+    if not isolation.at_least(chosen.level, required):
+        what = "detected" if chosen is found else "chosen"
+        raise IsolationUnavailable(
+            f"--require-isolation {required}: the {what} isolation is '{chosen.level}', below "
+            f"'{required}'; missing: {'; '.join(chosen.missing)}. Grade where the grader may "
+            "switch users (as root, in a container) or lower --require-isolation."
+        )
+    return chosen
+
+
+# -- the warm worker ----------------------------------------------------------------------
 
 
 class WorkerLost(Exception):
@@ -72,43 +135,49 @@ class Worker:
             env=env,
             start_new_session=True,
         )
-        self._buffer = b""
+        self._buffer = bytearray()
         self.child_pid: int | None = None
-        hello = self._read(WORKER_START_TIMEOUT_S)
-        if not hello.get("ready"):
-            raise WorkerLost(f"the grading worker did not start: {self.log_tail()}")
+        try:
+            self._read(Ready, WORKER_START_TIMEOUT_S)
+        except WorkerLost as exc:
+            raise WorkerLost(f"the grading worker did not start ({exc}): {self.log_tail()}") from None
 
-    def _read(self, timeout_s: float) -> dict[str, Any]:
+    def _read(self, kind: type[M], timeout_s: float) -> M:
+        """The next message, which must be a `kind` (a reply may be megabytes of records)."""
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         deadline = time.monotonic() + timeout_s
-        while b"\n" not in self._buffer:
+        scanned = 0
+        while (end := self._buffer.find(b"\n", scanned)) < 0:
+            scanned = len(self._buffer)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise WorkerLost("the grading worker stopped answering")
             ready, _, _ = select.select([fd], [], [], remaining)
             if ready:
-                chunk = os.read(fd, 1 << 16)
+                chunk = os.read(fd, 1 << 20)
                 if not chunk:
                     raise WorkerLost("the grading worker died")
                 self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        message: dict[str, Any] = json.loads(line)
-        return message
+        line = bytes(self._buffer[:end])
+        del self._buffer[: end + 1]
+        try:
+            return wire.decode_as(line, kind)
+        except wire.ProtocolError as exc:
+            raise WorkerLost(f"the grading worker sent something unexpected ({exc})") from None
 
-    def run(self, request: dict[str, Any]) -> dict[str, Any]:
+    def run(self, request: Request) -> Ended:
         assert self.proc.stdin is not None
         try:
-            self.proc.stdin.write((json.dumps(request) + "\n").encode())
+            self.proc.stdin.write(wire.encode(request).encode())
             self.proc.stdin.flush()
         except OSError as exc:
             raise WorkerLost(f"the grading worker died ({exc})") from None
-        deadline = float(request["timeout_s"]) + REPLY_GRACE_S
-        started = self._read(deadline)
-        self.child_pid = started.get("started")
-        reply = self._read(deadline)
+        deadline = request.timeout_s + REPLY_GRACE_S
+        self.child_pid = self._read(Started, deadline).pid
+        ended = self._read(Ended, deadline)
         self.child_pid = None
-        return reply
+        return ended
 
     def log_tail(self, limit: int = 2000) -> str:
         try:
@@ -139,7 +208,7 @@ def _missing_requirements(spec: ExerciseSpec) -> list[str]:
 
 
 def _grade_one(worker: Worker | None, spec: ExerciseSpec, submission: Submission, options: Options,
-               scratch: Path, preload: tuple[str, ...]) -> tuple[ExerciseResult, Worker | None]:
+               level: Level, scratch: Path, preload: tuple[str, ...]) -> tuple[ExerciseResult, Worker | None]:
     if not submission.has(spec.name):
         return records.missing(spec, str(submission.root)), worker
     absent = _missing_requirements(spec)
@@ -153,36 +222,36 @@ def _grade_one(worker: Worker | None, spec: ExerciseSpec, submission: Submission
     lessons = work / "lessons"
     copy_lessons(submission, lessons)
     timeout_s = options.timeout_s or spec.timeout_s
-    request = {
-        "suite": str(spec.suite),
-        "workdir": str(work),
-        "lesson_dir": str(lessons),
-        "records": str(work / "records.jsonl"),
-        "seed": options.seed,
-        "timeout_s": timeout_s,
-        "memory_bytes": options.memory_bytes,
-        "output_cap": options.output_cap,
-        "devices": spec.devices,
-    }
-    if submission.files[spec.name].suffix == ".ipynb":
-        request["notebook"] = spec.name  # the child runs it and builds the module first
+    notebook = submission.files[spec.name].suffix == ".ipynb"
+    request = Request(
+        suite=str(spec.suite),
+        workdir=str(work),
+        lesson_dir=str(lessons),
+        seed=options.seed,
+        timeout_s=timeout_s,
+        memory_bytes=options.memory_bytes,
+        output_cap=options.output_cap,
+        devices=spec.devices,
+        notebook=spec.name if notebook else "",  # the child runs it and builds the module first
+        isolation=level,
+    )
     started = time.monotonic()
     try:
         if worker is None:
             worker = Worker(scratch, preload)
-        ending = records.Ending.from_reply(worker.run(request), timeout_s)
+        ending = records.Ending(worker.run(request), timeout_s)
     except WorkerLost as exc:
         tail = worker.log_tail() if worker else ""
         if worker is not None:
             worker.close(kill=True)
         worker = None
         ending = records.Ending(
+            Ended(duration_s=time.monotonic() - started),
+            timeout_s=timeout_s,
             lost=f"{exc} while grading this file (it was killed or crashed); the other files "
             "are graded by a fresh worker." + (f"\nworker log: {tail}" if tail.strip() else ""),
-            duration_s=time.monotonic() - started,
-            timeout_s=timeout_s,
         )
-    return records.assemble(spec, work / "records.jsonl", ending, submission.files[spec.name].name), worker
+    return records.assemble(spec, ending, submission.files[spec.name].name), worker
 
 
 def grade(
@@ -191,6 +260,9 @@ def grade(
     options: Options,
     on_result: Progress | None = None,
 ) -> Report:
+    """Grade `specs` in `submission`; `IsolationUnavailable` when `options` ask for more
+    isolation than this machine allows (before anything is graded)."""
+    in_force = isolation_for(options)
     started = time.monotonic()
     scratch = Path(tempfile.mkdtemp(prefix="grade-"))
     results: dict[str, ExerciseResult] = {}
@@ -208,7 +280,7 @@ def grade(
                     spec = todo.get_nowait()
                 except queue.Empty:
                     return
-                result, worker = _grade_one(worker, spec, submission, options, scratch, preload)
+                result, worker = _grade_one(worker, spec, submission, options, in_force.level, scratch, preload)
                 with lock:
                     results[spec.name] = result
                     if on_result is not None:
@@ -232,4 +304,5 @@ def grade(
         submission=str(submission.root if submission.single is None else submission.files[submission.single]),
         grader_version=grader.__version__,
         duration_s=time.monotonic() - started,
+        isolation=in_force,
     )

@@ -1,12 +1,18 @@
 """The warm worker: imports JAX once, then forks one bounded child per exercise.
 
-Started by the parent as `python -I -m grader.runner.worker`. It imports the
-heavy libraries the suites use (JAX, optax, chex, pytest, hypothesis,
-matplotlib, scikit-learn) without initialising a JAX backend, then serves
-requests, one JSON line each on stdin, answering one JSON line each on stdout.
-For every request it forks a child (see `grader.runner.child`) and supervises
-it: drains and caps its output, enforces the wall-clock timeout by killing the
+Started by the parent as `python -I -c "...worker import main; main()"`. It
+imports the heavy libraries the suites use (JAX, optax, chex, pytest,
+hypothesis, matplotlib, scikit-learn) without initialising a JAX backend, then
+serves requests (`grader.protocol.worker`), one JSON line each on stdin,
+answering one JSON line each on stdout. For every request it forks a child, the
+judge (see `grader.runner.child`), and supervises it: drains and caps its
+output and its records (a pipe of their own: the judge never writes them to a
+file a sandbox could find), enforces the wall-clock timeout by killing the
 child's whole process group, and reports how the child ended.
+
+Nothing outlives a file's grading: the worker is a subreaper, so a daemon that
+student code double-forked is reparented to it; after the child has ended the
+worker kills and reaps every process left, and only then replies.
 
 A child is a copy of this warm process, so JAX is never imported from scratch
 per exercise, yet each exercise runs in its own address space: what one
@@ -22,9 +28,17 @@ import select
 import signal
 import sys
 import time
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from grader.protocol import records
+from grader.protocol import worker as wire
+from grader.protocol.worker import Ended, Message, Ready, Request, Started
+from grader.sandbox import isolation
 
 # Always imported before the first fork; the suites' own imports are added to these.
+REAP_TIMEOUT_S = 10.0
+"""How long the worker keeps killing what a file's grading left behind."""
 PRELOAD = ("jax", "jax.numpy", "jax.extend", "numpy", "chex", "pytest", "hypothesis", "grader.plugin")
 
 
@@ -56,36 +70,68 @@ def vm_size() -> int:
     return 0
 
 
-def supervise(pid: int, out_fd: int, timeout_s: float, output_cap: int) -> dict[str, Any]:
-    """Wait for the child, keeping the first `output_cap` bytes of its output."""
+@dataclass
+class _Capped:
+    """What one pipe delivered: the first `cap` bytes kept, all of them counted."""
+
+    cap: int
+    kept: bytearray = field(default_factory=bytearray)
+    total: int = 0
+    eof: bool = False
+
+    def take(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.cap - len(self.kept)
+        if room > 0:
+            self.kept.extend(chunk[:room])
+
+    def read(self, fd: int) -> None:
+        chunk = os.read(fd, 1 << 16)
+        if chunk:
+            self.take(chunk)
+        else:
+            self.eof = True
+
+    def drain(self, fd: int) -> None:
+        """Read what is left without waiting on a writer that may remain, then close."""
+        os.set_blocking(fd, False)
+        with contextlib.suppress(OSError):  # BlockingIOError: nothing more for now
+            while chunk := os.read(fd, 1 << 16):
+                self.take(chunk)
+        os.close(fd)
+
+    def lines(self) -> tuple[tuple[str, ...], int]:
+        """Complete lines (at most MAX_RECORDS) and the bytes dropped: over the cap, unfinished."""
+        data = bytes(self.kept)
+        end = data.rfind(b"\n") + 1
+        lines = data[:end].splitlines()
+        kept = lines[:records.MAX_RECORDS]
+        used = sum(len(line) + 1 for line in kept)
+        return tuple(line.decode("utf-8", errors="replace") for line in kept), self.total - used
+
+
+def supervise(pid: int, out_fd: int, records_fd: int, timeout_s: float, output_cap: int) -> Ended:
+    """Wait for the child, keeping the first `output_cap` bytes of its output and its records.
+
+    Then kill its process group and every process left behind (see `reap_leftovers`), and
+    only then read what remains in the pipes: no writer is left to wait on."""
     started = time.monotonic()
     deadline = started + timeout_s
-    kept = bytearray()
-    total = 0
+    output = _Capped(output_cap)
+    found = _Capped(records.MAX_RECORDS_BYTES)
+    pipes = {out_fd: output, records_fd: found}
     status: int | None = None
     timed_out = False
-    eof = False
-
-    def take(chunk: bytes) -> None:
-        nonlocal total
-        total += len(chunk)
-        room = output_cap - len(kept)
-        if room > 0:
-            kept.extend(chunk[:room])
-
     while status is None:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             timed_out = True
             break
-        if not eof:
-            ready, _, _ = select.select([out_fd], [], [], min(remaining, 0.2))
-            if ready:
-                chunk = os.read(out_fd, 1 << 16)
-                if chunk:
-                    take(chunk)
-                else:
-                    eof = True
+        open_fds = [fd for fd, pipe in pipes.items() if not pipe.eof]
+        if open_fds:
+            ready, _, _ = select.select(open_fds, [], [], min(remaining, 0.2))
+            for fd in ready:
+                pipes[fd].read(fd)
         else:
             time.sleep(min(remaining, 0.02))
         done, raw = os.waitpid(pid, os.WNOHANG)
@@ -96,54 +142,109 @@ def supervise(pid: int, out_fd: int, timeout_s: float, output_cap: int) -> dict[
         os.killpg(pid, signal.SIGKILL)
     if status is None:
         _, status = os.waitpid(pid, 0)
-    # Drain what is left without waiting on a pipe someone else may hold.
-    os.set_blocking(out_fd, False)
-    with contextlib.suppress(BlockingIOError, OSError):
-        while chunk := os.read(out_fd, 1 << 16):
-            take(chunk)
-    os.close(out_fd)
-    return {
-        "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) and not timed_out else None,
-        "timed_out": timed_out,
-        "output": bytes(kept).decode("utf-8", errors="replace"),
-        "output_bytes": total,
-        "duration_s": time.monotonic() - started,
-    }
+    leftovers = reap_leftovers()
+    for fd, pipe in pipes.items():
+        pipe.drain(fd)
+    lines, dropped = found.lines()
+    return Ended(
+        exit_code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+        signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) and not timed_out else None,
+        timed_out=timed_out,
+        output=bytes(output.kept).decode("utf-8", errors="replace"),
+        output_bytes=output.total,
+        duration_s=time.monotonic() - started,
+        records=lines,
+        records_dropped=dropped,
+        leftovers=leftovers,
+    )
 
 
-def serve(request: dict[str, Any], base_vm: int, announce: Any) -> dict[str, Any]:
+def _children_of(parent: int) -> list[int]:
+    """Processes whose parent is `parent`, from /proc (zombies included)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status", encoding="ascii", errors="replace") as fh:
+                for line in fh:
+                    if line.startswith("PPid:"):
+                        if int(line.split()[1]) == parent:
+                            found.append(int(entry))
+                        break
+        except (OSError, ValueError):
+            continue  # it ended while we looked
+    return found
+
+
+def reap_leftovers(timeout_s: float = REAP_TIMEOUT_S) -> int:
+    """SIGKILL and reap every child of this worker, until none is left; returns how many.
+
+    The worker is a subreaper (`main`): a daemon that student code double-forked is
+    reparented here when its parent ends, so each pass kills the children, whose own
+    children then become ours for the next pass."""
+    me = os.getpid()
+    killed: set[int] = set()
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        children = _children_of(me)
+        if not children:
+            break
+        for pid in children:
+            killed.add(pid)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        _reap(deadline)
+    return len(killed)
+
+
+def _reap(deadline: float) -> None:
+    """Wait for the children just killed (each pass gives them until the deadline)."""
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            if not _children_of(os.getpid()):
+                return
+            time.sleep(0.005)
+
+
+def serve(request: Request, base_vm: int, announce: Callable[[Message], None]) -> Ended:
     from grader.runner import child
 
     out_r, out_w = os.pipe()
+    records_r, records_w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns
         os.close(out_r)
-        child.run(request, out_w, base_vm)
+        os.close(records_r)
+        child.run(request, out_w, records_w, base_vm)
     os.close(out_w)
-    announce({"started": pid})
-    reply = supervise(pid, out_r, float(request["timeout_s"]), int(request["output_cap"]))
-    reply["pid"] = pid
-    reply["memory_limit"] = base_vm + int(request["memory_bytes"])
-    return reply
+    os.close(records_w)
+    announce(Started(pid))
+    ended = supervise(pid, out_r, records_r, request.timeout_s, request.output_cap)
+    return replace(ended, memory_limit=base_vm + request.memory_bytes)
 
 
 def main() -> None:
     # The protocol owns the real stdout; anything printed by accident goes to stderr.
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
+    # Orphans of the children become the worker's, so none outlives its file (reap_leftovers).
+    isolation.make_subreaper()
     preload(json.loads(sys.argv[1]) if len(sys.argv) > 1 else [])
     base_vm = vm_size()
-    protocol.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
-    protocol.flush()
 
-    def say(message: dict[str, Any]) -> None:
-        protocol.write(json.dumps(message) + "\n")
+    def say(message: Message) -> None:
+        protocol.write(wire.encode(message))
         protocol.flush()
 
+    say(Ready(os.getpid()))
     for line in sys.stdin:
         if line.strip():
-            say(serve(json.loads(line), base_vm, say))
+            say(serve(wire.decode_as(line, Request), base_vm, say))
 
 
 if __name__ == "__main__":

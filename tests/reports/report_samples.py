@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from grader.model import Artifact, CheckResult, ExerciseResult, Report, SourceLine
+from grader.sandbox.isolation import Isolation
 
 SCHEMAS = Path(__file__).parent / "schemas"
 
@@ -199,6 +200,7 @@ def sample_report() -> Report:
         submission="exercises",
         grader_version="0.1.0",
         duration_s=9.87,
+        isolation=Isolation("user", ("namespaces (unshare is not permitted: no CAP_SYS_ADMIN)",)),
     )
 
 

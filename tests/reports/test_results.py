@@ -62,6 +62,7 @@ def test_schema_describes_exactly_the_emitted_keys(report: Report) -> None:
     assert _keys(schema, "check") == set(check)
     assert _keys(schema, "source_line") == set(check["location"])
     assert _keys(schema, "artifact") == set(doc["exercises"][-1]["artifacts"][0])
+    assert _keys(schema, "isolation") == set(doc["isolation"])
 
 
 def test_schema_statuses_are_the_models() -> None:

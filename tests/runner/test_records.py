@@ -1,8 +1,9 @@
 """records.assemble: what a grading child leaves behind becomes an ExerciseResult.
 
-The records come from a process that ran student code, so these tests also
-forge them: points always come from the catalog, fractions are clamped,
-unknown checks and malformed lines are ignored.
+The records come from the processes that graded student code, so these tests
+also forge them: points always come from the catalog, unknown checks and
+malformed records (a fraction out of range, an unknown status or field, broken
+JSON) are ignored.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from grader.catalog import read_suite
+from grader.protocol.worker import Ended
 from grader.runner.records import Ending, assemble
 
 SUITE = '''
@@ -42,10 +44,11 @@ def spec(tmp_path: Path) -> Any:
     return read_suite(path)
 
 
-def write(tmp_path: Path, *records: dict[str, Any] | str) -> Path:
-    path = tmp_path / "records.jsonl"
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records))
-    return path
+def ending(*records: dict[str, Any] | str, **how: Any) -> Ending:
+    """The judge's ending (`how`: exit_code, signal, ...) with these record lines."""
+    lines = tuple(r if isinstance(r, str) else json.dumps(r) for r in records)
+    timeout_s = how.pop("timeout_s", 0.0)
+    return Ending(Ended(records=lines, **how), timeout_s=timeout_s)
 
 
 def ok(check_id: str, **extra: Any) -> dict[str, Any]:
@@ -55,102 +58,106 @@ def ok(check_id: str, **extra: Any) -> dict[str, Any]:
 COLLECTED = {"type": "collected", "ids": ["test_a", "test_b", "test_c"]}
 IMPORTED = {"type": "import", "lesson": "demo", "ok": True}
 DONE = {"type": "done"}
-CLEAN = Ending(exit_code=0)
 
 
-def test_all_passed(spec: Any, tmp_path: Path) -> None:
-    path = write(tmp_path, COLLECTED, IMPORTED, ok("test_a"), ok("test_b"), ok("test_c"), DONE)
-    result = assemble(spec, path, CLEAN)
+def test_all_passed(spec: Any) -> None:
+    result = assemble(spec, ending(COLLECTED, IMPORTED, ok("test_a"), ok("test_b"), ok("test_c"), DONE,
+                                   exit_code=0))
     assert result.status == "passed"
     assert (result.score, result.max_score) == (10.0, 10.0)
     assert [c.visibility for c in result.checks] == ["public", "hidden", "public"]
     assert [c.hint for c in result.checks] == ["h1", "h2", "h3"]
 
 
-def test_partial_credit_counts_the_catalog_points(spec: Any, tmp_path: Path) -> None:
+def test_partial_credit_counts_the_catalog_points(spec: Any) -> None:
     partial = {"type": "result", "id": "test_c", "status": "failed", "fraction": 0.4, "message": "2 of 5"}
-    path = write(tmp_path, COLLECTED, IMPORTED, ok("test_a"), ok("test_b"), partial, DONE)
-    result = assemble(spec, path, CLEAN)
+    result = assemble(spec, ending(COLLECTED, IMPORTED, ok("test_a"), ok("test_b"), partial, DONE, exit_code=0))
     assert result.status == "failed"
     assert result.checks[2].score == pytest.approx(2.0)
     assert result.score == pytest.approx(7.0)
 
 
-def test_forged_records_cannot_raise_the_score(spec: Any, tmp_path: Path) -> None:
-    path = write(
-        tmp_path,
+def test_forged_records_cannot_raise_the_score(spec: Any) -> None:
+    result = assemble(spec, ending(
         COLLECTED,
         IMPORTED,
-        {"type": "result", "id": "test_a", "status": "failed", "fraction": 7.0, "points": 100},
+        {"type": "result", "id": "test_a", "status": "failed", "fraction": 0.5, "points": 100},
+        {"type": "result", "id": "test_a", "status": "failed", "fraction": 7.0},
         {"type": "result", "id": "test_zzz", "status": "passed", "fraction": 1.0},
         {"type": "result", "id": "test_b", "status": "error", "fraction": 1.0},
         {"type": "result", "id": "test_c", "status": "passed!!", "fraction": 1.0},
-        ok("test_c"),  # a second record for the same check is ignored
+        {"type": "result", "id": "test_c", "status": "failed", "fraction": 0.0},
+        ok("test_c"),  # a second valid record for the same check is ignored
         "{not json",
         DONE,
-    )
-    result = assemble(spec, path, CLEAN)
-    assert [c.status for c in result.checks] == ["failed", "error", "error"]
+        exit_code=0,
+    ))
+    # test_a: both records malformed (an unknown field, a fraction above 1): never reached
+    assert [c.status for c in result.checks] == ["error", "error", "failed"]
+    assert result.checks[0].message.startswith("not run")
     assert result.score == 0.0
     assert result.max_score == 10.0
 
 
-def test_not_attempted_when_every_check_hits_the_stub(spec: Any, tmp_path: Path) -> None:
+def test_a_check_that_did_not_pass_never_earns_all_its_points(spec: Any) -> None:
+    failed = {"type": "result", "id": "test_a", "status": "failed", "fraction": 1.0, "message": "m"}
+    result = assemble(spec, ending(COLLECTED, IMPORTED, failed, DONE, exit_code=0))
+    assert result.checks[0].status == "failed" and result.checks[0].score == 0.0
+
+
+def test_not_attempted_when_every_check_hits_the_stub(spec: Any) -> None:
     todo = {"status": "failed", "fraction": 0.0, "not_implemented": True, "message": "not implemented"}
-    path = write(tmp_path, COLLECTED, IMPORTED,
-                 *({"type": "result", "id": i, **todo} for i in ("test_a", "test_b", "test_c")), DONE)
-    result = assemble(spec, path, CLEAN)
+    result = assemble(spec, ending(COLLECTED, IMPORTED,
+                                   *({"type": "result", "id": i, **todo} for i in ("test_a", "test_b", "test_c")),
+                                   DONE, exit_code=0))
     assert result.status == "not_attempted"
     assert "NotImplementedError" in result.message
 
 
-def test_crash_mid_run_keeps_earlier_results(spec: Any, tmp_path: Path) -> None:
-    path = write(tmp_path, COLLECTED, IMPORTED, {"type": "start", "id": "test_a"}, ok("test_a"),
-                 {"type": "start", "id": "test_b"})
-    result = assemble(spec, path, Ending(signal=11))
+def test_crash_mid_run_keeps_earlier_results(spec: Any) -> None:
+    result = assemble(spec, ending(COLLECTED, IMPORTED, {"type": "start", "id": "test_a"}, ok("test_a"),
+                                   {"type": "start", "id": "test_b"}, signal=11))
     assert [c.status for c in result.checks] == ["passed", "error", "error"]
     assert "SIGSEGV" in result.checks[1].message
     assert result.checks[2].message.startswith("not run")
     assert result.status == "error" and result.score == 2.0
 
 
-def test_timeout_names_the_running_check(spec: Any, tmp_path: Path) -> None:
-    path = write(tmp_path, COLLECTED, IMPORTED, {"type": "start", "id": "test_a"}, ok("test_a"),
-                 {"type": "start", "id": "test_b"})
-    result = assemble(spec, path, Ending(timed_out=True, timeout_s=30))
+def test_timeout_names_the_running_check(spec: Any) -> None:
+    result = assemble(spec, ending(COLLECTED, IMPORTED, {"type": "start", "id": "test_a"}, ok("test_a"),
+                                   {"type": "start", "id": "test_b"}, timed_out=True, timeout_s=30))
     assert [c.status for c in result.checks] == ["passed", "timeout", "error"]
     assert "30 s" in result.checks[1].message
 
 
-def test_import_failure_is_one_clear_error(spec: Any, tmp_path: Path) -> None:
+def test_import_failure_is_one_clear_error(spec: Any) -> None:
     failed = {"type": "import", "lesson": "demo", "ok": False, "message": "demo.py has a syntax error",
               "location": {"path": "demo.py", "line": 3, "code": "def f(x)"}}
-    result = assemble(spec, write(tmp_path, COLLECTED, failed, DONE), CLEAN)
+    result = assemble(spec, ending(COLLECTED, failed, DONE, exit_code=0))
     assert result.status == "error"
     assert result.message == "demo.py has a syntax error"
     assert result.checks[0].location is not None and result.checks[0].location.line == 3
     assert all(c.score == 0 for c in result.checks)
 
 
-def test_nothing_written_is_a_grader_error(spec: Any, tmp_path: Path) -> None:
-    result = assemble(spec, tmp_path / "absent.jsonl", Ending(exit_code=4))
+def test_nothing_written_is_a_grader_error(spec: Any) -> None:
+    result = assemble(spec, ending(exit_code=4))
     assert result.status == "error"
     assert "problem in the grader" in result.message
 
 
-def test_artifacts_must_be_png(spec: Any, tmp_path: Path) -> None:
+def test_artifacts_must_be_png(spec: Any) -> None:
     good = {"type": "artifact", "id": "test_a", "title": "plot", "data": base64.b64encode(PNG).decode()}
     bad = {"type": "artifact", "id": "test_a", "title": "evil", "data": base64.b64encode(b"<svg/>").decode()}
     metric = {"type": "metric", "id": "test_a", "name": "speedup", "value": 12.5}
     nan = {"type": "metric", "id": "test_a", "name": "nan", "value": "NaN"}
-    path = write(tmp_path, COLLECTED, IMPORTED, ok("test_a"), good, bad, metric, nan, DONE)
-    result = assemble(spec, path, CLEAN)
+    result = assemble(spec, ending(COLLECTED, IMPORTED, ok("test_a"), good, bad, metric, nan, DONE, exit_code=0))
     assert [a.title for a in result.artifacts] == ["plot"]
     assert result.metrics == (("speedup", 12.5),)
 
 
-def test_output_cap_notice(spec: Any, tmp_path: Path) -> None:
-    path = write(tmp_path, COLLECTED, IMPORTED, ok("test_a"), ok("test_b"), ok("test_c"), DONE)
-    result = assemble(spec, path, Ending(exit_code=0, output="x" * 10, output_bytes=5_000_000))
+def test_output_cap_notice(spec: Any) -> None:
+    result = assemble(spec, ending(COLLECTED, IMPORTED, ok("test_a"), ok("test_b"), ok("test_c"), DONE,
+                                   exit_code=0, output="x" * 10, output_bytes=5_000_000))
     assert result.output.startswith("x" * 10)
     assert "[output truncated: 5,000,000 bytes were printed; the first 10 are shown]" in result.output
