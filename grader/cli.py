@@ -1,12 +1,15 @@
 """`grade`: the command line.
 
     grade [PATH] [--only NAMES] [--json F] [--html F] [--gradescope F] [--junit F]
-          [--fail-under PERCENT] [--seed N] [--timeout S] [--jobs N] ...
+          [--fail-under PERCENT] [--seed N] [--timeout S] [--jobs N]
+          [--isolation LEVEL] [--require-isolation LEVEL] ...
     grade COMMAND ...   (see `grade --help` for the commands)
 
 Exit codes: 0 a report was produced (and the score reached --fail-under),
 1 the score is below --fail-under, 2 the grader could not run (bad path or
-option; the message says what to fix).
+option, or less isolation than --isolation/--require-isolation ask for; the
+message says what to fix). The grading options `grade` shares with its
+commands are defined once, in `grader.commands.shared`.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader import catalog
+from grader.commands import shared
+from grader.commands.shared import UsageError as UsageError  # re-exported: commands raise it
 from grader.model import ExerciseResult, Report
 from grader.runner import engine
 from grader.runner.submission import SubmissionError, find
@@ -36,23 +40,8 @@ COMMANDS: dict[str, str] = {
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE = 0, 1, 2
 
-
-class UsageError(Exception):
-    """Bad input from the user: the message names what was wrong and what to do."""
-
-
-def _percent(text: str) -> float:
-    value = float(text.rstrip("%"))
-    if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError("give a percentage of the maximum score, 0 to 100")
-    return value
-
-
-def _positive(text: str) -> float:
-    value = float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be a positive number")
-    return value
+# Older names, for commands that still use them (grader.commands.shared has them now).
+_percent, _positive = shared.percent, shared.positive
 
 
 def grade_parser(prog: str = "grade") -> argparse.ArgumentParser:
@@ -63,48 +52,20 @@ def grade_parser(prog: str = "grade") -> argparse.ArgumentParser:
     )
     parser.add_argument("path", nargs="?", default="exercises",
                         help="a folder of lesson files or one lesson file (default: exercises/)")
-    parser.add_argument("--only", default="", metavar="NAME[,NAME...]",
-                        help="grade only these lesson files, e.g. --only 03_jit,ex2_per_example_grads")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON (schema_version 1)")
     parser.add_argument("--html", metavar="FILE", default="grade-report.html",
                         help="write the self-contained HTML report here (default: grade-report.html)")
     parser.add_argument("--no-html", action="store_true", help="do not write the HTML report")
     parser.add_argument("--gradescope", metavar="FILE", help="write Gradescope's results.json")
     parser.add_argument("--junit", metavar="FILE", help="write JUnit XML")
-    parser.add_argument("--fail-under", type=_percent, metavar="PERCENT",
+    parser.add_argument("--fail-under", type=shared.percent, metavar="PERCENT",
                         help="exit 1 when the score is below this percentage of the maximum")
-    parser.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
-    parser.add_argument("--timeout", type=_positive, metavar="SECONDS",
-                        help="time limit per lesson file (default: each suite's own, 180 s)")
-    parser.add_argument("--memory", type=_positive, default=4.0, metavar="GIB",
-                        help="memory a grading process may allocate, in GiB (default 4)")
     parser.add_argument("--jobs", type=int, default=1, metavar="N",
                         help="lesson files graded at once (default 1)")
-    parser.add_argument("--suites", metavar="DIR", help="a folder of suites to grade with "
-                        "(default: the suites installed with the grader)")
+    shared.add_grading_options(parser)
     parser.add_argument("--no-color", action="store_true", help="plain text output")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     return parser
-
-
-def _specs(args: argparse.Namespace) -> list[catalog.ExerciseSpec]:
-    suites_dir = Path(args.suites).resolve() if args.suites else catalog.SUITES_DIR
-    if not suites_dir.is_dir():
-        raise UsageError(f"--suites {suites_dir}: no such folder")
-    try:
-        specs = list(catalog.exercises(suites_dir))
-    except catalog.CatalogError as exc:
-        raise UsageError(f"the suites in {suites_dir} are malformed: {exc}") from None
-    if args.only:
-        wanted = [n.strip().removesuffix(".py") for n in args.only.split(",") if n.strip()]
-        names = {s.name for s in specs}
-        unknown = [n for n in wanted if n not in names]
-        if unknown:
-            raise UsageError(
-                f"--only: no lesson file named {', '.join(unknown)}. Known: {', '.join(sorted(names))}"
-            )
-        specs = [s for s in specs if s.name in wanted]
-    return specs
 
 
 def _outputs(args: argparse.Namespace) -> dict[str, Path]:
@@ -141,27 +102,24 @@ def run_grade(argv: Sequence[str]) -> int:
     parser = grade_parser()
     args = parser.parse_args(argv)
     color = not args.no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    if args.jobs < 1:
+        print("grade: error: --jobs must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
     try:
-        specs = _specs(args)
+        specs = shared.specs(args)
         outputs = _outputs(args)
         submission = find(Path(args.path), [s.name for s in specs])
         if submission.single is not None:
             specs = [s for s in specs if s.name == submission.single]
+        options = shared.options(args, jobs=args.jobs)
+        level = shared.check_isolation(options).level
     except (UsageError, SubmissionError) as exc:
         print(f"grade: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if args.jobs < 1:
-        print("grade: error: --jobs must be at least 1", file=sys.stderr)
-        return EXIT_USAGE
 
-    options = engine.Options(
-        seed=args.seed,
-        timeout_s=args.timeout,
-        memory_bytes=int(args.memory * 2**30),
-        jobs=args.jobs,
-    )
     if not args.quiet:
-        print(f"Grading {len(specs)} lesson file(s) in {args.path} (seed {args.seed}) ...", flush=True)
+        print(f"Grading {len(specs)} lesson file(s) in {args.path} (seed {args.seed}, "
+              f"isolation {level}) ...", flush=True)
 
     def progress(index: int, total: int, result: ExerciseResult) -> None:
         if not args.quiet:

@@ -102,3 +102,64 @@ def test_single_file_and_determinism(tmp_path: Path) -> None:
     assert a["seed"] == 7 and "seed 7" in first.stdout
     assert without_timings(a) == without_timings(b)
     assert [e["name"] for e in a["exercises"]] == ["demo"]
+
+
+# -- isolation: forced, required, and what this machine allows ------------------------------
+
+
+@pytest.fixture
+def machine(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Pretend this machine allows only `user` isolation (no namespaces)."""
+    from grader.runner import engine
+    from grader.sandbox.isolation import Isolation
+
+    found = Isolation("user", ("namespaces (unshare is not permitted: no CAP_SYS_ADMIN)",))
+    monkeypatch.setattr(engine, "detected", lambda: found)
+    return found
+
+
+def run_in_process(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    from grader import cli
+
+    code = cli.main([*argv, "--suites", str(SUITES), "--no-color", "--no-html"])
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def test_forcing_more_isolation_than_the_machine_allows_exits_2(machine: Any, capsys: Any) -> None:
+    code, text = run_in_process(capsys, str(HERE / "demo_good"), "--isolation", "strict")
+    assert code == 2
+    assert "--isolation strict: this machine allows only 'user' isolation" in text
+    assert "no CAP_SYS_ADMIN" in text
+    assert "Grading" not in text
+
+
+def test_requiring_more_isolation_than_detected_exits_2(machine: Any, capsys: Any) -> None:
+    code, text = run_in_process(capsys, str(HERE / "demo_good"), "--require-isolation", "strict")
+    assert code == 2
+    assert "--require-isolation strict: the detected isolation is 'user', below 'strict'" in text
+    assert "missing: namespaces" in text
+
+
+def test_a_forced_level_below_the_required_one_exits_2(machine: Any, capsys: Any) -> None:
+    code, text = run_in_process(capsys, str(HERE / "demo_good"), "--isolation", "basic",
+                                "--require-isolation", "user")
+    assert code == 2
+    assert "the chosen isolation is 'basic', below 'user'" in text
+
+
+def test_isolation_for_says_what_a_forced_level_leaves_out(machine: Any) -> None:
+    from grader.runner import engine
+
+    chosen = engine.isolation_for(engine.Options(isolation="basic"))
+    assert chosen.level == "basic"
+    assert chosen.missing[0].startswith("a user of its own for the sandbox (not used: --isolation basic)")
+    assert chosen.missing[-1].startswith("namespaces (unshare is not permitted")
+    assert engine.isolation_for(engine.Options()) == machine
+    assert engine.isolation_for(engine.Options(isolation="user", require_isolation="user")) == machine
+
+
+def test_unknown_isolation_level_is_a_usage_error(tmp_path: Path) -> None:
+    proc = grade(str(HERE / "demo_good"), "--isolation", "paranoid", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "invalid choice: 'paranoid'" in proc.stderr

@@ -43,6 +43,8 @@ import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.commands import shared
+
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 STUB = "### STUB:"
@@ -202,8 +204,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from grader.cli import UsageError
-
     solutions, exercises = Path(args.solutions), Path(args.out)
     try:
         if args.check:
@@ -218,7 +218,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         changed = write(solutions, exercises)
     except MarkerError as exc:
-        raise UsageError(str(exc)) from None
+        raise shared.UsageError(str(exc)) from None
     for path in changed:
         print(f"wrote {path}")
     print(f"{len(changed)} stub(s) changed; {exercises}/ is in sync with {solutions}/")

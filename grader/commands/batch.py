@@ -20,7 +20,9 @@ DIR gets:
 `--student NAME` (repeatable) regrades only those students and rebuilds the
 gradebook and the summary from every student's results. Exit 0 when every
 student was graded (whatever their scores), 1 when the grader itself failed
-for a student (see students/NAME.error.txt), 2 on bad options.
+for a student (see students/NAME.error.txt), 2 on bad options. Student code
+runs as a user of its own at least: below `--require-isolation` (default
+`user`) nothing is graded.
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="grade on a dask.distributed cluster, e.g. tcp://10.0.0.5:8786")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    shared.add_grading_options(parser)
+    shared.add_grading_options(parser, require="user")
 
 
 def students(submissions: Path) -> list[str]:
@@ -172,24 +174,23 @@ def batch(jobs: list[Job], specs: list[catalog.ExerciseSpec], options: engine.Op
 
 
 def run(args: argparse.Namespace) -> int:
-    from grader.cli import UsageError
-
     submissions, out = Path(args.submissions), Path(args.out)
     if not submissions.is_dir():
-        raise UsageError(f"{submissions}: no such folder (give the folder holding one folder per student)")
+        raise shared.UsageError(f"{submissions}: no such folder (give the folder holding one folder per student)")
     specs = shared.specs(args)
     everyone = students(submissions)
     chosen = [n for arg in args.student for n in arg.split(",") if n]
     unknown = sorted(set(chosen) - set(everyone))
     if unknown:
-        raise UsageError(f"--student: no folder {', '.join(unknown)} in {submissions}")
+        raise shared.UsageError(f"--student: no folder {', '.join(unknown)} in {submissions}")
     names = sorted(set(chosen)) if chosen else everyone
     if not names:
-        raise UsageError(f"{submissions} holds no student folders")
+        raise shared.UsageError(f"{submissions} holds no student folders")
     if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out} is a file; give a folder")
+        raise shared.UsageError(f"--out {out} is a file; give a folder")
     jobs = [job_for(submissions, n, [s.name for s in specs]) for n in names]
     options = shared.options(args)
+    level = shared.check_isolation(options).level  # on a cluster, each worker checks again
     if args.scheduler:
         from grader.commands import cluster
 
@@ -200,11 +201,11 @@ def run(args: argparse.Namespace) -> int:
         where = f"{min(args.workers, len(jobs))} local worker(s)"
     if not args.quiet:
         print(f"Grading {len(jobs)} student(s) x {len(specs)} lesson file(s) on {where} "
-              f"(seed {args.seed}) ...", file=sys.stderr, flush=True)
+              f"(seed {args.seed}, isolation {level}) ...", file=sys.stderr, flush=True)
     try:
         everybody, problems = batch(jobs, specs, options, out, grader, quiet=args.quiet)
     except ConnectionError as exc:  # the scheduler (cluster) could not be reached
-        raise UsageError(str(exc)) from None
+        raise shared.UsageError(str(exc)) from None
     counts: dict[str, int] = {}
     for student in everybody:
         counts[student.status] = counts.get(student.status, 0) + 1

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from grader.commands import tree
+from grader.commands import shared, tree
 
 DEFAULT_FAIL_UNDER = 60.0
 DEFAULT_PYTHON = "3.11"
@@ -31,11 +31,9 @@ def workflow(*, fail_under: float = DEFAULT_FAIL_UNDER, path: str = "exercises",
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from grader.cli import _percent
-
     parser.add_argument("--out", default=WORKFLOW, metavar="FILE",
                         help=f"where to write the workflow (default {WORKFLOW}; `-` prints it)")
-    parser.add_argument("--fail-under", type=_percent, default=DEFAULT_FAIL_UNDER, metavar="PERCENT",
+    parser.add_argument("--fail-under", type=shared.percent, default=DEFAULT_FAIL_UNDER, metavar="PERCENT",
                         help=f"fail the job below this score (default {DEFAULT_FAIL_UNDER:g})")
     parser.add_argument("--path", default="exercises", metavar="PATH",
                         help="what the workflow grades (default exercises)")
@@ -47,8 +45,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from grader.cli import UsageError
-
     text = workflow(fail_under=args.fail_under, path=args.path, python=args.python,
                     timeout_minutes=args.timeout_minutes)
     if args.out == "-":
@@ -56,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     out = Path(args.out)
     if out.exists() and not args.force:
-        raise UsageError(f"{out} exists; pass --force to overwrite it")
+        raise shared.UsageError(f"{out} exists; pass --force to overwrite it")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     print(f"wrote {out}: grades {args.path} on every push, fails below {args.fail_under:g}%")

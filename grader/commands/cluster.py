@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import catalog
+from grader.commands import shared
 from grader.commands.batch import Grader, Job, Outcome, grade_job
 from grader.model import Report
 from grader.runner import engine
@@ -91,9 +92,7 @@ def grade_on(address: str) -> Grader:
     try:
         distributed: Any = importlib.import_module("distributed")  # the `cluster` extra; untyped
     except ImportError:
-        from grader.cli import UsageError
-
-        raise UsageError("--scheduler needs dask.distributed: "
+            raise shared.UsageError("--scheduler needs dask.distributed: "
                          "pip install 'jax-lesson-grader[cluster]'") from None
 
     def run(jobs: list[Job], specs: list[catalog.ExerciseSpec], options: engine.Options) -> Iterator[Outcome]:

@@ -1,6 +1,7 @@
 """Build a Gradescope autograder bundle (the zip Gradescope's "Zip file upload" takes).
 
     grade gradescope-bundle autograder.zip [--extras frameworks] [--timeout S] [--seed N]
+                            [--require-isolation LEVEL]
 
 The zip holds, at its root:
 - `setup.sh`: run once by Gradescope; installs the grader from the bundle into
@@ -9,7 +10,9 @@ The zip holds, at its root:
   exercises/ folder when a whole repository was uploaded) with every check,
   hidden ones included, and writes /autograder/results/results.json
   (`grade --gradescope`). Hidden checks are shown to students after grades are
-  published. If grading cannot start it still writes a results file saying why;
+  published. It refuses to grade below `--require-isolation` (default `user`:
+  student code runs as a user of its own; Gradescope runs the autograder as
+  root). If grading cannot start it still writes a results file saying why;
 - the grader itself: `grader/` with the full suites, `templates/`,
   `pyproject.toml` and a README. No solutions.
 
@@ -27,6 +30,7 @@ from pathlib import Path
 
 from grader import catalog
 from grader.commands import shared, tree
+from grader.sandbox.isolation import Level
 
 EXECUTABLE = {"setup.sh", "run_autograder"}
 README = """# Gradescope autograder: Introduction to JAX
@@ -39,21 +43,20 @@ ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from grader.cli import _positive
-
     parser.add_argument("out", metavar="OUT.zip", help="the bundle to write")
     parser.add_argument("--suites", metavar="DIR", help="bundle these suites (default: the grader's own)")
     parser.add_argument("--extras", default="frameworks", metavar="NAME[,NAME...]",
                         help="optional dependencies to install (default frameworks: Flax and "
                         "Equinox for 11_frameworks; '' for none)")
-    parser.add_argument("--timeout", type=_positive, metavar="SECONDS",
+    parser.add_argument("--timeout", type=shared.positive, metavar="SECONDS",
                         help="time limit per lesson file (default: each suite's own)")
     parser.add_argument("--seed", type=int, help="seed for generated inputs (default 0)")
+    shared.add_isolation_option(parser, require="user")
     parser.add_argument("--force", action="store_true", help="overwrite OUT.zip")
 
 
-def grade_args(timeout: float | None, seed: int | None) -> str:
-    args = []
+def grade_args(timeout: float | None, seed: int | None, require_isolation: Level = "user") -> str:
+    args = ["--require-isolation", require_isolation]
     if timeout is not None:
         args += ["--timeout", f"{timeout:g}"]
     if seed is not None:
@@ -62,7 +65,7 @@ def grade_args(timeout: float | None, seed: int | None) -> str:
 
 
 def build(out: Path, suites_dir: Path, *, extras: str = "frameworks", timeout: float | None = None,
-          seed: int | None = None) -> list[str]:
+          seed: int | None = None, require_isolation: Level = "user") -> list[str]:
     """Write the zip; returns its member names."""
     catalog.exercises(suites_dir)  # refuse malformed suites now, not on Gradescope
     wanted = ",".join(e.strip() for e in extras.split(",") if e.strip())
@@ -73,7 +76,8 @@ def build(out: Path, suites_dir: Path, *, extras: str = "frameworks", timeout: f
         (root / "setup.sh").write_text(
             tree.render("gradescope-setup.sh.j2", extras=f"[{wanted}]" if wanted else ""), encoding="utf-8")
         (root / "run_autograder").write_text(
-            tree.render("gradescope-run_autograder.j2", grade_args=grade_args(timeout, seed)),
+            tree.render("gradescope-run_autograder.j2",
+                        grade_args=grade_args(timeout, seed, require_isolation)),
             encoding="utf-8")
         names = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
         with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
@@ -86,21 +90,20 @@ def build(out: Path, suites_dir: Path, *, extras: str = "frameworks", timeout: f
 
 
 def run(args: argparse.Namespace) -> int:
-    from grader.cli import UsageError
-
     out, suites_dir = Path(args.out), shared.suites_dir(args)
     if out.suffix != ".zip":
-        raise UsageError(f"{out}: give a file name ending in .zip")
+        raise shared.UsageError(f"{out}: give a file name ending in .zip")
     if out.exists() and not args.force:
-        raise UsageError(f"{out} exists; pass --force to overwrite it")
+        raise shared.UsageError(f"{out} exists; pass --force to overwrite it")
     if not out.parent.is_dir():
-        raise UsageError(f"{out.parent} does not exist; create it first")
+        raise shared.UsageError(f"{out.parent} does not exist; create it first")
     if not suites_dir.is_dir():
-        raise UsageError(f"--suites {suites_dir}: no such folder")
+        raise shared.UsageError(f"--suites {suites_dir}: no such folder")
     try:
-        names = build(out, suites_dir, extras=args.extras, timeout=args.timeout, seed=args.seed)
+        names = build(out, suites_dir, extras=args.extras, timeout=args.timeout, seed=args.seed,
+                      require_isolation=args.require_isolation)
     except (tree.TreeError, catalog.CatalogError) as exc:
-        raise UsageError(str(exc)) from None
+        raise shared.UsageError(str(exc)) from None
     suites = sum(n.startswith("grader/suites/test_") for n in names)
     print(f"wrote {out}: {len(names)} files, {suites} suite(s) with their hidden checks; "
           "upload it as the assignment's autograder (Configure Autograder > Zip file upload)")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from grader.commands import shared
 from grader.notebooks.export import dumps, notebook_of
 
 
@@ -30,23 +31,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from grader.cli import UsageError
-
     source, out = Path(args.source), Path(args.out)
     if not source.is_dir():
-        raise UsageError(f"--from {source}: no such folder; give the folder of lesson .py files, "
+        raise shared.UsageError(f"--from {source}: no such folder; give the folder of lesson .py files, "
                          "e.g. --from exercises or --from solutions")
     files = sorted(p for p in source.glob("*.py") if not p.name.startswith("_"))
     wanted = [n.strip().removesuffix(".py") for n in args.only.split(",") if n.strip()]
     unknown = [n for n in wanted if n not in {p.stem for p in files}]
     if unknown:
-        raise UsageError(f"--only: no {', '.join(f'{n}.py' for n in unknown)} in {source}/")
+        raise shared.UsageError(f"--only: no {', '.join(f'{n}.py' for n in unknown)} in {source}/")
     if wanted:
         files = [p for p in files if p.stem in wanted]
     if not files:
-        raise UsageError(f"{source}/ holds no lesson .py files to convert")
+        raise shared.UsageError(f"{source}/ holds no lesson .py files to convert")
     if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out} is a file; give a folder")
+        raise shared.UsageError(f"--out {out} is a file; give a folder")
     out.mkdir(parents=True, exist_ok=True)
 
     written = kept = 0
@@ -59,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             text = dumps(notebook_of(path.read_text(encoding="utf-8"), path.stem))
         except SyntaxError as exc:
-            raise UsageError(f"{path} has a syntax error at line {exc.lineno}: {exc.msg}; "
+            raise shared.UsageError(f"{path} has a syntax error at line {exc.lineno}: {exc.msg}; "
                              "fix it before converting") from None
         target.write_text(text, encoding="utf-8")
         print(f"wrote {target}")

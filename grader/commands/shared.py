@@ -1,34 +1,100 @@
-"""What several commands share: the grading options and how they become specs and Options."""
+"""What `grade` and its commands share: the grading options, defined once, and how they
+become the exercises to grade (`specs`) and the engine's `Options`.
+
+    --suites DIR  --only NAMES  --seed N  --timeout S  --memory GIB
+    --isolation {auto,strict,user,basic}  --require-isolation LEVEL
+
+`grade` (grader.cli), `grade batch` and `grade verify` add them with
+`add_grading_options`; `UsageError` is what any command raises for bad input
+(exit code 2, its message printed).
+"""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from grader import catalog, cli
+from grader import catalog
 from grader.runner import engine
+from grader.sandbox import isolation
+from grader.sandbox.isolation import Isolation, Level
 
 
-def add_grading_options(parser: argparse.ArgumentParser) -> None:
-    """`--suites`, `--only`, `--seed`, `--timeout`, `--memory`, as `grade` has them."""
+class UsageError(Exception):
+    """Bad input from the user: the message names what was wrong and what to do."""
+
+
+def percent(text: str) -> float:
+    value = float(text.rstrip("%"))
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError("give a percentage of the maximum score, 0 to 100")
+    return value
+
+
+def positive(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be a positive number")
+    return value
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def add_isolation_option(parser: argparse.ArgumentParser, *, require: Level = "basic") -> None:
+    """`--require-isolation LEVEL` (default `require`)."""
+    parser.add_argument(
+        "--require-isolation", choices=isolation.LEVELS[::-1], default=require, metavar="LEVEL",
+        help="refuse to grade (exit 2) when this machine cannot keep student code apart at least "
+        f"this well: strict, user or basic (default {require})")
+
+
+def add_grading_options(parser: argparse.ArgumentParser, *, require: Level = "basic") -> None:
+    """The options every grading command has (see the module's docstring)."""
     parser.add_argument("--suites", metavar="DIR",
                         help="grade with these suites (default: the suites installed with the grader)")
     parser.add_argument("--only", default="", metavar="NAME[,NAME...]",
-                        help="only these lesson files, e.g. --only 03_jit,ex2_per_example_grads")
+                        help="grade only these lesson files, e.g. --only 03_jit,ex2_per_example_grads")
     parser.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
-    parser.add_argument("--timeout", type=cli._positive, metavar="SECONDS",
-                        help="time limit per lesson file (default: each suite's own)")
-    parser.add_argument("--memory", type=cli._positive, default=4.0, metavar="GIB",
+    parser.add_argument("--timeout", type=positive, metavar="SECONDS",
+                        help="time limit per lesson file (default: each suite's own, 180 s)")
+    parser.add_argument("--memory", type=positive, default=4.0, metavar="GIB",
                         help="memory a grading process may allocate, in GiB (default 4)")
-
-
-def specs(args: argparse.Namespace) -> list[catalog.ExerciseSpec]:
-    """The exercises to grade, with `grade`'s own rules and messages for --suites/--only."""
-    return cli._specs(args)
+    parser.add_argument(
+        "--isolation", choices=engine.ISOLATION_CHOICES, default="auto",
+        help="how student code is kept apart: strict (a user of its own in its own namespaces), "
+        "user (a user of its own), basic (a separate process); auto (default) takes the "
+        "strongest this machine allows. Asking for more than it allows is an error")
+    add_isolation_option(parser, require=require)
 
 
 def suites_dir(args: argparse.Namespace) -> Path:
     return Path(args.suites).resolve() if args.suites else catalog.SUITES_DIR
+
+
+def specs(args: argparse.Namespace) -> list[catalog.ExerciseSpec]:
+    """The exercises to grade: the suites in --suites, restricted to --only."""
+    folder = suites_dir(args)
+    if not folder.is_dir():
+        raise UsageError(f"--suites {folder}: no such folder")
+    try:
+        found = list(catalog.exercises(folder))
+    except catalog.CatalogError as exc:
+        raise UsageError(f"the suites in {folder} are malformed: {exc}") from None
+    if args.only:
+        wanted = [n.strip().removesuffix(".py") for n in args.only.split(",") if n.strip()]
+        names = {s.name for s in found}
+        unknown = [n for n in wanted if n not in names]
+        if unknown:
+            raise UsageError(
+                f"--only: no lesson file named {', '.join(unknown)}. Known: {', '.join(sorted(names))}"
+            )
+        found = [s for s in found if s.name in wanted]
+    return found
 
 
 def options(args: argparse.Namespace, jobs: int = 1) -> engine.Options:
@@ -37,11 +103,16 @@ def options(args: argparse.Namespace, jobs: int = 1) -> engine.Options:
         timeout_s=args.timeout,
         memory_bytes=int(args.memory * 2**30),
         jobs=jobs,
+        isolation=args.isolation,
+        require_isolation=args.require_isolation,
     )
 
 
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
+def check_isolation(options: engine.Options) -> Isolation:
+    """The isolation grading will run at; `UsageError` when `options` ask for more than
+    this machine allows (checked before anything is graded)."""
+    try:
+        return engine.isolation_for(options)
+    except engine.IsolationUnavailable as exc:
+        raise UsageError(str(exc)) from None
+

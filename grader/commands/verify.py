@@ -155,12 +155,10 @@ def _submission(folder: Path, specs: list[catalog.ExerciseSpec]) -> Submission:
 
 
 def run(args: argparse.Namespace) -> int:
-    from grader.cli import UsageError
-
     solutions, exercises = Path(args.solutions), Path(args.exercises)
     for folder in (solutions, exercises):
         if not folder.is_dir():
-            raise UsageError(f"{folder}: no such folder")
+            raise shared.UsageError(f"{folder}: no such folder")
     specs = shared.specs(args)
     options = shared.options(args, jobs=args.jobs)
 

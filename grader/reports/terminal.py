@@ -16,13 +16,15 @@
     Not attempted yet (still raising NotImplementedError): 06_random
 
     Total 17.5/28 (62%) · seed 1234
+    Isolation: strict
 
 Honest and compact: every exercise gets exactly one line; then at most
 `MAX_FAILURES` problems: exercise-level ones (an import error, a crash) said
 once, and failed checks with their message (at most `MAX_MESSAGE_LINES` lines
 each), the student's own line and the hint; untouched stubs and skipped
-exercises in one line each; then the total and the seed. Only the checks'
-messages are shown, never tracebacks.
+exercises in one line each; then the total and the seed, and how far the
+student's code was kept apart from the grader (the isolation level). Only the
+checks' messages are shown, never tracebacks.
 
 Everything here may hold what a submission printed or raised: control
 characters in it are made visible (`controls.visible_in`) before the summary
@@ -199,7 +201,17 @@ def render(
     lines += ["", f"{paint(_BOLD, total)} · seed {report.seed}"]
     if hidden_checks:
         lines.append(hidden_line(report, hidden_checks, hidden_points))
+    if report.isolation is not None:
+        lines.append(paint(_DIM, isolation_line(report)))
     return "\n".join(lines) + "\n"
+
+
+def isolation_line(report: Report) -> str:
+    """`Isolation: user (missing: namespaces)`: the level in force, the gist of what was missing."""
+    if report.isolation is None:
+        return ""
+    gist = [item.split(" (")[0] for item in report.isolation.missing]
+    return f"Isolation: {report.isolation.level}" + (f" (missing: {'; '.join(gist)})" if gist else "")
 
 
 def progress_line(index: int, total: int, exercise_name: str) -> str:

@@ -45,6 +45,8 @@ def test_total_score_is_prominent(page: str) -> None:
     assert "<title>Grading report: 13.5/26</title>" in page
     assert "<b>51%</b> of the points" in page
     assert 'seed <b id="seed">1234</b>' in page
+    assert ('isolation <b id="isolation" title="missing: namespaces (unshare is not permitted: '
+            'no CAP_SYS_ADMIN)">user</b>') in page
 
 
 def test_each_exercise_has_a_section_with_badge_and_points(report: Report, page: str) -> None:

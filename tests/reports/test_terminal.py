@@ -26,7 +26,8 @@ def test_one_line_per_exercise_then_problems_then_total(report: Report) -> None:
         "SKIP         0/0  11_frameworks    the same MLP in Flax and Equinox",
         "PASS         4/4  ex4_jit_speedup  measuring a jit speedup",
     ]
-    assert lines[-1] == "Total 13.5/26 (51%) · seed 1234"
+    assert lines[-2] == "Total 13.5/26 (51%) · seed 1234"
+    assert lines[-1] == "Isolation: user (missing: namespaces)"
     assert text.endswith("\n")
 
 
