@@ -66,22 +66,30 @@ _MIRRORED = (
     "AssertionError", "OSError", "FileNotFoundError", "IsADirectoryError", "NotADirectoryError",
     "PermissionError", "FileExistsError", "EOFError", "ImportError", "ModuleNotFoundError",
 )
-_CLASSES: dict[str, type[StudentError]] = {
-    name: type(f"Student{name}", (StudentError, getattr(builtins, name)), {"__module__": __name__})
-    for name in _MIRRORED
-}
+_CLASSES: dict[str, type[StudentError]] = {}
+
+
+def _error_class(name: str, base: type[BaseException] | None) -> type[StudentError]:
+    """A StudentError subclass *named* like the student's exception (so messages built with
+    `type(exc).__name__` say `ValueError`, `ConcretizationTypeError`), and for the common
+    builtins also a subclass of the builtin itself."""
+    key = f"{name}/{base.__name__ if base else ''}"
+    cls = _CLASSES.get(key)
+    if cls is None:
+        bases: tuple[type, ...] = (StudentError, base) if base is not None else (StudentError,)
+        cls = type(name if name.isidentifier() else "StudentError", bases, {"__module__": "student"})
+        _CLASSES[key] = cls
+    return cls
 
 
 def student_error(info: ErrorInfo) -> StudentError:
     """A `StudentError` that is also the builtin exception the student raised (when it is one
     of the common ones), so `except NotImplementedError` in a check means what it says."""
-    for name in (info.type, *info.bases):
-        cls = _CLASSES.get(name)
-        if cls is not None:
-            err = cls.__new__(cls)
-            StudentError.__init__(err, info)
-            return err
-    return StudentError(info)
+    base = next((getattr(builtins, n) for n in (info.type, *info.bases) if n in _MIRRORED), None)
+    cls = _error_class(info.type, base)
+    err = cls.__new__(cls)
+    StudentError.__init__(err, info)
+    return err
 
 
 class Channel:
