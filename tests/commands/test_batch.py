@@ -91,3 +91,19 @@ def test_the_class_is_graded_and_one_student_regraded(course: Path, grade: Grade
         if name != "bob":
             assert (out / "students" / f"{name}.json").read_text() == before[name]
     assert "7 student(s), 7 graded" in (out / "summary.html").read_text()
+
+
+def test_a_class_is_not_graded_below_user_isolation(course: Path, grade: Grade, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from grader.runner import engine
+    from grader.sandbox.isolation import Isolation
+
+    laptop = Isolation("basic", ("root (to switch the sandbox to a user of its own)",))
+    monkeypatch.setattr(engine, "detected", lambda: laptop)
+    code, text = run_batch(grade, course, tmp_path / "out")
+    assert code == 2
+    assert "--require-isolation user: the detected isolation is 'basic'" in text and "root" in text
+    assert not (tmp_path / "out").exists()
+    code, text = run_batch(grade, course, tmp_path / "out", "--require-isolation", "basic", "--student", "frank")
+    assert code == 0, text
+    assert json.loads((tmp_path / "out" / "students" / "frank.json").read_text())["isolation"] == laptop.to_json()

@@ -37,9 +37,17 @@ def test_bundle_holds_setup_run_autograder_and_the_full_grader(tmp_path: Path) -
     assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
     assert "pip install -q '/autograder/source[frameworks]'" in setup
     assert "--gradescope \"$RESULTS\"" in run and "--timeout 30" in run
+    assert "--require-isolation user" in run  # student code runs as a user of its own, or not at all
     assert "test_total_empty_secret" in suite  # hidden checks are graded on Gradescope
     for script in (setup, run):
         subprocess.run(["bash", "-n"], input=script, text=True, check=True)
+
+
+def test_required_isolation_can_be_changed(tmp_path: Path) -> None:
+    out = tmp_path / "autograder.zip"
+    gradescope_bundle.build(out, SUITES, require_isolation="strict")
+    with zipfile.ZipFile(out) as bundle:
+        assert "--require-isolation strict" in bundle.read("run_autograder").decode()
 
 
 def test_bundle_is_reproducible(tmp_path: Path) -> None:
