@@ -6,12 +6,15 @@ determinism for one key, by change across keys, and by key use, which JAX's
 key-reuse checker follows for typed keys (`jax.random.key`).
 """
 
+import importlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from grader.checks import jit, keys, purity, values
 from grader.checks.failure import fail
+from grader.sandbox import client
 from grader.suite import check
 from grader.suites._shared import score_cases
 
@@ -21,6 +24,8 @@ TITLE = "explicit PRNG keys"
 # Few distinct shapes: every new shape costs a compile of the PRNG kernels.
 _SHAPES = ((64, 32), (32,), (16, 8))
 _X_SHAPE = (100, 200)
+
+_inputs = importlib.import_module("grader.inputs.06_random")
 
 
 # -- helpers ----------------------------------------------------------------------------
@@ -121,10 +126,10 @@ def test_split_into_distinct(student):
 @check("split_into's subkeys are independent and each usable once", points=1, hidden=True,
        hint="If two of your subkeys were the same key, what would two draws with them give?")
 def test_split_into_independent(student):
-    def draw_each(key):
-        subkeys = _key_list(student.split_into(key, 4), 4, "split_into(key, 4)")
-        return jnp.stack([jax.random.normal(k, _SHAPES[0]).ravel() for k in subkeys])
-
+    _key_list(student.split_into(jax.random.key(11), 4), 4, "split_into(key, 4)")
+    # One draw from each subkey, run in the sandbox next to split_into: the key-reuse
+    # checker then follows a key split_into consumed and handed out again.
+    draw_each = client.probe(_inputs.draws_from_subkeys, student.split_into, 4, _SHAPES[0])
     draws = np.asarray(keys.assert_no_key_reuse(
         draw_each, (jax.random.key(11),), what="one draw from each of split_into(key, 4)", jit=False))
     corr = np.corrcoef(draws)
