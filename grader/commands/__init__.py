@@ -10,8 +10,10 @@ Each module has a docstring (its `--help` text), `add_arguments(parser)` and
     ci-template        a GitHub Actions workflow that grades a pushed submission
     gradescope-bundle  a Gradescope autograder zip (setup.sh, run_autograder)
 
-Support modules: `gradebook` (the CSV and the class summary, from per-student
-JSON), `cluster` (batch grading on a dask.distributed scheduler), `public`
-(hidden checks cut out of a suite's source) and `tree` (copying the grader's
-own files into a release or a bundle).
+Support modules: `shared` (the grading options, defined once for `grade` and
+the commands, and `UsageError`), `jobs` (one student's grading, for batch and
+cluster), `gradebook` (the CSV and the class summary, from per-student JSON),
+`cluster` (batch grading on a dask.distributed scheduler), `public` (hidden
+checks cut out of a suite's source) and `tree` (copying the grader's own files
+into a release or a bundle).
 """

@@ -32,36 +32,20 @@ import importlib
 import os
 import sys
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from grader import catalog
 from grader.commands import gradebook, shared
+from grader.commands.jobs import Grader, Job, Outcome, grade_job
 from grader.model import Report
 from grader.reports import html, results
 from grader.runner import engine
-from grader.runner.submission import Submission, SubmissionError, find
+from grader.runner.submission import SubmissionError, find
 
 IGNORED_FOLDERS = ("__MACOSX",)
-
-
-@dataclass(frozen=True)
-class Job:
-    """One student's grading: everything a worker (local or remote) needs."""
-
-    student: str
-    root: str  # the folder graded, as shown in the report: "submissions/alice"
-    files: tuple[tuple[str, str], ...]  # (lesson name, path of its file)
-
-    def submission(self) -> Submission:
-        return Submission(Path(self.root), {name: Path(path) for name, path in self.files})
-
-
-Outcome = tuple[Job, Report | None, str]  # the report, or the grader's own error
-Grader = Callable[[list[Job], list[catalog.ExerciseSpec], engine.Options], Iterator[Outcome]]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -93,10 +77,6 @@ def job_for(submissions: Path, student: str, lessons: list[str]) -> Job:
                 continue
             return Job(student, str(candidate), tuple((n, str(p)) for n, p in sorted(found.files.items())))
     return Job(student, str(folder), ())  # no lesson files: every exercise is reported missing
-
-
-def grade_job(job: Job, specs: list[catalog.ExerciseSpec], options: engine.Options) -> Report:
-    return engine.grade(specs, job.submission(), options)
 
 
 def grade_locally(workers: int) -> Grader:

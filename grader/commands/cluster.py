@@ -23,7 +23,7 @@ from typing import Any
 
 from grader import catalog
 from grader.commands import shared
-from grader.commands.batch import Grader, Job, Outcome, grade_job
+from grader.commands.jobs import Grader, Job, Outcome, grade_job
 from grader.model import Report
 from grader.runner import engine
 
