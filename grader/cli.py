@@ -48,20 +48,37 @@ def grade_parser(prog: str = "grade") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Grade lesson files of the 'Introduction to JAX' lesson with the hidden checks.",
-        epilog="Commands: " + (", ".join(sorted(COMMANDS)) or "(none)") + ". `grade COMMAND --help`.",
+        epilog="Commands: "
+        + (", ".join(sorted(COMMANDS)) or "(none)")
+        + ". `grade COMMAND --help`.",
     )
-    parser.add_argument("path", nargs="?", default="exercises",
-                        help="a folder of lesson files or one lesson file (default: exercises/)")
-    parser.add_argument("--json", metavar="FILE", help="write the results as JSON (schema_version 1)")
-    parser.add_argument("--html", metavar="FILE", default="grade-report.html",
-                        help="write the self-contained HTML report here (default: grade-report.html)")
+    parser.add_argument(
+        "path",
+        nargs="?",
+        default="exercises",
+        help="a folder of lesson files or one lesson file (default: exercises/)",
+    )
+    parser.add_argument(
+        "--json", metavar="FILE", help="write the results as JSON (schema_version 1)"
+    )
+    parser.add_argument(
+        "--html",
+        metavar="FILE",
+        default="grade-report.html",
+        help="write the self-contained HTML report here (default: grade-report.html)",
+    )
     parser.add_argument("--no-html", action="store_true", help="do not write the HTML report")
     parser.add_argument("--gradescope", metavar="FILE", help="write Gradescope's results.json")
     parser.add_argument("--junit", metavar="FILE", help="write JUnit XML")
-    parser.add_argument("--fail-under", type=shared.percent, metavar="PERCENT",
-                        help="exit 1 when the score is below this percentage of the maximum")
-    parser.add_argument("--jobs", type=int, default=1, metavar="N",
-                        help="lesson files graded at once (default 1)")
+    parser.add_argument(
+        "--fail-under",
+        type=shared.percent,
+        metavar="PERCENT",
+        help="exit 1 when the score is below this percentage of the maximum",
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=1, metavar="N", help="lesson files graded at once (default 1)"
+    )
     shared.add_grading_options(parser)
     parser.add_argument("--no-color", action="store_true", help="plain text output")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
@@ -78,7 +95,9 @@ def _outputs(args: argparse.Namespace) -> dict[str, Path]:
     for kind, path in outputs.items():
         parent = path.parent if str(path.parent) else Path(".")
         if not parent.is_dir():
-            raise UsageError(f"--{kind} {path}: the folder {parent} does not exist; create it first")
+            raise UsageError(
+                f"--{kind} {path}: the folder {parent} does not exist; create it first"
+            )
         if path.is_dir():
             raise UsageError(f"--{kind} {path} is a folder; give a file name")
     return outputs
@@ -118,8 +137,11 @@ def run_grade(argv: Sequence[str]) -> int:
         return EXIT_USAGE
 
     if not args.quiet:
-        print(f"Grading {len(specs)} lesson file(s) in {args.path} (seed {args.seed}, "
-              f"isolation {level}) ...", flush=True)
+        print(
+            f"Grading {len(specs)} lesson file(s) in {args.path} (seed {args.seed}, "
+            f"isolation {level}) ...",
+            flush=True,
+        )
 
     def progress(index: int, total: int, result: ExerciseResult) -> None:
         if not args.quiet:
@@ -128,7 +150,10 @@ def run_grade(argv: Sequence[str]) -> int:
     report = engine.grade(specs, submission, options, progress)
     print()
     hidden = (sum(s.hidden_checks for s in specs), sum(s.hidden_points for s in specs))
-    print(terminal.render(report, color=color, hidden_checks=hidden[0], hidden_points=hidden[1]), end="")
+    print(
+        terminal.render(report, color=color, hidden_checks=hidden[0], hidden_points=hidden[1]),
+        end="",
+    )
     errors = write_reports(report, outputs)
     for kind, path in outputs.items():
         if not args.quiet and not any(str(path) in e for e in errors):
@@ -151,7 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in COMMANDS:
         module = importlib.import_module(COMMANDS[argv[0]])
         parser = argparse.ArgumentParser(
-            prog=f"grade {argv[0]}", description=module.__doc__,
+            prog=f"grade {argv[0]}",
+            description=module.__doc__,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.add_arguments(parser)

@@ -24,7 +24,10 @@ SUITES = HERE / "demo_suites"
 def grade(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "grader", *args, "--suites", str(SUITES), "--no-color"],
-        capture_output=True, text=True, cwd=cwd, timeout=300,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
     )
 
 
@@ -67,8 +70,20 @@ def test_bad_option_value_exits_2(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_passing_submission_writes_every_report(tmp_path: Path) -> None:
-    proc = grade(str(HERE / "demo_good"), "--json", "r.json", "--gradescope", "gs.json",
-                 "--junit", "j.xml", "--html", "r.html", "--fail-under", "100", cwd=tmp_path)
+    proc = grade(
+        str(HERE / "demo_good"),
+        "--json",
+        "r.json",
+        "--gradescope",
+        "gs.json",
+        "--junit",
+        "j.xml",
+        "--html",
+        "r.html",
+        "--fail-under",
+        "100",
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     doc = results(tmp_path / "r.json")
     assert (doc["score"], doc["max_score"]) == (4.0, 4.0)
@@ -95,8 +110,12 @@ def test_failing_submission_below_threshold_exits_1_and_explains(tmp_path: Path)
 
 @pytest.mark.slow
 def test_single_file_and_determinism(tmp_path: Path) -> None:
-    first = grade(str(HERE / "demo_bad" / "demo.py"), "--json", "a.json", "--seed", "7", cwd=tmp_path)
-    second = grade(str(HERE / "demo_bad" / "demo.py"), "--json", "b.json", "--seed", "7", cwd=tmp_path)
+    first = grade(
+        str(HERE / "demo_bad" / "demo.py"), "--json", "a.json", "--seed", "7", cwd=tmp_path
+    )
+    second = grade(
+        str(HERE / "demo_bad" / "demo.py"), "--json", "b.json", "--seed", "7", cwd=tmp_path
+    )
     assert first.returncode == second.returncode == 0
     a, b = results(tmp_path / "a.json"), results(tmp_path / "b.json")
     assert a["seed"] == 7 and "seed 7" in first.stdout
@@ -142,8 +161,9 @@ def test_requiring_more_isolation_than_detected_exits_2(machine: Any, capsys: An
 
 
 def test_a_forced_level_below_the_required_one_exits_2(machine: Any, capsys: Any) -> None:
-    code, text = run_in_process(capsys, str(HERE / "demo_good"), "--isolation", "basic",
-                                "--require-isolation", "user")
+    code, text = run_in_process(
+        capsys, str(HERE / "demo_good"), "--isolation", "basic", "--require-isolation", "user"
+    )
     assert code == 2
     assert "the chosen isolation is 'basic', below 'user'" in text
 
@@ -153,10 +173,14 @@ def test_isolation_for_says_what_a_forced_level_leaves_out(machine: Any) -> None
 
     chosen = engine.isolation_for(engine.Options(isolation="basic"))
     assert chosen.level == "basic"
-    assert chosen.missing[0].startswith("a user of its own for the sandbox (not used: --isolation basic)")
+    assert chosen.missing[0].startswith(
+        "a user of its own for the sandbox (not used: --isolation basic)"
+    )
     assert chosen.missing[-1].startswith("namespaces (unshare is not permitted")
     assert engine.isolation_for(engine.Options()) == machine
-    assert engine.isolation_for(engine.Options(isolation="user", require_isolation="user")) == machine
+    assert (
+        engine.isolation_for(engine.Options(isolation="user", require_isolation="user")) == machine
+    )
 
 
 def test_unknown_isolation_level_is_a_usage_error(tmp_path: Path) -> None:

@@ -67,8 +67,11 @@ class Block:
 
 def _owners(tree: ast.Module) -> list[tuple[int, int, str]]:
     """(first line, last line, name) of every function and method."""
-    return [(n.lineno, n.end_lineno or n.lineno, n.name) for n in ast.walk(tree)
-            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    return [
+        (n.lineno, n.end_lineno or n.lineno, n.name)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
 
 
 def _owner(spans: list[tuple[int, int, str]], line: int) -> str | None:
@@ -103,7 +106,9 @@ def blocks(source: str, where: str) -> list[Block]:
             if begin is not None:
                 raise MarkerError(f"{at}: {BEGIN} inside the block opened on line {begin + 1}")
             if not _has_todo(lines, i):
-                raise MarkerError(f"{at}: put a `{TODO}: <instruction>` comment right above {BEGIN}")
+                raise MarkerError(
+                    f"{at}: put a `{TODO}: <instruction>` comment right above {BEGIN}"
+                )
             begin, stub = i, []
         elif text == END:
             if begin is None:
@@ -142,7 +147,9 @@ def stub_source(source: str, where: str = "<solution>") -> str:
         if block.stub:
             out.extend((block.indent + s).rstrip() for s in block.stub)
         else:
-            out.append(f'{block.indent}raise NotImplementedError("{block.owner} is not implemented yet")')
+            out.append(
+                f'{block.indent}raise NotImplementedError("{block.owner} is not implemented yet")'
+            )
         cursor = block.end + 1
     out.extend(lines[cursor:])
     return "\n".join(out) + ("\n" if source.endswith("\n") else "")
@@ -170,15 +177,27 @@ def differences(solutions: Path, exercises: Path) -> list[str]:
             continue
         current = target.read_text(encoding="utf-8")
         if current != text:
-            diff = list(difflib.unified_diff(current.splitlines(), text.splitlines(),
-                                             str(target), f"stub of {solutions / name}", lineterm="", n=1))
+            diff = list(
+                difflib.unified_diff(
+                    current.splitlines(),
+                    text.splitlines(),
+                    str(target),
+                    f"stub of {solutions / name}",
+                    lineterm="",
+                    n=1,
+                )
+            )
             shown = diff[:MAX_DIFF_LINES] + (["    ..."] if len(diff) > MAX_DIFF_LINES else [])
-            problems.append(f"{target} differs from the stub of {solutions / name}:\n"
-                            + "\n".join("    " + d for d in shown))
+            problems.append(
+                f"{target} differs from the stub of {solutions / name}:\n"
+                + "\n".join("    " + d for d in shown)
+            )
     if exercises.is_dir():
         for path in sorted(exercises.glob("*.py")):
             if path.name not in wanted and not path.name.startswith("_"):
-                problems.append(f"{path} has no solution {solutions / path.name} (write the solution with markers)")
+                problems.append(
+                    f"{path} has no solution {solutions / path.name} (write the solution with markers)"
+                )
     return problems
 
 
@@ -195,12 +214,18 @@ def write(solutions: Path, exercises: Path) -> list[Path]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--solutions", default="solutions", metavar="DIR",
-                        help="the marked reference solutions (default: solutions/)")
-    parser.add_argument("--out", default="exercises", metavar="DIR",
-                        help="where the stubs go (default: exercises/)")
-    parser.add_argument("--check", action="store_true",
-                        help="write nothing; exit 1 listing the files that differ")
+    parser.add_argument(
+        "--solutions",
+        default="solutions",
+        metavar="DIR",
+        help="the marked reference solutions (default: solutions/)",
+    )
+    parser.add_argument(
+        "--out", default="exercises", metavar="DIR", help="where the stubs go (default: exercises/)"
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 listing the files that differ"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -211,8 +236,10 @@ def run(args: argparse.Namespace) -> int:
             for problem in problems:
                 print(problem)
             if problems:
-                print(f"\n{len(problems)} stub(s) out of sync: run `grade assign` to regenerate "
-                      f"{exercises}/ from {solutions}/")
+                print(
+                    f"\n{len(problems)} stub(s) out of sync: run `grade assign` to regenerate "
+                    f"{exercises}/ from {solutions}/"
+                )
                 return 1
             print(f"{exercises}/ is in sync with {solutions}/")
             return 0

@@ -49,22 +49,43 @@ IGNORED_FOLDERS = ("__MACOSX",)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("submissions", metavar="SUBMISSIONS_DIR",
-                        help="a folder with one folder of lesson files per student")
-    parser.add_argument("--out", required=True, metavar="DIR", help="where the reports and the gradebook go")
-    parser.add_argument("--workers", type=shared.positive_int, default=os.cpu_count() or 1, metavar="N",
-                        help="students graded at once (default: the number of CPUs)")
-    parser.add_argument("--student", action="append", default=[], metavar="NAME",
-                        help="grade only this student (repeatable) and update the gradebook")
-    parser.add_argument("--scheduler", metavar="ADDRESS",
-                        help="grade on a dask.distributed cluster, e.g. tcp://10.0.0.5:8786")
+    parser.add_argument(
+        "submissions",
+        metavar="SUBMISSIONS_DIR",
+        help="a folder with one folder of lesson files per student",
+    )
+    parser.add_argument(
+        "--out", required=True, metavar="DIR", help="where the reports and the gradebook go"
+    )
+    parser.add_argument(
+        "--workers",
+        type=shared.positive_int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="students graded at once (default: the number of CPUs)",
+    )
+    parser.add_argument(
+        "--student",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="grade only this student (repeatable) and update the gradebook",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="grade on a dask.distributed cluster, e.g. tcp://10.0.0.5:8786",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     shared.add_grading_options(parser, require="user")
 
 
 def students(submissions: Path) -> list[str]:
-    return sorted(p.name for p in submissions.iterdir()
-                  if p.is_dir() and not p.name.startswith((".", "_")) and p.name not in IGNORED_FOLDERS)
+    return sorted(
+        p.name
+        for p in submissions.iterdir()
+        if p.is_dir() and not p.name.startswith((".", "_")) and p.name not in IGNORED_FOLDERS
+    )
 
 
 def job_for(submissions: Path, student: str, lessons: list[str]) -> Job:
@@ -75,14 +96,20 @@ def job_for(submissions: Path, student: str, lessons: list[str]) -> Job:
                 found = find(candidate, lessons)
             except SubmissionError:
                 continue
-            return Job(student, str(candidate), tuple((n, str(p)) for n, p in sorted(found.files.items())))
+            return Job(
+                student, str(candidate), tuple((n, str(p)) for n, p in sorted(found.files.items()))
+            )
     return Job(student, str(folder), ())  # no lesson files: every exercise is reported missing
 
 
 def grade_locally(workers: int) -> Grader:
-    def run(jobs: list[Job], specs: list[catalog.ExerciseSpec], options: engine.Options) -> Iterator[Outcome]:
+    def run(
+        jobs: list[Job], specs: list[catalog.ExerciseSpec], options: engine.Options
+    ) -> Iterator[Outcome]:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="batch") as pool:
-            futures: dict[Future[Report], Job] = {pool.submit(grade_job, j, specs, options): j for j in jobs}
+            futures: dict[Future[Report], Job] = {
+                pool.submit(grade_job, j, specs, options): j for j in jobs
+            }
             for future in as_completed(futures):
                 job = futures[future]
                 try:
@@ -96,13 +123,18 @@ def grade_locally(workers: int) -> Grader:
 def write_student(out: Path, job: Job, report: Report | None, error: str) -> list[str]:
     """The student's files in OUT/students/; returns problems writing them."""
     folder = out / gradebook.STUDENTS
-    stale = [folder / f"{job.student}.error.txt"] if report else [folder / f"{job.student}.{k}" for k in ("json", "html")]
+    stale = (
+        [folder / f"{job.student}.error.txt"]
+        if report
+        else [folder / f"{job.student}.{k}" for k in ("json", "html")]
+    )
     for path in stale:
         path.unlink(missing_ok=True)
     try:
         if report is None:
             (folder / f"{job.student}.error.txt").write_text(
-                f"the grader could not grade {job.root}:\n{error}", encoding="utf-8")
+                f"the grader could not grade {job.root}:\n{error}", encoding="utf-8"
+            )
             return []
         results.write(report, folder / f"{job.student}.json")
         html.write(report, folder / f"{job.student}.html")
@@ -119,8 +151,9 @@ class Progress:
         self.bar: Any = None
         if not quiet and sys.stderr.isatty():
             tqdm: Any = importlib.import_module("tqdm")  # untyped
-            self.bar = tqdm.tqdm(total=total, unit="student", desc="grading", file=sys.stderr,
-                                 dynamic_ncols=True)
+            self.bar = tqdm.tqdm(
+                total=total, unit="student", desc="grading", file=sys.stderr, dynamic_ncols=True
+            )
 
     def update(self, job: Job, report: Report | None) -> None:
         self.done += 1
@@ -136,8 +169,14 @@ class Progress:
             self.bar.close()
 
 
-def batch(jobs: list[Job], specs: list[catalog.ExerciseSpec], options: engine.Options, out: Path,
-          grader: Grader, quiet: bool = True) -> tuple[list[gradebook.Student], list[str]]:
+def batch(
+    jobs: list[Job],
+    specs: list[catalog.ExerciseSpec],
+    options: engine.Options,
+    out: Path,
+    grader: Grader,
+    quiet: bool = True,
+) -> tuple[list[gradebook.Student], list[str]]:
     """Grade `jobs`, write their files, rebuild the gradebook; returns the class and the problems."""
     (out / gradebook.STUDENTS).mkdir(parents=True, exist_ok=True)
     problems: list[str] = []
@@ -145,7 +184,9 @@ def batch(jobs: list[Job], specs: list[catalog.ExerciseSpec], options: engine.Op
     try:
         for job, report, error in grader(jobs, specs, options):
             if report is None:
-                problems.append(f"{job.student}: the grader failed: {error.strip().splitlines()[-1]}")
+                problems.append(
+                    f"{job.student}: the grader failed: {error.strip().splitlines()[-1]}"
+                )
             problems += write_student(out, job, report, error)
             progress.update(job, report)
     finally:
@@ -156,7 +197,9 @@ def batch(jobs: list[Job], specs: list[catalog.ExerciseSpec], options: engine.Op
 def run(args: argparse.Namespace) -> int:
     submissions, out = Path(args.submissions), Path(args.out)
     if not submissions.is_dir():
-        raise shared.UsageError(f"{submissions}: no such folder (give the folder holding one folder per student)")
+        raise shared.UsageError(
+            f"{submissions}: no such folder (give the folder holding one folder per student)"
+        )
     specs = shared.specs(args)
     everyone = students(submissions)
     chosen = [n for arg in args.student for n in arg.split(",") if n]
@@ -180,8 +223,12 @@ def run(args: argparse.Namespace) -> int:
         grader = grade_locally(args.workers)
         where = f"{min(args.workers, len(jobs))} local worker(s)"
     if not args.quiet:
-        print(f"Grading {len(jobs)} student(s) x {len(specs)} lesson file(s) on {where} "
-              f"(seed {args.seed}, isolation {level}) ...", file=sys.stderr, flush=True)
+        print(
+            f"Grading {len(jobs)} student(s) x {len(specs)} lesson file(s) on {where} "
+            f"(seed {args.seed}, isolation {level}) ...",
+            file=sys.stderr,
+            flush=True,
+        )
     try:
         everybody, problems = batch(jobs, specs, options, out, grader, quiet=args.quiet)
     except ConnectionError as exc:  # the scheduler (cluster) could not be reached
@@ -189,8 +236,10 @@ def run(args: argparse.Namespace) -> int:
     counts: dict[str, int] = {}
     for student in everybody:
         counts[student.status] = counts.get(student.status, 0) + 1
-    print(f"graded {len(jobs)} student(s); the class has {len(everybody)}: "
-          + ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in sorted(counts.items())))
+    print(
+        f"graded {len(jobs)} student(s); the class has {len(everybody)}: "
+        + ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in sorted(counts.items()))
+    )
     print(f"gradebook: {out / gradebook.GRADEBOOK}\nsummary:   {out / gradebook.SUMMARY}")
     for problem in problems:
         print(f"grade batch: {problem}", file=sys.stderr)

@@ -23,30 +23,66 @@ DEFAULT_PYTHON = "3.11"
 WORKFLOW = ".github/workflows/grade.yml"
 
 
-def workflow(*, fail_under: float = DEFAULT_FAIL_UNDER, path: str = "exercises",
-             python: str = DEFAULT_PYTHON, timeout_minutes: int = 60) -> str:
+def workflow(
+    *,
+    fail_under: float = DEFAULT_FAIL_UNDER,
+    path: str = "exercises",
+    python: str = DEFAULT_PYTHON,
+    timeout_minutes: int = 60,
+) -> str:
     """The workflow's text."""
-    return tree.render("github-workflow.yml.j2", fail_under_text=f"{fail_under:g}", path=path,
-                       python=python, timeout_minutes=timeout_minutes)
+    return tree.render(
+        "github-workflow.yml.j2",
+        fail_under_text=f"{fail_under:g}",
+        path=path,
+        python=python,
+        timeout_minutes=timeout_minutes,
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", default=WORKFLOW, metavar="FILE",
-                        help=f"where to write the workflow (default {WORKFLOW}; `-` prints it)")
-    parser.add_argument("--fail-under", type=shared.percent, default=DEFAULT_FAIL_UNDER, metavar="PERCENT",
-                        help=f"fail the job below this score (default {DEFAULT_FAIL_UNDER:g})")
-    parser.add_argument("--path", default="exercises", metavar="PATH",
-                        help="what the workflow grades (default exercises)")
-    parser.add_argument("--python", default=DEFAULT_PYTHON, metavar="VERSION",
-                        help=f"Python version on the runner (default {DEFAULT_PYTHON})")
-    parser.add_argument("--timeout-minutes", type=int, default=60, metavar="N",
-                        help="the job's time limit (default 60)")
+    parser.add_argument(
+        "--out",
+        default=WORKFLOW,
+        metavar="FILE",
+        help=f"where to write the workflow (default {WORKFLOW}; `-` prints it)",
+    )
+    parser.add_argument(
+        "--fail-under",
+        type=shared.percent,
+        default=DEFAULT_FAIL_UNDER,
+        metavar="PERCENT",
+        help=f"fail the job below this score (default {DEFAULT_FAIL_UNDER:g})",
+    )
+    parser.add_argument(
+        "--path",
+        default="exercises",
+        metavar="PATH",
+        help="what the workflow grades (default exercises)",
+    )
+    parser.add_argument(
+        "--python",
+        default=DEFAULT_PYTHON,
+        metavar="VERSION",
+        help=f"Python version on the runner (default {DEFAULT_PYTHON})",
+    )
+    parser.add_argument(
+        "--timeout-minutes",
+        type=int,
+        default=60,
+        metavar="N",
+        help="the job's time limit (default 60)",
+    )
     parser.add_argument("--force", action="store_true", help="overwrite an existing workflow file")
 
 
 def run(args: argparse.Namespace) -> int:
-    text = workflow(fail_under=args.fail_under, path=args.path, python=args.python,
-                    timeout_minutes=args.timeout_minutes)
+    text = workflow(
+        fail_under=args.fail_under,
+        path=args.path,
+        python=args.python,
+        timeout_minutes=args.timeout_minutes,
+    )
     if args.out == "-":
         print(text, end="")
         return 0

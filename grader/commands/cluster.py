@@ -70,7 +70,9 @@ def _suites_here(parcel: Parcel, specs: list[catalog.ExerciseSpec]) -> list[cata
     return [replace(s, suite=moved[str(s.suite)]) for s in specs]
 
 
-def grade_parcel(parcel: Parcel, specs: list[catalog.ExerciseSpec], options: engine.Options) -> Report:
+def grade_parcel(
+    parcel: Parcel, specs: list[catalog.ExerciseSpec], options: engine.Options
+) -> Report:
     """Runs on a dask worker: one student's grading."""
     specs = _suites_here(parcel, specs)
     if all(_same_file(path, data) for path, data in parcel.lessons):
@@ -92,19 +94,31 @@ def grade_on(address: str) -> Grader:
     try:
         distributed: Any = importlib.import_module("distributed")  # the `cluster` extra; untyped
     except ImportError:
-            raise shared.UsageError("--scheduler needs dask.distributed: "
-                         "pip install 'jax-lesson-grader[cluster]'") from None
+        raise shared.UsageError(
+            "--scheduler needs dask.distributed: pip install 'jax-lesson-grader[cluster]'"
+        ) from None
 
-    def run(jobs: list[Job], specs: list[catalog.ExerciseSpec], options: engine.Options) -> Iterator[Outcome]:
+    def run(
+        jobs: list[Job], specs: list[catalog.ExerciseSpec], options: engine.Options
+    ) -> Iterator[Outcome]:
         try:
             client = distributed.Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
         except OSError as exc:
-            raise ConnectionError(f"--scheduler {address}: cannot reach the dask scheduler ({exc})") from None
+            raise ConnectionError(
+                f"--scheduler {address}: cannot reach the dask scheduler ({exc})"
+            ) from None
         try:
             futures: dict[Any, Job] = {}
             for job in jobs:
-                future = client.submit(grade_parcel, pack(job, specs), specs, options,
-                                       key=f"grade-{job.student}-{id(job):x}", pure=False, retries=0)
+                future = client.submit(
+                    grade_parcel,
+                    pack(job, specs),
+                    specs,
+                    options,
+                    key=f"grade-{job.student}-{id(job):x}",
+                    pure=False,
+                    retries=0,
+                )
                 futures[future] = job
             with client.as_current():  # as_completed finds its client this way
                 completed = distributed.as_completed(list(futures))

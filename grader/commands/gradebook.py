@@ -121,9 +121,19 @@ def csv_text(students: list[Student]) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["student", "total", "max", "percent", *lessons, "status"])
     for s in students:
-        scores = [labels.number(s.exercises[n]["score"]) if n in s.exercises else "" for n in lessons]
-        writer.writerow([s.name, labels.number(s.score), labels.number(s.max_score),
-                         f"{s.percent:.1f}", *scores, s.status])
+        scores = [
+            labels.number(s.exercises[n]["score"]) if n in s.exercises else "" for n in lessons
+        ]
+        writer.writerow(
+            [
+                s.name,
+                labels.number(s.score),
+                labels.number(s.max_score),
+                f"{s.percent:.1f}",
+                *scores,
+                s.status,
+            ]
+        )
     return buffer.getvalue()
 
 
@@ -136,8 +146,10 @@ def check_rates(students: list[Student]) -> list[CheckRate]:
                 if check["status"] == "skipped":
                     continue
                 key = (exercise["name"], check["id"])
-                rate = rates.setdefault(key, CheckRate(exercise["name"], check["name"], check["id"],
-                                                       check["visibility"]))
+                rate = rates.setdefault(
+                    key,
+                    CheckRate(exercise["name"], check["name"], check["id"], check["visibility"]),
+                )
                 rate.statuses[check["status"]] += 1
                 rate.passed += check["status"] == "passed"
     order = {key: i for i, key in enumerate(rates)}
@@ -151,8 +163,15 @@ def exercise_rows(students: list[Student]) -> list[dict[str, Any]]:
         statuses = Counter(e["status"] for e in results)
         top = max((e["max_score"] for e in results), default=0.0)
         mean = statistics.fmean(e["score"] for e in results) if results else 0.0
-        rows.append({"name": name, "title": title, "mean": mean, "max": top,
-                     "statuses": dict(sorted(statuses.items()))})
+        rows.append(
+            {
+                "name": name,
+                "title": title,
+                "mean": mean,
+                "max": top,
+                "statuses": dict(sorted(statuses.items())),
+            }
+        )
     return rows
 
 
@@ -175,17 +194,27 @@ def histogram_svg(percents: list[float], width: int = 560, height: int = 230) ->
     for i, n in enumerate(counts):
         h = plot_h * n / tallest
         x = left + i * bar_w
-        parts.append(f'<rect x="{x + 2:.1f}" y="{base - h:.1f}" width="{bar_w - 4:.1f}" height="{h:.1f}" '
-                     f'fill="#3b6ea8"><title>{i * 10}-{(i + 1) * 10}%: {n} student(s)</title></rect>')
+        parts.append(
+            f'<rect x="{x + 2:.1f}" y="{base - h:.1f}" width="{bar_w - 4:.1f}" height="{h:.1f}" '
+            f'fill="#3b6ea8"><title>{i * 10}-{(i + 1) * 10}%: {n} student(s)</title></rect>'
+        )
         if n:
-            parts.append(f'<text x="{x + bar_w / 2:.1f}" y="{base - h - 4:.1f}" font-size="11" '
-                         f'text-anchor="middle">{n}</text>')
+            parts.append(
+                f'<text x="{x + bar_w / 2:.1f}" y="{base - h - 4:.1f}" font-size="11" '
+                f'text-anchor="middle">{n}</text>'
+            )
     for i in range(BINS + 1):
         x = left + i * bar_w
-        parts.append(f'<line x1="{x:.1f}" y1="{base}" x2="{x:.1f}" y2="{base + 4}" stroke="#59636e"/>')
-        parts.append(f'<text x="{x:.1f}" y="{base + 16}" font-size="10" text-anchor="middle">{i * 10}</text>')
-    parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 6}" font-size="11" '
-                 'text-anchor="middle">score, % of the maximum</text>')
+        parts.append(
+            f'<line x1="{x:.1f}" y1="{base}" x2="{x:.1f}" y2="{base + 4}" stroke="#59636e"/>'
+        )
+        parts.append(
+            f'<text x="{x:.1f}" y="{base + 16}" font-size="10" text-anchor="middle">{i * 10}</text>'
+        )
+    parts.append(
+        f'<text x="{left + plot_w / 2:.1f}" y="{height - 6}" font-size="11" '
+        'text-anchor="middle">score, % of the maximum</text>'
+    )
     parts.append("</svg>")
     return "\n".join(parts)
 
@@ -204,8 +233,9 @@ def summary_html(students: list[Student]) -> str:
         "statuses": dict(sorted(Counter(s.status for s in students).items())),
     }
     env = html.environment(
-        jinja2.FileSystemLoader([str(d) for d in (tree.TEMPLATES, tree.PACKAGE / "templates")
-                                 if d.is_dir()])
+        jinja2.FileSystemLoader(
+            [str(d) for d in (tree.TEMPLATES, tree.PACKAGE / "templates") if d.is_dir()]
+        )
     )
     return env.get_template("class-summary.html.j2").render(
         stats=stats,

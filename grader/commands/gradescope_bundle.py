@@ -44,12 +44,22 @@ ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("out", metavar="OUT.zip", help="the bundle to write")
-    parser.add_argument("--suites", metavar="DIR", help="bundle these suites (default: the grader's own)")
-    parser.add_argument("--extras", default="frameworks", metavar="NAME[,NAME...]",
-                        help="optional dependencies to install (default frameworks: Flax and "
-                        "Equinox for 11_frameworks; '' for none)")
-    parser.add_argument("--timeout", type=shared.positive, metavar="SECONDS",
-                        help="time limit per lesson file (default: each suite's own)")
+    parser.add_argument(
+        "--suites", metavar="DIR", help="bundle these suites (default: the grader's own)"
+    )
+    parser.add_argument(
+        "--extras",
+        default="frameworks",
+        metavar="NAME[,NAME...]",
+        help="optional dependencies to install (default frameworks: Flax and "
+        "Equinox for 11_frameworks; '' for none)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=shared.positive,
+        metavar="SECONDS",
+        help="time limit per lesson file (default: each suite's own)",
+    )
     parser.add_argument("--seed", type=int, help="seed for generated inputs (default 0)")
     shared.add_isolation_option(parser, require="user")
     parser.add_argument("--force", action="store_true", help="overwrite OUT.zip")
@@ -64,8 +74,15 @@ def grade_args(timeout: float | None, seed: int | None, require_isolation: Level
     return "".join(" " + shlex.quote(a) for a in args)
 
 
-def build(out: Path, suites_dir: Path, *, extras: str = "frameworks", timeout: float | None = None,
-          seed: int | None = None, require_isolation: Level = "user") -> list[str]:
+def build(
+    out: Path,
+    suites_dir: Path,
+    *,
+    extras: str = "frameworks",
+    timeout: float | None = None,
+    seed: int | None = None,
+    require_isolation: Level = "user",
+) -> list[str]:
     """Write the zip; returns its member names."""
     catalog.exercises(suites_dir)  # refuse malformed suites now, not on Gradescope
     wanted = ",".join(e.strip() for e in extras.split(",") if e.strip())
@@ -74,11 +91,16 @@ def build(out: Path, suites_dir: Path, *, extras: str = "frameworks", timeout: f
         tree.copy_grader(root, tree.suite_sources(suites_dir))
         (root / "README.md").write_text(README, encoding="utf-8")
         (root / "setup.sh").write_text(
-            tree.render("gradescope-setup.sh.j2", extras=f"[{wanted}]" if wanted else ""), encoding="utf-8")
+            tree.render("gradescope-setup.sh.j2", extras=f"[{wanted}]" if wanted else ""),
+            encoding="utf-8",
+        )
         (root / "run_autograder").write_text(
-            tree.render("gradescope-run_autograder.j2",
-                        grade_args=grade_args(timeout, seed, require_isolation)),
-            encoding="utf-8")
+            tree.render(
+                "gradescope-run_autograder.j2",
+                grade_args=grade_args(timeout, seed, require_isolation),
+            ),
+            encoding="utf-8",
+        )
         names = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
         with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
             for name in names:
@@ -100,11 +122,19 @@ def run(args: argparse.Namespace) -> int:
     if not suites_dir.is_dir():
         raise shared.UsageError(f"--suites {suites_dir}: no such folder")
     try:
-        names = build(out, suites_dir, extras=args.extras, timeout=args.timeout, seed=args.seed,
-                      require_isolation=args.require_isolation)
+        names = build(
+            out,
+            suites_dir,
+            extras=args.extras,
+            timeout=args.timeout,
+            seed=args.seed,
+            require_isolation=args.require_isolation,
+        )
     except (tree.TreeError, catalog.CatalogError) as exc:
         raise shared.UsageError(str(exc)) from None
     suites = sum(n.startswith("grader/suites/test_") for n in names)
-    print(f"wrote {out}: {len(names)} files, {suites} suite(s) with their hidden checks; "
-          "upload it as the assignment's autograder (Configure Autograder > Zip file upload)")
+    print(
+        f"wrote {out}: {len(names)} files, {suites} suite(s) with their hidden checks; "
+        "upload it as the assignment's autograder (Configure Autograder > Zip file upload)"
+    )
     return 0

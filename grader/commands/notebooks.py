@@ -20,21 +20,39 @@ from grader.notebooks.export import dumps, notebook_of
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--from", dest="source", default="exercises", metavar="DIR",
-                        help="the lesson files to convert: exercises (default) or solutions, or any folder")
-    parser.add_argument("--out", default="notebooks", metavar="DIR",
-                        help="where to write the notebooks (default: notebooks/; created if needed)")
-    parser.add_argument("--only", default="", metavar="NAME[,NAME...]",
-                        help="convert only these lesson files, e.g. --only 03_jit,ex2_per_example_grads")
-    parser.add_argument("--force", action="store_true",
-                        help="overwrite notebooks that already exist (default: keep them)")
+    parser.add_argument(
+        "--from",
+        dest="source",
+        default="exercises",
+        metavar="DIR",
+        help="the lesson files to convert: exercises (default) or solutions, or any folder",
+    )
+    parser.add_argument(
+        "--out",
+        default="notebooks",
+        metavar="DIR",
+        help="where to write the notebooks (default: notebooks/; created if needed)",
+    )
+    parser.add_argument(
+        "--only",
+        default="",
+        metavar="NAME[,NAME...]",
+        help="convert only these lesson files, e.g. --only 03_jit,ex2_per_example_grads",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite notebooks that already exist (default: keep them)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     source, out = Path(args.source), Path(args.out)
     if not source.is_dir():
-        raise shared.UsageError(f"--from {source}: no such folder; give the folder of lesson .py files, "
-                         "e.g. --from exercises or --from solutions")
+        raise shared.UsageError(
+            f"--from {source}: no such folder; give the folder of lesson .py files, "
+            "e.g. --from exercises or --from solutions"
+        )
     files = sorted(p for p in source.glob("*.py") if not p.name.startswith("_"))
     wanted = [n.strip().removesuffix(".py") for n in args.only.split(",") if n.strip()]
     unknown = [n for n in wanted if n not in {p.stem for p in files}]
@@ -58,11 +76,15 @@ def run(args: argparse.Namespace) -> int:
         try:
             text = dumps(notebook_of(path.read_text(encoding="utf-8"), path.stem))
         except SyntaxError as exc:
-            raise shared.UsageError(f"{path} has a syntax error at line {exc.lineno}: {exc.msg}; "
-                             "fix it before converting") from None
+            raise shared.UsageError(
+                f"{path} has a syntax error at line {exc.lineno}: {exc.msg}; "
+                "fix it before converting"
+            ) from None
         target.write_text(text, encoding="utf-8")
         print(f"wrote {target}")
         written += 1
-    print(f"{written} notebook(s) written, {kept} kept, in {out}/. Open one in Jupyter; "
-          f"grade with `grade {out}/`.")
+    print(
+        f"{written} notebook(s) written, {kept} kept, in {out}/. Open one in Jupyter; "
+        f"grade with `grade {out}/`."
+    )
     return 0

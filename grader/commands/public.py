@@ -76,8 +76,11 @@ def _uses(node: ast.stmt) -> set[str]:
         if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
             used |= {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
     # usefixtures("name"), getattr(module, "name"): an identifier in a string may be a use
-    used |= {c.value for c in ast.walk(node)
-             if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value.isidentifier()}
+    used |= {
+        c.value
+        for c in ast.walk(node)
+        if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value.isidentifier()
+    }
     return used - _defined(node)
 
 
@@ -107,13 +110,19 @@ def public_suite(path: Path) -> PublicSuite:
     hidden_ids = {c.id for c in hidden}
     tree = ast.parse(source, filename=str(path))
     body = tree.body
-    removed = {i for i, node in enumerate(body)
-               if isinstance(node, ast.FunctionDef) and node.name in hidden_ids}
+    removed = {
+        i
+        for i, node in enumerate(body)
+        if isinstance(node, ast.FunctionDef) and node.name in hidden_ids
+    }
     while True:
         kept = [node for i, node in enumerate(body) if i not in removed]
         used: set[str] = set().union(*(_uses(n) for n in kept))
-        unused = {i for i, node in enumerate(body) if i not in removed and not _always_kept(node)
-                  and not (_defined(node) & used)}
+        unused = {
+            i
+            for i, node in enumerate(body)
+            if i not in removed and not _always_kept(node) and not (_defined(node) & used)
+        }
         if not unused:
             break
         removed |= unused
@@ -133,10 +142,15 @@ def public_suite(path: Path) -> PublicSuite:
 
     points = sum(c.points for c in hidden) + spec.hidden_points
     count = len(hidden) + spec.hidden_checks
-    marker = (f'HIDDEN = {{"checks": {count}, "points": {_number(points)}}}'
-              "  # hidden checks, run at grading, not in this file")
-    anchor = max((n.end_lineno or n.lineno) - 1 for n in body if isinstance(n, ast.Assign)
-                 and _defined(n) & {"LESSON", "TITLE"})
+    marker = (
+        f'HIDDEN = {{"checks": {count}, "points": {_number(points)}}}'
+        "  # hidden checks, run at grading, not in this file"
+    )
+    anchor = max(
+        (n.end_lineno or n.lineno) - 1
+        for n in body
+        if isinstance(n, ast.Assign) and _defined(n) & {"LESSON", "TITLE"}
+    )
     out: list[str] = []
     for index, line in enumerate(lines):
         if index in drop:
@@ -159,5 +173,7 @@ def public_suite(path: Path) -> PublicSuite:
     try:
         ast.parse(text)
     except SyntaxError as exc:
-        raise PublicSuiteError(f"{path}: cutting the hidden checks broke the suite ({exc})") from None
+        raise PublicSuiteError(
+            f"{path}: cutting the hidden checks broke the suite ({exc})"
+        ) from None
     return PublicSuite(text, tuple(sorted(hidden_ids)), names, float(points))

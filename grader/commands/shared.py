@@ -48,27 +48,50 @@ def positive_int(text: str) -> int:
 def add_isolation_option(parser: argparse.ArgumentParser, *, require: Level = "basic") -> None:
     """`--require-isolation LEVEL` (default `require`)."""
     parser.add_argument(
-        "--require-isolation", choices=isolation.LEVELS[::-1], default=require, metavar="LEVEL",
+        "--require-isolation",
+        choices=isolation.LEVELS[::-1],
+        default=require,
+        metavar="LEVEL",
         help="refuse to grade (exit 2) when this machine cannot keep student code apart at least "
-        f"this well: strict, user or basic (default {require})")
+        f"this well: strict, user or basic (default {require})",
+    )
 
 
 def add_grading_options(parser: argparse.ArgumentParser, *, require: Level = "basic") -> None:
     """The options every grading command has (see the module's docstring)."""
-    parser.add_argument("--suites", metavar="DIR",
-                        help="grade with these suites (default: the suites installed with the grader)")
-    parser.add_argument("--only", default="", metavar="NAME[,NAME...]",
-                        help="grade only these lesson files, e.g. --only 03_jit,ex2_per_example_grads")
-    parser.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
-    parser.add_argument("--timeout", type=positive, metavar="SECONDS",
-                        help="time limit per lesson file (default: each suite's own, 180 s)")
-    parser.add_argument("--memory", type=positive, default=4.0, metavar="GIB",
-                        help="memory a grading process may allocate, in GiB (default 4)")
     parser.add_argument(
-        "--isolation", choices=engine.ISOLATION_CHOICES, default="auto",
+        "--suites",
+        metavar="DIR",
+        help="grade with these suites (default: the suites installed with the grader)",
+    )
+    parser.add_argument(
+        "--only",
+        default="",
+        metavar="NAME[,NAME...]",
+        help="grade only these lesson files, e.g. --only 03_jit,ex2_per_example_grads",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
+    parser.add_argument(
+        "--timeout",
+        type=positive,
+        metavar="SECONDS",
+        help="time limit per lesson file (default: each suite's own, 180 s)",
+    )
+    parser.add_argument(
+        "--memory",
+        type=positive,
+        default=4.0,
+        metavar="GIB",
+        help="memory a grading process may allocate, in GiB (default 4)",
+    )
+    parser.add_argument(
+        "--isolation",
+        choices=engine.ISOLATION_CHOICES,
+        default="auto",
         help="how student code is kept apart: strict (a user of its own in its own namespaces), "
         "user (a user of its own), basic (a separate process); auto (default) takes the "
-        "strongest this machine allows. Asking for more than it allows is an error")
+        "strongest this machine allows. Asking for more than it allows is an error",
+    )
     add_isolation_option(parser, require=require)
 
 
@@ -115,4 +138,3 @@ def check_isolation(options: engine.Options) -> Isolation:
         return engine.isolation_for(options)
     except engine.IsolationUnavailable as exc:
         raise UsageError(str(exc)) from None
-

@@ -44,7 +44,9 @@ def copy_grader(dest: Path, suites: dict[str, str]) -> None:
     suites_dir = dest / "grader" / "suites"
     suites_dir.mkdir()
     init = PACKAGE / "suites" / "__init__.py"
-    (suites_dir / "__init__.py").write_text(init.read_text(encoding="utf-8") if init.is_file() else "")
+    (suites_dir / "__init__.py").write_text(
+        init.read_text(encoding="utf-8") if init.is_file() else ""
+    )
     for name, text in sorted(suites.items()):
         (suites_dir / name).write_text(text, encoding="utf-8")
     shutil.copytree(TEMPLATES, dest / "templates", ignore=shutil.ignore_patterns(*SKIPPED))
@@ -53,8 +55,11 @@ def copy_grader(dest: Path, suites: dict[str, str]) -> None:
 
 def suite_sources(suites_dir: Path) -> dict[str, str]:
     """Every suite (`test_*.py`) and helper module the suites share (`_shared.py`)."""
-    return {p.name: p.read_text(encoding="utf-8") for p in sorted(suites_dir.glob("*.py"))
-            if p.name != "__init__.py"}
+    return {
+        p.name: p.read_text(encoding="utf-8")
+        for p in sorted(suites_dir.glob("*.py"))
+        if p.name != "__init__.py"
+    }
 
 
 def render(template: str, **values: object) -> str:

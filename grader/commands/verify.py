@@ -28,14 +28,32 @@ from grader.runner.submission import Submission, SubmissionError, find
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--solutions", default="solutions", metavar="DIR",
-                        help="the reference solutions (default: solutions/)")
-    parser.add_argument("--exercises", default="exercises", metavar="DIR",
-                        help="the student stubs (default: exercises/)")
-    parser.add_argument("--runs", type=shared.positive_int, default=2, metavar="N",
-                        help="grade the solutions N times and compare (default 2)")
-    parser.add_argument("--jobs", type=shared.positive_int, default=1, metavar="N",
-                        help="lesson files graded at once (default 1)")
+    parser.add_argument(
+        "--solutions",
+        default="solutions",
+        metavar="DIR",
+        help="the reference solutions (default: solutions/)",
+    )
+    parser.add_argument(
+        "--exercises",
+        default="exercises",
+        metavar="DIR",
+        help="the student stubs (default: exercises/)",
+    )
+    parser.add_argument(
+        "--runs",
+        type=shared.positive_int,
+        default=2,
+        metavar="N",
+        help="grade the solutions N times and compare (default 2)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=shared.positive_int,
+        default=1,
+        metavar="N",
+        help="lesson files graded at once (default 1)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="only the verdict")
     shared.add_grading_options(parser)
 
@@ -63,7 +81,9 @@ def first_difference(a: Any, b: Any, path: str = "") -> str | None:
     return None if a == b else (path.lstrip(".") or "(the whole document)")
 
 
-def static_problems(specs: list[catalog.ExerciseSpec], solutions: Path, exercises: Path) -> list[str]:
+def static_problems(
+    specs: list[catalog.ExerciseSpec], solutions: Path, exercises: Path
+) -> list[str]:
     """What is wrong without grading anything: files, points, hints, sync."""
     problems: list[str] = []
     names = {s.name for s in specs}
@@ -78,7 +98,9 @@ def static_problems(specs: list[catalog.ExerciseSpec], solutions: Path, exercise
                 problems.append(f"{spec.name}: {folder / spec.filename} is missing")
     for path in sorted(solutions.glob("*.py")):
         if path.stem not in names and not path.name.startswith("_"):
-            problems.append(f"{path}: no suite grades this lesson file (add grader/suites/test_{path.stem}.py)")
+            problems.append(
+                f"{path}: no suite grades this lesson file (add grader/suites/test_{path.stem}.py)"
+            )
     try:
         problems += assign.differences(solutions, exercises)
     except assign.MarkerError as exc:
@@ -90,7 +112,9 @@ def solution_problems(report: Report) -> list[str]:
     problems = []
     for exercise in report.exercises:
         if exercise.status == "skipped":
-            problems.append(f"solutions/{exercise.name}.py could not be verified: {exercise.message}")
+            problems.append(
+                f"solutions/{exercise.name}.py could not be verified: {exercise.message}"
+            )
             continue
         if exercise.status != "passed" or exercise.score != exercise.max_score:
             problems.append(
@@ -100,8 +124,10 @@ def solution_problems(report: Report) -> list[str]:
             )
         for check in exercise.checks:
             if check.status not in ("passed", "skipped"):
-                problems.append(f"    {exercise.name} > {check.name}: {check.status}: "
-                                f"{labels.headline(check.message, 200)}")
+                problems.append(
+                    f"    {exercise.name} > {check.name}: {check.status}: "
+                    f"{labels.headline(check.message, 200)}"
+                )
     return problems
 
 
@@ -119,11 +145,15 @@ def stub_problems(report: Report) -> list[str]:
             )
             for check in exercise.checks:
                 if check.status == "passed" or check.score > 0:
-                    problems.append(f"    {exercise.name} > {check.name}: earns "
-                                    f"{labels.points(check.score, check.max_score)} on the untouched stub")
+                    problems.append(
+                        f"    {exercise.name} > {check.name}: earns "
+                        f"{labels.points(check.score, check.max_score)} on the untouched stub"
+                    )
                 elif check.status in ("error", "timeout"):
-                    problems.append(f"    {exercise.name} > {check.name}: {check.status}: "
-                                    f"{labels.headline(check.message, 200)}")
+                    problems.append(
+                        f"    {exercise.name} > {check.name}: {check.status}: "
+                        f"{labels.headline(check.message, 200)}"
+                    )
     return problems
 
 
@@ -142,8 +172,10 @@ def stability_problems(documents: list[dict[str, Any]]) -> list[str]:
     for run, doc in enumerate(documents[1:], start=2):
         where = first_difference(first, comparable(doc))
         if where:
-            problems.append(f"the solutions' results differ between run 1 and run {run} at {where} "
-                            "(something depends on time, order or an unseeded random source)")
+            problems.append(
+                f"the solutions' results differ between run 1 and run {run} at {where} "
+                "(something depends on time, order or an unseeded random source)"
+            )
     return problems
 
 
@@ -170,11 +202,15 @@ def run(args: argparse.Namespace) -> int:
 
     def grade(folder: Path, label: str) -> Report:
         report = engine.grade(specs, _submission(folder, specs), options)
-        say(f"{label}: {labels.points(report.score, report.max_score)} "
-            f"({labels.percent(report.score, report.max_score)}) in {report.duration_s:.1f} s")
+        say(
+            f"{label}: {labels.points(report.score, report.max_score)} "
+            f"({labels.percent(report.score, report.max_score)}) in {report.duration_s:.1f} s"
+        )
         return report
 
-    say(f"Verifying {len(specs)} lesson file(s): {args.runs} run(s) of {solutions}/, one of {exercises}/ ...")
+    say(
+        f"Verifying {len(specs)} lesson file(s): {args.runs} run(s) of {solutions}/, one of {exercises}/ ..."
+    )
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         stubs = pool.submit(grade, exercises, f"{exercises}/ (stubs)")
         runs = [grade(solutions, f"{solutions}/ run {i + 1}") for i in range(args.runs)]
@@ -189,7 +225,9 @@ def run(args: argparse.Namespace) -> int:
         for problem in problems:
             print(("      " if problem.startswith("    ") else "  - ") + problem.strip())
         return 1
-    print(f"\ngrade verify: OK. {len(specs)} lesson file(s), {checks} check(s): solutions 100% and "
-          f"stable over {args.runs} run(s), stubs 0 and importing, hints and points present, "
-          f"{exercises}/ in sync with {solutions}/")
+    print(
+        f"\ngrade verify: OK. {len(specs)} lesson file(s), {checks} check(s): solutions 100% and "
+        f"stable over {args.runs} run(s), stubs 0 and importing, hints and points present, "
+        f"{exercises}/ in sync with {solutions}/"
+    )
     return 0

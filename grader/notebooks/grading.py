@@ -48,7 +48,9 @@ def prepare(request: Request, out: records.Writer) -> bool:
         return False
 
     timeout_s = request.timeout_s
-    limits = execution.Limits(cell_timeout_s=min(CELL_TIMEOUT_S, timeout_s / 4), budget_s=timeout_s / 2)
+    limits = execution.Limits(
+        cell_timeout_s=min(CELL_TIMEOUT_S, timeout_s / 4), budget_s=timeout_s / 2
+    )
     cells = notebook.code_cells
     started = time.monotonic()
     problem = ""
@@ -69,7 +71,9 @@ def prepare(request: Request, out: records.Writer) -> bool:
         return module.cell_filename(str(lessons), notebook.name, number)
 
     chosen = module.plan(outcomes, filename_of)
-    (lessons / f"{lesson}.py").write_text(module.render(lesson, notebook.name, chosen.included), encoding="utf-8")
+    (lessons / f"{lesson}.py").write_text(
+        module.render(lesson, notebook.name, chosen.included), encoding="utf-8"
+    )
     expected = expected_names(Path(request.suite))
     out.emit(records.Notebook(notes(notebook.name, outcomes, chosen, expected, problem)))
     for title, png in figures(notebook.name, outcomes):
@@ -87,7 +91,9 @@ def expected_names(suite: Path) -> set[str]:
     return {
         node.attr
         for node in ast.walk(tree)
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "student"
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "student"
     }
 
 
@@ -105,47 +111,75 @@ def _where(outcome: Outcome, by_number: dict[int, source.Cell]) -> str:
     return f", at {place} {line}" + (f": `{code}`" if code else "")
 
 
-def notes(name: str, outcomes: Sequence[Outcome], chosen: module.Plan, expected: set[str],
-          problem: str) -> str:
+def notes(
+    name: str, outcomes: Sequence[Outcome], chosen: module.Plan, expected: set[str], problem: str
+) -> str:
     """The exercise-level message about the notebook run; empty when there is nothing to say."""
     by_number = {o.cell.number: o.cell for o in outcomes}
     lines: list[str] = []
     if problem:
-        lines.append(f"no Jupyter kernel could be started ({problem}); the notebook was graded from "
-                     "its source alone, without running its cells (no cell errors, no figures).")
+        lines.append(
+            f"no Jupyter kernel could be started ({problem}); the notebook was graded from "
+            "its source alone, without running its cells (no cell errors, no figures)."
+        )
     for outcome, why in chosen.left_out:
         cell = f"cell {outcome.cell.number} ({_quoted(outcome.cell.headline)})"
         if why == "raised":
-            lines.append(f"{cell} raised {outcome.error}{_where(outcome, by_number)}. The cell is left "
-                         "out of the graded code, so nothing it defines is graded; fix it and run the "
-                         "notebook top to bottom (Restart & Run All).")
+            lines.append(
+                f"{cell} raised {outcome.error}{_where(outcome, by_number)}. The cell is left "
+                "out of the graded code, so nothing it defines is graded; fix it and run the "
+                "notebook top to bottom (Restart & Run All)."
+            )
         elif why == "timeout":
-            lines.append(f"{cell} was still running after {outcome.seconds:.0f} s, the time limit "
-                         "for one cell; it was stopped and left out of the graded code. Look for a loop "
-                         "that never ends, or move a long demo run out of the notebook "
-                         "(`grade --timeout` raises the limits).")
+            lines.append(
+                f"{cell} was still running after {outcome.seconds:.0f} s, the time limit "
+                "for one cell; it was stopped and left out of the graded code. Look for a loop "
+                "that never ends, or move a long demo run out of the notebook "
+                "(`grade --timeout` raises the limits)."
+            )
         elif why == "syntax":
-            lines.append(f"{cell} has a syntax error{_where(outcome, by_number)} ({outcome.error}); it is "
-                         "left out of the graded code.")
-    reasons = sorted({o.reason for o in outcomes if o.status == "not_run" and o.reason and o.reason != "no kernel"})
+            lines.append(
+                f"{cell} has a syntax error{_where(outcome, by_number)} ({outcome.error}); it is "
+                "left out of the graded code."
+            )
+    reasons = sorted(
+        {
+            o.reason
+            for o in outcomes
+            if o.status == "not_run" and o.reason and o.reason != "no kernel"
+        }
+    )
     for reason in reasons:
-        numbered = [str(o.cell.number) for o in outcomes if o.status == "not_run" and o.reason == reason]
-        lines.append(f"cell(s) {', '.join(numbered)} did not run in the notebook ({reason}); they are "
-                     "graded from their source.")
+        numbered = [
+            str(o.cell.number) for o in outcomes if o.status == "not_run" and o.reason == reason
+        ]
+        lines.append(
+            f"cell(s) {', '.join(numbered)} did not run in the notebook ({reason}); they are "
+            "graded from their source."
+        )
     for fn, numbers in sorted(chosen.defined.items()):
         if len(numbers) > 1 and (fn in expected or not expected):
-            lines.append(f"`{fn}` is defined in cells {', '.join(map(str, numbers))}: the grader uses the "
-                         f"last one (cell {numbers[-1]}), as running the notebook top to bottom does. "
-                         "Delete the copies you do not mean.")
+            lines.append(
+                f"`{fn}` is defined in cells {', '.join(map(str, numbers))}: the grader uses the "
+                f"last one (cell {numbers[-1]}), as running the notebook top to bottom does. "
+                "Delete the copies you do not mean."
+            )
     missing = sorted(expected - set(chosen.defined))
     if missing:
-        where = ("Is it in a cell left out above, or was its cell deleted?" if chosen.left_out
-                 else "Was its cell deleted, or the function renamed?")
-        lines.append(f"{name} defines no {', '.join(_quoted(n) for n in missing)} in the cells that "
-                     f"ran, so the checks that call it fail. {where}")
+        where = (
+            "Is it in a cell left out above, or was its cell deleted?"
+            if chosen.left_out
+            else "Was its cell deleted, or the function renamed?"
+        )
+        lines.append(
+            f"{name} defines no {', '.join(_quoted(n) for n in missing)} in the cells that "
+            f"ran, so the checks that call it fail. {where}"
+        )
     if not lines:
         return ""
-    return f"Notes on {name} (run top to bottom in a fresh kernel):\n" + "\n".join(f"- {line}" for line in lines)
+    return f"Notes on {name} (run top to bottom in a fresh kernel):\n" + "\n".join(
+        f"- {line}" for line in lines
+    )
 
 
 def figures(name: str, outcomes: Sequence[Outcome]) -> list[tuple[str, bytes]]:
@@ -157,17 +191,33 @@ def figures(name: str, outcomes: Sequence[Outcome]) -> list[tuple[str, bytes]]:
     return found[:MAX_FIGURES]
 
 
-def summary(notebook: source.Notebook, outcomes: Sequence[Outcome], chosen: module.Plan,
-            seconds: float, problem: str) -> str:
+def summary(
+    notebook: source.Notebook,
+    outcomes: Sequence[Outcome],
+    chosen: module.Plan,
+    seconds: float,
+    problem: str,
+) -> str:
     """Printed into the exercise's captured output: the run, cell by cell."""
-    ran = "graded from source (no kernel)" if problem else f"run in a fresh kernel in {seconds:.1f} s"
-    lines = [f"[grader] {notebook.name}: {len(outcomes)} code cell(s) {ran}; "
-             f"{len(chosen.included)} make the graded module."]
+    ran = (
+        "graded from source (no kernel)" if problem else f"run in a fresh kernel in {seconds:.1f} s"
+    )
+    lines = [
+        f"[grader] {notebook.name}: {len(outcomes)} code cell(s) {ran}; "
+        f"{len(chosen.included)} make the graded module."
+    ]
     for outcome in outcomes:
         cell = outcome.cell
-        state = {"ran": "ran", "raised": f"raised {outcome.error}", "timeout": "timed out",
-                 "not_run": f"not run ({outcome.reason})", "skipped": f"skipped ({outcome.reason})"}
-        lines.append(f"[grader]   cell {cell.number:>3}: {state[outcome.status]}"
-                     + (f" in {outcome.seconds:.2f} s" if outcome.status in ("ran", "raised") else ""))
+        state = {
+            "ran": "ran",
+            "raised": f"raised {outcome.error}",
+            "timeout": "timed out",
+            "not_run": f"not run ({outcome.reason})",
+            "skipped": f"skipped ({outcome.reason})",
+        }
+        lines.append(
+            f"[grader]   cell {cell.number:>3}: {state[outcome.status]}"
+            + (f" in {outcome.seconds:.2f} s" if outcome.status in ("ran", "raised") else "")
+        )
         lines.extend(f"[grader]             {change}" for change in cell.changes)
     return "\n".join(lines)

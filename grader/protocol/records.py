@@ -223,10 +223,23 @@ class Done:
     kind: ClassVar[str] = "done"
 
 
-Record = Collected | Import | Skipped | SuiteError | Start | Result | Artifact | Metric | Notebook | Done
+Record = (
+    Collected | Import | Skipped | SuiteError | Start | Result | Artifact | Metric | Notebook | Done
+)
 KINDS: dict[str, type[Record]] = {
     cls.kind: cls
-    for cls in (Collected, Import, Skipped, SuiteError, Start, Result, Artifact, Metric, Notebook, Done)
+    for cls in (
+        Collected,
+        Import,
+        Skipped,
+        SuiteError,
+        Start,
+        Result,
+        Artifact,
+        Metric,
+        Notebook,
+        Done,
+    )
 }
 
 
@@ -268,7 +281,7 @@ class Writer:
     def emit(self, record: Record) -> None:
         view = memoryview(encode(record))
         while view:  # a pipe may take a long line in parts
-            view = view[os.write(self.fd, view):]
+            view = view[os.write(self.fd, view) :]
 
 
 # -- reading --------------------------------------------------------------------------
@@ -330,7 +343,9 @@ def _location(value: Any) -> SourceLine | None:
     line = value["line"]
     if not isinstance(line, int) or isinstance(line, bool) or line < 0:
         raise RecordError("a location's line is a number")
-    return SourceLine(_text(MAX_PATH_CHARS)(value["path"]), line, _text(MAX_CODE_CHARS)(value["code"]))
+    return SourceLine(
+        _text(MAX_PATH_CHARS)(value["path"]), line, _text(MAX_CODE_CHARS)(value["code"])
+    )
 
 
 def _ids(value: Any) -> tuple[str, ...]:
@@ -360,19 +375,36 @@ def _media_type(value: Any) -> str:
 # kind -> field -> (validator, required)
 _FIELDS: dict[type[Record], dict[str, tuple[Callable[[Any], Any], bool]]] = {
     Collected: {"ids": (_ids, True)},
-    Import: {"lesson": (_text(MAX_LESSON_CHARS), True), "ok": (_flag, True),
-             "message": (_text(MAX_MESSAGE_CHARS), False), "location": (_location, False),
-             "duration_s": (_seconds, False)},
+    Import: {
+        "lesson": (_text(MAX_LESSON_CHARS), True),
+        "ok": (_flag, True),
+        "message": (_text(MAX_MESSAGE_CHARS), False),
+        "location": (_location, False),
+        "duration_s": (_seconds, False),
+    },
     Skipped: {"message": (_text(MAX_MESSAGE_CHARS), True)},
     SuiteError: {"message": (_text(MAX_MESSAGE_CHARS), True)},
     Start: {"id": (_text(MAX_ID_CHARS), True)},
-    Result: {"id": (_text(MAX_ID_CHARS), True), "status": (_status, True), "fraction": (_fraction, False),
-             "message": (_text(MAX_MESSAGE_CHARS), False), "location": (_location, False),
-             "not_implemented": (_flag, False), "duration_s": (_seconds, False)},
-    Artifact: {"id": (_text(MAX_ID_CHARS), True), "title": (_text(MAX_TITLE_CHARS), True),
-               "data": (_png, True), "media_type": (_media_type, False)},
-    Metric: {"id": (_text(MAX_ID_CHARS), True), "name": (_text(MAX_METRIC_NAME_CHARS), True),
-             "value": (_finite, True)},
+    Result: {
+        "id": (_text(MAX_ID_CHARS), True),
+        "status": (_status, True),
+        "fraction": (_fraction, False),
+        "message": (_text(MAX_MESSAGE_CHARS), False),
+        "location": (_location, False),
+        "not_implemented": (_flag, False),
+        "duration_s": (_seconds, False),
+    },
+    Artifact: {
+        "id": (_text(MAX_ID_CHARS), True),
+        "title": (_text(MAX_TITLE_CHARS), True),
+        "data": (_png, True),
+        "media_type": (_media_type, False),
+    },
+    Metric: {
+        "id": (_text(MAX_ID_CHARS), True),
+        "name": (_text(MAX_METRIC_NAME_CHARS), True),
+        "value": (_finite, True),
+    },
     Notebook: {"message": (_text(MAX_MESSAGE_CHARS), True)},
     Done: {},
 }
@@ -380,7 +412,11 @@ _FIELDS: dict[type[Record], dict[str, tuple[Callable[[Any], Any], bool]]] = {
 
 def from_json(doc: Any) -> Record:
     """The record a decoded JSON object describes; `RecordError` when it is not exactly one."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("type"), str) or doc["type"] not in KINDS:
+    if (
+        not isinstance(doc, dict)
+        or not isinstance(doc.get("type"), str)
+        or doc["type"] not in KINDS
+    ):
         raise RecordError("not a record")
     cls = KINDS[doc["type"]]
     spec = _FIELDS[cls]
@@ -425,4 +461,3 @@ def check_status(value: str) -> CheckStatus:
         return _status(value)
     except RecordError:
         return "error"
-

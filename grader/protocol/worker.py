@@ -127,7 +127,12 @@ def _optional_int(value: Any) -> int | None:
 
 
 def _seconds(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+    ):
         raise ProtocolError("expected seconds")
     return float(value)
 
@@ -151,7 +156,11 @@ def _output(value: Any) -> str:
 
 
 def _lines(value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list) or len(value) > MAX_RECORD_LINES or not all(isinstance(v, str) for v in value):
+    if (
+        not isinstance(value, list)
+        or len(value) > MAX_RECORD_LINES
+        or not all(isinstance(v, str) for v in value)
+    ):
         raise ProtocolError("records malformed")
     return tuple(value)
 
@@ -164,14 +173,32 @@ def _level(value: Any) -> Level:
 
 
 _FIELDS: dict[type[Message], dict[str, Any]] = {
-    Request: {"suite": _text, "workdir": _text, "lesson_dir": _text, "seed": _int, "timeout_s": _seconds,
-              "memory_bytes": _count, "output_cap": _count, "devices": _count, "notebook": _text,
-              "isolation": _level},
+    Request: {
+        "suite": _text,
+        "workdir": _text,
+        "lesson_dir": _text,
+        "seed": _int,
+        "timeout_s": _seconds,
+        "memory_bytes": _count,
+        "output_cap": _count,
+        "devices": _count,
+        "notebook": _text,
+        "isolation": _level,
+    },
     Ready: {"pid": _int},
     Started: {"pid": _int},
-    Ended: {"exit_code": _optional_int, "signal": _optional_int, "timed_out": _flag, "output": _output,
-            "output_bytes": _count, "duration_s": _seconds, "memory_limit": _count, "records": _lines,
-            "records_dropped": _count, "leftovers": _count},
+    Ended: {
+        "exit_code": _optional_int,
+        "signal": _optional_int,
+        "timed_out": _flag,
+        "output": _output,
+        "output_bytes": _count,
+        "duration_s": _seconds,
+        "memory_limit": _count,
+        "records": _lines,
+        "records_dropped": _count,
+        "leftovers": _count,
+    },
 }
 
 
@@ -184,7 +211,9 @@ def from_json(doc: Any) -> Message:
     if extra:
         raise ProtocolError(f"{cls.kind} has no field {sorted(extra)[0]!r}")
     try:
-        message: Message = cls(**{name: check(doc[name]) for name, check in checks.items() if name in doc})
+        message: Message = cls(
+            **{name: check(doc[name]) for name, check in checks.items() if name in doc}
+        )
     except TypeError as exc:  # a required field is missing
         raise ProtocolError(f"{cls.kind}: {exc}") from None
     return message

@@ -93,7 +93,9 @@ def isolation_for(options: Options) -> Isolation:
                 f"--isolation {wanted}: this machine allows only '{found.level}' isolation; "
                 f"missing: {'; '.join(found.missing)}"
             )
-        above = isolation.LEVELS[isolation.LEVELS.index(wanted) + 1: isolation.LEVELS.index(found.level) + 1]
+        above = isolation.LEVELS[
+            isolation.LEVELS.index(wanted) + 1 : isolation.LEVELS.index(found.level) + 1
+        ]
         turned_off = tuple(f"{FEATURES[level]} (not used: --isolation {wanted})" for level in above)
         chosen = Isolation(wanted, turned_off + found.missing)
     required = options.require_isolation
@@ -125,7 +127,9 @@ class Worker:
             f"import sys; sys.path.insert(0, {source_root!r}); "
             "from grader.runner.worker import main; main()"
         )
-        env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS" and not k.startswith("PYTHON")}
+        env = {
+            k: v for k, v in os.environ.items() if k != "XLA_FLAGS" and not k.startswith("PYTHON")
+        }
         env.update({"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg", "TF_CPP_MIN_LOG_LEVEL": "2"})
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-c", bootstrap, json.dumps(list(preload))],
@@ -140,7 +144,9 @@ class Worker:
         try:
             self._read(Ready, WORKER_START_TIMEOUT_S)
         except WorkerLost as exc:
-            raise WorkerLost(f"the grading worker did not start ({exc}): {self.log_tail()}") from None
+            raise WorkerLost(
+                f"the grading worker did not start ({exc}): {self.log_tail()}"
+            ) from None
 
     def _read(self, kind: type[M], timeout_s: float) -> M:
         """The next message, which must be a `kind` (a reply may be megabytes of records)."""
@@ -207,8 +213,15 @@ def _missing_requirements(spec: ExerciseSpec) -> list[str]:
     return [name for name in spec.requires if importlib.util.find_spec(name) is None]
 
 
-def _grade_one(worker: Worker | None, spec: ExerciseSpec, submission: Submission, options: Options,
-               level: Level, scratch: Path, preload: tuple[str, ...]) -> tuple[ExerciseResult, Worker | None]:
+def _grade_one(
+    worker: Worker | None,
+    spec: ExerciseSpec,
+    submission: Submission,
+    options: Options,
+    level: Level,
+    scratch: Path,
+    preload: tuple[str, ...],
+) -> tuple[ExerciseResult, Worker | None]:
     if not submission.has(spec.name):
         return records.missing(spec, str(submission.root)), worker
     absent = _missing_requirements(spec)
@@ -280,7 +293,9 @@ def grade(
                     spec = todo.get_nowait()
                 except queue.Empty:
                     return
-                result, worker = _grade_one(worker, spec, submission, options, in_force.level, scratch, preload)
+                result, worker = _grade_one(
+                    worker, spec, submission, options, in_force.level, scratch, preload
+                )
                 with lock:
                     results[spec.name] = result
                     if on_result is not None:
@@ -301,7 +316,9 @@ def grade(
     return Report(
         exercises=tuple(results[s.name] for s in specs),
         seed=options.seed,
-        submission=str(submission.root if submission.single is None else submission.files[submission.single]),
+        submission=str(
+            submission.root if submission.single is None else submission.files[submission.single]
+        ),
         grader_version=grader.__version__,
         duration_s=time.monotonic() - started,
         isolation=in_force,

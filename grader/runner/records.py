@@ -87,8 +87,15 @@ def read_records(lines: Iterable[str | bytes], known_ids: Iterable[str]) -> _Par
     return parsed
 
 
-def _result(spec: CheckSpec, status: CheckStatus, message: str, *, fraction: float = 0.0,
-            location: SourceLine | None = None, duration_s: float = 0.0) -> CheckResult:
+def _result(
+    spec: CheckSpec,
+    status: CheckStatus,
+    message: str,
+    *,
+    fraction: float = 0.0,
+    location: SourceLine | None = None,
+    duration_s: float = 0.0,
+) -> CheckResult:
     earned = spec.points * fraction if status in ("passed", "failed") else 0.0
     return CheckResult(
         name=spec.name,
@@ -116,7 +123,11 @@ def _death(ending: Ending, filename: str) -> tuple[CheckStatus, str]:
             "a very slow Python loop over array elements; `grade --timeout` raises the limit."
         )
     if ended.signal is not None:
-        name = signal.Signals(ended.signal).name if ended.signal in signal.valid_signals() else str(ended.signal)
+        name = (
+            signal.Signals(ended.signal).name
+            if ended.signal in signal.valid_signals()
+            else str(ended.signal)
+        )
         extra = ""
         if ended.signal in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT):
             extra = (
@@ -167,7 +178,11 @@ Judgement = tuple[ExerciseStatus, tuple[CheckResult, ...], str]
 
 def _judge(spec: ExerciseSpec, parsed: _Parsed, ending: Ending, filename: str) -> Judgement:
     if parsed.skipped is not None and not parsed.results:
-        return "skipped", tuple(_result(c, "skipped", parsed.skipped) for c in spec.checks), parsed.skipped
+        return (
+            "skipped",
+            tuple(_result(c, "skipped", parsed.skipped) for c in spec.checks),
+            parsed.skipped,
+        )
     if parsed.imported is not None and not parsed.imported.ok:
         return _import_failed(spec, parsed.imported, filename)
     ended = ending.ended
@@ -177,7 +192,11 @@ def _judge(spec: ExerciseSpec, parsed: _Parsed, ending: Ending, filename: str) -
             f"code; exit code {ended.exit_code}, signal {ended.signal}). Please report it."
             + (f"\n{parsed.suite_error}" if parsed.suite_error else "")
         )
-        return "error", tuple(_result(c, "error", "not run: the grader failed") for c in spec.checks), message
+        return (
+            "error",
+            tuple(_result(c, "error", "not run: the grader failed") for c in spec.checks),
+            message,
+        )
 
     running = next((sid for sid in reversed(parsed.started) if sid not in parsed.results), None)
     death = None if parsed.done and not ended.timed_out else _death(ending, filename)
@@ -208,21 +227,36 @@ def _import_failed(spec: ExerciseSpec, imported: rec.Import, filename: str) -> J
     return "error", tuple(checks), message
 
 
-def _check_result(check: CheckSpec, parsed: _Parsed, running: str | None,
-                  death: tuple[CheckStatus, str] | None, filename: str) -> CheckResult:
+def _check_result(
+    check: CheckSpec,
+    parsed: _Parsed,
+    running: str | None,
+    death: tuple[CheckStatus, str] | None,
+    filename: str,
+) -> CheckResult:
     result = parsed.results.get(check.id)
     if result is not None:
         # The decoder kept the fraction in [0, 1]; a check that did not pass never earns it all.
-        fraction = 1.0 if result.status == "passed" else result.fraction if result.fraction < 1.0 else 0.0
-        return _result(check, result.status, result.message, fraction=fraction,
-                       location=result.location, duration_s=result.duration_s)
+        fraction = (
+            1.0 if result.status == "passed" else result.fraction if result.fraction < 1.0 else 0.0
+        )
+        return _result(
+            check,
+            result.status,
+            result.message,
+            fraction=fraction,
+            location=result.location,
+            duration_s=result.duration_s,
+        )
     if death is not None and check.id == running:
         return _result(check, death[0], death[1])
     if death is not None and death[0] == "timeout":
         return _result(check, "error", f"not run: {filename} ran out of time in an earlier check")
     if death is not None:
         first = death[1].split(".")[0]
-        return _result(check, "error", f"not run: the grading process stopped in an earlier check ({first})")
+        return _result(
+            check, "error", f"not run: the grading process stopped in an earlier check ({first})"
+        )
     return _result(check, "error", "not run: the suite never reached this check")
 
 

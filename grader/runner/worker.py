@@ -39,7 +39,16 @@ from grader.sandbox import isolation
 # Always imported before the first fork; the suites' own imports are added to these.
 REAP_TIMEOUT_S = 10.0
 """How long the worker keeps killing what a file's grading left behind."""
-PRELOAD = ("jax", "jax.numpy", "jax.extend", "numpy", "chex", "pytest", "hypothesis", "grader.plugin")
+PRELOAD = (
+    "jax",
+    "jax.numpy",
+    "jax.extend",
+    "numpy",
+    "chex",
+    "pytest",
+    "hypothesis",
+    "grader.plugin",
+)
 
 
 def preload(extra: list[str]) -> None:
@@ -105,7 +114,7 @@ class _Capped:
         data = bytes(self.kept)
         end = data.rfind(b"\n") + 1
         lines = data[:end].splitlines()
-        kept = lines[:records.MAX_RECORDS]
+        kept = lines[: records.MAX_RECORDS]
         used = sum(len(line) + 1 for line in kept)
         return tuple(line.decode("utf-8", errors="replace") for line in kept), self.total - used
 

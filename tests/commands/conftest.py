@@ -35,7 +35,9 @@ def course(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def grade(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., tuple[int, str]]:
+def grade(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., tuple[int, str]]:
     """`grade(*argv, cwd=...)` runs the CLI in this process: (exit code, stdout + stderr)."""
 
     def run(*argv: str, cwd: Path | None = None) -> tuple[int, str]:

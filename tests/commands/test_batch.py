@@ -18,12 +18,23 @@ LESSONS = ["01_sums", "02_words"]
 
 
 def run_batch(grade: Grade, course: Path, out: Path, *extra: str) -> tuple[int, str]:
-    return grade("batch", str(course / "submissions"), "--out", str(out), "--suites", str(course / "suites"),
-                 "--timeout", "8", *extra)
+    return grade(
+        "batch",
+        str(course / "submissions"),
+        "--out",
+        str(out),
+        "--suites",
+        str(course / "suites"),
+        "--timeout",
+        "8",
+        *extra,
+    )
 
 
 def book(out: Path) -> dict[str, dict[str, str]]:
-    return {r["student"]: r for r in csv.DictReader(io.StringIO((out / "gradebook.csv").read_text()))}
+    return {
+        r["student"]: r for r in csv.DictReader(io.StringIO((out / "gradebook.csv").read_text()))
+    }
 
 
 def student(out: Path, name: str) -> dict[str, Any]:
@@ -31,19 +42,33 @@ def student(out: Path, name: str) -> dict[str, Any]:
     return {e["name"]: e for e in doc["exercises"]}
 
 
-def test_students_are_the_folders_and_lesson_files_are_found_in_them_or_in_exercises(tmp_path: Path) -> None:
-    for rel in ("ann/01_sums.py", "bo/exercises/02_words.py", "cy/notes.txt", ".git/x", "__MACOSX/y"):
+def test_students_are_the_folders_and_lesson_files_are_found_in_them_or_in_exercises(
+    tmp_path: Path,
+) -> None:
+    for rel in (
+        "ann/01_sums.py",
+        "bo/exercises/02_words.py",
+        "cy/notes.txt",
+        ".git/x",
+        "__MACOSX/y",
+    ):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("")
     (tmp_path / "loose.py").write_text("")
     assert batch.students(tmp_path) == ["ann", "bo", "cy"]
-    assert batch.job_for(tmp_path, "ann", LESSONS).files == (("01_sums", str(tmp_path / "ann" / "01_sums.py")),)
+    assert batch.job_for(tmp_path, "ann", LESSONS).files == (
+        ("01_sums", str(tmp_path / "ann" / "01_sums.py")),
+    )
     bo = batch.job_for(tmp_path, "bo", LESSONS)
-    assert bo.root == str(tmp_path / "bo" / "exercises") and [n for n, _ in bo.files] == ["02_words"]
+    assert bo.root == str(tmp_path / "bo" / "exercises") and [n for n, _ in bo.files] == [
+        "02_words"
+    ]
     assert batch.job_for(tmp_path, "cy", LESSONS).files == ()
 
 
-def test_unknown_student_and_empty_class_are_usage_errors(course: Path, grade: Grade, tmp_path: Path) -> None:
+def test_unknown_student_and_empty_class_are_usage_errors(
+    course: Path, grade: Grade, tmp_path: Path
+) -> None:
     code, out = run_batch(grade, course, tmp_path / "out", "--student", "zed")
     assert code == 2 and "no folder zed" in out
     empty = tmp_path / "empty"
@@ -53,29 +78,56 @@ def test_unknown_student_and_empty_class_are_usage_errors(course: Path, grade: G
 
 
 @pytest.mark.slow
-def test_the_class_is_graded_and_one_student_regraded(course: Path, grade: Grade, tmp_path: Path) -> None:
+def test_the_class_is_graded_and_one_student_regraded(
+    course: Path, grade: Grade, tmp_path: Path
+) -> None:
     out = tmp_path / "out"
     code, text = run_batch(grade, course, out, "--workers", "2")
     assert code == 0, text
     rows = book(out)
     assert list(rows) == ["alice", "bob", "carol", "dave", "erin", "frank", "gina"]
-    assert list(rows["alice"]) == ["student", "total", "max", "percent", "01_sums", "02_words", "status"]
-    assert (rows["alice"]["total"], rows["alice"]["percent"], rows["alice"]["status"]) == ("12", "100.0", "passed")
-    assert (rows["bob"]["01_sums"], rows["bob"]["02_words"], rows["bob"]["status"]) == ("5", "0", "failed")
+    assert list(rows["alice"]) == [
+        "student",
+        "total",
+        "max",
+        "percent",
+        "01_sums",
+        "02_words",
+        "status",
+    ]
+    assert (rows["alice"]["total"], rows["alice"]["percent"], rows["alice"]["status"]) == (
+        "12",
+        "100.0",
+        "passed",
+    )
+    assert (rows["bob"]["01_sums"], rows["bob"]["02_words"], rows["bob"]["status"]) == (
+        "5",
+        "0",
+        "failed",
+    )
     assert rows["frank"]["status"] == "not_attempted" and rows["frank"]["total"] == "0"
-    for name in ("carol", "dave", "erin"):  # broken or hostile: an error, the other file still graded
+    for name in (
+        "carol",
+        "dave",
+        "erin",
+    ):  # broken or hostile: an error, the other file still graded
         assert rows[name]["status"] == "error" and rows[name]["02_words"] == "3", name
     assert "gina" in rows  # a notebook submission gets a row whatever the engine makes of it
 
     assert "syntax" in student(out, "carol")["01_sums"]["message"].lower()
     assert "os._exit" in student(out, "dave")["01_sums"]["message"]
-    assert [c["status"] for c in student(out, "erin")["01_sums"]["checks"]][:2] == ["passed", "timeout"]
+    assert [c["status"] for c in student(out, "erin")["01_sums"]["checks"]][:2] == [
+        "passed",
+        "timeout",
+    ]
     for name in rows:
         assert (out / "students" / f"{name}.html").read_text().startswith("<!DOCTYPE html>")
 
     summary = (out / "summary.html").read_text()
     assert "<svg" in summary and "7 student(s), 7 graded" in summary
-    assert summary.index("total of the empty list is zero") < summary.index("shout upper-cases and exclaims")
+    assert summary.index("total of the empty list is zero") < summary.index(
+        "shout upper-cases and exclaims"
+    )
     assert str(tmp_path) not in summary
 
     # bob fixes his code: one command regrades him and updates the class files
@@ -86,15 +138,18 @@ def test_the_class_is_graded_and_one_student_regraded(course: Path, grade: Grade
     assert code == 0, text
     after = book(out)
     assert (after["bob"]["01_sums"], after["bob"]["total"]) == ("9", "9")
-    assert {n: r for n, r in after.items() if n != "bob"} == {n: r for n, r in rows.items() if n != "bob"}
+    assert {n: r for n, r in after.items() if n != "bob"} == {
+        n: r for n, r in rows.items() if n != "bob"
+    }
     for name in rows:
         if name != "bob":
             assert (out / "students" / f"{name}.json").read_text() == before[name]
     assert "7 student(s), 7 graded" in (out / "summary.html").read_text()
 
 
-def test_a_class_is_not_graded_below_user_isolation(course: Path, grade: Grade, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_class_is_not_graded_below_user_isolation(
+    course: Path, grade: Grade, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from grader.runner import engine
     from grader.sandbox.isolation import Isolation
 
@@ -104,6 +159,11 @@ def test_a_class_is_not_graded_below_user_isolation(course: Path, grade: Grade, 
     assert code == 2
     assert "--require-isolation user: the detected isolation is 'basic'" in text and "root" in text
     assert not (tmp_path / "out").exists()
-    code, text = run_batch(grade, course, tmp_path / "out", "--require-isolation", "basic", "--student", "frank")
+    code, text = run_batch(
+        grade, course, tmp_path / "out", "--require-isolation", "basic", "--student", "frank"
+    )
     assert code == 0, text
-    assert json.loads((tmp_path / "out" / "students" / "frank.json").read_text())["isolation"] == laptop.to_json()
+    assert (
+        json.loads((tmp_path / "out" / "students" / "frank.json").read_text())["isolation"]
+        == laptop.to_json()
+    )

@@ -21,7 +21,11 @@ Grade = Callable[..., tuple[int, str]]
 
 def steps(text: str) -> dict[str, dict[str, Any]]:
     doc = yaml.safe_load(text)
-    assert set(doc[True]) == {"push", "pull_request", "workflow_dispatch"}  # YAML 1.1 reads `on` as True
+    assert set(doc[True]) == {
+        "push",
+        "pull_request",
+        "workflow_dispatch",
+    }  # YAML 1.1 reads `on` as True
     return {s.get("name", s.get("uses", "")): s for s in doc["jobs"]["grade"]["steps"]}
 
 
@@ -33,7 +37,12 @@ def test_workflow_installs_grades_uploads_and_fails_under_the_threshold() -> Non
     assert argv[0] == "grade"
     args = cli.grade_parser().parse_args(argv[1:])  # the command line is valid for this grader
     assert (args.path, args.fail_under, args.html, args.json, args.junit) == (
-        "exercises", 75.0, "grade-report.html", "results.json", "junit.xml")
+        "exercises",
+        75.0,
+        "grade-report.html",
+        "results.json",
+        "junit.xml",
+    )
     upload = found["Upload the report"]
     assert upload["if"] == "always()" and upload["uses"].startswith("actions/upload-artifact@")
     assert "grade-report.html" in upload["with"]["path"]
@@ -42,11 +51,25 @@ def test_workflow_installs_grades_uploads_and_fails_under_the_threshold() -> Non
 def test_job_summary_script_reads_the_results(tmp_path: Path) -> None:
     script = steps(ci_template.workflow())["Score in the job summary"]["run"]
     summary = tmp_path / "summary.md"
-    (tmp_path / "results.json").write_text(json.dumps({"score": 7.5, "max_score": 10, "exercises": [
-        {"name": "03_jit", "status": "failed", "score": 7.5, "max_score": 10}]}))
+    (tmp_path / "results.json").write_text(
+        json.dumps(
+            {
+                "score": 7.5,
+                "max_score": 10,
+                "exercises": [
+                    {"name": "03_jit", "status": "failed", "score": 7.5, "max_score": 10}
+                ],
+            }
+        )
+    )
     path = f"{Path(sys.executable).parent}:/usr/bin:/bin"  # `python` is the runner's Python
-    subprocess.run(["bash", "-c", script], cwd=tmp_path, check=True, timeout=60,
-                   env={"GITHUB_STEP_SUMMARY": str(summary), "PATH": path})
+    subprocess.run(
+        ["bash", "-c", script],
+        cwd=tmp_path,
+        check=True,
+        timeout=60,
+        env={"GITHUB_STEP_SUMMARY": str(summary), "PATH": path},
+    )
     text = summary.read_text()
     assert "### Score 7.5 / 10" in text and "| 03_jit | failed | 7.5 / 10 |" in text
 

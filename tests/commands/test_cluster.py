@@ -17,7 +17,13 @@ from grader.reports import results
 from grader.runner import engine
 
 Grade = Callable[..., tuple[int, str]]
-STUDENTS = ("alice", "bob", "carol", "dave", "frank")  # right, wrong, syntax error, os._exit, no files
+STUDENTS = (
+    "alice",
+    "bob",
+    "carol",
+    "dave",
+    "frank",
+)  # right, wrong, syntax error, os._exit, no files
 
 pytestmark = pytest.mark.slow
 
@@ -25,8 +31,14 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def scheduler() -> Iterator[str]:
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=1, processes=True, threads_per_worker=2, host="127.0.0.1",
-                                  dashboard_address=None, silence_logs=40) as local:
+    with distributed.LocalCluster(
+        n_workers=1,
+        processes=True,
+        threads_per_worker=2,
+        host="127.0.0.1",
+        dashboard_address=None,
+        silence_logs=40,
+    ) as local:
         yield local.scheduler_address
 
 
@@ -34,17 +46,23 @@ def comparable(out: Path, name: str) -> Any:
     return without_timings(json.loads((out / "students" / f"{name}.json").read_text()))
 
 
-def test_cluster_results_equal_local_results(course: Path, grade: Grade, scheduler: str, tmp_path: Path) -> None:
+def test_cluster_results_equal_local_results(
+    course: Path, grade: Grade, scheduler: str, tmp_path: Path
+) -> None:
     common = [str(course / "submissions"), "--suites", str(course / "suites"), "--timeout", "20"]
     picks = [a for s in STUDENTS for a in ("--student", s)]
     code, text = grade("batch", *common, "--out", str(tmp_path / "local"), "--workers", "2", *picks)
     assert code == 0, text
-    code, text = grade("batch", *common, "--out", str(tmp_path / "dask"), "--scheduler", scheduler, *picks)
+    code, text = grade(
+        "batch", *common, "--out", str(tmp_path / "dask"), "--scheduler", scheduler, *picks
+    )
     assert code == 0, text
     assert "on the dask cluster at tcp://127.0.0.1:" in text
     for name in STUDENTS:
         assert comparable(tmp_path / "dask", name) == comparable(tmp_path / "local", name), name
-    assert (tmp_path / "dask" / "gradebook.csv").read_text() == (tmp_path / "local" / "gradebook.csv").read_text()
+    assert (tmp_path / "dask" / "gradebook.csv").read_text() == (
+        tmp_path / "local" / "gradebook.csv"
+    ).read_text()
 
 
 def test_a_worker_without_the_files_grades_the_shipped_bytes(course: Path, tmp_path: Path) -> None:
@@ -54,17 +72,30 @@ def test_a_worker_without_the_files_grades_the_shipped_bytes(course: Path, tmp_p
     job = batch.job_for(course / "submissions", "bob", [s.name for s in specs])
     parcel = cluster.pack(job, specs)
     here = batch.grade_job(job, specs, options)
-    shutil.rmtree(course / "submissions")  # neither the lesson files nor the suites are here any more
+    shutil.rmtree(
+        course / "submissions"
+    )  # neither the lesson files nor the suites are here any more
     shutil.rmtree(course / "suites")
     remote = cluster.grade_parcel(parcel, specs, options)
     assert without_timings(results.document(remote)) == without_timings(results.document(here))
     assert remote.submission == job.root and here.exercises[0].score == 5  # graded, not missing
 
 
-def test_an_unreachable_scheduler_is_a_usage_error(course: Path, grade: Grade, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unreachable_scheduler_is_a_usage_error(
+    course: Path, grade: Grade, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("distributed")
     monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 2)
-    code, text = grade("batch", str(course / "submissions"), "--out", str(tmp_path / "o"), "--suites",
-                       str(course / "suites"), "--scheduler", "tcp://127.0.0.1:9", "--student", "alice")
+    code, text = grade(
+        "batch",
+        str(course / "submissions"),
+        "--out",
+        str(tmp_path / "o"),
+        "--suites",
+        str(course / "suites"),
+        "--scheduler",
+        "tcp://127.0.0.1:9",
+        "--student",
+        "alice",
+    )
     assert code == 2 and "cannot reach the dask scheduler" in text

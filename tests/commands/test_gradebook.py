@@ -12,30 +12,57 @@ from grader.commands import gradebook
 
 
 def check(cid: str, status: str, points: float, *, hidden: bool = False) -> dict[str, Any]:
-    return {"id": cid, "name": f"check {cid}", "status": status, "score": points if status == "passed" else 0.0,
-            "max_score": points, "visibility": "hidden" if hidden else "public"}
+    return {
+        "id": cid,
+        "name": f"check {cid}",
+        "status": status,
+        "score": points if status == "passed" else 0.0,
+        "max_score": points,
+        "visibility": "hidden" if hidden else "public",
+    }
 
 
 def exercise(name: str, status: str, *checks: dict[str, Any]) -> dict[str, Any]:
-    return {"name": name, "title": f"title of {name}", "status": status, "checks": list(checks),
-            "score": sum(c["score"] for c in checks), "max_score": sum(c["max_score"] for c in checks)}
+    return {
+        "name": name,
+        "title": f"title of {name}",
+        "status": status,
+        "checks": list(checks),
+        "score": sum(c["score"] for c in checks),
+        "max_score": sum(c["max_score"] for c in checks),
+    }
 
 
 def results(*exercises: dict[str, Any]) -> dict[str, Any]:
-    return {"exercises": list(exercises), "score": sum(e["score"] for e in exercises),
-            "max_score": sum(e["max_score"] for e in exercises), "seed": 3, "grader_version": "9.9"}
+    return {
+        "exercises": list(exercises),
+        "score": sum(e["score"] for e in exercises),
+        "max_score": sum(e["max_score"] for e in exercises),
+        "seed": 3,
+        "grader_version": "9.9",
+    }
 
 
 def klass(tmp_path: Path) -> Path:
     folder = tmp_path / gradebook.STUDENTS
     folder.mkdir()
     docs = {
-        "ann": results(exercise("01_a", "passed", check("x", "passed", 2), check("y", "passed", 1, hidden=True)),
-                       exercise("02_b", "passed", check("z", "passed", 3))),
-        "ben": results(exercise("01_a", "failed", check("x", "passed", 2), check("y", "failed", 1, hidden=True)),
-                       exercise("02_b", "error", check("z", "timeout", 3))),
-        "cy": results(exercise("01_a", "not_attempted", check("x", "failed", 2), check("y", "failed", 1)),
-                      exercise("02_b", "not_attempted", check("z", "failed", 3))),
+        "ann": results(
+            exercise(
+                "01_a", "passed", check("x", "passed", 2), check("y", "passed", 1, hidden=True)
+            ),
+            exercise("02_b", "passed", check("z", "passed", 3)),
+        ),
+        "ben": results(
+            exercise(
+                "01_a", "failed", check("x", "passed", 2), check("y", "failed", 1, hidden=True)
+            ),
+            exercise("02_b", "error", check("z", "timeout", 3)),
+        ),
+        "cy": results(
+            exercise("01_a", "not_attempted", check("x", "failed", 2), check("y", "failed", 1)),
+            exercise("02_b", "not_attempted", check("z", "failed", 3)),
+        ),
     }
     for name, doc in docs.items():
         (folder / f"{name}.json").write_text(json.dumps(doc))
@@ -57,10 +84,18 @@ def test_gradebook_has_a_row_per_student_and_a_column_per_lesson_file(tmp_path: 
 
 
 def test_checks_are_ranked_by_pass_rate_lowest_first() -> None:
-    students = [gradebook.Student("s", results(exercise("01_a", "failed", check("x", "passed", 1),
-                                                        check("y", "failed", 1))))] * 2
-    students.append(gradebook.Student("t", results(exercise("01_a", "passed", check("x", "passed", 1),
-                                                            check("y", "passed", 1)))))
+    students = [
+        gradebook.Student(
+            "s",
+            results(exercise("01_a", "failed", check("x", "passed", 1), check("y", "failed", 1))),
+        )
+    ] * 2
+    students.append(
+        gradebook.Student(
+            "t",
+            results(exercise("01_a", "passed", check("x", "passed", 1), check("y", "passed", 1))),
+        )
+    )
     rates = gradebook.check_rates(students)
     assert [(r.id, r.passed, r.graded) for r in rates] == [("y", 1, 3), ("x", 3, 3)]
     assert rates[0].failures == "failed 2"
@@ -82,13 +117,19 @@ def test_summary_page_is_self_contained_and_deterministic(tmp_path: Path) -> Non
 
 def test_histogram_bins_scores_by_tenths() -> None:
     svg = gradebook.histogram_svg([0, 5, 95, 100, 100])
-    assert "0-10%: 2 student(s)" in svg and "90-100%: 3 student(s)" in svg and "50-60%: 0 student(s)" in svg
+    assert (
+        "0-10%: 2 student(s)" in svg
+        and "90-100%: 3 student(s)" in svg
+        and "50-60%: 0 student(s)" in svg
+    )
 
 
 def test_names_are_escaped_in_the_summary(tmp_path: Path) -> None:
     folder = tmp_path / gradebook.STUDENTS
     folder.mkdir()
-    (folder / "<i>eve & co.json").write_text(json.dumps(results(exercise("01_a", "passed", check("x", "passed", 1)))))
+    (folder / "<i>eve & co.json").write_text(
+        json.dumps(results(exercise("01_a", "passed", check("x", "passed", 1))))
+    )
     page = gradebook.summary_html(gradebook.load(tmp_path))
     assert "<i>eve" not in page and "&lt;i&gt;eve &amp; co" in page
     assert 'href="students/%3Ci%3Eeve%20%26%20co.html"' in page

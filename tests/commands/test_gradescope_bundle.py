@@ -31,13 +31,24 @@ def test_bundle_holds_setup_run_autograder_and_the_full_grader(tmp_path: Path) -
         setup = bundle.read("setup.sh").decode()
         run = bundle.read("run_autograder").decode()
         suite = bundle.read("grader/suites/test_01_sums.py").decode()
-    assert {"setup.sh", "run_autograder", "pyproject.toml", "README.md", "grader/cli.py",
-            "templates/report.html.j2", "grader/suites/test_02_words.py"} <= names
-    assert not any(n.startswith(("solutions/", "tests/", "exercises/")) or "__pycache__" in n for n in names)
+    assert {
+        "setup.sh",
+        "run_autograder",
+        "pyproject.toml",
+        "README.md",
+        "grader/cli.py",
+        "templates/report.html.j2",
+        "grader/suites/test_02_words.py",
+    } <= names
+    assert not any(
+        n.startswith(("solutions/", "tests/", "exercises/")) or "__pycache__" in n for n in names
+    )
     assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
     assert "pip install -q '/autograder/source[frameworks]'" in setup
-    assert "--gradescope \"$RESULTS\"" in run and "--timeout 30" in run
-    assert "--require-isolation user" in run  # student code runs as a user of its own, or not at all
+    assert '--gradescope "$RESULTS"' in run and "--timeout 30" in run
+    assert (
+        "--require-isolation user" in run
+    )  # student code runs as a user of its own, or not at all
     assert "test_total_empty_secret" in suite  # hidden checks are graded on Gradescope
     for script in (setup, run):
         subprocess.run(["bash", "-n"], input=script, text=True, check=True)
@@ -74,8 +85,13 @@ def autograder(tmp_path: Path, submission: dict[str, str]) -> dict[str, object]:
         (root / "submission" / name).write_text(text)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env.update(AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=sys.executable)
-    proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        ["bash", str(root / "source" / "run_autograder")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     results: dict[str, object] = json.loads((root / "results" / "results.json").read_text())
     return results
@@ -91,8 +107,12 @@ def test_run_autograder_grades_a_repository_upload_with_hidden_checks(tmp_path: 
     tests = results["tests"]
     assert isinstance(tests, list) and len(tests) == 5
     hidden = [t for t in tests if "total of the empty list is zero" in t["name"]]
-    assert [t["visibility"] for t in hidden] == ["after_published"]  # shown once grades are published
-    assert {t["visibility"] for t in tests if t not in hidden and "shout keeps" not in t["name"]} == {"visible"}
+    assert [t["visibility"] for t in hidden] == [
+        "after_published"
+    ]  # shown once grades are published
+    assert {
+        t["visibility"] for t in tests if t not in hidden and "shout keeps" not in t["name"]
+    } == {"visible"}
 
 
 @pytest.mark.slow
@@ -100,4 +120,3 @@ def test_run_autograder_writes_results_even_when_grading_cannot_start(tmp_path: 
     results = autograder(tmp_path, {"notes.txt": "no lesson files here"})
     assert results["score"] == 0.0 and results["tests"] == []
     assert "could not grade this submission (exit code 2)" in str(results["output"])
-

@@ -72,10 +72,24 @@ def test_hidden_checks_and_what_only_they_used_are_removed(tmp_path: Path) -> No
     result = cut(tmp_path)
     text = result.source
     assert result.hidden_ids == ("test_secret",) and result.hidden_points == 3.0
-    for gone in ("test_secret", "secret check", "_only_secret", "_deeper", "secret_data",
-                 "import math", "The secret one", "Ask yourself"):
+    for gone in (
+        "test_secret",
+        "secret check",
+        "_only_secret",
+        "_deeper",
+        "secret_data",
+        "import math",
+        "The secret one",
+        "Ask yourself",
+    ):
         assert gone not in text, gone
-    for kept in ("def _shared", "def test_public", "def _always", "import sys", "from grader.checks.failure import fail"):
+    for kept in (
+        "def _shared",
+        "def test_public",
+        "def _always",
+        "import sys",
+        "from grader.checks.failure import fail",
+    ):
         assert kept in text, kept
     assert "import os" not in text  # `import os, sys` keeps only sys
     ast.parse(text)
@@ -102,7 +116,9 @@ def test_a_docstring_that_names_a_hidden_check_stops_the_release(tmp_path: Path)
 
 
 def test_a_suite_of_only_hidden_checks_still_catalogs(tmp_path: Path) -> None:
-    source = SUITE.replace('@check("public check", points=2,', '@check("public check", points=2, hidden=True,')
+    source = SUITE.replace(
+        '@check("public check", points=2,', '@check("public check", points=2, hidden=True,'
+    )
     out = tmp_path / "released" / "test_01_demo.py"
     out.parent.mkdir()
     out.write_text(cut(tmp_path, source).source)
@@ -110,7 +126,9 @@ def test_a_suite_of_only_hidden_checks_still_catalogs(tmp_path: Path) -> None:
     assert spec.checks == () and (spec.hidden_checks, spec.hidden_points) == (2, 5.0)
 
 
-@pytest.mark.parametrize("suite", sorted(p.name for p in (ROOT / "grader" / "suites").glob("test_*.py")))
+@pytest.mark.parametrize(
+    "suite", sorted(p.name for p in (ROOT / "grader" / "suites").glob("test_*.py"))
+)
 def test_every_real_suite_can_be_cut(suite: str) -> None:
     result = public.public_suite(ROOT / "grader" / "suites" / suite)
     ast.parse(result.source)

@@ -15,8 +15,18 @@ Grade = Callable[..., tuple[int, str]]
 
 
 def args(course: Path, *extra: str) -> list[str]:
-    return ["verify", "--solutions", str(course / "solutions"), "--exercises", str(course / "exercises"),
-            "--suites", str(course / "suites"), "--timeout", "60", *extra]
+    return [
+        "verify",
+        "--solutions",
+        str(course / "solutions"),
+        "--exercises",
+        str(course / "exercises"),
+        "--suites",
+        str(course / "suites"),
+        "--timeout",
+        "60",
+        *extra,
+    ]
 
 
 def test_first_difference_names_the_path() -> None:
@@ -30,15 +40,23 @@ def test_first_difference_names_the_path() -> None:
 
 def test_stability_ignores_timings_but_not_results() -> None:
     doc = {"duration_s": 1.0, "exercises": [{"duration_s": 2.0, "metrics": {"t": 1.0}, "score": 3}]}
-    same = {"duration_s": 9.0, "exercises": [{"duration_s": 7.0, "metrics": {"t": 5.0}, "score": 3}]}
+    same = {
+        "duration_s": 9.0,
+        "exercises": [{"duration_s": 7.0, "metrics": {"t": 5.0}, "score": 3}],
+    }
     other = {"duration_s": 1.0, "exercises": [{"duration_s": 2.0, "metrics": {}, "score": 2}]}
     assert verify.stability_problems([doc, same]) == []
-    chart = {"exercises": [{"artifacts": [{"title": "timing", "media_type": "image/png", "bytes": 900}]}]}
-    redrawn = {"exercises": [{"artifacts": [{"title": "timing", "media_type": "image/png", "bytes": 912}]}]}
+    chart = {
+        "exercises": [{"artifacts": [{"title": "timing", "media_type": "image/png", "bytes": 900}]}]
+    }
+    redrawn = {
+        "exercises": [{"artifacts": [{"title": "timing", "media_type": "image/png", "bytes": 912}]}]
+    }
     assert verify.stability_problems([chart, redrawn]) == []
     assert verify.stability_problems([doc, same, other]) == [
         "the solutions' results differ between run 1 and run 3 at exercises[0].score (something "
-        "depends on time, order or an unseeded random source)"]
+        "depends on time, order or an unseeded random source)"
+    ]
 
 
 def test_static_problems_find_missing_files_and_unsynced_stubs(course: Path) -> None:
@@ -68,10 +86,15 @@ def test_the_fixture_course_verifies(grade: Grade) -> None:
 @pytest.mark.slow
 def test_violations_are_listed(course: Path, grade: Grade) -> None:
     solution = course / "solutions" / "01_sums.py"
-    solution.write_text(solution.read_text().replace("    acc = 0\n", "    acc = 0 if xs else None\n"))
+    solution.write_text(
+        solution.read_text().replace("    acc = 0\n", "    acc = 0 if xs else None\n")
+    )
     stub = course / "exercises" / "02_words.py"
-    stub.write_text(stub.read_text().replace('raise NotImplementedError("shout is not implemented yet")',
-                                             'return word.upper() + "!"'))
+    stub.write_text(
+        stub.read_text().replace(
+            'raise NotImplementedError("shout is not implemented yet")', 'return word.upper() + "!"'
+        )
+    )
     code, out = grade(*args(course, "--runs", "1"))
     assert code == 1, out
     assert "solutions/01_sums.py scores 5/9 (failed), not 100%" in out

@@ -25,14 +25,30 @@ EX2 = "ex2_per_example_grads"
 pytestmark = pytest.mark.slow
 
 
-def grade(folder: Path, *extra: str, timeout: float = 300) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+def grade(
+    folder: Path, *extra: str, timeout: float = 300
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     out = folder.parent / "out"
     out.mkdir(exist_ok=True)
     proc = subprocess.run(
-        [sys.executable, "-m", "grader", str(folder), "--only", f"03_jit,{EX2}",
-         "--json", str(out / "results.json"), "--html", str(out / "report.html"),
-         "--no-color", *extra],
-        capture_output=True, text=True, timeout=timeout, cwd=folder.parent,
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            str(folder),
+            "--only",
+            f"03_jit,{EX2}",
+            "--json",
+            str(out / "results.json"),
+            "--html",
+            str(out / "report.html"),
+            "--no-color",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=folder.parent,
     )
     assert (out / "report.html").is_file(), proc.stdout + proc.stderr
     results = json.loads((out / "results.json").read_text())

@@ -28,8 +28,15 @@ RECORDS: list[rec.Record] = [
     rec.Skipped("needs flax"),
     rec.SuiteError("Traceback ..."),
     rec.Start("test_a"),
-    rec.Result("test_a", "failed", fraction=0.25, message="m", location=WHERE, not_implemented=True,
-               duration_s=1.5),
+    rec.Result(
+        "test_a",
+        "failed",
+        fraction=0.25,
+        message="m",
+        location=WHERE,
+        not_implemented=True,
+        duration_s=1.5,
+    ),
     rec.Artifact(id="test_a", title="loss", data=PNG),
     rec.Metric(id="test_a", name="speedup", value=3.5),
     rec.Notebook("Notes on 03_jit.ipynb"),
@@ -51,8 +58,16 @@ def test_every_kind_has_a_record() -> None:
 
 def test_the_wire_format_is_the_plugins() -> None:
     doc = rec.to_json(rec.Result("test_a", "passed", fraction=1.0))
-    assert doc == {"type": "result", "id": "test_a", "status": "passed", "fraction": 1.0, "message": "",
-                   "location": None, "not_implemented": False, "duration_s": 0.0}
+    assert doc == {
+        "type": "result",
+        "id": "test_a",
+        "status": "passed",
+        "fraction": 1.0,
+        "message": "",
+        "location": None,
+        "not_implemented": False,
+        "duration_s": 0.0,
+    }
     art = rec.to_json(rec.Artifact(id="test_a", title="t", data=PNG))
     assert base64.b64decode(art["data"]) == PNG and art["media_type"] == "image/png"
 
@@ -64,7 +79,10 @@ def test_building_a_record_clips_it_to_its_limits() -> None:
     assert rec.Result("t", "failed", fraction=7.0).fraction == 1.0
     assert rec.Result("t", "failed", fraction=float("nan")).fraction == 0.0
     loc = rec.Import("l", ok=False, location=SourceLine("p" * 999, 1, "c" * 999)).location
-    assert loc is not None and (len(loc.path), len(loc.code)) == (rec.MAX_PATH_CHARS, rec.MAX_CODE_CHARS)
+    assert loc is not None and (len(loc.path), len(loc.code)) == (
+        rec.MAX_PATH_CHARS,
+        rec.MAX_CODE_CHARS,
+    )
     assert rec.decode(rec.encode(rec.Result("t", "failed", message=long))) is not None
 
 
@@ -90,14 +108,24 @@ MALFORMED = {
     "id too long": _line({"type": "start", "id": "x" * (rec.MAX_ID_CHARS + 1)}),
     "id not a string": _line({"type": "start", "id": 3}),
     "location malformed": _line({**RESULT, "location": {"path": "a.py", "line": "3", "code": ""}}),
-    "location with extra keys": _line({**RESULT, "location": {"path": "a", "line": 3, "code": "", "x": 1}}),
+    "location with extra keys": _line(
+        {**RESULT, "location": {"path": "a", "line": 3, "code": "", "x": 1}}
+    ),
     "import ok not a bool": _line({"type": "import", "lesson": "l", "ok": 1}),
     "ids not a list": _line({"type": "collected", "ids": "test_a"}),
-    "svg artifact": _line({"type": "artifact", "id": "t", "title": "t",
-                           "data": base64.b64encode(b"<svg/>").decode()}),
+    "svg artifact": _line(
+        {"type": "artifact", "id": "t", "title": "t", "data": base64.b64encode(b"<svg/>").decode()}
+    ),
     "artifact not base64": _line({"type": "artifact", "id": "t", "title": "t", "data": "%%%"}),
-    "artifact of another type": _line({"type": "artifact", "id": "t", "title": "t", "media_type": "text/html",
-                                       "data": base64.b64encode(PNG).decode()}),
+    "artifact of another type": _line(
+        {
+            "type": "artifact",
+            "id": "t",
+            "title": "t",
+            "media_type": "text/html",
+            "data": base64.b64encode(PNG).decode(),
+        }
+    ),
     "NaN metric": '{"type": "metric", "id": "t", "name": "m", "value": NaN}',
     "metric a string": _line({"type": "metric", "id": "t", "name": "m", "value": "1"}),
     "done with fields": _line({"type": "done", "ok": True}),
@@ -143,13 +171,32 @@ def test_check_status_maps_anything_else_to_error() -> None:
 # -- parent <-> worker --------------------------------------------------------------------
 
 MESSAGES: list[wire.Message] = [
-    wire.Request(suite="/s/test_03_jit.py", workdir="/w", lesson_dir="/w/lessons", seed=3, timeout_s=180.0,
-                 memory_bytes=4 << 30, output_cap=32 << 10, devices=8, notebook="03_jit", isolation="strict"),
+    wire.Request(
+        suite="/s/test_03_jit.py",
+        workdir="/w",
+        lesson_dir="/w/lessons",
+        seed=3,
+        timeout_s=180.0,
+        memory_bytes=4 << 30,
+        output_cap=32 << 10,
+        devices=8,
+        notebook="03_jit",
+        isolation="strict",
+    ),
     wire.Ready(pid=12),
     wire.Started(pid=13),
-    wire.Ended(exit_code=None, signal=9, timed_out=False, output="out", output_bytes=3, duration_s=1.0,
-               memory_limit=1 << 30, records=(rec.encode(rec.Done()).decode().strip(),), records_dropped=2,
-               leftovers=1),
+    wire.Ended(
+        exit_code=None,
+        signal=9,
+        timed_out=False,
+        output="out",
+        output_bytes=3,
+        duration_s=1.0,
+        memory_limit=1 << 30,
+        records=(rec.encode(rec.Done()).decode().strip(),),
+        records_dropped=2,
+        leftovers=1,
+    ),
     wire.Ended(),
 ]
 

@@ -19,7 +19,7 @@ from grader.catalog import read_suite
 from grader.protocol.worker import Ended
 from grader.runner.records import Ending, assemble
 
-SUITE = '''
+SUITE = """
 LESSON = "demo"
 TITLE = "Demo"
 from grader.suite import check
@@ -32,7 +32,7 @@ def test_b(student): pass
 
 @check("third", points=5, hint="h3")
 def test_c(student): pass
-'''
+"""
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
 
@@ -52,7 +52,14 @@ def ending(*records: dict[str, Any] | str, **how: Any) -> Ending:
 
 
 def ok(check_id: str, **extra: Any) -> dict[str, Any]:
-    return {"type": "result", "id": check_id, "status": "passed", "fraction": 1.0, "message": "", **extra}
+    return {
+        "type": "result",
+        "id": check_id,
+        "status": "passed",
+        "fraction": 1.0,
+        "message": "",
+        **extra,
+    }
 
 
 COLLECTED = {"type": "collected", "ids": ["test_a", "test_b", "test_c"]}
@@ -61,8 +68,10 @@ DONE = {"type": "done"}
 
 
 def test_all_passed(spec: Any) -> None:
-    result = assemble(spec, ending(COLLECTED, IMPORTED, ok("test_a"), ok("test_b"), ok("test_c"), DONE,
-                                   exit_code=0))
+    result = assemble(
+        spec,
+        ending(COLLECTED, IMPORTED, ok("test_a"), ok("test_b"), ok("test_c"), DONE, exit_code=0),
+    )
     assert result.status == "passed"
     assert (result.score, result.max_score) == (10.0, 10.0)
     assert [c.visibility for c in result.checks] == ["public", "hidden", "public"]
@@ -70,28 +79,39 @@ def test_all_passed(spec: Any) -> None:
 
 
 def test_partial_credit_counts_the_catalog_points(spec: Any) -> None:
-    partial = {"type": "result", "id": "test_c", "status": "failed", "fraction": 0.4, "message": "2 of 5"}
-    result = assemble(spec, ending(COLLECTED, IMPORTED, ok("test_a"), ok("test_b"), partial, DONE, exit_code=0))
+    partial = {
+        "type": "result",
+        "id": "test_c",
+        "status": "failed",
+        "fraction": 0.4,
+        "message": "2 of 5",
+    }
+    result = assemble(
+        spec, ending(COLLECTED, IMPORTED, ok("test_a"), ok("test_b"), partial, DONE, exit_code=0)
+    )
     assert result.status == "failed"
     assert result.checks[2].score == pytest.approx(2.0)
     assert result.score == pytest.approx(7.0)
 
 
 def test_forged_records_cannot_raise_the_score(spec: Any) -> None:
-    result = assemble(spec, ending(
-        COLLECTED,
-        IMPORTED,
-        {"type": "result", "id": "test_a", "status": "failed", "fraction": 0.5, "points": 100},
-        {"type": "result", "id": "test_a", "status": "failed", "fraction": 7.0},
-        {"type": "result", "id": "test_zzz", "status": "passed", "fraction": 1.0},
-        {"type": "result", "id": "test_b", "status": "error", "fraction": 1.0},
-        {"type": "result", "id": "test_c", "status": "passed!!", "fraction": 1.0},
-        {"type": "result", "id": "test_c", "status": "failed", "fraction": 0.0},
-        ok("test_c"),  # a second valid record for the same check is ignored
-        "{not json",
-        DONE,
-        exit_code=0,
-    ))
+    result = assemble(
+        spec,
+        ending(
+            COLLECTED,
+            IMPORTED,
+            {"type": "result", "id": "test_a", "status": "failed", "fraction": 0.5, "points": 100},
+            {"type": "result", "id": "test_a", "status": "failed", "fraction": 7.0},
+            {"type": "result", "id": "test_zzz", "status": "passed", "fraction": 1.0},
+            {"type": "result", "id": "test_b", "status": "error", "fraction": 1.0},
+            {"type": "result", "id": "test_c", "status": "passed!!", "fraction": 1.0},
+            {"type": "result", "id": "test_c", "status": "failed", "fraction": 0.0},
+            ok("test_c"),  # a second valid record for the same check is ignored
+            "{not json",
+            DONE,
+            exit_code=0,
+        ),
+    )
     # test_a: both records malformed (an unknown field, a fraction above 1): never reached
     assert [c.status for c in result.checks] == ["error", "error", "failed"]
     assert result.checks[0].message.startswith("not run")
@@ -106,17 +126,38 @@ def test_a_check_that_did_not_pass_never_earns_all_its_points(spec: Any) -> None
 
 
 def test_not_attempted_when_every_check_hits_the_stub(spec: Any) -> None:
-    todo = {"status": "failed", "fraction": 0.0, "not_implemented": True, "message": "not implemented"}
-    result = assemble(spec, ending(COLLECTED, IMPORTED,
-                                   *({"type": "result", "id": i, **todo} for i in ("test_a", "test_b", "test_c")),
-                                   DONE, exit_code=0))
+    todo = {
+        "status": "failed",
+        "fraction": 0.0,
+        "not_implemented": True,
+        "message": "not implemented",
+    }
+    result = assemble(
+        spec,
+        ending(
+            COLLECTED,
+            IMPORTED,
+            *({"type": "result", "id": i, **todo} for i in ("test_a", "test_b", "test_c")),
+            DONE,
+            exit_code=0,
+        ),
+    )
     assert result.status == "not_attempted"
     assert "NotImplementedError" in result.message
 
 
 def test_crash_mid_run_keeps_earlier_results(spec: Any) -> None:
-    result = assemble(spec, ending(COLLECTED, IMPORTED, {"type": "start", "id": "test_a"}, ok("test_a"),
-                                   {"type": "start", "id": "test_b"}, signal=11))
+    result = assemble(
+        spec,
+        ending(
+            COLLECTED,
+            IMPORTED,
+            {"type": "start", "id": "test_a"},
+            ok("test_a"),
+            {"type": "start", "id": "test_b"},
+            signal=11,
+        ),
+    )
     assert [c.status for c in result.checks] == ["passed", "error", "error"]
     assert "SIGSEGV" in result.checks[1].message
     assert result.checks[2].message.startswith("not run")
@@ -124,15 +165,30 @@ def test_crash_mid_run_keeps_earlier_results(spec: Any) -> None:
 
 
 def test_timeout_names_the_running_check(spec: Any) -> None:
-    result = assemble(spec, ending(COLLECTED, IMPORTED, {"type": "start", "id": "test_a"}, ok("test_a"),
-                                   {"type": "start", "id": "test_b"}, timed_out=True, timeout_s=30))
+    result = assemble(
+        spec,
+        ending(
+            COLLECTED,
+            IMPORTED,
+            {"type": "start", "id": "test_a"},
+            ok("test_a"),
+            {"type": "start", "id": "test_b"},
+            timed_out=True,
+            timeout_s=30,
+        ),
+    )
     assert [c.status for c in result.checks] == ["passed", "timeout", "error"]
     assert "30 s" in result.checks[1].message
 
 
 def test_import_failure_is_one_clear_error(spec: Any) -> None:
-    failed = {"type": "import", "lesson": "demo", "ok": False, "message": "demo.py has a syntax error",
-              "location": {"path": "demo.py", "line": 3, "code": "def f(x)"}}
+    failed = {
+        "type": "import",
+        "lesson": "demo",
+        "ok": False,
+        "message": "demo.py has a syntax error",
+        "location": {"path": "demo.py", "line": 3, "code": "def f(x)"},
+    }
     result = assemble(spec, ending(COLLECTED, failed, DONE, exit_code=0))
     assert result.status == "error"
     assert result.message == "demo.py has a syntax error"
@@ -147,17 +203,43 @@ def test_nothing_written_is_a_grader_error(spec: Any) -> None:
 
 
 def test_artifacts_must_be_png(spec: Any) -> None:
-    good = {"type": "artifact", "id": "test_a", "title": "plot", "data": base64.b64encode(PNG).decode()}
-    bad = {"type": "artifact", "id": "test_a", "title": "evil", "data": base64.b64encode(b"<svg/>").decode()}
+    good = {
+        "type": "artifact",
+        "id": "test_a",
+        "title": "plot",
+        "data": base64.b64encode(PNG).decode(),
+    }
+    bad = {
+        "type": "artifact",
+        "id": "test_a",
+        "title": "evil",
+        "data": base64.b64encode(b"<svg/>").decode(),
+    }
     metric = {"type": "metric", "id": "test_a", "name": "speedup", "value": 12.5}
     nan = {"type": "metric", "id": "test_a", "name": "nan", "value": "NaN"}
-    result = assemble(spec, ending(COLLECTED, IMPORTED, ok("test_a"), good, bad, metric, nan, DONE, exit_code=0))
+    result = assemble(
+        spec, ending(COLLECTED, IMPORTED, ok("test_a"), good, bad, metric, nan, DONE, exit_code=0)
+    )
     assert [a.title for a in result.artifacts] == ["plot"]
     assert result.metrics == (("speedup", 12.5),)
 
 
 def test_output_cap_notice(spec: Any) -> None:
-    result = assemble(spec, ending(COLLECTED, IMPORTED, ok("test_a"), ok("test_b"), ok("test_c"), DONE,
-                                   exit_code=0, output="x" * 10, output_bytes=5_000_000))
+    result = assemble(
+        spec,
+        ending(
+            COLLECTED,
+            IMPORTED,
+            ok("test_a"),
+            ok("test_b"),
+            ok("test_c"),
+            DONE,
+            exit_code=0,
+            output="x" * 10,
+            output_bytes=5_000_000,
+        ),
+    )
     assert result.output.startswith("x" * 10)
-    assert "[output truncated: 5,000,000 bytes were printed; the first 10 are shown]" in result.output
+    assert (
+        "[output truncated: 5,000,000 bytes were printed; the first 10 are shown]" in result.output
+    )

@@ -26,7 +26,7 @@ from grader.runner import worker
 SUBMISSIONS = Path(__file__).parent / "submissions"
 SUITES = SUBMISSIONS / "probe_suites"
 
-DAEMON = '''
+DAEMON = """
 import time
 
 if {hang}:
@@ -45,14 +45,30 @@ if os.fork() == 0:  # a daemon: fork, new session, fork again, the middle one ex
         os._exit(0)
     os._exit(0)
 os.wait()
-'''
+"""
 
 
-def grade(folder: Path, *extra: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+def grade(
+    folder: Path, *extra: str, cwd: Path
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     proc = subprocess.run(
-        [sys.executable, "-m", "grader", str(folder), "--suites", str(SUITES), "--json", "r.json",
-         "--no-html", "--no-color", *extra],
-        capture_output=True, text=True, cwd=cwd, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            str(folder),
+            "--suites",
+            str(SUITES),
+            "--json",
+            "r.json",
+            "--no-html",
+            "--no-color",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     doc: dict[str, Any] = json.loads((cwd / "r.json").read_text())
@@ -64,9 +80,14 @@ def grade(folder: Path, *extra: str, cwd: Path) -> tuple[subprocess.CompletedPro
 def test_the_sandbox_runs_at_the_level_asked_for(level: str, tmp_path: Path) -> None:
     proc, doc = grade(SUBMISSIONS / "whoami", "--isolation", level, cwd=tmp_path)
     checks = {c["id"]: c for c in doc["exercises"][0]["checks"]}
-    assert {k: c["status"] for k, c in checks.items()} == {"test_level": "passed", "test_record_pipe": "passed"}, checks
+    assert {k: c["status"] for k, c in checks.items()} == {
+        "test_level": "passed",
+        "test_record_pipe": "passed",
+    }, checks
     assert doc["isolation"]["level"] == level
-    assert bool(doc["isolation"]["missing"]) == (level != "strict")  # we are root: strict is possible
+    assert bool(doc["isolation"]["missing"]) == (
+        level != "strict"
+    )  # we are root: strict is possible
     assert f"Isolation: {level}" in proc.stdout and f"isolation {level}" in proc.stdout
 
 
@@ -80,15 +101,21 @@ def shared_tmp() -> Iterator[Path]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("level", "hang"), [("user", False), ("basic", False), ("user", True), ("basic", True)])
-def test_nothing_outlives_a_files_grading(level: str, hang: bool, tmp_path: Path, shared_tmp: Path) -> None:
+@pytest.mark.parametrize(
+    ("level", "hang"), [("user", False), ("basic", False), ("user", True), ("basic", True)]
+)
+def test_nothing_outlives_a_files_grading(
+    level: str, hang: bool, tmp_path: Path, shared_tmp: Path
+) -> None:
     """Strict is left out: its PID namespace ends with the sandbox. With `hang` the judge is
     killed at the time limit and cannot clean up: its sandbox and the daemon are the worker's."""
     pidfile, marker = shared_tmp / "daemon.pid", shared_tmp / "marker"
     folder = tmp_path / "submission"
     folder.mkdir()
     base = (SUBMISSIONS / "whoami" / "whoami.py").read_text()  # its ids() and open_files()
-    (folder / "whoami.py").write_text(base + DAEMON.format(pidfile=str(pidfile), marker=str(marker), hang=hang))
+    (folder / "whoami.py").write_text(
+        base + DAEMON.format(pidfile=str(pidfile), marker=str(marker), hang=hang)
+    )
     _, doc = grade(folder, "--isolation", level, "--timeout", "10", cwd=tmp_path)
     statuses = [c["status"] for c in doc["exercises"][0]["checks"]]
     assert statuses == (["timeout", "error"] if hang else ["passed", "passed"]), doc
@@ -102,7 +129,7 @@ def test_nothing_outlives_a_files_grading(level: str, hang: bool, tmp_path: Path
 def test_reap_leftovers_kills_what_a_subreaper_inherited(tmp_path: Path) -> None:
     """In a fresh process made a subreaper: a double-forked daemon is reparented to it,
     and `reap_leftovers` kills and reaps it."""
-    script = f'''
+    script = f"""
 import os, sys, time
 sys.path.insert(0, {str(Path(worker.__file__).parents[2])!r})
 from grader.runner import worker
@@ -118,8 +145,10 @@ os.wait()
 time.sleep(0.2)
 orphans = worker._children_of(os.getpid())
 print(len(orphans), worker.reap_leftovers(), len(worker._children_of(os.getpid())))
-'''
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+"""
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
     assert proc.stdout.split() == ["1", "1", "0"], proc.stdout + proc.stderr
 
 
