@@ -11,12 +11,15 @@ one device; when they differ, the message says whether they match the per-device
 gradients (no `pmean`) or `n_devices` times the mean (`psum` instead of `pmean`).
 """
 
+import importlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from grader.checks import jit, primitives, values
 from grader.checks.failure import fail
+from grader.sandbox import client
 from grader.suite import check
 
 LESSON = "07_pmap"
@@ -42,17 +45,16 @@ def _n_devices(wanted=8):
 
 # -- losses and references (written here, independently of solutions/) --------------------
 
+# The losses are public inputs: the sandbox hands these very functions to the student's
+# code (`_public(_mse)`), and the references below differentiate them on one device.
+_inputs = importlib.import_module("grader.inputs.07_pmap")
+_mse = _inputs.pmap_mse  # linear regression: mean squared error of x @ w + b
+_xent = _inputs.pmap_cross_entropy  # a two-layer tanh classifier: mean cross-entropy
 
-def _mse(params, x, y):
-    """Linear regression: mean squared error of x @ w + b."""
-    return jnp.mean((x @ params["w"] + params["b"] - y) ** 2)
 
-
-def _xent(params, x, y):
-    """A two-layer tanh classifier: mean cross-entropy."""
-    h = jnp.tanh(x @ params["hidden"]["kernel"] + params["hidden"]["bias"])
-    logits = h @ params["out"]["kernel"]
-    return -jnp.mean(jax.nn.log_softmax(logits)[jnp.arange(y.shape[0]), y])
+def _public(loss_fn):
+    """`loss_fn` as the student's code receives it: built in the sandbox, by name."""
+    return client.Public(loss_fn.__name__)
 
 
 def _mse_problem(n, per_device=4, dim=3):
@@ -100,13 +102,30 @@ def _ref_shard(x, n):
 _RUNS = {}
 
 
-def _call_grads(student, loss_fn, params, xs, ys):
-    """The student's result, computed once per module, loss and device count (pmap of a
-    fresh inner function compiles on every call: about a second each)."""
+def _run_grads(student, loss_fn, params, xs, ys):
+    """The student's result and where each of its leaves lives (placement is observed in
+    the sandbox: the judge receives plain arrays), computed once per module, loss and
+    device count (pmap of a fresh inner function compiles on every call: about a second
+    each)."""
     key = (id(student), loss_fn.__name__, xs.shape)
     if key not in _RUNS:
-        _RUNS[key] = jax.block_until_ready(student.parallel_mean_grads(loss_fn, params, xs, ys))
+        seen = client.probe(
+            _inputs.grads_and_placement,
+            student.parallel_mean_grads,
+            _public(loss_fn),
+            params,
+            xs,
+            ys,
+        )
+        if isinstance(seen["out"], client.StudentError):
+            raise seen["out"]  # as if the call had raised it here
+        _RUNS[key] = seen
     return _RUNS[key]
+
+
+def _call_grads(student, loss_fn, params, xs, ys):
+    """The student's result (see `_run_grads`)."""
+    return _run_grads(student, loss_fn, params, xs, ys)["out"]
 
 
 def _diagnose(out, loss_fn, params, xs, ys):
@@ -249,7 +268,7 @@ def test_cross_device_reduction(student):
     n = _n_devices()
     params, xs, ys = _mse_problem(n)
     primitives.assert_contains(
-        lambda p, x, y: student.parallel_mean_grads(_mse, p, x, y),
+        client.partial(student.parallel_mean_grads, _public(_mse)),
         (params, xs, ys),
         "psum",
         what="parallel_mean_grads(loss_fn, params, xs, ys)",
@@ -270,17 +289,16 @@ def test_cross_device_reduction(student):
 def test_result_spans_devices(student):
     n = _n_devices()
     params, xs, ys = _mse_problem(n)
-    out = _call_grads(student, _mse, params, xs, ys)
-    leaf = out["w"]
-    sharding = getattr(leaf, "sharding", None)
-    spread = len(sharding.device_set) if sharding is not None else 0
+    placement = _run_grads(student, _mse, params, xs, ys)["placement"]
+    leaf = placement["w"]  # observed in the sandbox: its type, and how many devices hold it
+    spread = leaf["devices"] or 0
     if spread != n:
         raise fail(
             "where parallel_mean_grads' result is computed",
             expected=f"a jax.Array sharded over the {n} devices (what jax.pmap returns)",
             observed=f"a jax.Array on {spread} device(s)"
-            if sharding is not None
-            else f"a {type(leaf).__name__}, not a jax.Array",
+            if leaf["devices"] is not None
+            else f"a {leaf['type']}, not a jax.Array",
             cause="the work ran on one device: `jax.vmap` or a Python loop over the device "
             "axis, then a mean, instead of `jax.pmap`",
             fix="map the per-device gradient with `jax.pmap(..., axis_name=...)`",
@@ -316,7 +334,7 @@ def test_jit_and_repeat(student):
     n = _n_devices()
     params, xs, ys = _mse_problem(n)
     first = _call_grads(student, _mse, params, xs, ys)
-    again = jax.block_until_ready(student.parallel_mean_grads(_mse, params, xs, ys))
+    again = jax.block_until_ready(student.parallel_mean_grads(_public(_mse), params, xs, ys))
     values.assert_close(
         again,
         first,
@@ -327,7 +345,7 @@ def test_jit_and_repeat(student):
         fix="compute the gradients from the arguments only",
     )
     jit.assert_jittable(
-        lambda p, x, y: student.parallel_mean_grads(_mse, p, x, y),
+        client.partial(student.parallel_mean_grads, _public(_mse)),
         (params, xs, ys),
         what="parallel_mean_grads(loss_fn, params, xs, ys)",
         **TOL,
