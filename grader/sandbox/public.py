@@ -11,6 +11,7 @@ student release.
         return jnp.sin(3.0 * x) + 0.5 * x ** 2
 
     student.derivative(Public("wave"))           # in a suite
+    timer(Public("sleep_step", (0.02,)))         # a factory, built with these arguments
 """
 
 from __future__ import annotations
@@ -24,15 +25,25 @@ REGISTRY: dict[str, Callable[..., Any]] = {}
 FACTORIES: set[str] = set()
 
 
+def _register(fn: Callable[..., Any]) -> None:
+    known = REGISTRY.get(fn.__name__)
+    if known is not None and known is not fn:
+        raise ValueError(
+            f"two public inputs are named {fn.__name__!r} ({known.__module__} and {fn.__module__}): "
+            "names are global, prefix them with the lesson's topic"
+        )
+    REGISTRY[fn.__name__] = fn
+
+
 def public(fn: F) -> F:
     """Register `fn` under its name: the sandbox passes `fn` itself to student code."""
-    REGISTRY[fn.__name__] = fn
+    _register(fn)
     return fn
 
 
 def factory(fn: F) -> F:
-    """Register `fn` as a factory: `Public(name, *args)` is `fn(*args)`, built in the sandbox."""
-    REGISTRY[fn.__name__] = fn
+    """Register `fn` as a factory: `Public(name, (arg, ...))` is `fn(arg, ...)`, built in the sandbox."""
+    _register(fn)
     FACTORIES.add(fn.__name__)
     return fn
 
