@@ -21,12 +21,13 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, TypeVar, get_args
 
+from grader.protocol.records import MAX_RECORDS
 from grader.sandbox.isolation import LEVELS, Level
 
 MAX_OUTPUT_CHARS = 1 << 20
-"""A file's captured output in a reply (the worker keeps `Request.output_cap` bytes)."""
-MAX_RECORD_LINES = 10_000
-"""Record lines in a reply (see `grader.protocol.records.MAX_RECORDS`)."""
+"""A file's captured output in a reply: the worker keeps `Request.output_cap` bytes, at most this."""
+MAX_RECORD_LINES = MAX_RECORDS
+"""Record lines in a reply: the worker keeps no more (`grader.protocol.records`)."""
 
 
 T = TypeVar("T")

@@ -233,7 +233,8 @@ def serve(request: Request, base_vm: int, announce: Callable[[Message], None]) -
     os.close(out_w)
     os.close(records_w)
     announce(Started(pid))
-    ended = supervise(pid, out_r, records_r, request.timeout_s, request.output_cap)
+    cap = min(request.output_cap, wire.MAX_OUTPUT_CHARS)  # what a reply may carry
+    ended = supervise(pid, out_r, records_r, request.timeout_s, cap)
     return replace(ended, memory_limit=base_vm + request.memory_bytes)
 
 
