@@ -23,6 +23,7 @@ import tempfile
 import time
 from collections.abc import Generator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -36,7 +37,7 @@ from grader.sandbox.client import SandboxGone, StudentError
 from grader.suite import MARKER, Attachments, Credit
 
 MAX_MESSAGE_CHARS = 4000
-MAX_LESSON_BYTES = 8 << 20
+MAX_LESSON_BYTES = 64 << 20
 """A lesson file larger than this is not copied into the sandbox (it is not a lesson)."""
 
 
@@ -64,6 +65,7 @@ class GraderPlugin:
         self.sandbox: launch.Sandbox | None = None
         self.sandbox_dir = ""
         self._import_reported = False
+        self._unreadable = ""
         self._outcomes: dict[str, _Outcome] = {}
         self._credits: dict[str, Credit] = {}
         self._attachments: dict[str, Attachments] = {}
@@ -105,7 +107,36 @@ class GraderPlugin:
             text = text.replace(self.sandbox_dir + os.sep, "")
         return text
 
+    def notebook_step(self, config: pytest.Config, timeout_s: float) -> Any:
+        """What the sandbox runs before the import: the notebook, in a kernel it starts."""
+        from grader.notebooks import grading
+
+        suites = [a for a in config.args if os.path.basename(a.split("::")[0]).startswith("test_")]
+        expected = set().union(*(grading.expected_names(Path(s.split("::")[0])) for s in suites))
+        lesson, devices = self.lesson, int(jax_devices())
+
+        def step() -> dict[str, Any]:
+            assert lesson is not None
+            lessons = Path(os.getcwd()).parent / "lessons"
+            return grading.run(lesson, lessons, timeout_s=timeout_s, devices=devices,
+                               expected=expected, log_path=Path(os.getcwd()) / "kernel.log")
+
+        return step
+
+    def record_notebook(self) -> None:
+        from grader.notebooks import grading
+
+        hello = self.sandbox.hello if self.sandbox is not None else None
+        if hello is None:
+            return
+        unreadable = grading.emit_notes(dict(hello.notes), self.lesson or "", records.Writer(self._fd)) \
+            if self._fd is not None else None
+        if unreadable is not None:
+            self._unreadable = unreadable
+
     def import_error(self) -> BaseException | None:
+        if self._unreadable:
+            return FileNotFoundError(self._unreadable)
         """Why the student's module is not there (None when it imported)."""
         box = self.sandbox
         if box is None:
@@ -304,6 +335,17 @@ def error_location(exc: BaseException) -> SourceLine | None:
     return None
 
 
+def jax_devices() -> int:
+    """The simulated CPU device count set for this run (a notebook's kernel gets the same)."""
+    import jax
+
+    try:
+        count = int(getattr(jax.config, "jax_num_cpu_devices", 1))
+    except (TypeError, ValueError):
+        return 1
+    return count if count > 0 else 1
+
+
 def _lesson_from_args(args: list[str]) -> str | None:
     for arg in args:
         name = os.path.basename(arg.split("::")[0])
@@ -358,6 +400,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--grader-isolation", default="basic", choices=isolation.LEVELS,
                     help="how far the sandbox is isolated (the runner passes what it detected)")
     group.addoption("--grader-timeout", default="600", help="seconds the whole suite may take")
+    group.addoption("--grader-notebook", action="store_true",
+                    help="the lesson is a notebook: run it in the sandbox, then import its code cells")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -370,7 +414,11 @@ def pytest_configure(config: pytest.Config) -> None:
     _hypothesis_profile()
     if plugin.lesson is not None and not config.option.collectonly:
         probes.load_all()  # the sandbox is a fork: what it may run must be loaded first
-        plugin.start_sandbox(float(config.getoption("grader_timeout")))
+        timeout_s = float(config.getoption("grader_timeout"))
+        prepare = plugin.notebook_step(config, timeout_s) if config.getoption("grader_notebook") else None
+        plugin.start_sandbox(timeout_s, prepare)
+        if prepare is not None:
+            plugin.record_notebook()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -1,11 +1,11 @@
 """The grading child's notebook step: run the notebook, write the module pytest imports.
 
-Called by `grader.runner.child` before pytest when the lesson file is a
-notebook (`request.notebook` is its lesson name). Inside the isolation
-boundary it reads `<lessons>/03_jit.ipynb`, runs its cells in a fresh kernel
+Runs in the sandbox (`grader.plugin` passes `run` to `grader.sandbox.launch`
+as the step before the import) when the lesson file is a notebook. As the
+sandbox's user, in its namespaces, it reads `<lessons>/03_jit.ipynb`, runs its cells in a fresh kernel
 (`grader.notebooks.execution`), writes `<lessons>/03_jit.py`
-(`grader.notebooks.module`) and adds to the run's records
-(`grader.protocol.records`, on the judge's record pipe):
+(`grader.notebooks.module`) and returns notes, which the judge validates and
+turns into records (`emit_notes`, `grader.protocol.records`):
 
 - `Notebook(message)`: what a student should know about the run (a cell that
   raised, with its cell and line; a cell that never finished; a function
@@ -13,7 +13,7 @@ boundary it reads `<lessons>/03_jit.ipynb`, runs its cells in a fresh kernel
 - `Artifact(id=NOTEBOOK_ID, ...)`: each figure the cells drew;
 - for a notebook that cannot be graded at all (empty, broken JSON, no code),
   `Import(ok=False, message=...)`: the exercise is an error naming the file,
-  and pytest does not run (`prepare` returns False).
+  and none of its checks run.
 
 Time: each cell gets at most a quarter of the exercise's time limit (and
 `CELL_TIMEOUT_S`), all cells together half of it, so the checks keep the rest.
@@ -26,28 +26,28 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from grader.notebooks import execution, module, source
 from grader.notebooks.execution import Outcome
 from grader.protocol import records
-from grader.protocol.worker import Request
 
 CELL_TIMEOUT_S = 60.0
 MAX_FIGURES = 6
 
 
-def prepare(request: Request, out: records.Writer) -> bool:
-    """Build the lesson module from the notebook; False when there is nothing to grade."""
-    lesson = request.notebook
-    lessons = Path(request.lesson_dir)
+def run(lesson: str, lessons: Path, *, timeout_s: float, devices: int, expected: set[str],
+        log_path: Path) -> dict[str, Any]:
+    """In the sandbox: run `<lessons>/<lesson>.ipynb` in a kernel (started here, so it is
+    isolated as the sandbox is), write `<lessons>/<lesson>.py` and return the notes the judge
+    records: `{"unreadable": message}` for a notebook that cannot be graded, else
+    `{"notebook": text, "figures": [(title, png), ...]}`."""
     path = lessons / f"{lesson}.ipynb"
     try:
         notebook = source.read(path)
     except source.NotebookError as exc:
-        out.emit(records.Import(lesson=lesson, ok=False, message=str(exc)))
-        return False
+        return {"unreadable": str(exc)}
 
-    timeout_s = request.timeout_s
     limits = execution.Limits(
         cell_timeout_s=min(CELL_TIMEOUT_S, timeout_s / 4), budget_s=timeout_s / 2
     )
@@ -58,9 +58,9 @@ def prepare(request: Request, out: records.Writer) -> bool:
         outcomes = execution.run(
             cells,
             cwd=Path.cwd(),
-            env=execution.kernel_env(dict(os.environ), request.devices),
+            env=execution.kernel_env(dict(os.environ), devices),
             limits=limits,
-            log_path=Path(request.workdir) / "kernel.log",
+            log_path=log_path,
         )
     except execution.KernelUnavailable as exc:
         problem = str(exc)
@@ -74,12 +74,28 @@ def prepare(request: Request, out: records.Writer) -> bool:
     (lessons / f"{lesson}.py").write_text(
         module.render(lesson, notebook.name, chosen.included), encoding="utf-8"
     )
-    expected = expected_names(Path(request.suite))
-    out.emit(records.Notebook(notes(notebook.name, outcomes, chosen, expected, problem)))
-    for title, png in figures(notebook.name, outcomes):
-        out.emit(records.Artifact(id=records.NOTEBOOK_ID, title=title, data=png))
     print(summary(notebook, outcomes, chosen, seconds, problem), flush=True)
-    return True
+    return {
+        "notebook": notes(notebook.name, outcomes, chosen, expected, problem),
+        "figures": figures(notebook.name, outcomes),
+    }
+
+
+def emit_notes(found: dict[str, Any], lesson: str, out: records.Writer) -> str | None:
+    """In the judge: the sandbox's notes as records (validated: they come from a process that
+    ran student code). Returns the message when the notebook could not be graded at all."""
+    unreadable = found.get("unreadable")
+    if isinstance(unreadable, str):
+        out.emit(records.Import(lesson=lesson, ok=False, message=unreadable))
+        return unreadable
+    text = found.get("notebook")
+    out.emit(records.Notebook(text if isinstance(text, str) else ""))
+    shown = found.get("figures")
+    for item in (shown if isinstance(shown, list) else [])[:MAX_FIGURES]:
+        if (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
+                and isinstance(item[1], bytes) and item[1].startswith(records.PNG_MAGIC)):
+            out.emit(records.Artifact(id=records.NOTEBOOK_ID, title=item[0], data=item[1]))
+    return None
 
 
 def expected_names(suite: Path) -> set[str]:

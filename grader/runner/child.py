@@ -68,6 +68,9 @@ def pytest_args(request: Request, records_fd: int) -> list[str]:
         str(request.seed),
         "--grader-isolation",
         request.isolation,
+        "--grader-timeout",
+        str(request.timeout_s),
+        *(["--grader-notebook"] if request.notebook else []),
     ]
 
 
@@ -112,18 +115,10 @@ def run(request: Request, out_fd: int, records_fd: int, base_vm: int) -> NoRetur
         if request.devices > 1:
             jax.config.update("jax_num_cpu_devices", request.devices)  # type: ignore[no-untyped-call]
 
-        ready = True
-        if request.notebook:  # run the notebook, write the module the suite imports
-            from grader.notebooks.grading import prepare
-            from grader.protocol.records import Writer
+        import pytest
 
-            ready = prepare(request, Writer(records_fd))
-        if ready:
-            import pytest
-
-            code = int(pytest.main(pytest_args(request, records_fd)))
-        else:
-            code = 0  # the notebook cannot be graded; its record says why
+        # A notebook is run in the sandbox, before its module is imported (grader.plugin).
+        code = int(pytest.main(pytest_args(request, records_fd)))
     except BaseException:
         traceback.print_exc()
     finally:

@@ -117,7 +117,32 @@ def detect() -> Isolation:
                                    "namespaces (unprivileged user namespaces are not used yet)"))
     if _try_in_child(lambda: unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)):
         return Isolation("strict")
+    hidden = unreadable_installation()
+    if hidden:
+        return Isolation("basic", ("namespaces (unshare is not permitted: no CAP_SYS_ADMIN)",
+                                   f"an installation other users can read ({hidden} is closed to them, "
+                                   "so a sandbox user could not import the standard library)"))
     return Isolation("user", ("namespaces (unshare is not permitted: no CAP_SYS_ADMIN)",))
+
+
+def unreadable_installation() -> str:
+    """The first folder on the way to Python's standard library or site-packages that other
+    users cannot enter or read ("" when everything is readable): a sandbox at `user` level
+    imports modules lazily and must be able to read them."""
+    import sysconfig
+
+    for top in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"]}:
+        path = os.path.realpath(top)
+        parts = path.split(os.sep)
+        for i in range(2, len(parts) + 1):
+            folder = os.sep.join(parts[:i])
+            try:
+                mode = os.stat(folder).st_mode
+            except OSError:
+                return folder
+            if not mode & 0o001 or (folder == path and not mode & 0o004):
+                return folder
+    return ""
 
 
 def _try_in_child(action: Callable[[], None]) -> bool:

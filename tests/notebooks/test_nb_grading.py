@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -99,7 +100,7 @@ PROBE = """import os, resource, json
 with open({path!r}, "a") as fh:
     fh.write(json.dumps({{"pid": os.getpid(), "ppid": os.getppid(), "sid": os.getsid(0),
                          "as": resource.getrlimit(resource.RLIMIT_AS)[0], "cwd": os.getcwd(),
-                         "home": os.environ.get("HOME")}}) + "\\n")"""
+                         "home": os.environ.get("HOME"), "uid": os.getuid()}}) + "\\n")"""
 
 
 def damaged_03_jit(nb: Notebook, probe: Path) -> Notebook:
@@ -145,11 +146,14 @@ def test_damaged_notebooks_grade_with_clear_notes(tmp_path: Path, reference: dic
     good = write_notebooks("solutions", tmp_path / "good", only=("03_jit", "04_vmap"))
     folder = tmp_path / "submission"
     folder.mkdir()
+    # The probe writes outside the sandbox's own folders: only `basic` allows that (at
+    # `strict` this folder does not exist for the sandbox; at `user` it is not writable).
     probe = tmp_path / "probe.jsonl"
     save(damaged_03_jit(load(good / "03_jit.ipynb"), probe), folder / "03_jit.ipynb")
     save(copied_and_deleted_04_vmap(load(good / "04_vmap.ipynb")), folder / "04_vmap.ipynb")
     shutil.copy(ROOT / "solutions" / "01_arrays.py", folder)  # a .py among the notebooks
-    graded = grade(folder, "--timeout", "80", only=("03_jit", "04_vmap", "01_arrays"))  # 20 s per cell
+    graded = grade(folder, "--timeout", "80", "--isolation", "basic",
+                   only=("03_jit", "04_vmap", "01_arrays"))  # 20 s per cell
 
     jit = graded["03_jit"]
     assert jit["score"] == reference["03_jit"]["score"], jit["message"]
@@ -165,11 +169,11 @@ def test_damaged_notebooks_grade_with_clear_notes(tmp_path: Path, reference: dic
     assert len(runs) == 2  # once in the kernel, once when the suite imported the module
     for run in runs:
         assert run["as"] != resource.RLIM_INFINITY  # the child's memory limit reached the kernel
-        assert Path(run["cwd"]).name == "cwd" and Path(run["cwd"]) != folder  # the private folder
+        assert Path(run["cwd"]).name == "scratch" and Path(run["cwd"]) != folder  # the sandbox's folder
         assert run["home"] == run["cwd"]
+        assert run["uid"] == os.geteuid()  # `basic`: the sandbox's user is the grader's
     kernel, imported = runs
-    assert kernel["ppid"] == imported["pid"]  # the grading child started the kernel, then imported the cells
-    assert imported["sid"] == imported["pid"]  # the child leads its own session (the worker kills it whole)
+    assert kernel["ppid"] == imported["pid"]  # the sandbox started the kernel, then imported the cells
 
     vmap = graded["04_vmap"]
     assert "`predict` is defined in cells" in vmap["message"]
