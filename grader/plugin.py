@@ -298,7 +298,8 @@ def import_message(lesson: str, exc: BaseException) -> str:
     if isinstance(exc, SandboxGone):
         return (
             f"{lesson}.py could not be imported: the process importing it stopped ({exc}). "
-            "Code at the top level of the file runs on import: keep it to definitions."
+            "Code at the top level of the file runs on import: keep it to definitions, and never "
+            "end the program there (`sys.exit`, `os._exit`, `quit()`)."
         )
     if info is None:
         return str(exc)

@@ -116,14 +116,19 @@ def tree_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def sandbox_processes() -> list[str]:
+def sandbox_processes(out: Path) -> list[str]:
+    """Processes of this run's sandboxes still alive: a sandbox uid and this run's environment
+    (other tests grade at the same time, with sandboxes of their own)."""
     from grader.sandbox.isolation import UID_BASE
 
+    marker = f"REDTEAM_OUT={out}".encode()
     found = []
     for pid in os.listdir("/proc"):
         try:
             if pid.isdigit() and os.stat(f"/proc/{pid}").st_uid >= UID_BASE:
-                found.append(pid)
+                with open(f"/proc/{pid}/environ", "rb") as fh:
+                    if marker in fh.read().split(b"\0"):
+                        found.append(pid)
         except OSError:
             pass
     return found
@@ -174,5 +179,5 @@ def test_attacks_gain_nothing_and_reports_hold(tmp_path, control, level):
     after = ((tmp_path / "out" / "results.json").read_bytes(), (tmp_path / "out" / "report.html").read_text())
     assert after == before, "a report changed after grade returned"
     assert not list(Path("/tmp").glob("**/hacked*"))
-    assert sandbox_processes() == []
+    assert sandbox_processes(tmp_path / "out") == []
     assert tree_digest(installed_grader()) == installed, "the installed grader was modified"
