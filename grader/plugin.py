@@ -36,7 +36,6 @@ from grader.sandbox import client, isolation, launch, probes
 from grader.sandbox.client import SandboxGone, StudentError
 from grader.suite import MARKER, Attachments, Credit
 
-MAX_MESSAGE_CHARS = 4000
 MAX_LESSON_BYTES = 64 << 20
 """A lesson file larger than this is not copied into the sandbox (it is not a lesson)."""
 
@@ -64,7 +63,6 @@ class GraderPlugin:
         self.lesson = config.getoption("grader_lesson") or _lesson_from_args(config.args)
         self.sandbox: launch.Sandbox | None = None
         self.sandbox_dir = ""
-        self._import_reported = False
         self._unreadable = ""
         self._outcomes: dict[str, _Outcome] = {}
         self._credits: dict[str, Credit] = {}
@@ -232,11 +230,7 @@ class GraderPlugin:
             outcome.status, outcome.message = "failed", _short(exc).splitlines()[0] if str(exc) else "assertion failed"
         else:
             outcome.status = "failed" if when == "call" else "error"
-            lines = [f"the check, using what your code returned, raised {type(exc).__name__}: {_short(exc)}"]
-            explained = explain(exc)
-            if explained:
-                lines += [f"  likely cause: {explained.cause}", f"  fix: {explained.fix}"]
-            outcome.message = "\n".join(lines)
+            outcome.message = _raised("the check, using what your code returned,", type(exc).__name__, exc)
 
     def _classify_student(self, outcome: _Outcome, exc: StudentError, when: str) -> None:
         info = exc.info
@@ -252,11 +246,7 @@ class GraderPlugin:
             )
         else:
             outcome.status = "failed" if when == "call" else "error"
-            lines = [f"your code raised {info.type}: {_short(exc)}"]
-            explained = explain(exc)
-            if explained:
-                lines += [f"  likely cause: {explained.cause}", f"  fix: {explained.fix}"]
-            outcome.message = "\n".join(lines)
+            outcome.message = _raised("your code", info.type, exc)
 
     def pytest_runtest_logfinish(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         name = location[2]
@@ -379,6 +369,15 @@ def scrub(message: str, lesson_dir: str = "") -> str:
     """Messages are deterministic and name the student's files, not the private copy."""
     text = _ADDRESS.sub("", message)
     return text.replace(lesson_dir + os.sep, "") if lesson_dir else text
+
+
+def _raised(who: str, kind: str, exc: BaseException) -> str:
+    """`<who> raised <kind>: <message>`, with JAX's likely cause and fix when known."""
+    lines = [f"{who} raised {kind}: {_short(exc)}"]
+    explained = explain(exc)
+    if explained:
+        lines += [f"  likely cause: {explained.cause}", f"  fix: {explained.fix}"]
+    return "\n".join(lines)
 
 
 def _short(exc: BaseException, limit: int = 600) -> str:

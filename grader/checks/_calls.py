@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import inspect
 import os
-import sysconfig
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -23,19 +22,7 @@ import jax
 from grader.checks.failure import CheckFailure, fail
 from grader.explain import explain
 from grader.sandbox.client import Remote, StudentError
-
-_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_LIBRARY_ROOTS = tuple(
-    {
-        os.path.realpath(p) + os.sep
-        for p in (
-            sysconfig.get_paths()["stdlib"],
-            sysconfig.get_paths()["purelib"],
-            sysconfig.get_paths()["platlib"],
-            _HERE,
-        )
-    }
-)
+from grader.sandbox.server import is_library
 
 
 def name_of(fn: Callable[..., Any]) -> str:
@@ -95,11 +82,6 @@ def _positional_names(fn: Callable[..., Any], n: int) -> list[str]:
     return names
 
 
-def _is_library(path: str) -> bool:
-    real = os.path.realpath(path)
-    return real.startswith(_LIBRARY_ROOTS) or path.startswith("<")
-
-
 def student_line(exc: BaseException) -> str:
     """`"03_jit.py, line 14: if x > 0:"` for the innermost frame outside JAX, Python and
     the grader, following chained exceptions; "" if there is none."""
@@ -111,7 +93,7 @@ def student_line(exc: BaseException) -> str:
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         frames = [
-            f for f in traceback.extract_tb(current.__traceback__) if not _is_library(f.filename)
+            f for f in traceback.extract_tb(current.__traceback__) if not is_library(f.filename)
         ]
         if frames:
             last = frames[-1]

@@ -174,12 +174,3 @@ def _no_compilation_cache() -> None:
         with contextlib.suppress(Exception):
             jax.config.update("jax_compilation_cache_dir", None)
             jax.config.update("jax_enable_compilation_cache", False)
-
-
-def wait_gone(pid: int, timeout_s: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if not os.path.exists(f"/proc/{pid}"):
-            return True
-        time.sleep(0.01)
-    return False

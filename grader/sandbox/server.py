@@ -160,7 +160,12 @@ class Server:
         check kinds), any line outside Python, the installed libraries and the grader."""
         if self.lesson_dir:
             return os.path.realpath(filename).startswith(self.lesson_dir)
-        return not filename.startswith("<") and not os.path.realpath(filename).startswith(_LIBRARY_ROOTS)
+        return not is_library(filename)
+
+
+def is_library(filename: str) -> bool:
+    """A frame of Python, an installed library or the grader (or generated code: `<...>`)."""
+    return filename.startswith("<") or os.path.realpath(filename).startswith(_LIBRARY_ROOTS)
 
 
 _LIBRARY_ROOTS = tuple(
