@@ -79,7 +79,9 @@ def jit_speedup_timing_compile_inside(step_fn, state, batch, n_steps=100):
 def test_async_dispatch_returns_before_the_work_is_done():
     case = timing.async_step(0.05)
     assert case.step_s > 0.02
-    assert case.dispatch_s < case.step_s / 10, (case.dispatch_s, case.step_s)
+    # assert_waits_for_work tells a timer that waits (about step_s) from one that does not
+    # (about dispatch_s) at a quarter of step_s; the fact it needs, with room for a loaded CPU.
+    assert case.dispatch_s < case.step_s / 4, (case.dispatch_s, case.step_s)
 
 
 def test_slow_compile_step_pays_only_on_the_first_call():
