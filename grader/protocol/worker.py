@@ -53,6 +53,7 @@ class Request:
     devices: int = 1  # simulated CPU devices
     notebook: str = ""  # the lesson's name when it was submitted as a notebook
     isolation: Level = "basic"  # how the sandbox drops privileges (detected by the parent)
+    maxfail: int = 0  # stop the suite after this many failed checks (0: run every check)
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,7 @@ _FIELDS: dict[type[Message], dict[str, Any]] = {
         "devices": _count,
         "notebook": _text,
         "isolation": _level,
+        "maxfail": _count,
     },
     Ready: {"pid": _int},
     Started: {"pid": _int},

@@ -71,6 +71,7 @@ def pytest_args(request: Request, records_fd: int) -> list[str]:
         "--grader-timeout",
         str(request.timeout_s),
         *(["--grader-notebook"] if request.notebook else []),
+        *(["--maxfail", str(request.maxfail)] if request.maxfail else []),
     ]
 
 

@@ -60,6 +60,7 @@ class Options:
     jobs: int = 1
     isolation: IsolationChoice = "auto"  # auto: the strongest level this machine allows
     require_isolation: Level = "basic"  # refuse to grade below this level
+    maxfail: int = 0  # stop a file's suite after this many failed checks (0: run them all)
 
 
 # -- isolation --------------------------------------------------------------------------
@@ -247,6 +248,7 @@ def _grade_one(
         devices=spec.devices,
         notebook=spec.name if notebook else "",  # the child runs it and builds the module first
         isolation=level,
+        maxfail=options.maxfail,
     )
     started = time.monotonic()
     try:
