@@ -44,6 +44,7 @@ class CheckSpec:
     hint: str
     visibility: Visibility
     line: int
+    requires: tuple[str, ...] = ()  # checks whose values must be right before this one counts
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,9 @@ def _check_of(fn: ast.FunctionDef, where: str) -> CheckSpec | None:
         if isinstance(deco, ast.Call) and getattr(deco.func, "id", None) == "check":
             loc = f"{where}:{fn.lineno} {fn.name}"
             if len(deco.args) != 1:
-                raise CatalogError(f"{loc}: @check takes the check's name as its one positional argument")
+                raise CatalogError(
+                    f"{loc}: @check takes the check's name as its one positional argument"
+                )
             kwargs = {k.arg: _literal(k.value, loc) for k in deco.keywords if k.arg}
             name = _literal(deco.args[0], loc)
             points, hint = kwargs.get("points"), kwargs.get("hint")
@@ -91,7 +94,16 @@ def _check_of(fn: ast.FunctionDef, where: str) -> CheckSpec | None:
             if not isinstance(hint, str) or not hint.strip():
                 raise CatalogError(f"{loc}: every check needs a hint")
             visibility: Visibility = "hidden" if kwargs.get("hidden") else "public"
-            return CheckSpec(fn.name, name, float(points), hint, visibility, fn.lineno)
+            requires = kwargs.get("requires", ())
+            if not isinstance(requires, tuple | list) or not all(
+                isinstance(r, str) and r.startswith("test_") for r in requires
+            ):
+                raise CatalogError(
+                    f"{loc}: requires must be a tuple of check ids like ('test_x_values',)"
+                )
+            return CheckSpec(
+                fn.name, name, float(points), hint, visibility, fn.lineno, tuple(requires)
+            )
     return None
 
 
@@ -113,16 +125,20 @@ def read_suite(path: Path) -> ExerciseSpec:
         elif isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
             spec = _check_of(node, where)
             if spec is None:
-                raise CatalogError(f"{where}:{node.lineno} {node.name}: a test in a suite needs @check(...)")
+                raise CatalogError(
+                    f"{where}:{node.lineno} {node.name}: a test in a suite needs @check(...)"
+                )
             checks.append(spec)
     if not isinstance(consts.get("LESSON"), str) or not isinstance(consts.get("TITLE"), str):
         raise CatalogError(f"{where}: a suite must define LESSON and TITLE as string literals")
     hidden = consts.get("HIDDEN", {})
-    if not isinstance(hidden, dict) or not all(isinstance(hidden.get(k, 0), int | float)
-                                               for k in ("checks", "points")):
+    if not isinstance(hidden, dict) or not all(
+        isinstance(hidden.get(k, 0), int | float) for k in ("checks", "points")
+    ):
         raise CatalogError(f'{where}: HIDDEN must be a dict like {{"checks": 9, "points": 30}}')
     if not checks and not hidden.get("checks"):
         raise CatalogError(f"{where}: a suite must define at least one @check test")
+    _check_requirements(checks, where, released=bool(hidden.get("checks")))
     return ExerciseSpec(
         name=consts["LESSON"],
         title=consts["TITLE"],
@@ -135,6 +151,29 @@ def read_suite(path: Path) -> ExerciseSpec:
         hidden_points=float(hidden.get("points", 0.0)),
         imports=tuple(sorted(imports)),
     )
+
+
+def _check_requirements(checks: list[CheckSpec], where: str, *, released: bool) -> None:
+    """A check may require only other checks of its suite, and never (through others) itself.
+
+    A released suite may require a hidden check that was cut out of it: the plugin then
+    judges the check ungated (the student's copy cannot know the hidden verdict)."""
+    ids = {c.id: c for c in checks}
+    for c in checks:
+        unknown = [r for r in c.requires if r not in ids]
+        if unknown and not released:
+            raise CatalogError(f"{where}:{c.line} {c.id}: requires unknown checks {unknown}")
+        seen: set[str] = set()
+        todo = list(c.requires)
+        while todo:
+            r = todo.pop()
+            if r == c.id:
+                raise CatalogError(
+                    f"{where}:{c.line} {c.id}: requires itself through {sorted(seen)}"
+                )
+            if r in ids and r not in seen:
+                seen.add(r)
+                todo.extend(ids[r].requires)
 
 
 @cache

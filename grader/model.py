@@ -74,6 +74,8 @@ class CheckResult:
     hint: str
     location: SourceLine | None = None
     duration_s: float = 0.0
+    blocked_by: str | None = None  # the id of the check whose values this one waits for
+    root_cause: str | None = None  # "Type|path|line|function": failures sharing it share a cause
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -87,6 +89,8 @@ class CheckResult:
             "hint": self.hint,
             "location": self.location.to_json() if self.location else None,
             "duration_s": round(self.duration_s, 3),
+            "blocked_by": self.blocked_by,
+            "root_cause": self.root_cause,
         }
 
 

@@ -47,10 +47,39 @@ class _Outcome:
     message: str = ""
     location: dict[str, Any] | None = None
     not_implemented: bool = False
+    blocked_by: str | None = None
+    root_cause: str | None = None
 
 
 class LessonImportError(Exception):
     """The student's lesson file could not be imported."""
+
+
+class GateClosed(CheckFailure):
+    """A check (or one case of it) stands on a value check that did not pass."""
+
+    def __init__(self, required: str, required_name: str, *, not_implemented: bool) -> None:
+        self.required, self.not_implemented = required, not_implemented
+        super().__init__(
+            "this property is judged once the values are right",
+            expected=f"the check '{required_name}' passed first",
+            observed="it did not pass" + (" (not implemented yet)" if not_implemented else ""),
+            cause="values are wrong: a property (compiling under jit, purity, tracing once, "
+            "using a lax primitive...) earns points only for a function that computes the "
+            "right values",
+            fix=f"fix the values first: see '{required_name}'",
+        )
+
+
+class Gate:
+    """The `gate` fixture: `gate.require("test_x_values")` in one case of a check."""
+
+    def __init__(self, plugin: GraderPlugin) -> None:
+        self._plugin = plugin
+
+    def require(self, *check_ids: str) -> None:
+        __tracebackhide__ = True
+        self._plugin.require(check_ids)
 
 
 class GraderPlugin:
@@ -68,6 +97,7 @@ class GraderPlugin:
         self._credits: dict[str, Credit] = {}
         self._attachments: dict[str, Attachments] = {}
         self._started: dict[str, float] = {}
+        self._names: dict[str, str] = {}  # check id -> its name in words (the collected ones)
 
     # -- records ---------------------------------------------------------
     def emit(self, record: records.Record) -> None:
@@ -84,9 +114,14 @@ class GraderPlugin:
         lessons = os.path.join(self.sandbox_dir, "lessons")
         copy_regular_files(self.lesson_dir, lessons)
         self.sandbox = launch.start(
-            lesson=self.lesson, lesson_dir=lessons, level=self.level, workdir=self.sandbox_dir,
-            masked=masked_paths(), close_fds=(self._fd,) if self._fd is not None else (),
-            prepare=prepare, budget_s=timeout_s,
+            lesson=self.lesson,
+            lesson_dir=lessons,
+            level=self.level,
+            workdir=self.sandbox_dir,
+            masked=masked_paths(),
+            close_fds=(self._fd,) if self._fd is not None else (),
+            prepare=prepare,
+            budget_s=timeout_s,
         )
 
     def stop_sandbox(self) -> None:
@@ -116,8 +151,14 @@ class GraderPlugin:
         def step() -> dict[str, Any]:
             assert lesson is not None
             lessons = Path(os.getcwd()).parent / "lessons"
-            return grading.run(lesson, lessons, timeout_s=timeout_s, devices=devices,
-                               expected=expected, log_path=Path(os.getcwd()) / "kernel.log")
+            return grading.run(
+                lesson,
+                lessons,
+                timeout_s=timeout_s,
+                devices=devices,
+                expected=expected,
+                log_path=Path(os.getcwd()) / "kernel.log",
+            )
 
         return step
 
@@ -127,8 +168,11 @@ class GraderPlugin:
         hello = self.sandbox.hello if self.sandbox is not None else None
         if hello is None:
             return
-        unreadable = grading.emit_notes(dict(hello.notes), self.lesson or "", records.Writer(self._fd)) \
-            if self._fd is not None else None
+        unreadable = (
+            grading.emit_notes(dict(hello.notes), self.lesson or "", records.Writer(self._fd))
+            if self._fd is not None
+            else None
+        )
         if unreadable is not None:
             self._unreadable = unreadable
 
@@ -148,15 +192,37 @@ class GraderPlugin:
 
     def load(self, lesson: str) -> client.Remote:
         if lesson != self.lesson or self.sandbox is None:
-            raise pytest.UsageError(f"the sandbox imported {self.lesson!r}, this suite grades {lesson!r}")
+            raise pytest.UsageError(
+                f"the sandbox imported {self.lesson!r}, this suite grades {lesson!r}"
+            )
         exc = self.import_error()
         if exc is not None:
             raise LessonImportError(import_message(lesson, exc))
         return self.sandbox.module
 
+    # -- gates -----------------------------------------------------------
+    def require(self, check_ids: tuple[str, ...] | list[str]) -> None:
+        """Raise `GateClosed` unless every collected one of `check_ids` passed in full.
+
+        A required check this run did not collect (a released suite cut it out, `-k`
+        deselected it) does not close the gate."""
+        __tracebackhide__ = True
+        for required in check_ids:
+            if required not in self._names:
+                continue
+            outcome = self._outcomes.get(required)
+            if outcome is None:
+                raise pytest.UsageError(f"a check requires {required!r}, which has not run yet")
+            if outcome.status != "passed" or outcome.fraction < 1.0:
+                raise GateClosed(
+                    required, self._names[required], not_implemented=outcome.not_implemented
+                )
+
     # -- hooks -----------------------------------------------------------
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        items[:] = requirements_first(items)
+        self._names = {item.name: _marker(item).get("name", item.name) for item in items}
         self.emit(records.Collected(tuple(item.name for item in items)))
         if self._fd is None or not items:
             return
@@ -166,14 +232,25 @@ class GraderPlugin:
             self.emit(records.Import(lesson, ok=True))
         else:
             items[:] = []
-            self.emit(records.Import(lesson, ok=False, message=self.scrub(import_message(lesson, exc)),
-                                     location=error_location(exc)))
+            self.emit(
+                records.Import(
+                    lesson,
+                    ok=False,
+                    message=self.scrub(import_message(lesson, exc)),
+                    location=error_location(exc),
+                )
+            )
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.skipped and isinstance(report.longrepr, tuple):
             self.emit(records.Skipped(str(report.longrepr[2]).removeprefix("Skipped: ")))
         elif report.failed:
             self.emit(records.SuiteError(str(report.longrepr)))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> None:
+        __tracebackhide__ = True
+        self.require(_marker(item).get("requires", ()))
 
     def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         self._started[location[2]] = time.perf_counter()
@@ -210,34 +287,47 @@ class GraderPlugin:
         elif isinstance(exc, SandboxGone) and str(exc).startswith(client.ALREADY_GONE):
             outcome.status = "error"
             why = str(exc).removeprefix(client.ALREADY_GONE).lstrip(": ")
-            outcome.message = f"not run: the process running your code stopped in an earlier check ({why})"
+            outcome.message = (
+                f"not run: the process running your code stopped in an earlier check ({why})"
+            )
         elif isinstance(exc, SandboxGone):
             timed_out = str(exc).startswith("no answer before the time limit")
             outcome.status = "timeout" if timed_out else "error"
             outcome.message = (
                 "your code was still running when the time limit for this file ran out: look for a "
                 "loop that never ends (a `while` whose condition never changes) or a very slow "
-                "Python loop over array elements; `grade --timeout` raises the limit." if timed_out else
-                f"the process running your code stopped ({exc}). Something in your code ended it "
+                "Python loop over array elements; `grade --timeout` raises the limit."
+                if timed_out
+                else f"the process running your code stopped ({exc}). Something in your code ended it "
                 "(`sys.exit`, `os._exit`, a signal) or it ran out of memory."
             )
+        elif isinstance(exc, GateClosed):
+            outcome.status, outcome.message = "failed", str(exc)
+            outcome.blocked_by, outcome.not_implemented = exc.required, exc.not_implemented
         elif isinstance(exc, CheckFailure):
             outcome.status, outcome.message = "failed", str(exc)
         elif isinstance(exc, StudentError):
             self._classify_student(outcome, exc, when)
         elif isinstance(exc, AssertionError):
             # pytest's rewritten-assert explanation is for suite authors: keep its first line.
-            outcome.status, outcome.message = "failed", _short(exc).splitlines()[0] if str(exc) else "assertion failed"
+            outcome.status, outcome.message = (
+                "failed",
+                _short(exc).splitlines()[0] if str(exc) else "assertion failed",
+            )
         else:
             outcome.status = "failed" if when == "call" else "error"
-            outcome.message = _raised("the check, using what your code returned,", type(exc).__name__, exc)
+            outcome.message = _raised(
+                "the check, using what your code returned,", type(exc).__name__, exc
+            )
 
     def _classify_student(self, outcome: _Outcome, exc: StudentError, when: str) -> None:
         info = exc.info
         if info.is_a("NotImplementedError") and info.in_student:
             where = f"`{info.function}`" if info.function else "this function"
             outcome.status, outcome.not_implemented = "failed", True
-            outcome.message = f"{where} is not implemented yet: it still raises NotImplementedError."
+            outcome.message = (
+                f"{where} is not implemented yet: it still raises NotImplementedError."
+            )
         elif info.is_a("MemoryError") or "RESOURCE_EXHAUSTED" in info.message:
             outcome.status = "error"
             outcome.message = (
@@ -247,6 +337,9 @@ class GraderPlugin:
         else:
             outcome.status = "failed" if when == "call" else "error"
             outcome.message = _raised("your code", info.type, exc)
+            if info.location is not None:
+                path, line, _ = info.location
+                outcome.root_cause = f"{info.type}|{path}|{line}|{info.function}"
 
     def pytest_runtest_logfinish(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         name = location[2]
@@ -259,6 +352,8 @@ class GraderPlugin:
                 message=self.scrub(outcome.message),
                 location=SourceLine(**outcome.location) if outcome.location else None,
                 not_implemented=outcome.not_implemented,
+                blocked_by=outcome.blocked_by,
+                root_cause=self.scrub(outcome.root_cause) if outcome.root_cause else None,
                 duration_s=time.perf_counter() - self._started.get(name, time.perf_counter()),
             )
         )
@@ -271,6 +366,33 @@ class GraderPlugin:
 
     def pytest_sessionfinish(self) -> None:
         self.emit(records.Done())
+
+
+def _marker(item: pytest.Item) -> dict[str, Any]:
+    mark = item.get_closest_marker(MARKER)
+    return dict(mark.kwargs) if mark is not None else {}
+
+
+def requirements_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """`items` in their order, except that a check runs after the checks it requires,
+    and checks that ask for the `gate` fixture (gated case by case) run last."""
+    by_name = {item.name: item for item in items}
+    ordered: list[pytest.Item] = []
+    placed: set[str] = set()
+
+    def place(item: pytest.Item, visiting: frozenset[str]) -> None:
+        if item.name in placed or item.name in visiting:
+            return
+        for required in _marker(item).get("requires", ()):
+            if required in by_name:
+                place(by_name[required], visiting | {item.name})
+        placed.add(item.name)
+        ordered.append(item)
+
+    gated = [item for item in items if "gate" in getattr(item, "fixturenames", ())]
+    for item in [item for item in items if item not in gated] + gated:
+        place(item, frozenset())
+    return ordered
 
 
 def lesson_of(item: pytest.Item) -> str:
@@ -341,7 +463,7 @@ def _lesson_from_args(args: list[str]) -> str | None:
     for arg in args:
         name = os.path.basename(arg.split("::")[0])
         if name.startswith("test_") and name.endswith(".py"):
-            return name[len("test_"):-3]
+            return name[len("test_") : -3]
     return None
 
 
@@ -349,7 +471,10 @@ def copy_regular_files(source: str, target: str) -> None:
     """The lesson folder's regular files (no links, folders or FIFOs) into a fresh folder."""
     os.makedirs(target, mode=0o700)
     for entry in os.scandir(source):
-        if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_size <= MAX_LESSON_BYTES:
+        if (
+            entry.is_file(follow_symlinks=False)
+            and entry.stat(follow_symlinks=False).st_size <= MAX_LESSON_BYTES
+        ):
             shutil.copyfile(entry.path, os.path.join(target, entry.name), follow_symlinks=False)
 
 
@@ -393,15 +518,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("grader")
     group.addoption("--lesson-dir", default=None, help="folder of the lesson files to grade")
     group.addoption("--grader-records", default=None, help="write JSON-lines records here")
-    group.addoption("--grader-records-fd", default=None, type=int,
-                    help="write the records to this inherited file descriptor (the worker's pipe)")
+    group.addoption(
+        "--grader-records-fd",
+        default=None,
+        type=int,
+        help="write the records to this inherited file descriptor (the worker's pipe)",
+    )
     group.addoption("--grader-seed", default="0", help="seed for generated inputs")
-    group.addoption("--grader-lesson", default=None, help="lesson to import (default: from the suite's name)")
-    group.addoption("--grader-isolation", default="basic", choices=isolation.LEVELS,
-                    help="how far the sandbox is isolated (the runner passes what it detected)")
+    group.addoption(
+        "--grader-lesson", default=None, help="lesson to import (default: from the suite's name)"
+    )
+    group.addoption(
+        "--grader-isolation",
+        default="basic",
+        choices=isolation.LEVELS,
+        help="how far the sandbox is isolated (the runner passes what it detected)",
+    )
     group.addoption("--grader-timeout", default="600", help="seconds the whole suite may take")
-    group.addoption("--grader-notebook", action="store_true",
-                    help="the lesson is a notebook: run it in the sandbox, then import its code cells")
+    group.addoption(
+        "--grader-notebook",
+        action="store_true",
+        help="the lesson is a notebook: run it in the sandbox, then import its code cells",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -415,7 +553,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if plugin.lesson is not None and not config.option.collectonly:
         probes.load_all()  # the sandbox is a fork: what it may run must be loaded first
         timeout_s = float(config.getoption("grader_timeout"))
-        prepare = plugin.notebook_step(config, timeout_s) if config.getoption("grader_notebook") else None
+        prepare = (
+            plugin.notebook_step(config, timeout_s) if config.getoption("grader_notebook") else None
+        )
         plugin.start_sandbox(timeout_s, prepare)
         if prepare is not None:
             plugin.record_notebook()
@@ -457,6 +597,11 @@ def student(request: pytest.FixtureRequest) -> client.Remote:
 @pytest.fixture
 def seed(request: pytest.FixtureRequest) -> int:
     return _plugin(request).seed
+
+
+@pytest.fixture
+def gate(request: pytest.FixtureRequest) -> Gate:
+    return Gate(_plugin(request))
 
 
 @pytest.fixture

@@ -19,6 +19,21 @@ Fixtures a check can ask for (provided by `grader.plugin`):
 - `seed`: the run's seed (`grade --seed`).
 - `credit`: partial credit, `credit.award(k / n, "3 of 5 cases right: ...")`.
 - `attach`: `attach.image(title, png_bytes)`, `attach.metric(name, value)`.
+- `gate`: `gate.require("test_x_values")` inside one case of a check that judges
+  several functions (see "Gates" below).
+
+Gates. A property of a function (it compiles under `jit`, it is pure, it is traced
+once, it uses `lax.scan`...) is worth points only when the function computes the right
+values: a function returning a constant is pure and compiles. A check that does not
+compare values itself names the value checks it stands on:
+
+    @check("piecewise compiles under jax.jit", points=2, hint="...",
+           requires=("test_piecewise_values",))
+
+The plugin runs required checks first. When one of them did not pass with full marks,
+the gated check is not run: it fails with "values are wrong: fix them first", records
+`blocked_by` (the reports group it under that check), and counts as not attempted when
+the required check was (an untouched stub stays "not attempted").
 """
 
 from __future__ import annotations
@@ -33,14 +48,24 @@ F = TypeVar("F", bound=Callable[..., Any])
 MARKER = "grader_check"
 
 
-def check(name: str, *, points: float, hint: str, hidden: bool = False) -> Callable[[F], F]:
+def check(
+    name: str,
+    *,
+    points: float,
+    hint: str,
+    hidden: bool = False,
+    requires: tuple[str, ...] = (),
+) -> Callable[[F], F]:
     """Declare a test function as a graded check.
 
-    All arguments must be literals: the grader reads them from the source.
+    All arguments must be literals: the grader reads them from the source. `requires`
+    names the value checks this check stands on (see "Gates" above).
     """
 
     def mark(fn: F) -> F:
-        marked: F = pytest.mark.grader_check(name=name, points=points, hint=hint, hidden=hidden)(fn)
+        marked: F = pytest.mark.grader_check(
+            name=name, points=points, hint=hint, hidden=hidden, requires=tuple(requires)
+        )(fn)
         return marked
 
     return mark

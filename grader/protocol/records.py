@@ -169,6 +169,8 @@ class Result:
     location: SourceLine | None = None
     not_implemented: bool = False  # it failed on a stub's NotImplementedError
     duration_s: float = 0.0
+    blocked_by: str | None = None  # the check whose values this one waits for (a gate)
+    root_cause: str | None = None  # "Type|path|line|function" of a student exception
 
     def __post_init__(self) -> None:
         _clip(self, id=MAX_ID_CHARS, message=MAX_MESSAGE_CHARS)
@@ -304,6 +306,13 @@ def _text(limit: int) -> Callable[[Any], str]:
     return check
 
 
+def _optional(check: Callable[[Any], str]) -> Callable[[Any], str | None]:
+    def optional(value: Any) -> str | None:
+        return None if value is None else check(value)
+
+    return optional
+
+
 def _flag(value: Any) -> bool:
     if not isinstance(value, bool):
         raise RecordError("expected true or false")
@@ -393,6 +402,8 @@ _FIELDS: dict[type[Record], dict[str, tuple[Callable[[Any], Any], bool]]] = {
         "location": (_location, False),
         "not_implemented": (_flag, False),
         "duration_s": (_seconds, False),
+        "blocked_by": (_optional(_text(MAX_ID_CHARS)), False),
+        "root_cause": (_optional(_text(MAX_ID_CHARS * 4)), False),
     },
     Artifact: {
         "id": (_text(MAX_ID_CHARS), True),

@@ -95,6 +95,8 @@ def _result(
     fraction: float = 0.0,
     location: SourceLine | None = None,
     duration_s: float = 0.0,
+    blocked_by: str | None = None,
+    root_cause: str | None = None,
 ) -> CheckResult:
     earned = spec.points * fraction if status in ("passed", "failed") else 0.0
     return CheckResult(
@@ -108,6 +110,8 @@ def _result(
         hint=spec.hint,
         location=location,
         duration_s=duration_s,
+        blocked_by=blocked_by,
+        root_cause=root_cause,
     )
 
 
@@ -247,6 +251,8 @@ def _check_result(
             fraction=fraction,
             location=result.location,
             duration_s=result.duration_s,
+            blocked_by=result.blocked_by if result.status == "failed" else None,
+            root_cause=result.root_cause if result.status != "passed" else None,
         )
     if death is not None and check.id == running:
         return _result(check, death[0], death[1])

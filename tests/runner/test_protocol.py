@@ -67,7 +67,11 @@ def test_the_wire_format_is_the_plugins() -> None:
         "location": None,
         "not_implemented": False,
         "duration_s": 0.0,
+        "blocked_by": None,
+        "root_cause": None,
     }
+    gated = rec.Result("test_b", "failed", blocked_by="test_a", root_cause="TypeError|f.py|3|g")
+    assert rec.decode(rec.encode(gated)) == gated
     art = rec.to_json(rec.Artifact(id="test_a", title="t", data=PNG))
     assert base64.b64decode(art["data"]) == PNG and art["media_type"] == "image/png"
 

@@ -90,8 +90,9 @@ def grade(
     devices: int = 1,
     timeout: float = 600,
     extra_env: dict[str, str] | None = None,
+    suite: str | os.PathLike[str] | None = None,
 ) -> Graded:
-    """Run grader/suites/test_<lesson>.py against `lesson_dir` in a subprocess."""
+    """Run grader/suites/test_<lesson>.py (or `suite`) against `lesson_dir` in a subprocess."""
     env = dict(
         os.environ,
         JAX_PLATFORMS="cpu",
@@ -121,7 +122,7 @@ def grade(
                 str(lesson_dir),
                 "--grader-records",
                 str(records),
-                str(SUITES / f"test_{lesson}.py"),
+                str(suite or SUITES / f"test_{lesson}.py"),
             ],
             cwd=REPO,
             env=env,

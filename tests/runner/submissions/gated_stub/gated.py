@@ -1,0 +1,6 @@
+def double(x):
+    raise NotImplementedError
+
+
+def halve(x):
+    raise NotImplementedError
