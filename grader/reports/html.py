@@ -23,7 +23,7 @@ import jinja2
 import markupsafe
 
 from grader.model import Report
-from grader.reports import controls, labels
+from grader.reports import controls, groups, labels
 
 TEMPLATE = "report.html.j2"
 SOURCE_TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
@@ -85,6 +85,11 @@ def _template() -> jinja2.Template:
         check_phrase=labels.CHECK_PHRASES,
         problem_statuses=labels.PROBLEM_STATUSES,
         is_consequence=labels.is_consequence,
+        entries=groups.entries,
+        cause_headline=groups.cause_headline,
+        same_cause_headline=groups.same_cause_headline,
+        waiting_headline=groups.waiting_headline,
+        waits_for=groups.waits_for,
     )
     return env.from_string(template_source())
 

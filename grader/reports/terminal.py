@@ -35,7 +35,7 @@ overwrite it; the only escape sequences in the output are our own colours.
 from __future__ import annotations
 
 from grader.model import CheckResult, ExerciseResult, ExerciseStatus, Report
-from grader.reports import controls, labels
+from grader.reports import controls, groups, labels
 
 MAX_FAILURES = 5
 MAX_MESSAGE_LINES = 12
@@ -86,23 +86,51 @@ def _capped_lines(text: str, limit: int) -> list[str]:
     return [*lines[:limit], f"[... {hidden} more line(s): see the HTML report]"]
 
 
-def _failure_block(exercise: ExerciseResult, check: CheckResult, paint: _Paint) -> list[str]:
-    status = "" if check.status == "failed" else f" [{labels.CHECK_PHRASES[check.status]}]"
-    head = (
-        f"{paint(_BOLD, exercise.name + ' > ' + check.name)}"
-        f" ({labels.points(check.score, check.max_score)}){paint(_RED, status)}"
-    )
-    lines = [head]
+def _failure_block(
+    exercise: ExerciseResult, check: CheckResult, paint: _Paint, entry: groups.Entry | None = None
+) -> list[str]:
+    lines = []
+    if entry is not None and entry.grouped:
+        lines.append(paint(_BOLD, f"{exercise.name} > {groups.cause_headline(exercise, entry)}:"))
+        lines.append(_check_head(check, paint, indent=INDENT))
+        body = INDENT * 2
+    else:
+        lines.append(_check_head(check, paint, prefix=exercise.name + " > "))
+        body = INDENT
     for line in _capped_lines(
         check.message or labels.CHECK_PHRASES[check.status], MAX_MESSAGE_LINES
     ):
-        lines.append(INDENT + line)
+        lines.append(body + line)
     where = labels.location_text(check)
     if where:
-        lines.append(INDENT + paint(_CYAN, "in your code: ") + where)
+        lines.append(body + paint(_CYAN, "in your code: ") + where)
     if check.hint:
-        lines.append(INDENT + paint(_YELLOW, "hint: ") + check.hint)
+        lines.append(body + paint(_YELLOW, "hint: ") + check.hint)
+    if entry is not None and entry.same_cause:
+        lines.append(INDENT + groups.same_cause_headline(entry) + " (same message, see above):")
+        lines.extend(_check_item(c, paint) for c in entry.same_cause)
+    if entry is not None and entry.waiting:
+        lines.append(INDENT + groups.waiting_headline(entry) + ":")
+        for c in entry.waiting:
+            note = f"waits for: {groups.waits_for(exercise, c)}" if entry.grouped else ""
+            lines.append(_check_item(c, paint, note))
     return lines
+
+
+def _check_head(check: CheckResult, paint: _Paint, *, prefix: str = "", indent: str = "") -> str:
+    """`03_jit > running_sum uses lax.scan (0/2) [timed out]`."""
+    status = "" if check.status == "failed" else f" [{labels.CHECK_PHRASES[check.status]}]"
+    return (
+        f"{indent}{paint(_BOLD, prefix + check.name)}"
+        f" ({labels.points(check.score, check.max_score)}){paint(_RED, status)}"
+    )
+
+
+def _check_item(check: CheckResult, paint: _Paint, note: str = "") -> str:
+    """One line for a check shown under another: `      - train_step is pure (0/1)`."""
+    status = "" if check.status == "failed" else f" [{labels.CHECK_PHRASES[check.status]}]"
+    pts = labels.points(check.score, check.max_score)
+    return f"{INDENT}  - {check.name} ({pts}{', ' + note if note else ''}){paint(_RED, status)}"
 
 
 def _exercise_problem(exercise: ExerciseResult, paint: _Paint) -> list[str]:
@@ -121,6 +149,10 @@ def _exercise_problem(exercise: ExerciseResult, paint: _Paint) -> list[str]:
     if where:
         lines.append(INDENT + paint(_CYAN, "in your code: ") + where)
     return lines
+
+
+def _is_problem(exercise: ExerciseResult, check: CheckResult) -> bool:
+    return check.status in labels.PROBLEM_STATUSES and not labels.is_consequence(exercise, check)
 
 
 def _untouched(exercise: ExerciseResult) -> bool:
@@ -146,11 +178,9 @@ def _problems(report: Report, paint: _Paint) -> list[str]:
             blocks.append(_exercise_problem(exercise, paint))
         if exercise.status == "not_attempted":
             continue
-        for check in exercise.checks:
-            if check.status in labels.PROBLEM_STATUSES and not labels.is_consequence(
-                exercise, check
-            ):
-                blocks.append(_failure_block(exercise, check, paint))
+        for entry in groups.entries(exercise):
+            if _is_problem(exercise, entry.check):
+                blocks.append(_failure_block(exercise, entry.check, paint, entry))
     lines: list[str] = []
     if blocks:
         lines += ["", "What to fix first:"]
@@ -211,7 +241,9 @@ def isolation_line(report: Report) -> str:
     if report.isolation is None:
         return ""
     gist = [item.split(" (")[0] for item in report.isolation.missing]
-    return f"Isolation: {report.isolation.level}" + (f" (missing: {'; '.join(gist)})" if gist else "")
+    return f"Isolation: {report.isolation.level}" + (
+        f" (missing: {'; '.join(gist)})" if gist else ""
+    )
 
 
 def progress_line(index: int, total: int, exercise_name: str) -> str:

@@ -13,6 +13,7 @@ never reach a student.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 from pathlib import Path
@@ -53,6 +54,17 @@ def plot_png() -> bytes:
     return buf.getvalue()
 
 
+_GATES_FIELDS = {"blocked_by", "root_cause"}
+if {f.name for f in dataclasses.fields(CheckResult)} >= _GATES_FIELDS:
+    _CheckResult = CheckResult
+else:  # until the model carries the gate's fields: a stand-in with them (same defaults)
+
+    @dataclasses.dataclass(frozen=True)
+    class _CheckResult(CheckResult):  # type: ignore[no-redef]
+        blocked_by: str | None = None
+        root_cause: str | None = None
+
+
 def check(
     name: str,
     status: str = "passed",
@@ -68,7 +80,7 @@ def check(
         "duration_s": 0.0123,
     }
     fields.update(kwargs)
-    return CheckResult(
+    return _CheckResult(
         name=name,
         status=status,  # type: ignore[arg-type]
         score=max_score if score is None and status == "passed" else (score or 0.0),
@@ -277,4 +289,91 @@ def hostile_report() -> Report:
         submission="exercises",
         grader_version="0.1.0",
         duration_s=2.0,
+    )
+
+
+# -- one root cause, one message ----------------------------------------------------------
+
+LOSS_KEY = "TypeError|08_mlp.py|54|loss_fn"
+LOSS_LINE = SourceLine(
+    path="08_mlp.py", line=54, code="return -jnp.mean(jnp.sum(onehot * logp, axis=-1))"
+)
+LOSS_MESSAGE = (
+    "your code raised TypeError: mul got incompatible shapes for broadcasting: (4, 10), (4, 3).\n"
+    "  likely cause: the two sides of `*` at line 54 have shapes (4, 10) and (4, 3): their "
+    "last axes (10 and 3) differ and neither is 1, so they do not broadcast\n"
+    "  fix: make the shapes agree: a one-hot needs as many columns as the logits"
+)
+GATE_MESSAGE = (
+    "values are wrong: fix them first (see `{}`); this check is judged once they are right"
+)
+
+
+def _gated(name: str, waits_for: str, max_score: float = 1.0) -> CheckResult:
+    return check(
+        name,
+        status="failed",
+        max_score=max_score,
+        message=GATE_MESSAGE.format(waits_for),
+        hint="a hint nobody needs yet",
+        blocked_by=waits_for,
+    )
+
+
+def grouped_report() -> Report:
+    """08_mlp whose `loss_fn` raises at line 54: four checks fail with that one error (one
+    root cause), two checks wait for them (gated on a value check of the group), and an
+    unrelated value check fails with one check waiting for it."""
+    mlp = ExerciseResult(
+        name="08_mlp",
+        title="a small MLP, trained",
+        status="failed",
+        checks=(
+            check("init_params gives the layer shapes", max_score=2.0),
+            check(
+                "loss_fn matches the reference",
+                status="failed",
+                message=LOSS_MESSAGE,
+                hint="How many classes do the logits have?",
+                location=LOSS_LINE,
+                root_cause=LOSS_KEY,
+            ),
+            _gated("loss_fn is pure", "test_loss_fn_matches_the_reference"),
+            check(
+                "grads match jax.grad of the reference",
+                status="failed",
+                message=LOSS_MESSAGE,
+                hint="grads differentiate loss_fn",
+                location=LOSS_LINE,
+                root_cause=LOSS_KEY,
+            ),
+            check(
+                "accuracy matches the reference",
+                status="failed",
+                max_score=1.0,
+                message="values of accuracy(params, x, y)\n  expected: 0.75\n  observed: 0.25",
+                hint="Which axis holds the classes?",
+            ),
+            _gated("accuracy compiles under jit", "test_accuracy_matches_the_reference"),
+            check(
+                "train_step matches the reference",
+                status="failed",
+                message=LOSS_MESSAGE,
+                location=LOSS_LINE,
+                root_cause=LOSS_KEY,
+            ),
+            _gated("train_step compiles once", "test_train_step_matches_the_reference", 2.0),
+            check(
+                "train lowers the loss",
+                status="failed",
+                max_score=1.0,
+                message=LOSS_MESSAGE,
+                location=LOSS_LINE,
+                root_cause=LOSS_KEY,
+            ),
+        ),
+        duration_s=3.0,
+    )
+    return Report(
+        exercises=(mlp,), seed=7, submission="exercises", grader_version="0.1.0", duration_s=3.0
     )
