@@ -69,13 +69,11 @@ class Entry:
 
 
 def root_cause(check: CheckResult) -> str | None:
-    value = getattr(check, "root_cause", None)
-    return value if isinstance(value, str) and value else None
+    return check.root_cause or None
 
 
 def blocked_by(check: CheckResult) -> str | None:
-    value = getattr(check, "blocked_by", None)
-    return value if isinstance(value, str) and value else None
+    return check.blocked_by or None
 
 
 def _groupable(exercise: ExerciseResult, check: CheckResult) -> bool:

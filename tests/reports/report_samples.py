@@ -13,7 +13,6 @@ never reach a student.
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import re
 from pathlib import Path
@@ -54,17 +53,6 @@ def plot_png() -> bytes:
     return buf.getvalue()
 
 
-_GATES_FIELDS = {"blocked_by", "root_cause"}
-if {f.name for f in dataclasses.fields(CheckResult)} >= _GATES_FIELDS:
-    _CheckResult = CheckResult
-else:  # until the model carries the gate's fields: a stand-in with them (same defaults)
-
-    @dataclasses.dataclass(frozen=True)
-    class _CheckResult(CheckResult):  # type: ignore[no-redef]
-        blocked_by: str | None = None
-        root_cause: str | None = None
-
-
 def check(
     name: str,
     status: str = "passed",
@@ -80,7 +68,7 @@ def check(
         "duration_s": 0.0123,
     }
     fields.update(kwargs)
-    return _CheckResult(
+    return CheckResult(
         name=name,
         status=status,  # type: ignore[arg-type]
         score=max_score if score is None and status == "passed" else (score or 0.0),
