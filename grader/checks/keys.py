@@ -194,3 +194,119 @@ def assert_accepts_raw_keys(
             cause="the code branches on the kind of key, or derives a shape from the key",
         )
     return raw
+
+
+# -- determinism under a moved global RNG -------------------------------------------------
+
+_GLOBAL_RNG_SEEDS = (20_231, 7)
+
+
+def _key_data(tree: Any) -> Any:
+    """Typed keys replaced by their raw data, so that outputs holding keys compare as arrays."""
+    return jax.tree.map(lambda leaf: jax.random.key_data(leaf) if _is_key(leaf) else leaf, tree)
+
+
+@probe
+def observe_global_rng(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    static_argnames: tuple[str, ...],
+    seeds: tuple[int, ...],
+) -> dict[str, list[Any]]:
+    """In the sandbox: `fn` on fresh copies of the same keys, once after each of `seeds` was
+    given to NumPy's and Python's global RNGs, eagerly and under a `jax.jit` JAX has never
+    seen (so a draw made while tracing is made again); each output or the error it raised.
+    The global RNG states are restored afterwards."""
+    import functools
+    import random
+
+    target = getattr(fn, "__wrapped__", fn) if callable(getattr(fn, "lower", None)) else fn
+
+    def fresh_jit() -> Callable[..., Any]:
+        @functools.wraps(target)
+        def fresh(*a: Any, **k: Any) -> Any:
+            return target(*a, **k)
+
+        return jax.jit(fresh, static_argnames=tuple(static_argnames))
+
+    saved = np.random.get_state(), random.getstate()
+    seen: dict[str, list[Any]] = {"eagerly": [], "under jax.jit": []}
+    try:
+        for mode, outputs in seen.items():
+            for seed in seeds:
+                call = fn if mode == "eagerly" else fresh_jit()
+                np.random.seed(seed)
+                random.seed(seed)
+
+                def run(call: Callable[..., Any] = call) -> Any:
+                    return _key_data(call(*_fresh(args), **kwargs))
+
+                outputs.append(_calls.attempt(run))
+    finally:
+        np.random.set_state(saved[0])
+        random.setstate(saved[1])
+    return seen
+
+
+def assert_ignores_global_rng(
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    *,
+    what: str,
+    static_argnames: Iterable[str] = (),
+    kwargs: dict[str, Any] | None = None,
+    jit: bool = True,
+) -> Any:
+    """The same key gives the same output after NumPy's (`np.random`) and Python's (`random`)
+    global RNGs were moved between two calls: eagerly, and (if `jit`) under a fresh
+    `jax.jit(fn, static_argnames=...)` traced anew for each call, which also shows a global
+    draw made at trace time (baked into the compiled function as a constant). An error under
+    jit is left to the jit check. Returns the first eager output (keys as their raw data)."""
+    __tracebackhide__ = True
+    kwargs = dict(kwargs or {})
+    name = _calls.name_of(fn)
+    seen = client.probe(
+        observe_global_rng,
+        client.handle(fn),
+        tuple(args),
+        kwargs,
+        tuple(static_argnames),
+        _GLOBAL_RNG_SEEDS,
+    )
+    checked = f"{what}: the same key after NumPy's global RNG moved"
+    first, second = (
+        _calls.observed(
+            out,
+            checked=checked,
+            attempted=f"{name}(...) with the same key twice",
+            expected="the function runs",
+        )
+        for out in seen["eagerly"]
+    )
+    seeds = f"np.random.seed({_GLOBAL_RNG_SEEDS[0]}), then np.random.seed({_GLOBAL_RNG_SEEDS[1]})"
+    values.assert_close(
+        second,
+        first,
+        what=f"{checked} (eagerly: {seeds} between two calls with the same key)",
+        rtol=0.0,
+        atol=0.0,
+        cause="the result depends on NumPy's or Python's global RNG (`np.random`, `random`) as "
+        "well as on the key: the same key no longer reproduces it, and no key controls that part",
+        fix="draw every random number with `jax.random` from the key you are given (split it "
+        "for more draws)",
+    )
+    traced = seen["under jax.jit"]
+    if jit and not any(isinstance(out, StudentError) for out in traced):
+        values.assert_close(
+            traced[1],
+            traced[0],
+            what=f"{checked} (under jax.jit, traced anew after each np.random.seed)",
+            rtol=0.0,
+            atol=0.0,
+            cause="a global RNG (`np.random`, `random`) is drawn from while jit traces the "
+            "function: the draw is baked into the compiled function as a constant, the same on "
+            "every call and for every key, and different each time the function is traced",
+            fix="draw every random number with `jax.random` from the key you are given",
+        )
+    return first

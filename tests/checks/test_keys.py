@@ -97,3 +97,59 @@ def test_raw_keys_break_key_shape_assumptions():
 
     with pytest.raises(CheckFailure, match="raised AssertionError: expected a typed key"):
         keys.assert_accepts_raw_keys(typed_only, lambda k: (k, jnp.zeros(4)), what="noisy")
+
+
+def noisy_numpy_seeded_by_key(key, x):
+    """Deterministic for one key in a row of calls only while nothing else moves np.random."""
+    return x + jax.random.normal(key, x.shape) + 0.1 * np.float32(np.random.normal())
+
+
+def noisy_numpy_at_trace_time(key, x):
+    """Under jit the NumPy draw is made once, while tracing: a constant in the compiled code."""
+    return x + jax.random.normal(key, x.shape) + np.float32(np.random.normal())
+
+
+jitted_noisy_numpy_at_trace_time = jax.jit(noisy_numpy_at_trace_time)
+
+
+def split_pair(key, n):
+    return jax.random.split(key, n)
+
+
+@pytest.mark.parametrize("impl", [dropout, forward_split, forward_fold_in])
+def test_key_only_functions_ignore_the_global_rng(impl):
+    args = (jax.random.key(0), X, 0.5) if impl is dropout else (PARAMS, X, jax.random.key(0))
+    before = np.random.get_state()[1].copy()
+    keys.assert_ignores_global_rng(impl, args, what="f", static_argnames=("rate",))
+    assert np.array_equal(np.random.get_state()[1], before)  # the global state is restored
+
+
+def test_outputs_holding_typed_keys_compare_as_key_data():
+    out = keys.assert_ignores_global_rng(
+        split_pair, (jax.random.key(3), 4), what="split_into(key, 4)", static_argnames=("n",)
+    )
+    assert np.shape(out) == (4, 2)
+
+
+def test_a_global_numpy_draw_next_to_the_key_is_seen_eagerly():
+    with pytest.raises(CheckFailure) as info:
+        keys.assert_ignores_global_rng(
+            noisy_numpy_seeded_by_key,
+            (jax.random.key(0), jnp.zeros(4)),
+            what="noisy(key, x, sigma)",
+        )
+    text = str(info.value)
+    assert "the same key after NumPy's global RNG moved" in text and "eagerly" in text
+    assert "global RNG (`np.random`, `random`)" in text
+
+
+def test_a_global_numpy_draw_at_trace_time_is_seen_under_a_fresh_jit():
+    jitted_noisy_numpy_at_trace_time(jax.random.key(0), jnp.zeros(4))  # traced once already
+    with pytest.raises(CheckFailure) as info:
+        keys.assert_ignores_global_rng(
+            jitted_noisy_numpy_at_trace_time,
+            (jax.random.key(0), jnp.zeros(4)),
+            what="noisy(key, x, sigma)",
+        )
+    text = str(info.value)
+    assert "under jax.jit" in text and "baked into the compiled function" in text
