@@ -63,8 +63,8 @@ def test_the_variants_rewrite_functions_and_methods_but_keep_the_module():
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_trivial_answers_score_nothing(lesson, gradebook):
     paid = {}
-    for variant, exercises in gradebook.items():
-        exercise = exercises[lesson]
+    for variant, graded in gradebook.items():
+        exercise = graded[lesson]
         for check in exercise["checks"]:
             if check["score"] > 0:
                 paid[f"{variant}: {check['id']}"] = check["score"]
