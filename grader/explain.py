@@ -7,6 +7,8 @@ whenever a student's code raises.
 
 from __future__ import annotations
 
+import re
+import traceback
 from dataclasses import dataclass
 
 
@@ -86,12 +88,248 @@ BY_MESSAGE: dict[str, Explanation] = {
 
 def explain(exc: BaseException) -> Explanation | None:
     """The explanation for `exc`'s class or its nearest explained base class. For an exception
-    raised in the sandbox (it carries `info`), the student's class names are used."""
+    raised in the sandbox (it carries `info`), the student's class names are used. A shape
+    error (operands that do not broadcast, a matrix product whose inner sizes differ, a
+    reshape to another size...) is explained with its shapes and the student's line."""
     info = getattr(exc, "info", None)
-    names = (info.type, *info.bases) if info is not None else tuple(c.__name__ for c in type(exc).__mro__)
+    names = (
+        (info.type, *info.bases)
+        if info is not None
+        else tuple(c.__name__ for c in type(exc).__mro__)
+    )
     for name in names:
         found = EXPLANATIONS.get(name)
         if found is not None:
             return found
     text = str(exc)
+    shaped = shape_error(text, _student_line(exc))
+    if shaped is not None:
+        return shaped
     return next((known for marker, known in BY_MESSAGE.items() if marker in text), None)
+
+
+# -- shape errors -----------------------------------------------------------------------------
+
+_SHAPE = r"\((?:\d+(?:, *\d+)*,?)?\)"
+_BINARY = re.compile(rf"^(\w+) got incompatible shapes for broadcasting: ({_SHAPE}), ({_SHAPE})")
+_MANY = re.compile(r"Incompatible shapes for broadcasting: shapes=\[([^\]]*)\]")
+_CONTRACT = re.compile(
+    rf"dot_general requires contracting dimensions to have the same shape, got ({_SHAPE}) and ({_SHAPE})"
+)
+_MATMUL = re.compile(
+    r"Incompatible types for matmul arguments: \w+\[([\d,]*)\] and \w+\[([\d,]*)\]"
+)
+_EINSUM = re.compile(
+    r"Size of label '(\w)' for operand (\d+) \((\d+)\) does not match previous terms \((\d+)\)"
+)
+_RESHAPE = re.compile(
+    rf"cannot reshape array of shape ({_SHAPE}) \(size (\d+)\) into shape (.+?) \(size (\d+)\)"
+)
+_CONCAT = re.compile(rf"along dimension (\d+) for shapes ((?:{_SHAPE}(?:, )?)+)")
+_SAME_SHAPE = re.compile(rf"All input arrays must have the same shape. Got ((?:{_SHAPE}(?:, )?)+)")
+_TO_TYPE = re.compile(
+    r"Incompatible types for broadcasting: input type=\w+\[([\d,]*)\] and requested type=\w+\[([\d,]*)\]"
+)
+
+# The lax primitive in a broadcasting error, as the student wrote it.
+_OPERATORS: dict[str, tuple[str, str]] = {  # primitive -> (operator, jnp function)
+    "add": ("+", "jnp.add"),
+    "sub": ("-", "jnp.subtract"),
+    "mul": ("*", "jnp.multiply"),
+    "div": ("/", "jnp.divide"),
+    "rem": ("%", "jnp.remainder"),
+    "pow": ("**", "jnp.power"),
+    "max": ("", "jnp.maximum"),
+    "min": ("", "jnp.minimum"),
+    "eq": ("==", "jnp.equal"),
+    "ne": ("!=", "jnp.not_equal"),
+    "lt": ("<", "jnp.less"),
+    "le": ("<=", "jnp.less_equal"),
+    "gt": (">", "jnp.greater"),
+    "ge": (">=", "jnp.greater_equal"),
+    "and": ("&", "jnp.logical_and"),
+    "or": ("|", "jnp.logical_or"),
+    "xor": ("^", "jnp.logical_xor"),
+    "atan2": ("", "jnp.arctan2"),
+    "select_n": ("", "jnp.where"),
+}
+
+_BROADCAST_FIX = (
+    "print the shapes of both sides (`x.shape`) and make them agree: equal sizes, or size 1 "
+    "on the axis that should be repeated (`keepdims=True` in a reduction, `x[:, None]`); a "
+    "one-hot needs as many columns as there are classes (logits' last axis)"
+)
+
+
+def shape_error(message: str, line: tuple[int, str] | None) -> Explanation | None:
+    """The explanation of a JAX shape error from its message and the student's line
+    (`(line number, code)`, or None when unknown), naming the shapes in the student's terms."""
+    at = f" at line {line[0]}" if line else ""
+    code = line[1] if line else ""
+    found = _BINARY.search(message)
+    if found:
+        op, left, right = found.group(1), _shape(found.group(2)), _shape(found.group(3))
+        return Explanation(
+            cause=f"{_operands(op, code)}{at} have shapes {_text(left)} and {_text(right)}: "
+            f"{_mismatch([left, right])}",
+            fix=_BROADCAST_FIX,
+        )
+    found = _MANY.search(message)
+    if found:
+        shapes = [_shape(s) for s in re.findall(_SHAPE, found.group(1))]
+        return Explanation(
+            cause=f"the arrays combined{at} have shapes {_join([_text(s) for s in shapes])}: "
+            f"{_mismatch(shapes)}",
+            fix=_BROADCAST_FIX,
+        )
+    found = _CONTRACT.search(message)
+    if found:
+        left, right = _shape(found.group(1)), _shape(found.group(2))
+        product = "`@`" if "@" in code else "the matrix product (`@`, `jnp.dot`, `jnp.matmul`)"
+        sizes = f"{_join([str(d) for d in left])} and {_join([str(d) for d in right])}"
+        return Explanation(
+            cause=f"{product}{at} sums over axes of different sizes: {sizes}. For `a @ b` the "
+            "last axis of `a` must have the size of the first axis of `b` (its second-to-last "
+            "when `b` has more than two axes)",
+            fix="compare the two operands' shapes: one of them may need a transpose (`w.T`), or "
+            "a weight matrix has the wrong size for its input (check the layer sizes)",
+        )
+    found = _MATMUL.search(message)
+    if found:
+        left, right = _shape(f"({found.group(1)})"), _shape(f"({found.group(2)})")
+        return Explanation(
+            cause=f"the matrix product{at} multiplies shapes {_text(left)} and {_text(right)}: "
+            "their leading (batch) axes do not broadcast",
+            fix="give both operands the same batch axes (or size 1 there), or use `jax.vmap` over "
+            "the batch",
+        )
+    found = _EINSUM.search(message)
+    if found:
+        label, operand, size, before = found.groups()
+        return Explanation(
+            cause=f"in `jnp.einsum`{at}, the index '{label}' has size {size} in operand {operand} "
+            f"but {before} in the operands before it: an index names one axis size",
+            fix="check the subscripts against each operand's shape, operand by operand",
+        )
+    found = _RESHAPE.search(message)
+    if found:
+        old, old_size, new, new_size = found.groups()
+        return Explanation(
+            cause=f"the reshape{at} asks for shape {new.strip()} ({new_size} elements) from an "
+            f"array of shape {old} ({old_size} elements): a reshape keeps the number of elements",
+            fix="compute the new shape from the array's own shape, or put -1 for the one axis "
+            "JAX should work out",
+        )
+    found = _CONCAT.search(message)
+    if found:
+        axis, shapes = int(found.group(1)), [_shape(s) for s in re.findall(_SHAPE, found.group(2))]
+        return Explanation(
+            cause=f"the arrays joined{at} along axis {axis} have shapes "
+            f"{_join([_text(s) for s in shapes])}: every axis but axis {axis} must match",
+            fix="check which axis to join along, or give the arrays the same other sizes",
+        )
+    found = _SAME_SHAPE.search(message)
+    if found:
+        shapes = [_shape(s) for s in re.findall(_SHAPE, found.group(1))]
+        return Explanation(
+            cause=f"the arrays stacked{at} have shapes {_join([_text(s) for s in shapes])}: "
+            "`jnp.stack` needs them all the same shape",
+            fix="make the arrays the same shape first, or use `jnp.concatenate` to join along "
+            "an existing axis",
+        )
+    found = _TO_TYPE.search(message)
+    if found:
+        have, want = _shape(f"({found.group(1)})"), _shape(f"({found.group(2)})")
+        return Explanation(
+            cause=f"an array of shape {_text(have)} was put{at} where shape {_text(want)} is "
+            f"needed (`jnp.broadcast_to`, or `.at[...].set(...)` with a value that does not fit "
+            f"the selected slice): {_mismatch([have, want])}",
+            fix="give the value the shape of what it replaces, or select a slice of its shape",
+        )
+    return None
+
+
+def _operands(op: str, code: str) -> str:
+    """`the two sides of `*``, or `the operands of `jnp.maximum`` when no operator was used."""
+    symbol, function = _OPERATORS.get(op, ("", f"`{op}`"))
+    if symbol and _has_operator(code, symbol):
+        return f"the two sides of `{symbol}`"
+    if function.startswith("jnp.") and function.split(".")[1] in code:
+        return f"the operands of `{function}`"
+    spelled = f"`{symbol}` or `{function}`" if symbol else f"`{function}`"
+    return f"the operands of {spelled}"
+
+
+def _has_operator(code: str, symbol: str) -> bool:
+    if symbol == "*":
+        return re.search(r"(?<![*])\*(?![*=])", code) is not None
+    if symbol in ("<", ">"):
+        return re.search(rf"(?<![{symbol}]){re.escape(symbol)}(?![{symbol}=])", code) is not None
+    if symbol == "-":
+        return re.search(r"\w\s*\)?\]?\s*-(?![=>])", code) is not None
+    return symbol in code
+
+
+def _shape(text: str) -> tuple[int, ...]:
+    return tuple(int(d) for d in re.findall(r"\d+", text))
+
+
+def _text(shape: tuple[int, ...]) -> str:
+    return f"({shape[0]},)" if len(shape) == 1 else str(shape)
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _axis(k: int) -> str:
+    return {1: "last axis", 2: "second-to-last axis"}.get(k, f"axis -{k}")
+
+
+def _mismatch(shapes: list[tuple[int, ...]]) -> str:
+    """Why `shapes` do not broadcast, axis by axis from the right."""
+    width = max(len(s) for s in shapes)
+    for k in range(1, width + 1):
+        sizes = [s[-k] for s in shapes if len(s) >= k]
+        if len(set(sizes) - {1}) > 1:
+            shown = [n for n in sizes if n != 1]
+            neither = " and neither is 1" if len(sizes) == 2 else ""
+            why = (
+                f"on the {_axis(k)} they have sizes {_join([str(n) for n in shown])}, which "
+                f"differ{neither}, so they do not broadcast (shapes are matched from the last "
+                "axis: each pair of sizes must be equal, or one of them 1)"
+            )
+            shorter = [s for s in shapes if len(s) < width]
+            longer = [s for s in shapes if len(s) == width]
+            if shorter and any(d in longer[0][:-1] for d in shorter[0][-1:]):
+                why += (
+                    f"; the shorter one, {_text(shorter[0])}, lines up with the last axis: a "
+                    "reduction without `keepdims=True`, or a missing `[:, None]`?"
+                )
+            elif len(shapes) == 2 and shapes[0] == shapes[1][::-1]:
+                why += "; one is the other transposed"
+            return why
+    return "they do not broadcast"
+
+
+def _student_line(exc: BaseException) -> tuple[int, str] | None:
+    """The student's innermost line behind `exc`: the sandbox's record of it, or (for an
+    exception raised in this process) the innermost frame outside Python, libraries and the
+    grader."""
+    info = getattr(exc, "info", None)
+    if info is not None:
+        return (info.location[1], info.location[2]) if info.location else None
+    from grader.sandbox.server import is_library
+
+    current: BaseException | None = exc
+    seen: set[int] = set()
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        frames = [
+            f for f in traceback.extract_tb(current.__traceback__) if not is_library(f.filename)
+        ]
+        lineno = frames[-1].lineno if frames else None
+        if lineno is not None:
+            return lineno, (frames[-1].line or "").strip()
+        current = current.__cause__ or current.__context__
+    return None

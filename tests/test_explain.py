@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import inspect
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from grader.explain import explain
+from grader.sandbox import client
+from grader.sandbox.client import StudentError
 
 
 def raised(fn, *args, **kwargs) -> BaseException:  # type: ignore[no-untyped-def]
@@ -56,3 +60,115 @@ def test_key_reuse_points_to_split() -> None:
 def test_unrelated_errors_are_not_explained() -> None:
     assert explain(KeyError("w")) is None
     assert explain(ValueError("shapes (3,) and (4,) not aligned")) is None
+
+
+# -- shape errors: real JAX exceptions from real code, through the sandbox's codec -----------
+
+
+def _line_of(fn, marker: str) -> int:  # type: ignore[no-untyped-def]
+    """The line number of the first line of `fn`'s source containing `marker`."""
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, line in enumerate(lines) if marker in line)
+
+
+def _student_raised(fn, *args):  # type: ignore[no-untyped-def]
+    """What `fn(*args)` raised, as the judge sees it: a StudentError from the (in-process)
+    sandbox, carrying the student's line."""
+    with pytest.raises(StudentError) as info:
+        client.local(fn)(*args)
+    return info.value
+
+
+def loss_with_ten_classes(logits, y):  # type: ignore[no-untyped-def]
+    onehot = jax.nn.one_hot(y, 10)
+    return -jnp.mean(jnp.sum(onehot * jax.nn.log_softmax(logits), axis=-1))
+
+
+def test_broadcasting_error_names_the_operator_line_and_shapes() -> None:
+    exc = _student_raised(loss_with_ten_classes, jnp.ones((4, 3)), jnp.arange(4))
+    assert str(exc) == "mul got incompatible shapes for broadcasting: (4, 10), (4, 3)."
+    found = explain(exc)
+    line = _line_of(loss_with_ten_classes, "onehot *")
+    assert found is not None
+    assert found.cause.startswith(
+        f"the two sides of `*` at line {line} have shapes (4, 10) and (4, 3): on the last axis "
+        "they have sizes 10 and 3, which differ and neither is 1, so they do not broadcast"
+    )
+    assert "one-hot needs as many columns" in found.fix
+
+
+def test_the_same_error_raised_in_this_process_is_explained_the_same_way() -> None:
+    found = explain(raised(loss_with_ten_classes, jnp.ones((4, 3)), jnp.arange(4)))
+    line = _line_of(loss_with_ten_classes, "onehot *")
+    assert found is not None and f"the two sides of `*` at line {line}" in found.cause
+
+
+def center_without_keepdims(x):  # type: ignore[no-untyped-def]
+    return x - x.mean(axis=1)
+
+
+def test_a_reduction_without_keepdims_is_named() -> None:
+    found = explain(_student_raised(center_without_keepdims, jnp.ones((4, 3))))
+    line = _line_of(center_without_keepdims, "x.mean")
+    assert found is not None
+    assert found.cause.startswith(f"the arrays combined at line {line} have shapes (4, 3) and (4,)")
+    assert "keepdims=True" in found.cause
+
+
+def forward_with_transposed_weights(x, w):  # type: ignore[no-untyped-def]
+    return jax.nn.relu(x @ w)
+
+
+def test_a_matrix_product_with_mismatched_inner_sizes_names_the_sizes() -> None:
+    exc = _student_raised(forward_with_transposed_weights, jnp.ones((4, 3)), jnp.ones((10, 3)))
+    assert "dot_general requires contracting dimensions" in str(exc)
+    found = explain(exc)
+    line = _line_of(forward_with_transposed_weights, "x @ w")
+    assert found is not None
+    assert found.cause.startswith(f"`@` at line {line} sums over axes of different sizes: 3 and 10")
+    assert "`w.T`" in found.fix
+
+
+def maximum_of_mismatched(a, b):  # type: ignore[no-untyped-def]
+    return jnp.maximum(a, b)
+
+
+def test_a_jnp_function_is_named_when_no_operator_was_written() -> None:
+    found = explain(_student_raised(maximum_of_mismatched, jnp.ones((4, 3)), jnp.ones((3, 4))))
+    assert found is not None
+    assert "the operands of `jnp.maximum`" in found.cause
+    assert "(4, 3) and (3, 4)" in found.cause and "one is the other transposed" in found.cause
+
+
+def bad_reshape(x):  # type: ignore[no-untyped-def]
+    return x.reshape(5)
+
+
+def bad_einsum(a, b):  # type: ignore[no-untyped-def]
+    return jnp.einsum("ij,jk->ik", a, b)
+
+
+def bad_concat(a, b):  # type: ignore[no-untyped-def]
+    return jnp.concatenate([a, b])
+
+
+def test_reshape_einsum_and_concatenate_errors_name_their_shapes() -> None:
+    reshape = explain(_student_raised(bad_reshape, jnp.ones(12)))
+    assert reshape is not None and "asks for shape 5 (5 elements) from an array of shape (12,)" in (
+        reshape.cause
+    )
+    einsum = explain(_student_raised(bad_einsum, jnp.ones((4, 3)), jnp.ones((10, 5))))
+    assert einsum is not None and "the index 'j' has size 3 in operand 1 but 10" in einsum.cause
+    concat = explain(_student_raised(bad_concat, jnp.ones((4, 3)), jnp.ones((5, 10))))
+    assert concat is not None and "along axis 0 have shapes (4, 3) and (5, 10)" in concat.cause
+
+
+def test_the_plugin_message_carries_the_shapes() -> None:
+    from grader.plugin import _raised
+
+    exc = _student_raised(loss_with_ten_classes, jnp.ones((4, 3)), jnp.arange(4))
+    line = _line_of(loss_with_ten_classes, "onehot *")
+    message = _raised("your code", exc.info.type, exc)
+    assert message.splitlines()[1].startswith(
+        f"  likely cause: the two sides of `*` at line {line} have shapes (4, 10) and (4, 3)"
+    )
