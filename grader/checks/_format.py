@@ -21,6 +21,8 @@ def show(value: Any, limit: int = LIMIT) -> str:
 
 
 def _show(value: Any) -> str:
+    if isinstance(value, np.floating | np.complexfloating):
+        return str(value)  # the shortest text of its own precision: float32 0.1 is `0.1`
     if isinstance(value, np.generic):
         return repr(value.item())
     if isinstance(value, str | bytes | bool | int | float | complex) or value is None:
@@ -30,7 +32,7 @@ def _show(value: Any) -> str:
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         arr = np.asarray(value)
         if arr.ndim == 0:
-            return repr(arr.item())
+            return _show(arr[()])
         text = np.array2string(arr, separator=", ", threshold=24, edgeitems=4, precision=6,
                                max_line_width=10**6)
         return re.sub(r" +([,\]])", r"\1", re.sub(r"\n\s*", " ", text))
@@ -45,6 +47,30 @@ def _show(value: Any) -> str:
             return f"({inner},)" if len(value) == 1 else f"({inner})"
         return f"[{inner}]"
     return repr(value)
+
+
+def produced_dtype(dtype: Any) -> np.dtype[Any]:
+    """The dtype JAX gives a value of `dtype` by default: with 64-bit mode off (JAX's default,
+    and the lessons' spec) float64 is float32, int64 int32, complex128 complex64."""
+    import jax
+
+    return np.dtype(jax.dtypes.canonicalize_dtype(dtype))
+
+
+def as_produced(value: Any) -> Any:
+    """`value` (what a reference returned) for showing next to what the student's code
+    returned: NumPy arrays and scalars in the dtype JAX produces (`produced_dtype`), so an
+    expected pytree reads `float32[3]`, not `float64[3]`, and its numbers in float32.
+    Python numbers, JAX arrays and keys are kept; only for messages, never for comparing."""
+    import jax
+
+    def leaf(x: Any) -> Any:
+        if isinstance(x, np.ndarray | np.generic) and x.dtype.kind in "fiuc":
+            wanted = produced_dtype(x.dtype)
+            return x.astype(wanted) if wanted != x.dtype else x
+        return x
+
+    return jax.tree.map(leaf, value)
 
 
 def _is_key(value: Any) -> bool:

@@ -76,7 +76,7 @@ def structure_difference(actual: Any, expected: Any) -> Difference | None:
         extra = sorted(map(str, set(actual) - set(expected)))
         cause = f"dict keys differ (missing: {missing or 'none'}, unexpected: {extra or 'none'})"
     return Difference(
-        expected=f"a pytree shaped like {_format.show(_skeleton(expected))}",
+        expected=f"a pytree shaped like {_format.show(_skeleton(_format.as_produced(expected)))}",
         observed=f"{_format.show(_skeleton(actual))}",
         cause=cause,
     )
@@ -101,6 +101,7 @@ def _leaf_difference(
     except (TypeError, ValueError) as exc:
         return Difference(f"an array{where}", f"{type(a_leaf).__name__} ({exc})")
     e = _as_array(e_leaf)
+    shown = _format.as_produced(e)  # the expected values in the dtype the student should produce
     if a.shape != e.shape:
         cause = ""
         if a.size == e.size:
@@ -112,7 +113,7 @@ def _leaf_difference(
     python_number = any(type(x) in (int, float) for x in (a_leaf, e_leaf))
     if a_kind != e_kind and not (python_number and {a_kind, e_kind} <= {"integer", "floating"}):
         return Difference(
-            f"{e_kind} values (dtype {e.dtype}){where}",
+            f"{e_kind} values (dtype {_format.produced_dtype(e.dtype)}){where}",
             f"{a_kind} values (dtype {a.dtype})",
             "a cast, an integer literal or a comparison changed the dtype",
         )
@@ -128,7 +129,7 @@ def _leaf_difference(
             return Difference(
                 f"finite values{where}",
                 f"{int(mask.sum())} of {a.size} values are NaN/inf; first {what} at index {idx} "
-                f"(expected {_format.show(e[idx])})",
+                f"(expected {_format.show(shown[idx])})",
                 "a division by zero, a log/sqrt of a non-positive number, or an overflow "
                 "(e.g. exp of a large logit)",
             )
@@ -144,9 +145,9 @@ def _leaf_difference(
     abs_err = np.where(bad, abs_err, 0)
     rel_text = f", max rel error {float(rel_err.max()):.3g}" if relative.any() else ""
     return Difference(
-        expected=f"{_format.show(e)}{where} (rtol={rtol:g}, atol={atol:g})",
+        expected=f"{_format.show(shown)}{where} (rtol={rtol:g}, atol={atol:g})",
         observed=f"{_format.show(a)}: {int(bad.sum())} of {a.size} values differ; first at index "
-        f"{idx}: {_format.show(a[idx])} instead of {_format.show(e[idx])}; max abs error "
+        f"{idx}: {_format.show(a[idx])} instead of {_format.show(shown[idx])}; max abs error "
         f"{float(abs_err.max()):.3g}{rel_text}",
     )
 
@@ -296,7 +297,7 @@ def _search_failure(fn: Callable[..., Any], what: str, found: _Mismatch, cause: 
         where = _calls.student_line(found.exc)
         return fail(
             checked,
-            expected=f"{call} == {_format.show(found.expected_out)}",
+            expected=f"{call} == {_format.show(_format.as_produced(found.expected_out))}",
             observed=f"{call} raised {type(found.exc).__name__}: {_calls.first_line(found.exc)}"
             + (f"\n    at {where}" if where else ""),
             cause=cause,
@@ -305,7 +306,7 @@ def _search_failure(fn: Callable[..., Any], what: str, found: _Mismatch, cause: 
     assert found.text is not None
     return fail(
         checked,
-        expected=f"{call} == {_format.show(found.expected_out)}",
+        expected=f"{call} == {_format.show(_format.as_produced(found.expected_out))}",
         observed=f"{call} gave {found.text.observed}",
         cause=cause or found.text.cause,
         fix=fix,
