@@ -5,24 +5,33 @@ the plugin's JSON-lines records back.
     graded.assert_statuses(failed={"test_full_batch_mean"})   # every other check passed
     assert "psum" in graded.message("test_full_batch_mean")
 
-A subprocess per folder, as the runner does: a fresh JAX (so the simulated device
-count can be set before it starts) and a fresh import of the student's module.
+Each folder is graded as the runner grades it: a warm worker (`grader.runner.engine.Worker`,
+JAX imported once per test process) forks a judge per folder, which forks the sandbox that
+imports the student's module. Workers are pooled, one per concurrent grading. With
+`extra_env`, a fresh `pytest -p grader.plugin` subprocess grades instead (the environment
+of a warm worker is fixed when it starts).
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from grader.catalog import exercises
+from grader.protocol.worker import Request
+from grader.runner.engine import Worker, WorkerLost
 
 REPO = Path(__file__).resolve().parents[2]
 SUITES = REPO / "grader" / "suites"
@@ -34,6 +43,41 @@ FIXTURES = REPO / "tests" / "fixtures"
 # every process, so trace-counting checks see what they would see without it.
 _COMPILE_CACHE = tempfile.mkdtemp(prefix="grader-test-xla-cache-")
 atexit.register(shutil.rmtree, _COMPILE_CACHE, ignore_errors=True)
+_CACHE_ENV = {
+    "JAX_COMPILATION_CACHE_DIR": _COMPILE_CACHE,
+    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+    "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+}
+
+_IDLE: list[Worker] = []
+_POOL_LOCK = threading.Lock()
+_LOGS = tempfile.mkdtemp(prefix="grader-test-workers-")
+
+
+def _take_worker() -> Worker:
+    with _POOL_LOCK:
+        if _IDLE:
+            return _IDLE.pop()
+        saved = {k: os.environ.get(k) for k in _CACHE_ENV}
+        os.environ.update(_CACHE_ENV)  # a worker's environment is this process's, at its start
+        try:
+            preload = tuple(sorted({m for spec in exercises() for m in spec.imports}))
+            return Worker(Path(_LOGS), preload)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+
+def _close_workers() -> None:
+    while _IDLE:
+        _IDLE.pop().close()
+    shutil.rmtree(_LOGS, ignore_errors=True)
+
+
+atexit.register(_close_workers)
 
 
 @dataclass
@@ -92,7 +136,35 @@ def grade(
     extra_env: dict[str, str] | None = None,
     suite: str | os.PathLike[str] | None = None,
 ) -> Graded:
-    """Run grader/suites/test_<lesson>.py (or `suite`) against `lesson_dir` in a subprocess."""
+    """Run grader/suites/test_<lesson>.py (or `suite`) against `lesson_dir`."""
+    suite = suite or SUITES / f"test_{lesson}.py"
+    if extra_env:
+        return _grade_in_subprocess(lesson_dir, suite, devices, timeout, extra_env)
+    worker = _take_worker()
+    with tempfile.TemporaryDirectory() as work:
+        request = Request(
+            suite=str(suite), workdir=work, lesson_dir=str(Path(lesson_dir).resolve()), seed=0,
+            timeout_s=timeout, memory_bytes=8 << 30, output_cap=1 << 20, devices=devices,
+        )
+        started = time.perf_counter()
+        try:
+            ended = worker.run(request)
+        except WorkerLost:
+            with contextlib.suppress(Exception):
+                worker.close(kill=True)
+            raise
+        duration = time.perf_counter() - started
+    with _POOL_LOCK:
+        _IDLE.append(worker)
+    return Graded(
+        lesson_dir=Path(lesson_dir),
+        records=[json.loads(line) for line in ended.records],
+        output=ended.output,
+        duration_s=duration,
+    )
+
+
+def _grade_in_subprocess(lesson_dir, suite, devices, timeout, extra_env) -> Graded:
     env = dict(
         os.environ,
         JAX_PLATFORMS="cpu",
@@ -122,7 +194,7 @@ def grade(
                 str(lesson_dir),
                 "--grader-records",
                 str(records),
-                str(suite or SUITES / f"test_{lesson}.py"),
+                str(suite),
             ],
             cwd=REPO,
             env=env,
