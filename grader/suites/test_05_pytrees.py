@@ -175,18 +175,22 @@ def test_tree_sgd_nested(student, seed):
     )
 
 
-@check("tree_sgd leaves params unchanged", points=1,
-       hint="Do you assign into params[...] (changing the caller's dict) instead of building a new tree?")
+@check("tree_sgd is pure: params unchanged, no module state, nothing only at trace time", points=1,
+       hint="Do you assign into params[...] (changing the caller's dict) or keep anything in a global?",
+       requires=("test_tree_sgd_lesson",))
 def test_tree_sgd_pure(student):
     params = {"layer1": {"w": np.ones((3, 2), np.float32), "b": np.zeros(2, np.float32)},
               "layer2": {"w": np.ones((2, 1), np.float32), "b": np.zeros(1, np.float32)}}
     grads = jax.tree.map(lambda p: np.full_like(p, 0.5), params)
     purity.assert_pure(student.tree_sgd, (params, grads, 0.1), what="tree_sgd(params, grads, 0.1)",
                        module=student)
+    purity.assert_no_trace_side_effects(student.tree_sgd, (params, grads, 0.1),
+                                        what="tree_sgd(params, grads, 0.1)", module=student)
 
 
 @check("tree_sgd compiles under jax.jit", points=1,
-       hint="Under jit the leaves are tracers: does your code convert them to NumPy or Python numbers?")
+       hint="Under jit the leaves are tracers: does your code convert them to NumPy or Python numbers?",
+       requires=("test_tree_sgd_lesson",))
 def test_tree_sgd_jit(student):
     params = _lesson_params((4, 3, 2))
     grads = _lesson_params((4, 3, 2), seed=1)
@@ -208,11 +212,16 @@ def test_global_norm_values(student, seed):
     )
 
 
-@check("tree_global_norm compiles under jax.jit", points=1,
-       hint="Under jit the leaves are tracers: can float(), math.sqrt or np.* work on a value that is not known yet?")
+@check("tree_global_norm is pure and compiles under jax.jit", points=1,
+       hint="Under jit the leaves are tracers: can float(), math.sqrt or np.* work on a value that is not "
+       "known yet? And does the function touch anything besides its argument?",
+       requires=("test_global_norm_values",))
 def test_global_norm_jit(student):
     tree = _lesson_params((5, 4, 3))
     jit.assert_jittable(student.tree_global_norm, (tree,), what="tree_global_norm(tree)")
+    purity.assert_pure(student.tree_global_norm, (tree,), what="tree_global_norm(tree)", module=student)
+    purity.assert_no_trace_side_effects(student.tree_global_norm, (tree,), what="tree_global_norm(tree)",
+                                        module=student)
 
 
 # -- layer_shapes ------------------------------------------------------------------

@@ -11,7 +11,17 @@ from grader.commands.assign import stub_source
 
 LESSON = "05_pytrees"
 REPO = Path(__file__).resolve().parents[2]
-VARIANTS = ("solution", "alternative", "stub", "flatten", "dict_only", "python_floats")
+VARIANTS = (
+    "solution",
+    "alternative",
+    "ravel_pytree",
+    "paths_jitted",
+    "stub",
+    "flatten",
+    "dict_only",
+    "python_floats",
+    "module_state",
+)
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +53,14 @@ def test_alternative_solution_passes_every_check(graded):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("idiom", ["ravel_pytree", "paths_jitted"])
+def test_correct_alternatives_in_other_idioms_pass_every_check(graded, idiom):
+    """ravel_pytree: one long vector and its unravel; paths_jitted: a class of static
+    operations, jax.tree_util paths, @jax.jit-decorated functions, optax.tree.norm."""
+    graded(idiom).assert_statuses()
+
+
+@pytest.mark.slow
 def test_stub_fails_every_check_as_not_implemented(graded):
     stub = graded("stub")
     stub.assert_all_not_implemented()
@@ -58,8 +76,13 @@ def test_flattening_loses_the_structure_and_counts_leaves(graded):
             "test_count_params_nested",
             "test_tree_sgd_lesson",
             "test_tree_sgd_nested",
+            "test_tree_sgd_pure",
+            "test_tree_sgd_jit",
         }
     )
+    for gated in ("test_tree_sgd_pure", "test_tree_sgd_jit"):  # a list is not params' structure
+        assert g.results[gated]["blocked_by"] == "test_tree_sgd_lesson"
+        assert "values are wrong" in g.message(gated)
     assert "the leaves were counted, not the scalars" in g.message("test_count_params_lesson")
     assert "the pytree structure of tree_sgd" in g.message("test_tree_sgd_lesson")
     assert "a list was returned where a tuple is expected" in g.message("test_tree_sgd_nested")
@@ -74,9 +97,11 @@ def test_dict_of_dicts_code_and_in_place_updates(graded):
             "test_tree_sgd_nested",
             "test_tree_sgd_pure",
             "test_global_norm_values",
+            "test_global_norm_jit",
             "test_layer_shapes_nested",
         }
     )  # everything works on the lesson's own dict of dicts
+    assert g.results["test_global_norm_jit"]["blocked_by"] == "test_global_norm_values"
     for check in ("test_count_params_nested", "test_tree_sgd_nested", "test_global_norm_values"):
         assert "AttributeError: 'list' object has no attribute" in g.message(check)
     assert "argument `params`['layer1']['w'] was modified in place" in g.message(
@@ -95,3 +120,14 @@ def test_python_floats_do_not_trace_and_list_shapes_are_not_tuples(graded):
     assert "math.sqrt" in g.message("test_global_norm_jit")  # the student's line
     assert "'b': [256]" in g.message("test_layer_shapes_lesson")
     assert "not lists or arrays" in g.message("test_layer_shapes_lesson")
+
+
+@pytest.mark.slow
+def test_module_state_is_impure_even_with_right_values(graded):
+    g = graded("module_state")
+    g.assert_statuses(failed={"test_tree_sgd_pure", "test_global_norm_jit"})
+    # The log holds the tracers of earlier jitted calls: the leak is what shows first.
+    assert "a traced value was stored outside the function" in g.message("test_tree_sgd_pure")
+    norm = g.message("test_global_norm_jit")
+    assert "during the first (tracing) call the global `TRACES`" in norm
+    assert "only at trace time" in norm
