@@ -286,11 +286,12 @@ LOSS_KEY = "TypeError|08_mlp.py|54|loss_fn"
 LOSS_LINE = SourceLine(
     path="08_mlp.py", line=54, code="return -jnp.mean(jnp.sum(onehot * logp, axis=-1))"
 )
-LOSS_MESSAGE = (
+LOSS_MESSAGE = (  # as grader.plugin and grader.explain write it
     "your code raised TypeError: mul got incompatible shapes for broadcasting: (4, 10), (4, 3).\n"
-    "  likely cause: the two sides of `*` at line 54 have shapes (4, 10) and (4, 3): their "
-    "last axes (10 and 3) differ and neither is 1, so they do not broadcast\n"
-    "  fix: make the shapes agree: a one-hot needs as many columns as the logits"
+    "  likely cause: the two sides of `*` at line 54 have shapes (4, 10) and (4, 3): on the last "
+    "axis they have sizes 10 and 3, which differ and neither is 1, so they do not broadcast "
+    "(shapes are matched from the last axis: each pair of sizes must be equal, or one of them 1)\n"
+    "  fix: print the shapes of both sides (`x.shape`) and make them agree"
 )
 GATE_MESSAGE = (
     "values are wrong: fix them first (see `{}`); this check is judged once they are right"
