@@ -77,11 +77,13 @@ def jit_speedup_timing_compile_inside(step_fn, state, batch, n_steps=100):
 
 
 def test_async_dispatch_returns_before_the_work_is_done():
-    case = timing.async_step(0.05)
-    assert case.step_s > 0.02
     # assert_waits_for_work tells a timer that waits (about step_s) from one that does not
-    # (about dispatch_s) at a quarter of step_s; the fact it needs, with room for a loaded CPU.
-    assert case.dispatch_s < case.step_s / 4, (case.dispatch_s, case.step_s)
+    # (about dispatch_s) at a quarter of step_s; the fact it needs. The best of three
+    # measurements: a loaded CI machine can stall any single one.
+    cases = [timing.async_step(0.05) for _ in range(3)]
+    assert all(case.step_s > 0.02 for case in cases)
+    best = min(cases, key=lambda case: case.dispatch_s / case.step_s)
+    assert best.dispatch_s < best.step_s / 4, [(c.dispatch_s, c.step_s) for c in cases]
 
 
 def test_slow_compile_step_pays_only_on_the_first_call():
