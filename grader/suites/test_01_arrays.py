@@ -80,14 +80,27 @@ def test_set_element_values(student, seed):
     )
 
 
-@check("set_element leaves its input unchanged", points=2,
+@check("set_element is pure: its input unchanged, no trace-time side effects", points=2,
+       requires=("test_set_element_values",),
        hint="If x is a NumPy array, does `x[index] = value` change the caller's array? What does `.at[...]` do instead?")
 def test_set_element_pure(student):
     x = np.arange(5, dtype=np.float32)
     _numpy_input(lambda: purity.assert_pure(
         student.set_element, (x, 2, 9.0), what="set_element(x, 2, 9.0) on a NumPy x", module=student))
+    _no_trace_effects(student.set_element, (jnp.asarray(x), 2, 9.0),
+                                        what="set_element(x, index, value)", module=student)
     values.assert_close(student.set_element(x, 2, 9.0), np.array([0.0, 1.0, 9.0, 3.0, 4.0]),
                         what="set_element(np.arange(5.), 2, 9.0)")
+
+
+def _no_trace_effects(fn, args, *, what, module):
+    """No trace-time side effects under jax.jit; a function that does not compile is left
+    to its jit check (one cause, one failed check)."""
+    try:
+        purity.assert_no_trace_side_effects(fn, args, what=what, module=module)
+    except CheckFailure as failure:
+        if failure.finding.expected != "the function runs under jit":
+            raise
 
 
 def _numpy_input(run):
@@ -136,7 +149,8 @@ def test_add_at_duplicates(student):
         ) from None
 
 
-@check("add_at leaves its inputs unchanged", points=1,
+@check("add_at is pure: its inputs unchanged, no trace-time side effects", points=1,
+       requires=("test_add_at_values",),
        hint="Does your function write into x (or into a NumPy copy that is really a view of it)?")
 def test_add_at_pure(student):
     x = np.zeros(4, dtype=np.float32)
@@ -145,6 +159,8 @@ def test_add_at_pure(student):
     _numpy_input(lambda: purity.assert_pure(
         student.add_at, (x, indices, vals), what="add_at(x, indices, values) on NumPy inputs",
         module=student))
+    _no_trace_effects(student.add_at, tuple(map(jnp.asarray, (x, indices, vals))),
+                                        what="add_at(x, indices, values)", module=student)
 
 
 # -- standardize ---------------------------------------------------------------------
@@ -205,23 +221,26 @@ def test_standardize_constant_column(student):
                         rtol=1e-4, atol=1e-5)
 
 
-@check("standardize leaves its input unchanged", points=1,
+@check("standardize is pure: its input unchanged, no trace-time side effects", points=1,
+       requires=("test_standardize_values",),
        hint="Does `x -= mean` on a NumPy array change the caller's array?")
 def test_standardize_pure(student):
     x = np.array([[1.0, 2.0], [3.0, 5.0], [4.0, 9.0]], dtype=np.float32)
     purity.assert_pure(student.standardize, (x,), what="standardize(x) on a NumPy x", module=student)
+    _no_trace_effects(student.standardize, (jnp.asarray(x),), what="standardize(x)",
+                                        module=student)
 
 
 # -- jit --------------------------------------------------------------------------
 
 
-@check("set_element compiles under jax.jit", points=1,
+@check("set_element compiles under jax.jit", points=1, requires=("test_set_element_values",),
        hint="Under jit, x is a tracer: does your code call NumPy on it or assign into it?")
 def test_set_element_jit(student):
     jit.assert_jittable(student.set_element, (jnp.arange(4.0), 1, 7.0), what="set_element(x, index, value)")
 
 
-@check("add_at compiles under jax.jit", points=1,
+@check("add_at compiles under jax.jit", points=1, requires=("test_add_at_values",),
        hint="Under jit, indices and values are tracers: can Python loop over them or NumPy read them?")
 def test_add_at_jit(student):
     jit.assert_jittable(student.add_at, (jnp.zeros(3), jnp.array([0, 2, 0]), jnp.array([1.0, 2.0, 3.0])),
@@ -229,6 +248,7 @@ def test_add_at_jit(student):
 
 
 @check("standardize compiles under jax.jit (axis static)", points=1,
+       requires=("test_standardize_values",),
        hint="Under jit, x is a tracer: are all the operations from jax.numpy?")
 def test_standardize_jit(student):
     x = jnp.array([[1.0, 4.0, 2.0], [3.0, 0.0, 2.0]])

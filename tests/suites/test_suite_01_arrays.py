@@ -11,7 +11,17 @@ from grader.commands.assign import stub_source
 
 LESSON = "01_arrays"
 REPO = Path(__file__).resolve().parents[2]
-VARIANTS = ("solution", "alternative", "stub", "overwrite", "numpy_habits", "numpy_copies")
+VARIANTS = (
+    "solution",
+    "alternative",
+    "class_lax_onehot",
+    "put_fori_moveaxis",
+    "stub",
+    "overwrite",
+    "numpy_habits",
+    "numpy_copies",
+    "trace_time_prints",
+)
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +55,20 @@ def test_alternative_solution_passes_every_check(graded):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    "variant",
+    [
+        # methods of a class, lax.dynamic_update_slice, a one-hot product, two-pass variance
+        "class_lax_onehot",
+        # jnp.put(inplace=False), a lax.fori_loop of single adds, moveaxis then axis 0
+        "put_fori_moveaxis",
+    ],
+)
+def test_other_idioms_pass_every_check(graded, variant):
+    graded(variant).assert_statuses()
+
+
+@pytest.mark.slow
 def test_stub_fails_every_check_as_not_implemented(graded):
     stub = graded("stub")
     stub.assert_all_not_implemented()
@@ -61,8 +85,21 @@ def test_at_on_numpy_overwriting_add_at_and_standardize_without_epsilon(graded):
             "test_add_at_duplicates",
             "test_standardize_values",
             "test_standardize_constant_column",
+            # properties of functions with wrong values: gated, not run
+            "test_add_at_pure",
+            "test_add_at_jit",
+            "test_standardize_pure",
+            "test_standardize_jit",
         }
     )
+    for check, required in (
+        ("test_add_at_pure", "test_add_at_values"),
+        ("test_add_at_jit", "test_add_at_values"),
+        ("test_standardize_pure", "test_standardize_values"),
+        ("test_standardize_jit", "test_standardize_values"),
+    ):
+        assert g.results[check]["blocked_by"] == required
+        assert "values are wrong" in g.message(check)
     assert "NumPy arrays have no `.at` property" in g.message("test_set_element_pure")
     assert "jnp.asarray(x).at[...]" in g.message("test_set_element_pure")
     assert "add_at(" in g.message("test_add_at_values")
@@ -101,3 +138,13 @@ def test_numpy_copies_do_not_trace(graded):
         assert "TracerArrayConversionError" in message
         assert "out = np.array(x)" in message  # the student's own line
         assert "jax.numpy" in message
+
+
+@pytest.mark.slow
+def test_trace_time_prints_and_a_leaked_tracer(graded):
+    g = graded("trace_time_prints")
+    g.assert_statuses(failed={"test_set_element_pure", "test_add_at_pure", "test_standardize_pure"})
+    assert "first (tracing) call printed 'setting index" in g.message("test_set_element_pure")
+    assert "jax.debug.print" in g.message("test_set_element_pure")
+    assert "a traced value was stored outside the function" in g.message("test_add_at_pure")
+    assert "printed 'standardizing an array of shape" in g.message("test_standardize_pure")
