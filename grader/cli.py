@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "ci-template": "grader.commands.ci_template",
     "gradescope-bundle": "grader.commands.gradescope_bundle",
     "notebooks": "grader.commands.notebooks",
+    "mutate": "grader.commands.mutate",
 }
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE = 0, 1, 2

@@ -1,0 +1,247 @@
+"""Measure the hidden suites' strength with mutants of the reference solutions (instructors).
+
+    grade mutate [--only NAMES] [--json FILE] [--jobs N] [--limit N] [--fail-under PERCENT]
+                 [--solutions DIR] [--equivalent FILE] [--operators NAMES] [--list]
+
+Each lesson file of `--solutions` (default solutions/) is mutated one small defect at
+a time (`grader.mutate.operators`: a lax loop or branch replaced by Python, a key
+split dropped or reused, an axis or sign changed, an update or returned state
+dropped, jnp replaced by np, static_argnames removed, an off-by-one, ...). Every
+mutant is graded with the hidden suites like a student's file, and is killed when
+it scores below full marks (or errors, or times out). A survivor is a defect no
+check sees, unless `--equivalent` (default grader/mutate/equivalent.toml) lists
+it with the reason it behaves like the solution.
+
+Prints every survivor with its diff and a table: file, mutants, killed,
+equivalent, survivors, kill rate = killed / (mutants - equivalent).
+`--limit N` grades at most N mutants per file (spread over the operators, the same
+ones every run); `--list` prints the mutants and their ids without grading.
+
+Exit codes: 0 done (and every file reached --fail-under), 1 a file's kill rate is
+below --fail-under, 2 the command could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from grader.commands import shared
+from grader.commands.shared import UsageError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--solutions",
+        default="solutions",
+        metavar="DIR",
+        help="the reference solutions to mutate (default: solutions/)",
+    )
+    parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    parser.add_argument(
+        "--jobs",
+        type=shared.positive_int,
+        default=1,
+        metavar="N",
+        help="mutants graded at once, one warm worker each (default 1)",
+    )
+    parser.add_argument(
+        "--limit",
+        type=shared.positive_int,
+        metavar="N",
+        help="grade at most N mutants per lesson file, spread over the operators",
+    )
+    parser.add_argument(
+        "--fail-under",
+        type=shared.percent,
+        metavar="PERCENT",
+        help="exit 1 when a file's kill rate is below this percentage",
+    )
+    parser.add_argument(
+        "--equivalent",
+        metavar="FILE",
+        help="the equivalent mutants, id -> reason (default: grader/mutate/equivalent.toml)",
+    )
+    parser.add_argument(
+        "--operators",
+        default="",
+        metavar="NAME[,NAME...]",
+        help="use only these operators (default: all; --list shows them)",
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="print the mutants (id, line, diff) and exit"
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    shared.add_grading_options(parser)
+
+
+def _operators(text: str) -> tuple[Any, ...]:
+    from grader.mutate import operators
+
+    if not text:
+        return operators.OPERATORS
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in operators.BY_NAME]
+    if unknown:
+        raise UsageError(
+            f"--operators: no operator named {', '.join(unknown)}. "
+            f"Known: {', '.join(operators.BY_NAME)}"
+        )
+    return tuple(operators.BY_NAME[n] for n in names)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import libcst  # noqa: F401
+    except ImportError:
+        raise UsageError(
+            "grade mutate needs libcst: pip install 'jax-lesson-grader[mutate]'"
+        ) from None
+    from grader.mutate import equivalent, generate, report
+    from grader.mutate.run import Outcome, Pool, Settings, Task, elapsed
+
+    solutions = Path(args.solutions)
+    if not solutions.is_dir():
+        raise UsageError(f"--solutions {solutions}: no such folder")
+    if args.json:
+        parent = Path(args.json).parent
+        if not parent.is_dir():
+            raise UsageError(f"--json {args.json}: the folder {parent} does not exist")
+    specs = shared.specs(args)
+    ops = _operators(args.operators)
+    try:
+        listed = equivalent.load(Path(args.equivalent) if args.equivalent else equivalent.DEFAULT)
+    except equivalent.EquivalentFileError as exc:
+        raise UsageError(f"the equivalent-mutants file is malformed: {exc}") from None
+
+    summaries: list[report.FileSummary] = []
+    tasks: list[Task] = []
+    for spec in specs:
+        path = solutions / spec.filename
+        summary = report.FileSummary(spec.name)
+        summaries.append(summary)
+        if not path.is_file():
+            summary.problem = f"{path} is missing"
+            continue
+        try:
+            every = generate.generate(path.read_text(encoding="utf-8"), spec.name, ops)
+        except Exception as exc:  # libcst's ParserSyntaxError and kin
+            summary.problem = f"{path} could not be parsed: {exc}"
+            continue
+        summary.generated = len(every)
+        chosen = generate.select(every, args.limit)
+        known = listed.get(spec.name, {})
+        summary.stale = equivalent.stale(known, (m.id for m in every))
+        summary.mutants = chosen
+        summary.equivalent = [m.id for m in chosen if m.id in known]
+        tasks += [(spec, m) for m in chosen if m.id not in known]
+
+    for summary in summaries:
+        for stale_id in summary.stale:
+            print(
+                f"grade mutate: stale entry in the equivalent-mutants file: [{summary.name}] "
+                f"{stale_id!r} is no longer generated",
+                file=sys.stderr,
+            )
+    if args.list:
+        for summary in summaries:
+            for mutant in summary.mutants:
+                mark = " (equivalent)" if mutant.id in summary.equivalent else ""
+                print(f"{summary.name} {mutant.id} line {mutant.line}{mark}\n{mutant.diff}")
+            print(f"{summary.name}: {len(summary.mutants)} of {summary.generated} mutants")
+        return 0
+
+    options = shared.options(args, jobs=args.jobs)
+    level = shared.check_isolation(options).level
+    start = time.monotonic()
+
+    def say(text: str) -> None:
+        if not args.quiet:
+            print(text, flush=True)
+
+    say(
+        f"Mutating {len(specs)} lesson file(s) in {solutions}: {len(tasks)} mutant(s) to grade "
+        f"({args.jobs} job(s), isolation {level}) ..."
+    )
+    by_name = {s.name: s for s in summaries}
+    pool = Pool(solutions, specs, Settings(options, level), args.jobs)
+    done = [0]
+
+    def progress(task: Task, outcome: Outcome) -> None:
+        graded_spec, graded = task
+        if graded is None:
+            return
+        done[0] += 1
+        verdict = f"killed by {outcome.by}" if outcome.killed else "SURVIVED"
+        say(
+            f"[{done[0]}/{len(tasks)} {elapsed(start)}] {graded_spec.name} {graded.id}: {verdict} "
+            f"({outcome.duration_s:.1f} s)"
+        )
+
+    try:
+        to_grade = {spec.name for spec, _ in tasks}
+        baseline_specs = [s for s in specs if s.name in to_grade]
+        for spec, outcome in zip(
+            baseline_specs, pool.run([(s, None) for s in baseline_specs]), strict=True
+        ):
+            summary = by_name[spec.name]
+            summary.baseline = outcome
+            if outcome.status == "skipped":
+                summary.problem = "skipped: the suite's requirements are not installed"
+            elif outcome.killed:
+                summary.problem = (
+                    f"the unmutated solution scores {outcome.score:g}/{outcome.max_score:g} "
+                    f"({outcome.status}, first: {outcome.by}): fix it before measuring"
+                )
+            else:
+                pool.set_timeout(spec, outcome)
+            say(
+                f"baseline {spec.name}: {outcome.score:g}/{outcome.max_score:g} "
+                f"in {outcome.duration_s:.1f} s"
+                + (f" -- {summary.problem}" if summary.problem else "")
+            )
+        tasks = [(spec, m) for spec, m in tasks if not by_name[spec.name].problem]
+        for (spec, graded), outcome in zip(tasks, pool.run(tasks, progress), strict=True):
+            assert graded is not None
+            by_name[spec.name].outcomes[graded.id] = outcome
+    finally:
+        pool.close()
+
+    survivors = report.survivors_text(summaries)
+    if survivors:
+        print("\n" + survivors)
+    for summary in summaries:
+        if summary.problem:
+            print(f"{summary.name}: not graded: {summary.problem}")
+    print("\n" + report.table(summaries), end="")
+    print(f"({elapsed(start)} elapsed)")
+    if args.json:
+        settings = {
+            "limit": args.limit,
+            "seed": args.seed,
+            "jobs": args.jobs,
+            "isolation": level,
+            "operators": [op.name for op in ops],
+        }
+        Path(args.json).write_text(
+            json.dumps(report.document(summaries, settings), indent=1) + "\n", encoding="utf-8"
+        )
+        say(f"json report: {args.json}")
+    if args.fail_under is not None:
+        below = [
+            s for s in summaries if s.kill_rate is not None and s.kill_rate * 100 < args.fail_under
+        ]
+        for s in below:
+            rate = s.kill_rate or 0.0
+            print(
+                f"grade mutate: {s.name} kill rate {rate * 100:.1f}% is below "
+                f"--fail-under {args.fail_under:g}%",
+                file=sys.stderr,
+            )
+        if below:
+            return 1
+    return 0
