@@ -81,7 +81,6 @@ def test_async_dispatch_returns_before_the_work_is_done():
     # (about dispatch_s) at a quarter of step_s; the fact it needs. The best of three
     # measurements: a loaded CI machine can stall any single one.
     cases = [timing.async_step(0.05) for _ in range(3)]
-    assert all(case.step_s > 0.02 for case in cases)
     best = min(cases, key=lambda case: case.dispatch_s / case.step_s)
     assert best.dispatch_s < best.step_s / 4, [(c.dispatch_s, c.step_s) for c in cases]
 
