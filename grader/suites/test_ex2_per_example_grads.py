@@ -15,11 +15,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from grader.checks import growth, jit, purity, values, vmap
-from grader.checks.failure import fail
+from grader.checks.failure import CheckFailure, fail
 from grader.inputs import ex2_per_example_grads as inputs
 from grader.sandbox import client
 from grader.suite import check
-from grader.suites._shared import score_cases
+from grader.suites._shared import score_cases, with_cause
 
 LESSON = "ex2_per_example_grads"
 TITLE = "Exercise 2: per-example gradients with vmap(grad)"
@@ -87,6 +87,40 @@ def _ref_full_batch_grad(loss_fn, params, xs, ys):
     return jax.grad(lambda p: jnp.mean(jax.vmap(loss_fn, in_axes=(None, 0, 0))(p, xs, ys)))(params)
 
 
+def _mixing_cause(grads, loss_fn, params, xs, ys):
+    """Why per-example gradients that differ from the loop's are wrong, when they show a
+    batch-wide mistake: every example given the gradient of the whole batch's mean (or
+    summed) loss, or one gradient repeated. None when no such pattern is seen."""
+    leaves = [np.asarray(g, np.float64) for g in jax.tree.leaves(grads)]
+    n = len(xs)
+    if not leaves or any(np.ndim(g) < 1 or np.shape(g)[0] != n for g in leaves):
+        return None
+    if not all(np.allclose(g, g[:1], rtol=1e-5, atol=1e-7) for g in leaves):
+        return None
+    first = jax.tree.map(lambda g: np.asarray(g)[0], grads)
+    full = _ref_full_batch_grad(loss_fn, params, xs, ys)
+    for scale, loss in ((1.0, "MEAN"), (float(n), "SUMMED")):
+        target = jax.tree.map(lambda g, s=scale: np.asarray(g, np.float64) * s, full)
+        if values.structure_difference(first, target) is None and values.difference(
+                first, target, rtol=1e-4, atol=1e-6) is None:
+            return (f"every example got the same gradient: the gradient of the whole batch's {loss} "
+                    f"loss (the full-batch gradient), repeated {n} times. The loss was computed on "
+                    "all of xs and ys, not on example i alone")
+    return (f"every example got the same gradient, repeated {n} times: the examples are not "
+            "mapped (is xs or ys batched with in_axes=0?)")
+
+
+def _per_example_failure(failure, call, loss_fn, params, xs, ys):
+    """`failure` with the cause `_mixing_cause` names, if any (the student's function is
+    called once more to look at its output)."""
+    try:
+        grads = call()
+    except Exception:
+        return failure
+    cause = _mixing_cause(grads, loss_fn, params, xs, ys)
+    return failure if cause is None else with_cause(failure, cause=cause, fix=_VMAP_FIX)
+
+
 # -- per_example_grads ------------------------------------------------------------------
 
 
@@ -98,10 +132,15 @@ def test_matches_loop(student, credit):
     lin_ys = jnp.asarray(np.linspace(-1, 1, 7), jnp.float32)
 
     def case(loss_fn, params, xs, ys, what):
-        return lambda: vmap.assert_matches_loop(
-            _bound(student.per_example_grads, loss_fn), _GRADS[loss_fn],
-            (params, xs, ys), (None, 0, 0), what=what, rtol=1e-5, atol=1e-6,
-        )
+        def run():
+            fn = _bound(student.per_example_grads, loss_fn)
+            try:
+                vmap.assert_matches_loop(fn, _GRADS[loss_fn], (params, xs, ys), (None, 0, 0),
+                                         what=what, rtol=1e-5, atol=1e-6)
+            except CheckFailure as failure:
+                raise _per_example_failure(failure, lambda: fn(params, xs, ys), loss_fn, params,
+                                           xs, ys) from None
+        return run
 
     score_cases(credit, [
         ("MLP cross-entropy, dict params", case(_mlp_loss, _PARAMS, _XS, _YS,
@@ -126,7 +165,8 @@ def test_structure(student):
 
 
 @check("the batch mean of the per-example gradients is the full-batch gradient", points=2,
-       hint="The gradient of a mean is the mean of the gradients: which loss does your function differentiate?")
+       hint="The gradient of a mean is the mean of the gradients: which loss does your function differentiate?",
+       requires=("test_matches_loop",))
 def test_mean_is_full_batch_grad(student):
     grads = _bound(student.per_example_grads, _mlp_loss)(_PARAMS, _XS, _YS)
     mean = jax.tree.map(lambda g: np.mean(np.asarray(g, np.float64), axis=0).astype(np.float32), grads)
@@ -137,7 +177,8 @@ def test_mean_is_full_batch_grad(student):
 
 
 @check("per_example_grads' jaxpr does not grow with the batch size", points=2,
-       hint="Does your function loop over the examples in Python? What does jax.vmap trace instead?")
+       hint="Does your function loop over the examples in Python? What does jax.vmap trace instead?",
+       requires=("test_matches_loop",))
 def test_no_growth(student):
     params = _mlp_params(_SMALL)
     xs, ys = _batch(32, 8, 4, seed=3)
@@ -164,8 +205,12 @@ def test_batch_of_32(student):
     values.assert_finite(grads, what="per_example_grads on 32 digits")
     grad = _GRADS[_mlp_loss]
     for i in (0, 13, 31):
-        values.assert_close(jax.tree.map(lambda g, i=i: g[i], grads), grad(params, xs[i], ys[i]),
-                            what=f"per_example_grads(...) for example {i} of 32", rtol=1e-5, atol=1e-6)
+        try:
+            values.assert_close(jax.tree.map(lambda g, i=i: g[i], grads), grad(params, xs[i], ys[i]),
+                                what=f"per_example_grads(...) for example {i} of 32", rtol=1e-5,
+                                atol=1e-6)
+        except CheckFailure as failure:
+            raise _per_example_failure(failure, lambda: grads, _mlp_loss, params, xs, ys) from None
 
 
 # -- norms and the largest examples -----------------------------------------------------
@@ -177,10 +222,13 @@ def test_norms(student):
     got = _bound(student.per_example_grad_norms, _mlp_loss)(_PARAMS, _XS, _YS)
     values.assert_shape(got, (12,), what="per_example_grad_norms(...) for 12 examples",
                         fix="one norm per example: reduce every axis of each leaf except the batch axis")
+    same = np.allclose(np.asarray(got, np.float64), np.asarray(got, np.float64)[:1], rtol=1e-6)
     values.assert_close(
         got, _ref_norms(_mlp_loss, _PARAMS, _XS, _YS).astype(np.float32), what="per_example_grad_norms(...)",
         rtol=1e-4, atol=1e-6,
-        cause="not the global norm: e.g. the sum of per-leaf norms, the norm of the weights only, or "
+        cause="every example has the same norm: its gradient is not its own (the same gradient for "
+        "every example, e.g. the full-batch gradient repeated)" if same else
+        "not the global norm: e.g. the sum of per-leaf norms, the norm of the weights only, or "
         "a missing square root", fix="sqrt(sum over all leaves of sum(g_i ** 2)) for each example i",
     )
 
@@ -232,28 +280,44 @@ def test_largest_order(student, credit):
 
 @check("the three functions compile under jax.jit", points=1,
        hint="Is every step a JAX operation? Which arguments must stay Python values (static) under jit?")
-def test_jittable(student, credit):
+def test_jittable(student, credit, gate):
     args = (_sent(_mlp_loss), _PARAMS, _XS[:6], _YS[:6])
     score_cases(credit, [
-        ("per_example_grads", lambda: jit.assert_jittable(
+        ("per_example_grads", lambda: (gate.require(_VALUES["per_example_grads"]), jit.assert_jittable(
             student.per_example_grads, args, static_argnames=("loss_fn",),
-            what="per_example_grads(loss_fn, params, xs, ys)")),
-        ("per_example_grad_norms", lambda: jit.assert_jittable(
+            what="per_example_grads(loss_fn, params, xs, ys)"))),
+        ("per_example_grad_norms", lambda: (gate.require(_VALUES["per_example_grad_norms"]), jit.assert_jittable(
             student.per_example_grad_norms, args, static_argnames=("loss_fn",),
-            what="per_example_grad_norms(loss_fn, params, xs, ys)", rtol=1e-5, atol=1e-6)),
-        ("largest_gradient_examples", lambda: jit.assert_jittable(
+            what="per_example_grad_norms(loss_fn, params, xs, ys)", rtol=1e-5, atol=1e-6))),
+        ("largest_gradient_examples", lambda: (gate.require(_VALUES["largest_gradient_examples"]), jit.assert_jittable(
             student.largest_gradient_examples, args, {"k": 3}, static_argnames=("loss_fn", "k"),
-            what="largest_gradient_examples(loss_fn, params, xs, ys, k=3)")),
+            what="largest_gradient_examples(loss_fn, params, xs, ys, k=3)"))),
     ])
+
+
+_VALUES = {  # the value check each function's properties stand on
+    "per_example_grads": "test_matches_loop",
+    "per_example_grad_norms": "test_norms",
+    "largest_gradient_examples": "test_largest_order",
+}
 
 
 @check("the three functions are pure", points=1,
-       hint="Do your functions change params, xs or ys, or anything at module level?")
-def test_pure(student, credit):
+       hint="Do your functions change params, xs or ys, or anything at module level, or do "
+       "something only while jit traces them?")
+def test_pure(student, credit, gate):
     params = jax.tree.map(np.asarray, _PARAMS)
     args = (_sent(_mlp_loss), params, np.asarray(_XS), np.asarray(_YS))
-    score_cases(credit, [
-        (name, lambda name=name: purity.assert_pure(getattr(student, name), args,
-                                                    what=f"{name}(loss_fn, params, xs, ys)", module=student))
-        for name in ("per_example_grads", "per_example_grad_norms", "largest_gradient_examples")
-    ])
+
+    def case(name):
+        def run():
+            gate.require(_VALUES[name])
+            fn = getattr(student, name)
+            what = f"{name}(loss_fn, params, xs, ys)"
+            purity.assert_pure(fn, args, what=what, module=student)
+            purity.assert_no_trace_side_effects(fn, (_sent(_mlp_loss), _PARAMS, _XS, _YS),
+                                                static_argnames=("loss_fn",), what=what,
+                                                module=student)
+        return run
+
+    score_cases(credit, [(name, case(name)) for name in _VALUES])
