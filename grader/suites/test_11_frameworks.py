@@ -26,7 +26,7 @@ eqx = pytest.importorskip("equinox", reason=_EXTRA)
 import jax  # noqa: E402 - after the skips, so a missing extra skips before JAX starts
 import jax.numpy as jnp  # noqa: E402
 
-from grader.checks import jit, keys, values  # noqa: E402
+from grader.checks import jit, keys, purity, values  # noqa: E402
 from grader.checks.failure import fail  # noqa: E402
 from grader.sandbox import client  # noqa: E402
 from grader.suite import check  # noqa: E402
@@ -101,12 +101,24 @@ def _np_forward(layers, x, *, relu_hidden=True, relu_last=False):
     return h
 
 
+def _softmax(z):
+    z = z - z.max(axis=-1, keepdims=True)
+    return np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
+
+
 def _relu_cause(out, layers, x):
-    for flags, text in (
-        ({"relu_hidden": False}, "there is no relu between the layers: the model is linear"),
-        ({"relu_last": True}, "a relu follows the last layer too, so no logit can be negative"),
+    logits = _np_forward(layers, x)
+    for wrong, text in (
+        (_np_forward(layers, x, relu_hidden=False),
+         "there is no relu between the layers: the model is linear"),
+        (_np_forward(layers, x, relu_last=True),
+         "a relu follows the last layer too, so no logit can be negative"),
+        (_softmax(logits), "the model returns probabilities (a softmax after the last layer), "
+         "not logits: the loss (log_softmax / optax's cross-entropy) applies the softmax itself"),
+        (np.log(_softmax(logits)), "the model returns log-probabilities (a log_softmax after the "
+         "last layer), not logits"),
     ):
-        if values.difference(out, _np_forward(layers, x, **flags), **TOL) is None:
+        if values.difference(out, wrong, **TOL) is None:
             return text
     return ""
 
@@ -187,10 +199,11 @@ def test_flax_relu(student):
 
 
 @check(
-    "FlaxMLP: init depends on the key only, apply compiles under jax.jit",
+    "FlaxMLP: init depends on the key only, apply is pure and compiles under jax.jit",
     points=1,
     hint="Do init's weights come from the key you pass, and is apply a pure function of "
-    "(variables, x)?",
+    "(variables, x), with no Python side effect that happens only while jit traces it?",
+    requires=("test_flax_relu",),
 )
 def test_flax_keys_and_jit(student):
     model = student.FlaxMLP()
@@ -199,6 +212,10 @@ def test_flax_keys_and_jit(student):
     keys.assert_varies_with_key(lambda k: model.init(k, x), lambda k: (k,), what="FlaxMLP().init")
     _, variables = _flax_init(student)
     jit.assert_jittable(model.apply, (variables, _batch(3)), what="FlaxMLP().apply", **TOL)
+    purity.assert_pure(model.apply, (variables, _batch(3)), what="FlaxMLP().apply(variables, x)",
+                       module=student)
+    purity.assert_no_trace_side_effects(model.apply, (variables, _batch(3)),
+                                        what="FlaxMLP().apply(variables, x)", module=student)
 
 
 # -- Equinox ------------------------------------------------------------------------------------
@@ -294,6 +311,7 @@ def test_equinox_relu(student):
     points=1,
     hidden=True,
     hint="Is the `key` argument passed on to eqx.nn.MLP, or is a fixed key used?",
+    requires=("test_equinox_output_shape", "test_equinox_param_count"),
 )
 def test_equinox_keys(student):
     def weights(k):

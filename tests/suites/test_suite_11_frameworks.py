@@ -12,7 +12,16 @@ from grader.catalog import read_suite
 from grader.commands.assign import stub_source
 
 LESSON = "11_frameworks"
-VARIANTS = ("solution", "alternative", "stub", "wrong_sizes", "relu_mistakes", "without_extras")
+ALTERNATIVES = ("alternative", "sequential_custom_module", "named_layers_eqx_sequential")
+VARIANTS = (
+    "solution",
+    *ALTERNATIVES,
+    "stub",
+    "wrong_sizes",
+    "relu_mistakes",
+    "print_and_softmax",
+    "without_extras",
+)
 MAX_SCORE = 16
 HIDDEN = {"test_equinox_keys"}
 
@@ -52,8 +61,14 @@ def test_solution_passes_every_check(graded):
 
 
 @pytest.mark.slow
-def test_alternative_solution_passes(graded):
-    graded("alternative").assert_statuses()
+@pytest.mark.parametrize("name", ALTERNATIVES)
+def test_alternative_solutions_score_full_marks(graded, name):
+    # setup() with a features field and functools.partial(eqx.nn.MLP); nn.Sequential and a
+    # hand-written eqx.Module of three Linear layers; named setup() layers with He init and
+    # jnp.maximum, and an eqx.nn.Sequential of Linear and Lambda(relu)
+    g = graded(name)
+    g.assert_statuses()
+    assert all(r["fraction"] == 1.0 for r in g.results.values()), g.results
 
 
 @pytest.mark.slow
@@ -75,8 +90,17 @@ def test_wrong_widths_and_depth(graded):
 @pytest.mark.slow
 def test_relu_placement_and_ignored_key(graded):
     g = graded("relu_mistakes")
-    g.assert_statuses(failed={"test_flax_relu", "test_equinox_relu", "test_equinox_keys"})
+    g.assert_statuses(
+        failed={
+            "test_flax_relu",
+            "test_flax_keys_and_jit",
+            "test_equinox_relu",
+            "test_equinox_keys",
+        }
+    )
     assert "no relu between the layers" in g.message("test_flax_relu")
+    # the Flax model's jit and key checks stand on its values
+    assert g.results["test_flax_keys_and_jit"]["blocked_by"] == "test_flax_relu"
     assert "a relu follows the last layer too" in g.message("test_equinox_relu")
     assert "the key argument is ignored" in g.message("test_equinox_keys")
 
@@ -88,3 +112,15 @@ def test_skipped_with_install_hint_without_the_extra(graded):
     skipped = [r for r in g.records if r["type"] == "skipped"]
     assert skipped, g.output[-2000:]
     assert skipped[0]["message"] == "install the extra: pip install '.[frameworks]'"
+
+
+@pytest.mark.slow
+def test_print_at_trace_time_and_softmax_on_the_logits(graded):
+    g = graded("print_and_softmax")
+    g.assert_statuses(failed={"test_flax_keys_and_jit", "test_equinox_relu"})
+    flax_message = g.message("test_flax_keys_and_jit")
+    assert "side effects of FlaxMLP().apply(variables, x) under jax.jit" in flax_message
+    assert "a Python `print` runs only while jit traces the function" in flax_message
+    assert "returns probabilities (a softmax after the last layer), not logits" in g.message(
+        "test_equinox_relu"
+    )
