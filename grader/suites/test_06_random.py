@@ -13,7 +13,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from grader.checks import jit, keys, purity, values
-from grader.checks.failure import fail
+from grader.checks.failure import CheckFailure, fail
+from grader.plugin import GateClosed
 from grader.sandbox import client
 from grader.suite import check
 from grader.suites._shared import score_cases
@@ -113,6 +114,52 @@ def _three(student):
             ("noisy", _noisy(student))]
 
 
+# The value check each function's properties stand on (gates, case by case).
+_VALUES = {"split_into": "test_split_into_distinct", "init_weights": "test_init_weights_shapes_and_stats",
+           "noisy": "test_noisy_statistics"}
+
+
+def _gated(gate, cases):
+    """`(name, thunk)` cases, each run only once `name`'s value check passed."""
+    return [(name, lambda name=name, run=run: (gate.require(_VALUES[name]), run())) for name, run in cases]
+
+
+def _reuse_cause(student):
+    """Why noisy's statistics are off, when the cause is a key used for two draws (the
+    key-use check stands on the statistics, so the statistics name it)."""
+    try:
+        keys.assert_no_key_reuse(student.noisy, (jax.random.key(8), jnp.zeros(_X_SHAPE), 3.0),
+                                 what="noisy(key, x, sigma)", jit=False)
+    except CheckFailure as exc:
+        if "the key was reused" in str(exc):
+            where = str(exc.finding.observed).partition("\n")[2].strip()
+            return ("the key was used for two draws (JAX's key-reuse checker saw one key consumed "
+                    "twice" + (f", {where}" if where else "") + "): draws from one key are the "
+                    "same numbers, so the noise is not N(0, 1)")
+    except Exception:  # another error is not this diagnosis's business
+        pass
+    return ""
+
+
+def _score(credit, cases):
+    """`score_cases` on `_gated` cases, reporting a real failure before a closed gate: when
+    no case passes, the first exception is the check's message."""
+    outcomes = []
+    for name, run in cases:
+        try:
+            run()
+            outcomes.append((name, None))
+        except Exception as exc:  # replayed below, in order
+            outcomes.append((name, exc))
+    outcomes.sort(key=lambda o: isinstance(o[1], GateClosed))
+
+    def replay(exc):
+        if exc is not None:
+            raise exc
+
+    score_cases(credit, [(name, lambda exc=exc: replay(exc)) for name, exc in outcomes])
+
+
 # -- split_into --------------------------------------------------------------------------
 
 
@@ -124,7 +171,8 @@ def test_split_into_distinct(student):
 
 
 @check("split_into's subkeys are independent and each usable once", points=1, hidden=True,
-       hint="If two of your subkeys were the same key, what would two draws with them give?")
+       hint="If two of your subkeys were the same key, what would two draws with them give?",
+       requires=("test_split_into_distinct",))
 def test_split_into_independent(student):
     _key_list(student.split_into(jax.random.key(11), 4), 4, "split_into(key, 4)")
     # One draw from each subkey, run in the sandbox next to split_into: the key-reuse
@@ -173,7 +221,8 @@ def test_init_weights_shapes_and_stats(student):
 
 
 @check("init_weights draws every array with its own key", points=2,
-       hint="How many keys do you need for len(shapes) arrays, and what happens when two draws share one?")
+       hint="How many keys do you need for len(shapes) arrays, and what happens when two draws share one?",
+       requires=("test_init_weights_shapes_and_stats",))
 def test_init_weights_own_keys(student):
     # Eagerly only: the checker reads the same key flow from the jaxpr under jit, and the
     # compiled version is judged (and paid for) once, in test_jit.
@@ -207,6 +256,8 @@ def test_noisy_statistics(student):
             cause = "the noise was scaled by sigma**2 (the variance) instead of sigma"
         elif std < 0.1:
             cause = "one random number was added to every element (a scalar draw)"
+        else:
+            cause = _reuse_cause(student)
         raise fail(
             "the noise noisy(key, x, 3.0) - x over 20,000 elements",
             expected="mean 0 +- 0.11 and std 3 +- 0.15",
@@ -217,7 +268,8 @@ def test_noisy_statistics(student):
 
 
 @check("noisy draws independent noise per element, not depending on x's values", points=1, hidden=True,
-       hint="Should the noise for one element depend on the value of x there, or only on the key and the shape?")
+       hint="Should the noise for one element depend on the value of x there, or only on the key and the shape?",
+       requires=("test_noisy_statistics",))
 def test_noisy_elementwise(student):
     x0 = jnp.zeros(_X_SHAPE)
     x1 = jnp.linspace(-5.0, 5.0, 20_000).reshape(_X_SHAPE)
@@ -246,7 +298,8 @@ def test_noisy_elementwise(student):
 
 
 @check("noisy consumes its key once", points=1,
-       hint="If the key is used for two draws, how are those two draws related?")
+       hint="If the key is used for two draws, how are those two draws related?",
+       requires=("test_noisy_statistics",))
 def test_noisy_key_once(student):
     keys.assert_no_key_reuse(student.noisy, (jax.random.key(10), jnp.zeros(_X_SHAPE), 1.0),
                              what="noisy(key, x, sigma)", jit=False)
@@ -257,53 +310,62 @@ def test_noisy_key_once(student):
 
 @check("the same key gives the same result (all three functions)", points=1,
        hint="Does anything besides the key feed randomness into your functions?")
-def test_deterministic(student, credit):
-    score_cases(credit, [
+def test_deterministic(student, credit, gate):
+    _score(credit, _gated(gate, [
         (name, lambda fn=fn, name=name: keys.assert_deterministic(fn, lambda k: (k,), what=name))
         for name, fn in _three(student)
-    ])
+    ]))
 
 
 @check("different keys give different results (all three functions)", points=1,
        hint="Is the key argument actually used, or is a fixed key (or np.random) inside the function?")
-def test_varies_with_key(student, credit):
-    score_cases(credit, [
+def test_varies_with_key(student, credit, gate):
+    _score(credit, _gated(gate, [
         (name, lambda fn=fn, name=name: keys.assert_varies_with_key(fn, lambda k: (k,), what=name))
         for name, fn in _three(student)
-    ])
+    ]))
 
 
-@check("no global NumPy or Python RNG is used", points=1,
-       hint="np.random and Python's random keep hidden global state: where should every random number come from?")
-def test_no_global_rng(student, credit):
+def _pure(student, name, args, static_argnames=()):
+    """Pure (no global RNG drawn from, no module state, no trace-time effects), and the same key
+    gives the same result after NumPy's global RNG moved (also a draw made at trace time)."""
+    fn = getattr(student, name)
+    what = f"{name}(key, ...)"
+    purity.assert_pure(fn, args, what=what, module=student)
+    purity.assert_no_trace_side_effects(fn, args, static_argnames=static_argnames, what=what, module=student)
+    keys.assert_ignores_global_rng(fn, args, static_argnames=static_argnames, what=what)
+
+
+@check("pure: no global NumPy or Python RNG, no module state, the key alone decides", points=1,
+       hint="np.random and Python's random keep hidden global state: where should every random number come "
+       "from, and what does a NumPy draw become when jit traces your function?")
+def test_no_global_rng(student, credit, gate):
     x = np.zeros(_X_SHAPE, np.float32)
-    score_cases(credit, [
-        ("split_into", lambda: purity.assert_pure(student.split_into, (jax.random.key(1), 4),
-                                                  what="split_into(key, 4)", module=student)),
-        ("init_weights", lambda: purity.assert_pure(student.init_weights, (jax.random.key(1), [(16, 8), (32,)]),
-                                                    what="init_weights(key, shapes)", module=student)),
-        ("noisy", lambda: purity.assert_pure(student.noisy, (jax.random.key(1), x, 0.5),
-                                             what="noisy(key, x, 0.5)", module=student)),
-    ])
+    _score(credit, _gated(gate, [
+        ("split_into", lambda: _pure(student, "split_into", (jax.random.key(1), 4), ("n",))),
+        ("init_weights", lambda: _pure(student, "init_weights", (jax.random.key(1), ((16, 8), (32,))),
+                                       ("shapes",))),
+        ("noisy", lambda: _pure(student, "noisy", (jax.random.key(1), x, 0.5))),
+    ]))
 
 
 @check("raw jax.random.PRNGKey keys work too", points=1,
        hint="Do you only call jax.random functions on the key, or do you inspect it (dtype, shape, key_data)?")
-def test_raw_keys(student, credit):
-    score_cases(credit, [
+def test_raw_keys(student, credit, gate):
+    _score(credit, _gated(gate, [
         ("split_into", lambda: keys.assert_accepts_raw_keys(_split_into(student), lambda k: (k,),
                                                             what="split_into(key, 4)")),
         ("init_weights", lambda: keys.assert_accepts_raw_keys(_init_weights(student), lambda k: (k,),
                                                               what="init_weights(key, shapes)")),
         ("noisy", lambda: keys.assert_accepts_raw_keys(_noisy(student), lambda k: (k,), what="noisy(key, x, sigma)")),
-    ])
+    ]))
 
 
 @check("all three compile under jax.jit (n and shapes static)", points=1,
        hint="Under jit, is every random draw a jax.random call on the traced key? What does a NumPy draw become at trace time?")
-def test_jit(student, credit):
+def test_jit(student, credit, gate):
     x = jnp.linspace(0.0, 1.0, 20_000).reshape(_X_SHAPE)
-    score_cases(credit, [
+    _score(credit, _gated(gate, [
         ("split_into", lambda: jit.assert_jittable(student.split_into, (jax.random.key(2), 4),
                                                    static_argnames=("n",), what="split_into(key, n)")),
         ("init_weights", lambda: jit.assert_jittable(student.init_weights, (jax.random.key(2), _SHAPES),
@@ -311,4 +373,4 @@ def test_jit(student, credit):
                                                      rtol=1e-5, atol=1e-5)),
         ("noisy", lambda: jit.assert_jittable(student.noisy, (jax.random.key(2), x, 0.5),
                                               what="noisy(key, x, sigma)", rtol=1e-5, atol=1e-5)),
-    ])
+    ]))
