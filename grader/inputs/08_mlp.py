@@ -1,20 +1,56 @@
-"""Public inputs of 08_mlp: a probe that watches the batches `train` hands to `train_step`.
+"""Public inputs of 08_mlp: a probe that sees the batches `train` hands to `train_step`.
 
-The reshuffling check needs to see which rows each call of the module's `train_step`
-receives during one `train(...)`. A handle cannot be monkeypatched from the judge, so
-`train_step_batches` does it in the sandbox: it wraps the module attribute for the
-duration of the call, records the `x` of every call as an array (None when it is not
-concrete, e.g. a tracer), restores the attribute and returns what it saw. The judge
-maps the rows back to dataset indices and decides.
+The reshuffling check needs to know which rows reach the optimizer step in which order
+during one `train(...)`. A handle cannot be monkeypatched from the judge, so
+`train_step_batches` does it in the sandbox: for the duration of the call it replaces
+the module's `train_step` by a wrapper that reports the `x` of every step it RUNS
+through `jax.debug.callback` (ordered), then calls the original. The report comes from
+the computation, not from Python calls: a `train` that calls `train_step` once per
+batch eagerly, or once inside `lax.fori_loop` / `lax.scan` (traced once, run once per
+batch), is seen the same way. The judge maps the rows back to dataset indices and
+decides.
+
+One wrapper per original `train_step`, kept for the life of the sandbox: a `train`
+that jits a whole epoch keeps the trace it made with the wrapper, and that trace
+reports to the same recorder on the next call.
 """
 
+from collections.abc import Callable
 from typing import Any
 
+import jax
 import numpy as np
 
 from grader.checks import _calls
 from grader.protocol.values import ErrorInfo
 from grader.sandbox.probes import probe
+
+_RECORDED: list[Any] = []
+_WRAPPERS: dict[int, tuple[Any, Callable[..., Any]]] = {}
+MAX_BATCHES = 1000
+
+
+def _record(x: Any) -> None:
+    if len(_RECORDED) < MAX_BATCHES:
+        try:
+            _RECORDED.append(np.array(x, np.float32))
+        except Exception:
+            _RECORDED.append(None)
+
+
+def _wrapper_for(original: Any) -> Callable[..., Any]:
+    known = _WRAPPERS.get(id(original))
+    if known is not None and known[0] is original:
+        return known[1]
+
+    def reporting_step(
+        params: Any, opt_state: Any, x: Any, y: Any, *args: Any, **kwargs: Any
+    ) -> Any:
+        jax.debug.callback(_record, x, ordered=True)
+        return original(params, opt_state, x, y, *args, **kwargs)
+
+    _WRAPPERS[id(original)] = (original, reporting_step)
+    return reporting_step
 
 
 @probe
@@ -22,24 +58,23 @@ def train_step_batches(
     module: Any, key: Any, data: Any, n_epochs: int, batch_size: int
 ) -> dict[str, Any]:
     """In the sandbox: `module.train(key, data, n_epochs=..., batch_size=...)` with the
-    module's `train_step` wrapped; the `x` of every call (or None when it could not be
-    read as an array) and the error `train` raised, if any."""
+    module's `train_step` replaced by a reporting wrapper; the `x` of every step run (in
+    order; None when it could not be read as an array), the params `train` returned,
+    and the error it raised, if any."""
     original = module.train_step
-    seen: list[Any] = []
-
-    def recording_step(params: Any, opt_state: Any, x: Any, y: Any) -> Any:
-        try:
-            rows = np.array(x, np.float32)
-        except Exception:
-            rows = None
-        seen.append(rows)
-        return original(params, opt_state, x, y)
-
-    module.train_step = recording_step
+    _RECORDED.clear()
+    module.train_step = _wrapper_for(original)
     try:
         out = _calls.attempt(
             lambda: module.train(key, data, n_epochs=n_epochs, batch_size=batch_size)
         )
+        jax.effects_barrier()  # type: ignore[no-untyped-call]
     finally:
         module.train_step = original
-    return {"batches": seen, "error": out if isinstance(out, ErrorInfo) else None}
+    seen = list(_RECORDED)
+    _RECORDED.clear()
+    error = out if isinstance(out, ErrorInfo) else None
+    params = None
+    if error is None and isinstance(out, tuple | list) and len(out) == 2:
+        params = jax.tree.map(np.asarray, out[0])
+    return {"batches": seen, "error": error, "params": params}

@@ -8,27 +8,31 @@ epochs, twice the lesson's 10, to keep a margin above 0.95 test accuracy; the ru
 is shared by the checks that need it.
 """
 
+import contextlib
 import importlib
 import itertools
 import math
+import re
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 
-from grader.checks import jit, keys, purity, traces, values
+from grader.checks import _calls, jit, keys, purity, traces, values
 from grader.checks.failure import fail
 from grader.data import load_digits
 from grader.sandbox import client
 from grader.suite import check
+from grader.suites._shared import score_cases
 
 LESSON = "08_mlp"
 TITLE = "build: the lesson's MLP"
 TIMEOUT = 240
 
 LESSON_SIZES = (784, 256, 128, 10)
-SMALL_SIZES = (6, 5, 4, 3)
+SMALL_SIZES = (6, 5, 4, 10)  # three layers and ten classes, as in the lesson; small widths
+N_CLASSES = 10
 B = 8  # one batch size for the small checks: every function compiles once
 TRAIN_EPOCHS = 20
 TARGET_ACCURACY = 0.95
@@ -122,6 +126,49 @@ def _opt_state(student, params):
     if tx is not None and callable(getattr(tx, "init", None)):
         return tx.init(params)
     return optax.adam(1e-3).init(params)
+
+
+# -- one root cause, named: a one-hot as wide as something else than the logits --------
+
+_BROADCAST = re.compile(r"incompatible shapes[^(]*\((\d+), (\d+)\), \((\d+), (\d+)\)")
+
+
+def _one_hot_cause(message):
+    """'your one-hot has k columns, the logits have 10' when `message` is JAX's broadcasting
+    error between a (batch, 10) array (the logits, the lesson's 10 classes) and a
+    (batch, k) one; "" otherwise."""
+    found = _BROADCAST.search(message)
+    if not found:
+        return ""
+    rows_a, cols_a, rows_b, cols_b = (int(g) for g in found.groups())
+    if rows_a != rows_b or cols_a == cols_b or N_CLASSES not in (cols_a, cols_b):
+        return ""
+    other = cols_b if cols_a == N_CLASSES else cols_a
+    return (
+        f"your one-hot has {other} columns, the logits have {N_CLASSES}: the labels were "
+        f"one-hot encoded with a width other than the number of classes (the logits' last "
+        "axis), so the product with log_softmax(logits) cannot broadcast"
+    )
+
+
+@contextlib.contextmanager
+def _loss_errors_named(what):
+    """Turn a one-hot width mismatch raised by the student's loss into one named failure."""
+    try:
+        yield
+    except client.StudentError as exc:
+        cause = _one_hot_cause(str(exc))
+        if not cause:
+            raise
+        where = _calls.student_line(exc)
+        raise fail(
+            what,
+            expected=f"a scalar loss for logits of shape (batch, {N_CLASSES})",
+            observed=f"it raised {exc.info.type}: {_calls.first_line(exc)}"
+            + (f"\n    at {where}" if where else ""),
+            cause=cause,
+            fix="`jax.nn.one_hot(y, logits.shape[-1])`: as many columns as there are logits",
+        ) from exc
 
 
 # -- shared runs --------------------------------------------------------------------------
@@ -256,6 +303,7 @@ def test_init_zero_biases(student):
     points=1,
     hint="If three layers each call jax.random.normal, how many keys must jax.random.split "
     "hand out, and may any of them be the key you were given?",
+    requires=("test_init_shapes",),
 )
 def test_init_keys(student):
     sizes = (16, 16, 16, 16)
@@ -282,6 +330,12 @@ def test_init_keys(student):
     )
     keys.assert_accepts_raw_keys(
         lambda k: student.init_params(k, sizes), lambda k: (k,), what="init_params(key, sizes)"
+    )
+    keys.assert_ignores_global_rng(
+        student.init_params,
+        (jax.random.key(0), sizes),
+        static_argnames=("sizes",),
+        what="init_params(key, sizes)",
     )
 
 
@@ -322,15 +376,18 @@ def test_forward_values(student):
     "forward and loss_fn compile under jax.jit and are pure",
     points=1,
     hint="Do the functions use anything besides their arguments, or change them?",
+    requires=("test_forward_values", "test_loss_value"),
 )
 def test_forward_loss_jit_pure(student):
     params = _params(SMALL_SIZES)
     x, y = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
     jit.assert_jittable(student.forward, (params, x), what="forward(params, x)", **TOL)
     jit.assert_jittable(student.loss_fn, (params, x, y), what="loss_fn(params, x, y)", **TOL)
-    purity.assert_pure(
-        student.loss_fn, (params, x, y), what="loss_fn(params, x, y)", module=student
-    )
+    for name in ("forward", "loss_fn"):
+        args = (params, x) if name == "forward" else (params, x, y)
+        what = f"{name}({', '.join(('params', 'x', 'y')[: len(args)])})"
+        purity.assert_pure(getattr(student, name), args, what=what, module=student)
+        purity.assert_no_trace_side_effects(getattr(student, name), args, what=what, module=student)
 
 
 @check(
@@ -342,7 +399,8 @@ def test_forward_loss_jit_pure(student):
 def test_loss_value(student):
     params = _params(SMALL_SIZES)
     x, y = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
-    loss = student.loss_fn(params, x, y)
+    with _loss_errors_named("loss_fn(params, x, y) with 10 classes"):
+        loss = student.loss_fn(params, x, y)
     values.assert_shape(
         loss, (), what="loss_fn(params, x, y)", fix="average over the batch: the loss is a scalar"
     )
@@ -369,11 +427,15 @@ def test_loss_value(student):
 )
 def test_loss_stable(student):
     params = _params(SMALL_SIZES)
-    params["layer3"] = {"w": jnp.zeros((4, 3)), "b": jnp.asarray([1e4, 0.0, -1e4], jnp.float32)}
+    params["layer3"] = {
+        "w": jnp.zeros((4, N_CLASSES)),
+        "b": jnp.asarray([1e4, 0.0] + [-1e4] * (N_CLASSES - 2), jnp.float32),
+    }
     x, _ = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
     y = jnp.asarray([0, 1, 2, 0, 1, 2, 0, 1], jnp.int32)  # per-row losses 0, 1e4, 2e4, ...
     expected = np.float64(np.mean([0.0, 1e4, 2e4, 0.0, 1e4, 2e4, 0.0, 1e4]))
-    loss = student.loss_fn(params, x, y)
+    with _loss_errors_named("loss_fn(params, x, y) with 10 classes"):
+        loss = student.loss_fn(params, x, y)
     unstable = (
         "the loss takes the log of softmax probabilities: exp of a large logit "
         "overflows to inf (NaN after the division), and a tiny probability rounds to "
@@ -381,19 +443,19 @@ def test_loss_stable(student):
     )
     fix = "use `jax.nn.log_softmax(logits)`, which subtracts the largest logit first"
     values.assert_finite(
-        loss, what="loss_fn(params, x, y) with logits [1e4, 0, -1e4]", cause=unstable, fix=fix
+        loss, what="loss_fn(params, x, y) with logits [1e4, 0, -1e4, ...]", cause=unstable, fix=fix
     )
     values.assert_close(
         loss,
         expected,
-        what="loss_fn with logits [1e4, 0, -1e4] and labels [0, 1, 2, 0, 1, 2, 0, 1]",
+        what="loss_fn with logits [1e4, 0, -1e4, ..., -1e4] and labels [0, 1, 2, 0, 1, 2, 0, 1]",
         rtol=1e-5,
         atol=1e-3,
         fix=fix,
     )
     grads = client.jit(client.grad(student.loss_fn))(params, x, y)
     values.assert_finite(
-        grads, what="jax.grad(loss_fn) with logits [1e4, 0, -1e4]", cause=unstable, fix=fix
+        grads, what="jax.grad(loss_fn) with logits [1e4, 0, -1e4, ...]", cause=unstable, fix=fix
     )
 
 
@@ -406,7 +468,8 @@ def test_loss_stable(student):
 def test_loss_gradients(student):
     params = _params(SMALL_SIZES, seed=4)
     x, y = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1], seed=5)
-    grads = client.jit(client.grad(student.loss_fn))(params, x, y)
+    with _loss_errors_named("jax.grad(loss_fn)(params, x, y) with 10 classes"):
+        grads = client.jit(client.grad(student.loss_fn))(params, x, y)
     expected = _ref_grad(params, x, y)
     summed = jax.tree.map(lambda g: B * g, expected)
     values.assert_close(
@@ -482,7 +545,8 @@ def test_train_step_values(student):
     params = _params(SMALL_SIZES)
     opt_state = _opt_state(student, params)
     x, y = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
-    out = student.train_step(params, opt_state, x, y)
+    with _loss_errors_named("train_step(params, opt_state, x, y) with 10 classes"):
+        out = student.train_step(params, opt_state, x, y)
     if not (isinstance(out, tuple) and len(out) == 3):
         raise fail(
             "the result of train_step(params, opt_state, x, y)",
@@ -507,7 +571,8 @@ def test_train_step_values(student):
         fix="return the state `optimizer.update` gave back",
     )
     after = _ref_loss(ref_params, x, y)
-    own = student.loss_fn(params, x, y)
+    with _loss_errors_named("loss_fn(params, x, y) with 10 classes"):
+        own = student.loss_fn(params, x, y)
     cause = ""
     if abs(float(loss) - after) < 1e-5:
         cause = "the loss was computed after the update (on the new params)"
@@ -541,6 +606,93 @@ def _step_cause(student, params, x, y):
     )
 
 
+TRAJECTORY_STEPS = 4
+
+
+@check(
+    "train_step threads params and opt_state through several steps",
+    points=2,
+    hint="After one step, which params and which optimizer state must the next step start "
+    "from, and what does train_step return for each?",
+    requires=("test_train_step_values",),  # one step right first: then the threading shows
+)
+def test_train_step_trajectory(student):
+    params = _params(SMALL_SIZES, seed=11)
+    opt_state = _opt_state(student, params)
+    ref_params, ref_state = params, optax.adam(1e-3).init(params)
+    for step in range(TRAJECTORY_STEPS):
+        x, y = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1], seed=30 + step)
+        with _loss_errors_named("train_step(params, opt_state, x, y) with 10 classes"):
+            out = student.train_step(params, opt_state, x, y)
+        if not (isinstance(out, tuple) and len(out) == 3):
+            raise fail(
+                "the result of train_step(params, opt_state, x, y)",
+                expected="a tuple (params, opt_state, loss)",
+                observed=f"a {type(out).__name__}",
+                fix="`return params, opt_state, loss`",
+            )
+        new_params, new_state, loss = out
+        ref_params, ref_state, ref_loss = _ref_step(ref_params, ref_state, x, y)
+        cause = ""
+        if step > 0 and values.difference(new_state, opt_state, rtol=0, atol=0) is None:
+            cause = (
+                "train_step returns the opt_state it was given: Adam's step count and moments "
+                "never advance, so every step acts like a first step (exact for one step only)"
+            )
+        elif step > 0 and values.difference(new_params, params, rtol=0, atol=0) is None:
+            cause = "train_step returns the params it was given: the update is not applied"
+        what = (
+            f"step {step + 1} of {TRAJECTORY_STEPS}, each fed the params and opt_state the "
+            "previous step returned"
+        )
+        values.assert_close(
+            new_params,
+            ref_params,
+            what=f"the params after {what}",
+            **TOL,
+            cause=cause,
+            fix="return the new state from `optimizer.update(grads, opt_state, params)` and "
+            "the params from `optax.apply_updates(params, updates)`",
+        )
+        values.assert_close(
+            loss,
+            ref_loss,
+            what=f"the loss at {what}",
+            **TOL,
+            cause=cause,
+        )
+        params, opt_state = new_params, new_state
+
+
+@check(
+    "train_step and accuracy are pure and accuracy compiles under jax.jit",
+    points=1,
+    hint="Does train_step or accuracy read or write anything besides their arguments, for "
+    "instance a module-level counter or list, even only while jax.jit traces them?",
+)
+def test_step_accuracy_pure(student, credit, gate):
+    params = _params(SMALL_SIZES, seed=12)
+    x, y = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1], seed=13)
+
+    def step_case():
+        gate.require("test_train_step_values")
+        args = (params, _opt_state(student, params), x, y)
+        what = "train_step(params, opt_state, x, y)"
+        purity.assert_pure(student.train_step, args, what=what, module=student)
+        purity.assert_no_trace_side_effects(student.train_step, args, what=what, module=student)
+
+    def accuracy_case():
+        gate.require("test_accuracy")
+        what = "accuracy(params, x, y)"
+        jit.assert_jittable(student.accuracy, (params, x, y), what=what, rtol=0, atol=1e-6)
+        purity.assert_pure(student.accuracy, (params, x, y), what=what, module=student)
+        purity.assert_no_trace_side_effects(
+            student.accuracy, (params, x, y), what=what, module=student
+        )
+
+    score_cases(credit, [("train_step", step_case), ("accuracy", accuracy_case)])
+
+
 def _traces_during(step, args):
     """How many traces JAX reported while `step(*args)` ran, counted in the sandbox (where
     the student's code traces)."""
@@ -553,6 +705,7 @@ def _traces_during(step, args):
     "train_step is jitted and compiles once across many steps",
     points=2,
     hint="Where is jax.jit applied: once, to the module-level train_step, or again on every call?",
+    requires=("test_train_step_values",),
 )
 def test_train_step_compiles_once(student):
     params = _params(SMALL_SIZES, seed=9)
@@ -616,7 +769,8 @@ def test_accuracy(student):
     "params and opt_state you return the updated ones?",
 )
 def test_train_accuracy(student, attach):
-    data, params, _ = _digits_run(student)
+    with _loss_errors_named(f"train(key, digits, n_epochs={TRAIN_EPOCHS})"):
+        data, params, _ = _digits_run(student)
     _, _, x_test, y_test = data
     values.assert_tree_structure(
         params,
@@ -700,41 +854,60 @@ def _row_indices(rows, row_of):
     points=1,
     hidden=True,
     hint="If you split the key once before the loop, which permutation does every epoch see?",
+    requires=("test_train_accuracy",),
 )
 def test_train_reshuffles(student):
     n, dim, batch, epochs = 256, 8, 32, 3
+    per_epoch = n // batch
     rng = np.random.default_rng(21)
     x_train = rng.uniform(size=(n, dim)).astype(np.float32)
     y_train = rng.integers(0, 10, size=n).astype(np.int32)
     row_of = {row.tobytes(): i for i, row in enumerate(x_train)}
     data = (x_train, y_train, x_train[:32], y_train[:32])
-    orders = []
+    call = f"train(key, data of {n} rows, n_epochs={epochs}, batch_size={batch})"
+    orders, finals = [], []
     for seed in (0, 1):
-        # The module's train_step is wrapped in the sandbox for this one call of train.
+        # In the sandbox, for this one call of train, the module's train_step reports the x
+        # of every step it runs (eagerly, or inside lax.fori_loop / lax.scan).
         observed = client.probe(
             _inputs.train_step_batches, student, jax.random.key(seed), data, epochs, batch
         )
         if isinstance(observed["error"], client.StudentError):
             raise observed["error"]
+        finals.append(observed["params"])
         seen = [_row_indices(rows, row_of) for rows in observed["batches"] if rows is not None]
+        if not seen:
+            continue  # train runs no step through the module's train_step: judged below
+        if len(seen) != epochs * per_epoch:
+            raise fail(
+                f"the batches {call} trains on",
+                expected=f"{epochs * per_epoch} optimizer steps on full batches ({per_epoch} per "
+                "epoch), each run by the module's train_step",
+                observed=f"{len(seen)} steps",
+                cause="the number of batches per epoch is not `len(x_train) // batch_size`, or "
+                "some steps run outside train_step",
+                fix="loop over `len(x_train) // batch_size` batches per epoch, one train_step "
+                "each (a Python loop or lax.fori_loop / lax.scan)",
+            )
         orders.append(
             [
-                list(itertools.chain.from_iterable(seen[e * (n // batch) : (e + 1) * (n // batch)]))
+                list(itertools.chain.from_iterable(seen[e * per_epoch : (e + 1) * per_epoch]))
                 for e in range(epochs)
             ]
         )
-        if len(seen) != epochs * (n // batch):
+    if len(orders) < 2:
+        # The batch order cannot be seen: judge what training produces for two keys.
+        if all(f is not None for f in finals) and (
+            values.difference(finals[0], finals[1], rtol=0, atol=0) is None
+        ):
             raise fail(
-                f"the batches train(key, data of {n} rows, n_epochs={epochs}, batch_size={batch}) "
-                "passes to train_step",
-                expected=f"{epochs * (n // batch)} calls of the module's train_step "
-                f"({n // batch} per epoch)",
-                observed=f"{len(seen)} calls",
-                cause="train does not call the module-level train_step once per full batch "
-                "(this check watches those calls)",
-                fix="loop over `len(x_train) // batch_size` batches per epoch, calling "
-                "train_step on each",
+                f"the params {call} returns for keys 0 and 1",
+                expected="different params (another init and other permutations)",
+                observed="identical params",
+                cause="train ignores its key argument",
+                fix="derive the init key and every epoch's shuffle key from `key`",
             )
+        return
     first = orders[0]
     for e, order in enumerate(first):
         if sorted(order) != list(range(n)):
