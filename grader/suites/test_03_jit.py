@@ -6,11 +6,14 @@ the exercise's tool was used is read from the jaxpr (`cond` for piecewise,
 from the jaxpr staying the same size as the input or `n_iters` grows.
 """
 
+import itertools
+
 import jax.numpy as jnp
 import numpy as np
 from hypothesis import strategies as st
 
 from grader.checks import growth, jit, primitives, purity, traces, values
+from grader.checks.failure import fail
 from grader.suite import check
 from grader.suites._shared import compiled, score_cases
 
@@ -61,14 +64,14 @@ def test_piecewise_values(student):
                                     what="piecewise(x)", max_examples=40)
 
 
-@check("piecewise compiles under jax.jit", points=2,
+@check("piecewise compiles under jax.jit", points=2, requires=("test_piecewise_values",),
        hint="What does a Python `if` do with a value that is only known when the compiled program runs?")
 def test_piecewise_jit(student):
     for x in (-2.0, 0.0, 1.5):
         jit.assert_jittable(student.piecewise, (jnp.float32(x),), what="piecewise(x)")
 
 
-@check("piecewise branches with jax.lax.cond", points=2,
+@check("piecewise branches with jax.lax.cond", points=2, requires=("test_piecewise_values",),
        hint="Which jax.lax function takes a predicate and two functions, and runs only one of them?")
 def test_piecewise_cond(student):
     primitives.assert_contains(student.piecewise, (jnp.float32(1.5),), "cond",
@@ -85,14 +88,14 @@ def test_running_sum_values(student):
                                     what="running_sum(xs)", rtol=1e-5, atol=1e-4, max_examples=30)
 
 
-@check("running_sum compiles under jax.jit", points=1,
+@check("running_sum compiles under jax.jit", points=1, requires=("test_running_sum_values",),
        hint="Is every operation inside running_sum a JAX operation on its argument?")
 def test_running_sum_jit(student):
     jit.assert_jittable(student.running_sum, (jnp.arange(8, dtype=jnp.float32),),
                         what="running_sum(xs)", atol=1e-5)
 
 
-@check("running_sum uses jax.lax.scan", points=2,
+@check("running_sum uses jax.lax.scan", points=2, requires=("test_running_sum_values",),
        hint="How does jax.lax.scan carry a value from one element to the next, and what does it stack?")
 def test_running_sum_scan(student):
     primitives.assert_contains(student.running_sum, _series(8), "scan",
@@ -100,6 +103,7 @@ def test_running_sum_scan(student):
 
 
 @check("running_sum's jaxpr does not grow with the input length", points=2,
+       requires=("test_running_sum_values",),
        hint="What does a Python loop over xs record while JAX traces it: one step, or one per element?")
 def test_running_sum_no_growth(student):
     growth.assert_no_growth(student.running_sum, _series, sizes=(4, 32), what="running_sum(xs)",
@@ -119,13 +123,14 @@ def test_newton_values(student):
 
 
 @check("newton_sqrt compiles under jax.jit with n_iters static", points=1,
+       requires=("test_newton_values",),
        hint="Which of a and n_iters must be a Python value while tracing, and which can be traced?")
 def test_newton_jit(student):
     jit.assert_jittable(student.newton_sqrt, (jnp.float32(2.0),), {"n_iters": 20},
                         static_argnames=("n_iters",), what="newton_sqrt(a, n_iters)")
 
 
-@check("newton_sqrt loops with a JAX loop primitive", points=1,
+@check("newton_sqrt loops with a JAX loop primitive", points=1, requires=("test_newton_values",),
        hint="Which jax.lax function runs a body a given number of times inside the compiled program?")
 def test_newton_loop_primitive(student):
     primitives.assert_contains(student.newton_sqrt, (jnp.float32(2.0), 20), ("while", "scan"),
@@ -133,7 +138,7 @@ def test_newton_loop_primitive(student):
                                fix=_LOOP_FIX)
 
 
-@check("newton_sqrt's jaxpr does not grow with n_iters", points=1,
+@check("newton_sqrt's jaxpr does not grow with n_iters", points=1, requires=("test_newton_values",),
        hint="If you double n_iters, should the traced program double in size?")
 def test_newton_no_growth(student):
     growth.assert_no_growth(student.newton_sqrt, lambda n: (jnp.float32(2.0), n), sizes=(5, 40),
@@ -141,38 +146,74 @@ def test_newton_no_growth(student):
                             fix=_LOOP_FIX)
 
 
+@check("newton_sqrt takes n_iters Newton steps", points=1, requires=("test_newton_values",),
+       hint="Is the loop's trip count the n_iters argument, and is each step x <- (x + a / x) / 2?")
+def test_newton_steps(student):
+    # The starting guess is the student's: only the step between n and n + 1 iterations is
+    # fixed, so the trajectory newton_sqrt(a, 1), ..., newton_sqrt(a, 6) is checked step by step.
+    newton = compiled(student.newton_sqrt, static_argnames=("n_iters",))
+    counts = range(1, 7)
+    moved = False
+    for a in (0.01, 2.0, 30.0, 1e4):
+        xs = [np.float64(np.asarray(newton(np.float32(a), n_iters=k))) for k in counts]
+        moved = moved or not np.isclose(xs[0], xs[-1], rtol=1e-3)
+        for k, (x, nxt) in enumerate(itertools.pairwise(xs), start=1):
+            values.assert_close(
+                np.float32(nxt), np.float32(0.5 * (x + a / x)),
+                what=f"newton_sqrt({a:g}, n_iters={k + 1}) against one Newton step from "
+                f"newton_sqrt({a:g}, n_iters={k}) = {x:.7g}",
+                rtol=1e-5, atol=0.0,
+                cause="one more iteration is not one more Newton step x <- (x + a / x) / 2: the loop "
+                "does not run n_iters times (a constant or shifted trip count) or the step differs",
+                fix=_LOOP_FIX,
+            )
+    if not moved:
+        raise fail(
+            "newton_sqrt(a, n_iters) for n_iters = 1 to 6 and a in (0.01, 2, 30, 1e4)",
+            expected="values that change with n_iters (one Newton step does not reach sqrt(a) "
+            "from a starting guess that does not know it)",
+            observed="the same value for every n_iters",
+            cause="n_iters is not used as the number of steps (a constant trip count, or the "
+            "default instead of the argument)",
+            fix=_LOOP_FIX,
+        )
+
+
 # -- all three ----------------------------------------------------------------------
 
 
 @check("each function is traced once for repeated same-shaped calls", points=1,
        hint="If you jit a function yourself, which arguments did you mark static, and do their values change between calls?")
-def test_traced_once(student, credit):
+def test_traced_once(student, credit, gate):
     score_cases(credit, [
-        ("piecewise", lambda: traces.assert_traced_once(
-            student.piecewise, [(jnp.float32(v),) for v in (-1.0, 2.0, 0.5)], what="piecewise(x)")),
-        ("running_sum", lambda: traces.assert_traced_once(
+        ("piecewise", lambda: (gate.require("test_piecewise_values"), traces.assert_traced_once(
+            student.piecewise, [(jnp.float32(v),) for v in (-1.0, 2.0, 0.5)], what="piecewise(x)"))),
+        ("running_sum", lambda: (gate.require("test_running_sum_values"), traces.assert_traced_once(
             student.running_sum, [(jnp.arange(8, dtype=jnp.float32) + v,) for v in (0, 1, 2)],
-            what="running_sum(xs)")),
-        ("newton_sqrt", lambda: traces.assert_traced_once(
+            what="running_sum(xs)"))),
+        ("newton_sqrt", lambda: (gate.require("test_newton_values"), traces.assert_traced_once(
             student.newton_sqrt, [(2.0, 20), (3.0, 20), (10.0, 20)], static_argnames=("n_iters",),
-            what="newton_sqrt(a, n_iters)")),
+            what="newton_sqrt(a, n_iters)"))),
     ])
 
 
 @check("the three functions are pure (no mutation, globals, RNG or trace-time side effects)", points=1,
        hint="Does anything in your functions happen only the first time they are traced, or change module state?")
-def test_pure(student, credit):
+def test_pure(student, credit, gate):
     xs = np.arange(6, dtype=np.float32)
     score_cases(credit, [
         ("piecewise", lambda: (
+            gate.require("test_piecewise_values"),
             purity.assert_pure(student.piecewise, (np.float32(1.5),), what="piecewise(x)", module=student),
             purity.assert_no_trace_side_effects(student.piecewise, (np.float32(-1.5),),
                                                 what="piecewise(x)", module=student))),
         ("running_sum", lambda: (
+            gate.require("test_running_sum_values"),
             purity.assert_pure(student.running_sum, (xs,), what="running_sum(xs)", module=student),
             purity.assert_no_trace_side_effects(student.running_sum, (xs,), what="running_sum(xs)",
                                                 module=student))),
         ("newton_sqrt", lambda: (
+            gate.require("test_newton_values"),
             purity.assert_pure(student.newton_sqrt, (np.float32(2.0),), what="newton_sqrt(a)", module=student),
             purity.assert_no_trace_side_effects(student.newton_sqrt, (np.float32(2.0),),
                                                 what="newton_sqrt(a)", module=student))),

@@ -32,6 +32,20 @@ def test_alternative_solution_passes(graded):
     graded("alternative").assert_statuses()
 
 
+@pytest.mark.parametrize(
+    "variant",
+    [
+        # lax.switch (a cond in the jaxpr), a scan over positions, Newton as a scan with length=
+        "switch_scan_indices",
+        # jitted static methods of a class, static_argnums, closure branches, a reversed scan,
+        # a fori_loop with a traced trip count (a while loop)
+        "class_static_argnums",
+    ],
+)
+def test_other_idioms_pass_every_check(graded, variant):
+    graded(variant).assert_statuses()
+
+
 def test_stub_fails_every_check_as_not_implemented(graded):
     stub = graded("stub")
     stub.assert_all_not_implemented()
@@ -84,3 +98,15 @@ def test_trace_time_effects_and_a_static_value(graded):
     assert pure["fraction"] == pytest.approx(1 / 3)  # newton_sqrt itself is pure
     assert "jax.debug.print" in pure["message"]  # piecewise prints at trace time
     assert "CALL_LOG" in pure["message"]  # running_sum logs into a global
+
+
+def test_ignored_n_iters_and_a_carry_kept_in_a_global(graded):
+    g = graded("ignores_n_iters")
+    g.assert_statuses(failed={"test_newton_steps", "test_pure"})
+    steps = g.message("test_newton_steps")
+    assert "the same value for every n_iters" in steps
+    assert "n_iters is not used as the number of steps" in steps
+    pure = g.results["test_pure"]
+    assert pure["fraction"] == pytest.approx(2 / 3)
+    assert "running_sum: side effects of running_sum(xs) under jax.jit" in pure["message"]
+    assert "a traced value was stored outside the function" in pure["message"]
