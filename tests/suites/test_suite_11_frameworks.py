@@ -81,7 +81,11 @@ def test_stub_fails_every_check_as_not_implemented(graded):
 @pytest.mark.slow
 def test_wrong_widths_and_depth(graded):
     g = graded("wrong_sizes")
-    g.assert_statuses(failed={"test_flax_param_count", "test_equinox_param_count"})
+    g.assert_statuses(
+        failed={"test_flax_param_count", "test_equinox_param_count", "test_equinox_keys"}
+    )
+    # the Equinox key check stands on the model being the right one
+    assert g.results["test_equinox_keys"]["blocked_by"] == "test_equinox_param_count"
     assert "136,074" in g.message("test_flax_param_count")
     assert "depth counts the HIDDEN layers" in g.message("test_equinox_param_count")
     assert "335,114" in g.message("test_equinox_param_count")
