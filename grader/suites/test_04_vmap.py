@@ -8,6 +8,7 @@ raises); "no Python loop" is checked by the jaxpr staying the same size as
 the batch grows.
 """
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from hypothesis import strategies as st
@@ -16,7 +17,7 @@ from hypothesis.extra import numpy as hnp
 from grader.checks import growth, jit, purity, values, vmap
 from grader.checks.failure import CheckFailure, fail
 from grader.suite import check
-from grader.suites._shared import compiled
+from grader.suites._shared import compiled, score_cases
 
 LESSON = "04_vmap"
 TITLE = "automatic vectorization with jax.vmap"
@@ -103,6 +104,12 @@ def test_predict_values(student, seed):
     )
 
 
+@check("predict compiles under jax.jit", points=1, requires=("test_predict_values",),
+       hint="Under jit (and under vmap) x is a tracer: is every operation in predict from jax.numpy?")
+def test_predict_jit(student):
+    jit.assert_jittable(student.predict, (_params(3, 5), _batch(1, 5)[0]), what="predict(params, x)")
+
+
 # -- batch_predict -------------------------------------------------------------------
 
 
@@ -137,6 +144,7 @@ def test_batch_predict_params_unbatched(student):
 
 
 @check("batch_predict's jaxpr does not grow with the batch size", points=2,
+       requires=("test_batch_predict_matches_loop", "test_batch_predict_params_unbatched"),
        hint="Does a Python loop over the examples run while JAX traces your function? What does vmap do instead?")
 def test_batch_predict_no_growth(student):
     params = _params(3, 5)
@@ -150,6 +158,7 @@ def test_batch_predict_no_growth(student):
 
 
 @check("batch_predict compiles under jax.jit", points=1,
+       requires=("test_batch_predict_matches_loop", "test_batch_predict_params_unbatched"),
        hint="Is everything inside batch_predict a JAX operation on its arguments?")
 def test_batch_predict_jit(student):
     jit.assert_jittable(student.batch_predict, (_params(3, 5), _batch(6, 5)), what="batch_predict(params, xs)")
@@ -169,6 +178,7 @@ def test_pairwise_values(student, seed):
 
 
 @check("pairwise_sq_dists is 0 for identical points and never negative", points=1, hidden=True,
+       requires=("test_pairwise_values",),
        hint="Does your formula subtract two large, nearly equal numbers (|a|^2 + |b|^2 - 2 a.b)?")
 def test_pairwise_exact_zeros(student):
     rng = np.random.default_rng(4)
@@ -187,6 +197,7 @@ def test_pairwise_exact_zeros(student):
 
 
 @check("pairwise_sq_dists's jaxpr does not grow with len(a) or len(b)", points=2,
+       requires=("test_pairwise_values",),
        hint="A loop over the rows of a (or of b) unrolls while tracing: how do two nested vmaps avoid both loops?")
 def test_pairwise_no_growth(student):
     rng = np.random.default_rng(5)
@@ -202,7 +213,7 @@ def test_pairwise_no_growth(student):
     )
 
 
-@check("pairwise_sq_dists compiles under jax.jit", points=1,
+@check("pairwise_sq_dists compiles under jax.jit", points=1, requires=("test_pairwise_values",),
        hint="Is everything inside pairwise_sq_dists a JAX operation on its arguments?")
 def test_pairwise_jit(student):
     rng = np.random.default_rng(6)
@@ -211,11 +222,32 @@ def test_pairwise_jit(student):
     jit.assert_jittable(student.pairwise_sq_dists, (a, b), what="pairwise_sq_dists(a, b)", rtol=1e-5, atol=1e-5)
 
 
+def _pure_case(gate, required, fn, args, what, module):
+    def run():
+        gate.require(*required)
+        purity.assert_pure(fn, args, what=what, module=module)
+        try:
+            purity.assert_no_trace_side_effects(fn, tuple(jax.tree.map(jnp.asarray, args)), what=what,
+                                                module=module)
+        except CheckFailure as failure:  # a function that does not compile: its jit check says so
+            if failure.finding.expected != "the function runs under jit":
+                raise
+
+    return run
+
+
 @check("predict, batch_predict and pairwise_sq_dists are pure", points=1,
-       hint="Do your functions change their arguments or any module-level variable?")
-def test_pure(student):
+       hint="Do your functions change their arguments or any module-level variable, or do something "
+       "(print, append) only while jax.jit traces them?")
+def test_pure(student, credit, gate):
     params = {"w": np.ones((2, 3), np.float32), "b": np.zeros(2, np.float32)}
     xs = np.arange(12, dtype=np.float32).reshape(4, 3)
-    purity.assert_pure(student.predict, (params, xs[0]), what="predict(params, x)", module=student)
-    purity.assert_pure(student.batch_predict, (params, xs), what="batch_predict(params, xs)", module=student)
-    purity.assert_pure(student.pairwise_sq_dists, (xs, xs[:2]), what="pairwise_sq_dists(a, b)", module=student)
+    batch_values = ("test_batch_predict_matches_loop", "test_batch_predict_params_unbatched")
+    score_cases(credit, [
+        ("predict", _pure_case(gate, ("test_predict_values",), student.predict, (params, xs[0]),
+                               "predict(params, x)", student)),
+        ("batch_predict", _pure_case(gate, batch_values, student.batch_predict, (params, xs),
+                                     "batch_predict(params, xs)", student)),
+        ("pairwise_sq_dists", _pure_case(gate, ("test_pairwise_values",), student.pairwise_sq_dists,
+                                         (xs, xs[:2]), "pairwise_sq_dists(a, b)", student)),
+    ])

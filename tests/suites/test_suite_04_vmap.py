@@ -11,7 +11,17 @@ from grader.commands.assign import stub_source
 
 LESSON = "04_vmap"
 REPO = Path(__file__).resolve().parents[2]
-VARIANTS = ("solution", "alternative", "stub", "python_loop", "default_in_axes", "expansion")
+VARIANTS = (
+    "solution",
+    "alternative",
+    "pytree_in_axes_out_axes",
+    "jitted_transposed",
+    "stub",
+    "python_loop",
+    "default_in_axes",
+    "expansion",
+    "numpy_predict_prints",
+)
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +38,7 @@ def test_stub_is_the_solution_with_its_bodies_removed():
 
 def test_suite_manifest():
     spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
-    assert spec.max_score == 18
+    assert spec.max_score == 19
     assert {c.id for c in spec.checks if c.visibility == "hidden"} == {"test_pairwise_exact_zeros"}
 
 
@@ -40,6 +50,21 @@ def test_solution_passes_every_check(graded):
 @pytest.mark.slow
 def test_alternative_solution_passes_every_check(graded):
     graded("alternative").assert_statuses()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "variant",
+    [
+        # in_axes as a pytree like params, out_axes=1 with b mapped outside, norm squared
+        "pytree_in_axes_out_axes",
+        # jitted functions, a broadcast multiply-sum, in_axes=1 on xs.T, one decorator vmap
+        # around a distance that broadcasts over b
+        "jitted_transposed",
+    ],
+)
+def test_other_idioms_pass_every_check(graded, variant):
+    graded(variant).assert_statuses()
 
 
 @pytest.mark.slow
@@ -69,6 +94,9 @@ def test_default_in_axes_batches_params_and_swapped_maps_transpose(graded):
             "test_batch_predict_jit",
             "test_pure",
             "test_pairwise_values",
+            "test_pairwise_exact_zeros",
+            "test_pairwise_no_growth",
+            "test_pairwise_jit",
         }
     )
     for check in ("test_batch_predict_matches_loop", "test_batch_predict_params_unbatched"):
@@ -77,8 +105,16 @@ def test_default_in_axes_batches_params_and_swapped_maps_transpose(graded):
     assert "expected: shape (4, 4)" in g.message(
         "test_batch_predict_params_unbatched"
     )  # silent: no error
-    assert "inconsistent sizes" in g.message("test_batch_predict_jit")
+    # properties of a batch_predict with wrong values are not judged: gated on the value checks
+    for check in ("test_batch_predict_no_growth", "test_batch_predict_jit"):
+        assert g.results[check]["blocked_by"] == "test_batch_predict_matches_loop"
+        assert "values are wrong" in g.message(check)
+    pure = g.results["test_pure"]
+    assert pure["fraction"] == pytest.approx(1 / 3)  # predict is right and pure
+    assert "values are wrong" in pure["message"]
     assert "different layout" in g.message("test_pairwise_values")
+    for check in ("test_pairwise_no_growth", "test_pairwise_jit", "test_pairwise_exact_zeros"):
+        assert g.results[check]["blocked_by"] == "test_pairwise_values"
 
 
 @pytest.mark.slow
@@ -86,3 +122,15 @@ def test_the_expansion_formula_loses_exact_zeros(graded):
     g = graded("expansion")
     g.assert_statuses(failed={"test_pairwise_exact_zeros"})  # a hidden check
     assert "cancels catastrophically" in g.message("test_pairwise_exact_zeros")
+
+
+@pytest.mark.slow
+def test_a_numpy_predict_and_a_trace_time_print(graded):
+    g = graded("numpy_predict_prints")
+    g.assert_statuses(failed={"test_predict_jit", "test_pure"})
+    jit_message = g.message("test_predict_jit")
+    assert "TracerArrayConversionError" in jit_message and "np.asarray(params" in jit_message
+    pure = g.results["test_pure"]
+    assert pure["fraction"] == pytest.approx(2 / 3)
+    assert "printed 'pairwise distances of (4, 3) and (2, 3)" in pure["message"]
+    assert "jax.debug.print" in pure["message"]
