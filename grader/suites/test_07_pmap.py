@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from grader.checks import jit, primitives, values
+from grader.checks import jit, primitives, purity, values
 from grader.checks.failure import fail
 from grader.sandbox import client
 from grader.suite import check
@@ -196,12 +196,19 @@ def test_shard_layout(student):
 
 
 @check(
-    "shard compiles under jax.jit with n_devices static",
+    "shard is pure and compiles under jax.jit with n_devices static",
     points=1,
-    hint="Under jit, which values may decide a shape: the array's shape or its contents?",
+    hint="Under jit, which values may decide a shape: the array's shape or its contents? And "
+    "does shard touch anything besides its arguments?",
+    requires=("test_shard_layout",),
 )
 def test_shard_jits(student):
     x = jnp.arange(24.0).reshape(8, 3)
+    what = "shard(x, n_devices)"
+    purity.assert_pure(student.shard, (np.asarray(x), 4), what=what, module=student)
+    purity.assert_no_trace_side_effects(
+        student.shard, (x, 4), static_argnames=("n_devices",), what=what, module=student
+    )
     jit.assert_jittable(
         student.shard,
         (x, 4),
@@ -219,6 +226,7 @@ def test_shard_jits(student):
     "parallel_mean_grads returns one gradient pytree per device",
     points=2,
     hint="What does pmap put in front of every output leaf, and how long is that axis?",
+    requires=("test_full_batch_mean",),
 )
 def test_one_copy_per_device(student):
     n = _n_devices()
@@ -263,6 +271,7 @@ def test_full_batch_mean(student):
     points=2,
     hint="Which jax.lax collective makes the devices exchange their gradients, and does "
     "vmap or a plain mean over axis 0 ever talk to another device?",
+    requires=("test_full_batch_mean",),
 )
 def test_cross_device_reduction(student):
     n = _n_devices()
@@ -285,6 +294,7 @@ def test_cross_device_reduction(student):
     points=1,
     hidden=True,
     hint="Where does the output of jax.pmap live, compared with a jnp.mean over axis 0?",
+    requires=("test_full_batch_mean",),
 )
 def test_result_spans_devices(student):
     n = _n_devices()
@@ -326,9 +336,10 @@ def test_other_loss_and_devices(student):
 
 
 @check(
-    "parallel_mean_grads gives the same result under jax.jit",
+    "parallel_mean_grads is pure and gives the same result under jax.jit",
     points=1,
-    hint="Does the function depend on anything besides its arguments?",
+    hint="Does the function depend on, or change, anything besides its arguments?",
+    requires=("test_full_batch_mean",),
 )
 def test_jit_and_repeat(student):
     n = _n_devices()
@@ -344,6 +355,10 @@ def test_jit_and_repeat(student):
         cause="the result depends on state kept between calls",
         fix="compute the gradients from the arguments only",
     )
+    grads = client.partial(student.parallel_mean_grads, _public(_mse))
+    what = "parallel_mean_grads(loss_fn, params, xs, ys)"
+    purity.assert_pure(grads, (params, xs, ys), what=what, module=student)
+    purity.assert_no_trace_side_effects(grads, (params, xs, ys), what=what, module=student)
     jit.assert_jittable(
         client.partial(student.parallel_mean_grads, _public(_mse)),
         (params, xs, ys),

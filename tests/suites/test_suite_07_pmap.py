@@ -11,7 +11,17 @@ from grader.catalog import read_suite
 from grader.commands.assign import stub_source
 
 LESSON = "07_pmap"
-VARIANTS = ("solution", "alternative", "stub", "no_pmean", "psum", "vmap_mean")
+VARIANTS = (
+    "solution",
+    "alternative",
+    "decorator_psum",
+    "class_value_and_grad",
+    "stub",
+    "no_pmean",
+    "psum",
+    "vmap_mean",
+    "module_state",
+)
 MAX_SCORE = 15
 HIDDEN = {"test_result_spans_devices", "test_other_loss_and_devices"}
 
@@ -48,6 +58,14 @@ def test_alternative_solution_passes(graded):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("idiom", ["decorator_psum", "class_value_and_grad"])
+def test_correct_alternatives_in_other_idioms_pass_every_check(graded, idiom):
+    """decorator_psum: split and stack, replicated params, a pmap decorator, psum / psum(1);
+    class_value_and_grad: a data-parallel class pmeaning (loss, grads), reshape with -1."""
+    graded(idiom).assert_statuses()
+
+
+@pytest.mark.slow
 def test_stub_fails_every_check_as_not_implemented(graded):
     stub = graded("stub")
     stub.assert_all_not_implemented()
@@ -57,22 +75,30 @@ def test_stub_fails_every_check_as_not_implemented(graded):
 @pytest.mark.slow
 def test_without_pmean_each_device_keeps_its_own_gradient(graded):
     g = graded("no_pmean")
-    g.assert_statuses(
-        failed={
-            "test_full_batch_mean",
-            "test_cross_device_reduction",
-            "test_other_loss_and_devices",
-        }
-    )
+    gated = {
+        "test_one_copy_per_device",
+        "test_cross_device_reduction",
+        "test_result_spans_devices",
+        "test_jit_and_repeat",
+    }
+    g.assert_statuses(failed={"test_full_batch_mean", "test_other_loss_and_devices"} | gated)
     assert "gradient of its OWN shard" in g.message("test_full_batch_mean")
     assert "no `jax.lax.pmean`" in g.message("test_full_batch_mean")
-    assert "contains `psum`" in g.message("test_cross_device_reduction")
+    for check in gated:  # properties of wrong gradients earn nothing
+        assert g.results[check]["blocked_by"] == "test_full_batch_mean", check
+        assert "values are wrong" in g.message(check)
 
 
 @pytest.mark.slow
 def test_psum_instead_of_pmean_is_n_times_too_large(graded):
     g = graded("psum")
-    g.assert_statuses(failed={"test_full_batch_mean", "test_other_loss_and_devices"})
+    gated = {
+        "test_one_copy_per_device",
+        "test_cross_device_reduction",
+        "test_result_spans_devices",
+        "test_jit_and_repeat",
+    }
+    g.assert_statuses(failed={"test_full_batch_mean", "test_other_loss_and_devices"} | gated)
     assert "8 times the mean gradient" in g.message("test_full_batch_mean")
     assert "4 times the mean gradient" in g.message("test_other_loss_and_devices")
 
@@ -81,8 +107,23 @@ def test_psum_instead_of_pmean_is_n_times_too_large(graded):
 def test_vmap_on_one_device_and_round_robin_shard(graded):
     g = graded("vmap_mean")
     g.assert_statuses(
-        failed={"test_shard_layout", "test_cross_device_reduction", "test_result_spans_devices"}
+        failed={
+            "test_shard_layout",
+            "test_shard_jits",
+            "test_cross_device_reduction",
+            "test_result_spans_devices",
+        }
     )
     assert "round-robin" in g.message("test_shard_layout")
+    assert g.results["test_shard_jits"]["blocked_by"] == "test_shard_layout"
     assert "on 1 device(s)" in g.message("test_result_spans_devices")
     assert "jax.vmap" in g.message("test_result_spans_devices")
+
+
+@pytest.mark.slow
+def test_module_state_is_impure_even_with_right_values(graded):
+    g = graded("module_state")
+    g.assert_statuses(failed={"test_shard_jits", "test_jit_and_repeat"})
+    assert "purity of shard(x, n_devices)" in g.message("test_shard_jits")
+    assert "the global `STATS`['rows_sharded'] changed" in g.message("test_shard_jits")
+    assert "the global `STEPS` changed" in g.message("test_jit_and_repeat")
