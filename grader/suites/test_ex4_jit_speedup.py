@@ -63,12 +63,26 @@ def _timings(result: Any, call: str) -> dict[str, float]:
        hint="After timing n_steps calls, what do you divide the elapsed time by, and in which "
        "unit does time.perf_counter() count?")
 def test_time_steps_per_step(student):
-    case = timing.sleep_step(0.02)
     n_steps = 5
-    reported = float(student.time_steps(case.step, case.state, case.batch, n_steps))
-    if 0.5 * case.step_s <= reported <= 3.0 * case.step_s + 0.01:
-        return
-    ratio = reported / case.step_s
+    slow, fast = timing.sleep_step(0.04), timing.sleep_step(0.004)
+    reported = float(student.time_steps(slow.step, slow.state, slow.batch, n_steps))
+    quick = float(student.time_steps(fast.step, fast.state, fast.batch, n_steps))
+    if 0.5 * slow.step_s <= reported <= 3.0 * slow.step_s + 0.01:
+        if reported > 1.5 * quick:
+            return
+        # a step ten times shorter should read about ten times shorter; a timer that does not
+        # time the calls reads the same for both
+        raise fail(
+            f"time_steps(step, state, batch, n_steps={n_steps}) on two steps of "
+            f"{slow.step_s:.3g} s and {fast.step_s:.3g} s per call",
+            expected=f"about {slow.step_s:.3g} and {fast.step_s:.3g} seconds per step",
+            observed=f"{reported:.4g} and {quick:.4g}",
+            cause="the reported time does not follow the cost of the step: it is not the "
+            "measured wall time of the calls",
+            fix="start = time.perf_counter(); n_steps chained calls; "
+            "jax.block_until_ready(state); return (time.perf_counter() - start) / n_steps",
+        )
+    ratio = reported / slow.step_s
     cause = (f"the total of the {n_steps} steps was returned, not the time per step"
              if abs(ratio / n_steps - 1.0) < 0.5 else
              "the time is in milliseconds, not seconds" if abs(ratio / 1000 - 1.0) < 0.5 else
@@ -76,8 +90,8 @@ def test_time_steps_per_step(student):
              "more than the timed calls was measured")
     raise fail(
         f"time_steps(step, state, batch, n_steps={n_steps}) on a step that takes "
-        f"{case.step_s:.3g} s per call",
-        expected=f"about {case.step_s:.3g} seconds per step",
+        f"{slow.step_s:.3g} s per call",
+        expected=f"about {slow.step_s:.3g} seconds per step",
         observed=f"{reported:.4g}",
         cause=cause,
         fix="return (time.perf_counter() - start) / n_steps",
@@ -86,21 +100,24 @@ def test_time_steps_per_step(student):
 
 @check("time_steps makes one warm-up call, then n_steps chained calls", points=2,
        hint="How many times is step_fn called in total, and does each call get the state the "
-       "previous call returned?")
+       "previous call returned?",
+       requires=("test_time_steps_per_step",))
 def test_time_steps_chain(student):
     timing.assert_chains_state(student.time_steps, what="time_steps(step_fn, state, batch, n_steps)")
 
 
 @check("time_steps waits for asynchronous results", points=3,
        hint="When a jitted call returns, has its computation finished? What does "
-       "jax.block_until_ready do, and on which value should you call it?")
+       "jax.block_until_ready do, and on which value should you call it?",
+       requires=("test_time_steps_per_step",))
 def test_time_steps_waits(student):
     timing.assert_waits_for_work(student.time_steps, what="time_steps(step_fn, state, batch, n_steps)")
 
 
 @check("time_steps leaves the compiling first call out of the timing", points=2,
        hint="What does the first call of a jitted function do besides running it, and should "
-       "that count as the cost of a step?")
+       "that count as the cost of a step?",
+       requires=("test_time_steps_per_step",))
 def test_time_steps_warmup(student):
     timing.assert_excludes_warmup(student.time_steps,
                                   what="time_steps(step_fn, state, batch, n_steps)")
@@ -109,7 +126,8 @@ def test_time_steps_warmup(student):
 # -- jit_speedup -------------------------------------------------------------------
 @check("jit_speedup reports compilation in compile_s, not in jit_s", points=3,
        hint="Which call of jax.jit(step_fn) pays for tracing and compiling? Time that call on "
-       "its own, and time the steps only after it.")
+       "its own, and time the steps only after it.",
+       requires=("test_speedup_which_is_which",))
 def test_speedup_compile(student):
     timing.assert_reports_compile(student.jit_speedup,
                                   what="jit_speedup(step_fn, state, batch, n_steps)")
@@ -136,7 +154,7 @@ def _sleep_speedup(student: Any) -> tuple[Any, dict[str, float]]:
 
 @check("jit_speedup times step_fn eagerly and jax.jit(step_fn) compiled", points=2,
        hint="Which of your two measurements runs the function exactly as given, and which one "
-       "runs jax.jit of it?", hidden=True)
+       "runs jax.jit of it?")
 def test_speedup_which_is_which(student):
     case, got = _sleep_speedup(student)
     checked = (f"jit_speedup on a plain step that sleeps {case.step_s:.3g} s per eager call "
@@ -146,6 +164,23 @@ def test_speedup_which_is_which(student):
                    observed=f"eager_s = {got['eager_s']:.3g} s",
                    cause="the 'eager' timing ran a jitted version of step_fn",
                    fix="time step_fn itself, as given, for eager_s")
+    if got["eager_s"] > 3.0 * case.step_s + 0.01:
+        raise fail(checked, expected=f"eager_s about {case.step_s:.3g} s",
+                   observed=f"eager_s = {got['eager_s']:.3g} s",
+                   cause="more than the eager steps was timed (the total of the steps, "
+                   "milliseconds, or the compilation too)",
+                   fix="eager_s = time_steps(step_fn, state, batch, n_steps)")
+    short = timing.sleep_step(0.004)
+    quick = _timings(student.jit_speedup(short.step, short.state, short.batch, 10),
+                     "jit_speedup(sleep_step, state, batch, 10)")
+    if not got["eager_s"] > 1.5 * quick["eager_s"]:
+        raise fail(f"jit_speedup on two plain steps that sleep {case.step_s:.3g} s and "
+                   f"{short.step_s:.3g} s per eager call",
+                   expected=f"eager_s about {case.step_s:.3g} s and {short.step_s:.3g} s",
+                   observed=f"eager_s = {got['eager_s']:.3g} s and {quick['eager_s']:.3g} s",
+                   cause="eager_s does not follow the cost of the step: it is not the measured "
+                   "wall time of the calls",
+                   fix="eager_s = time_steps(step_fn, state, batch, n_steps)")
     # Under jit the sleep happens once: even a timing that wrongly includes that first call
     # stays near (step_s + compilation) / SLEEP_STEPS; only a step that sleeps on every call
     # reaches step_s.
@@ -158,7 +193,8 @@ def test_speedup_which_is_which(student):
 
 
 @check("jit_speedup's speedup is eager_s / jit_s", points=1,
-       hint="Which of the two per-step times goes on top of the fraction?")
+       hint="Which of the two per-step times goes on top of the fraction?",
+       requires=("test_speedup_which_is_which",))
 def test_speedup_ratio(student):
     _, got = _sleep_speedup(student)
     want = got["eager_s"] / got["jit_s"]
@@ -209,7 +245,8 @@ def _bar_chart(got: dict[str, float]) -> bytes:
 
 @check("jit_speedup measures a plausible speedup on the lesson's train step", points=2,
        hint="For a training step made of many small operations, which should be faster per "
-       "step: running them one by one, or one compiled program?")
+       "step: running them one by one, or one compiled program?",
+       requires=("test_speedup_which_is_which",))
 def test_speedup_train_step(student, attach):
     step, state, batch = _train_case()
     got = _timings(student.jit_speedup(step, state, batch, TRAIN_STEPS),

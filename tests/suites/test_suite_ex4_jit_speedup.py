@@ -12,9 +12,18 @@ from grader.catalog import read_suite
 from grader.commands.assign import stub_source
 
 LESSON = "ex4_jit_speedup"
-VARIANTS = ("solution", "alternative", "stub", "no_block", "compile_included", "no_warmup")
+ALTERNATIVES = ("alternative", "perf_counter_ns_block_each", "timer_class_time_time")
+VARIANTS = (
+    "solution",
+    *ALTERNATIVES,
+    "stub",
+    "no_block",
+    "compile_included",
+    "no_warmup",
+    "constant_timings",
+)
 MAX_SCORE = 17
-HIDDEN = {"test_speedup_which_is_which"}
+HIDDEN = set()  # the eager/jit check is the value check the others stand on: visible
 SPEEDUP = {  # no_warmup leaves jit_speedup unwritten
     "test_speedup_compile",
     "test_speedup_which_is_which",
@@ -55,8 +64,13 @@ def test_solution_passes_every_check(graded):
 
 
 @pytest.mark.slow
-def test_alternative_solution_passes(graded):
-    graded("alternative").assert_statuses()
+@pytest.mark.parametrize("name", ALTERNATIVES)
+def test_alternative_solutions_score_full_marks(graded, name):
+    # time.monotonic, tree_map blocking and AOT compile; perf_counter_ns blocking every
+    # step with jax.jit of a wrapper; a Timer context manager on time.time and a dataclass
+    g = graded(name)
+    g.assert_statuses()
+    assert all(r["fraction"] == 1.0 for r in g.results.values()), g.results
 
 
 @pytest.mark.slow
@@ -86,6 +100,21 @@ def test_compilation_counted_in_jit_s(graded):
     assert "the compilation is inside it" in g.message("test_speedup_compile")
     if g.status("test_speedup_train_step") == "failed":
         assert "compiles, was counted as a step" in g.message("test_speedup_train_step")
+
+
+@pytest.mark.slow
+def test_constant_timings_score_nothing(graded):
+    # a timer that calls the step as asked but returns a fixed number, and fixed timings
+    g = graded("constant_timings")
+    g.assert_statuses(failed=set(g.results))
+    assert all(r["fraction"] == 0.0 for r in g.results.values())
+    assert "does not follow the cost of the step" in g.message("test_time_steps_per_step")
+    which = g.message("test_speedup_which_is_which")
+    assert "more than the eager steps was timed" in which or "does not follow" in which
+    for gated in ("test_time_steps_chain", "test_time_steps_waits", "test_time_steps_warmup"):
+        assert g.results[gated]["blocked_by"] == "test_time_steps_per_step"
+    for gated in ("test_speedup_compile", "test_speedup_ratio", "test_speedup_train_step"):
+        assert g.results[gated]["blocked_by"] == "test_speedup_which_is_which"
 
 
 @pytest.mark.slow
