@@ -139,3 +139,15 @@ def saved_plot(
         "unreadable": unreadable,
         "figures": _axes(saved),
     }
+
+
+@probe
+def after_moving_global_rngs(fn: Callable[..., Any], args: tuple[Any, ...], seed: int) -> Any:
+    """In the sandbox: reseed NumPy's and Python's global RNGs (to `seed`, a state no earlier
+    call saw), then `fn(*args)`; the student's error comes back as data. A function whose
+    randomness comes from its key alone gives what it gave before."""
+    import random
+
+    np.random.seed(seed % (2**32))
+    random.seed(seed)
+    return _calls.attempt(lambda: fn(*args))

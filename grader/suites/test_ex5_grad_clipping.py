@@ -33,11 +33,11 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from grader.checks import values
+from grader.checks import _calls, values
 from grader.checks.failure import fail
 from grader.data import load_digits
 from grader.inputs.ex5_grad_clipping import MAX_FILE_BYTES as MAX_PLOT_BYTES
-from grader.inputs.ex5_grad_clipping import saved_plot
+from grader.inputs.ex5_grad_clipping import after_moving_global_rngs, saved_plot
 from grader.sandbox import client
 from grader.sandbox.client import StudentError
 from grader.suite import Attachments, check
@@ -185,13 +185,17 @@ def _zero_data() -> tuple[Any, ...]:
     return x, y, x[:30], y[:30]
 
 
-def _ref_zero_run(n_steps: int, learning_rate: float, clip: bool) -> tuple[list[float], list[float]]:
+def _ref_zero_run(n_steps: int, learning_rate: float, clip: bool,
+                  stale: str = "") -> tuple[list[float], list[float]]:
     """The loss and the raw gradient norm of every step on `_zero_data`: with x = 0 every
     hidden pre-activation is 0 (zero biases), ReLU(0) = 0 with derivative 0, so the logits
-    are the last bias b3 and its gradient, softmax(b3) - onehot, is the whole gradient."""
+    are the last bias b3 and its gradient, softmax(b3) - onehot, is the whole gradient.
+    `stale="opt_state"` keeps the initial optimizer state at every step (the new one is
+    dropped), `stale="params"` keeps the initial parameters: the runs of those mistakes."""
     b3 = jnp.zeros(10)
     opt = _ref_optimizer(clip, learning_rate, 1.0)
     state = opt.init(b3)
+    first_state, first_b3 = state, b3
     losses, norms = [], []
 
     def loss(b: jax.Array) -> jax.Array:
@@ -203,6 +207,10 @@ def _ref_zero_run(n_steps: int, learning_rate: float, clip: bool) -> tuple[list[
         norms.append(float(jnp.sqrt(jnp.sum(grad**2))))
         updates, state = opt.update(grad, state, b3)
         b3 = optax.apply_updates(b3, updates)
+        if stale == "opt_state":
+            state = first_state
+        elif stale == "params":
+            b3 = first_b3
     return losses, norms
 
 
@@ -210,19 +218,21 @@ _RUNS: dict[tuple[Any, ...], Any] = {}
 
 
 def _train(student: Any, name: str, data: Callable[[], tuple[Any, ...]], n_steps: int,
-           clip: bool, **kwargs: Any) -> dict[str, Any]:
-    """train_recording_grad_norms, each distinct run once per student module."""
-    tag = (id(student), name, n_steps, clip, tuple(sorted(kwargs.items())))
+           clip: bool, key_seed: int | str = 0, **kwargs: Any) -> dict[str, Any]:
+    """train_recording_grad_norms, each distinct run once per student module; the key is
+    jax.random.key(key_seed), or jax.random.PRNGKey(0) (raw) for key_seed="raw"."""
+    tag = (id(student), name, n_steps, clip, key_seed, tuple(sorted(kwargs.items())))
+    key = jax.random.PRNGKey(0) if key_seed == "raw" else jax.random.key(key_seed)
     if tag not in _RUNS:
         try:
-            _RUNS[tag] = student.train_recording_grad_norms(jax.random.key(0), data(), n_steps,
-                                                            clip, **kwargs)
+            _RUNS[tag] = student.train_recording_grad_norms(key, data(), n_steps, clip, **kwargs)
         except Exception as exc:
             _RUNS[tag] = exc
     found = _RUNS[tag]
     if isinstance(found, Exception):
         raise found
-    call = f"train_recording_grad_norms(key, {name}, n_steps={n_steps}, clip={clip}" + "".join(
+    shown = {0: "key", "raw": "jax.random.PRNGKey(0)"}.get(key_seed, f"jax.random.key({key_seed})")
+    call = f"train_recording_grad_norms({shown}, {name}, n_steps={n_steps}, clip={clip}" + "".join(
         f", {k}={v}" for k, v in kwargs.items()) + ")"
     _check_record(found, n_steps, call)
     return found
@@ -258,14 +268,16 @@ def _check_record(record: Any, n_steps: int, call: str) -> None:
 
 
 @check("train_recording_grad_norms records one loss and one norm per step", points=1,
-       hint="How many entries does each list get if you append once per training step?")
+       hint="How many entries does each list get if you append once per training step?",
+       requires=("test_loss_decreases",))
 def test_record_format(student):
     _train(student, "digits", _digits, DIGITS_STEPS, True)
 
 
 @check("the recorded norms are taken before clipping", points=3,
        hint="Which gradient does clipping change: the one jax.grad returns, or the one you "
-       "record? Record the norm of the gradient before the optimizer sees it.")
+       "record? Record the norm of the gradient before the optimizer sees it.",
+       requires=("test_loss_decreases",))
 def test_norms_pre_clip(student, attach):
     with_clip = _train(student, "digits", _digits, DIGITS_STEPS, True)
     without = _train(student, "digits", _digits, DIGITS_STEPS, False)
@@ -279,7 +291,8 @@ def test_norms_pre_clip(student, attach):
                  f"{first_raw:.2f}, so the plot can never show what clipping did")
     else:
         cause = ("the two runs do not start from the same parameters and first batch: does the "
-                 "key layout (init, shuffling) depend on clip?")
+                 "key layout (init, shuffling) depend on clip, or does something besides the key "
+                 "(np.random, random) choose the initialisation or the batches?")
     raise fail(
         "grad_norm[0] of two runs on digits with the same key (clip=True and clip=False)",
         expected=f"the same raw norm in both runs (step 0 has seen no clipping yet): {first_raw:.4f}",
@@ -327,13 +340,47 @@ def test_norms_exact(student):
                    fix="record optax.tree.norm(grads) of the gradient jax.grad returned")
 
 
+STALE_STEPS, STALE_LR = 12, 0.3  # on zero inputs: a dropped opt_state shows by step 3
+
+
+def _close(a: list[float], b: list[float]) -> bool:
+    return bool(np.allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=1e-3,
+                            atol=1e-5))
+
+
 @check("training on digits lowers the loss, with and without clipping", points=2,
-       hint="Are the parameters and the optimizer state carried from one step to the next, and "
-       "does each step use a new batch?")
+       hint="Are the parameters and the optimizer state carried from one step to the next, "
+       "does each step use a new batch, and does `clip` reach the optimizer?")
 def test_loss_decreases(student, attach):
+    # a run on zero inputs is known exactly (see _ref_zero_run): a state that is not carried
+    # from step to step shows in its trajectory, even where the loss still falls
+    record = _train(student, "zero inputs", _zero_data, STALE_STEPS, False,
+                    learning_rate=STALE_LR)
+    losses = [float(v) for v in record["loss"]]
+    reference, _ = _ref_zero_run(STALE_STEPS, STALE_LR, clip=False)
+    if not _close(losses, reference):
+        for stale, cause in (
+            ("opt_state", "the optimizer state is not carried from step to step: every update "
+             "starts again from the state optimizer.init gave (Adam's moments and step count "
+             "are lost), so each step is Adam's first step"),
+            ("params", "the parameters are not updated: every step starts from the initial "
+             "parameters"),
+        ):
+            if _close(losses, _ref_zero_run(STALE_STEPS, STALE_LR, clip=False, stale=stale)[0]):
+                raise fail(
+                    f"the loss of train_recording_grad_norms(key, zero inputs, {STALE_STEPS}, "
+                    f"clip=False, learning_rate={STALE_LR}) step by step (only the last bias "
+                    "learns, so every step is known)",
+                    expected=f"loss {np.round(reference, 4).tolist()}",
+                    observed=f"loss {np.round(losses, 4).tolist()}",
+                    cause=cause,
+                    fix="params, opt_state = ... each step: keep BOTH values the update returns "
+                    "and pass them to the next step",
+                )
+    runs = {}
     for clip in (True, False):
-        losses = np.asarray(_train(student, "digits", _digits, DIGITS_STEPS, clip)["loss"],
-                            np.float64)
+        runs[clip] = _train(student, "digits", _digits, DIGITS_STEPS, clip)
+        losses = np.asarray(runs[clip]["loss"], np.float64)
         first, last = losses[:10].mean(), losses[-10:].mean()
         attach.metric(f"mean loss, last 10 of 40 steps, clip={clip}", float(last))
         if not last < 0.75 * first:
@@ -345,6 +392,70 @@ def test_loss_decreases(student, attach):
                 cause="the parameters are not updated (is the new params/opt_state kept?), "
                 "or every step trains on the same few examples",
             )
+    # Clipping changes the run once a raw norm exceeds max_norm=1.0 (Adam is nearly blind to
+    # one constant scale, not to a scale that changes from step to step): measured, the two
+    # digits runs' losses part by 1e-3 at step 3 and by 10% at step 40.
+    raw = np.asarray(runs[False]["grad_norm"], np.float64)
+    with_clip, without = (np.asarray(runs[c]["loss"], np.float64) for c in (True, False))
+    if int(np.sum(raw > 1.05)) >= 3 and np.allclose(with_clip, without, rtol=1e-6, atol=0.0):
+        raise fail(
+            f"the runs train_recording_grad_norms(key, digits, {DIGITS_STEPS}, clip=True) and "
+            "(..., clip=False) with the same key",
+            expected=f"different losses: the raw gradient norm exceeded max_norm=1.0 at "
+            f"{int(np.sum(raw > 1.05))} of {DIGITS_STEPS} steps, so clipping changes the updates",
+            observed="the same loss at every step in both runs",
+            cause="the clip argument does not reach the optimizer: both runs use the same "
+            "optimizer",
+            fix="optimizer = make_optimizer(clip=clip, learning_rate=learning_rate)",
+        )
+
+
+@check("train_recording_grad_norms depends on its key and nothing else", points=1,
+       hint="Is every random choice (initialisation, batch order) drawn with jax.random from the "
+       "key you are given: no fixed key, no np.random or random, and does a raw "
+       "jax.random.PRNGKey work too?", requires=("test_loss_decreases",))
+def test_train_key_use(student, seed):
+    call = f"train_recording_grad_norms(key, digits, {DIGITS_STEPS}, clip=True)"
+    first = _train(student, "digits", _digits, DIGITS_STEPS, True)
+    again = client.probe(after_moving_global_rngs, student.train_recording_grad_norms,
+                         (jax.random.key(0), _digits(), DIGITS_STEPS, True), seed + 7919)
+    again = _calls.observed(again, checked=f"{call} called again with the same key",
+                            attempted=call, expected="the function runs")
+    _check_record(again, DIGITS_STEPS, call)
+    if not (_close(again["loss"], first["loss"]) and _close(again["grad_norm"], first["grad_norm"])):
+        raise fail(
+            f"{call} twice with jax.random.key(0), NumPy's and Python's global RNGs moved "
+            "in between",
+            expected=f"the same run: loss {np.round(first['loss'][:4], 4).tolist()} ...",
+            observed=f"loss {np.round(again['loss'][:4], 4).tolist()} ...",
+            cause="the run depends on something besides the key: NumPy's or Python's global RNG "
+            "(np.random.permutation, np.random.shuffle, random.shuffle), which no JAX key controls",
+            fix="split the key you are given and draw with jax.random (jax.random.permutation "
+            "for the batch order)",
+        )
+    other = _train(student, "digits", _digits, DIGITS_STEPS, True, key_seed=1)
+    if _close(other["loss"], first["loss"]) and _close(other["grad_norm"], first["grad_norm"]):
+        raise fail(
+            f"{call} with jax.random.key(0) and with jax.random.key(1)",
+            expected="different runs (another initialisation and batch order)",
+            observed="the same loss and norms at every step",
+            cause="the key argument is ignored: a fixed key inside the function "
+            "(`jax.random.PRNGKey(0)`)",
+            fix="derive the initialisation and shuffling keys from the key argument",
+        )
+    try:
+        _train(student, "digits", _digits, 3, True, key_seed="raw")
+    except StudentError as exc:
+        if isinstance(exc, _calls.PASS_THROUGH):
+            raise
+        raise fail(
+            "train_recording_grad_norms(jax.random.PRNGKey(0), digits, 3, clip=True) with a raw key",
+            expected="the function works with raw uint32[2] keys as well as typed keys",
+            observed=f"it raised {exc.info.type}: {_calls.first_line(exc)}",
+            cause="the code assumes one key style (e.g. `jax.random.key_data`, `key[0]`, a "
+            "check on the key's dtype)",
+            fix="use only jax.random functions on keys (split, fold_in, permutation, normal)",
+        ) from exc
 
 
 # -- the plot ------------------------------------------------------------------
@@ -453,7 +564,8 @@ def test_plot_file(student, attach, scratch):
 
 
 @check("the plot shows two curves in two colours", points=2,
-       hint="Does your figure draw both lists, on the same axes, each in its own colour?")
+       hint="Does your figure draw both lists, on the same axes, each in its own colour?",
+       requires=("test_plot_file",))
 def test_plot_two_series(student, scratch):
     _, seen = _plot(student, scratch)
     if not _file(seen).startswith(Attachments.PNG_MAGIC):
@@ -475,7 +587,8 @@ def test_plot_two_series(student, scratch):
 
 @check("the plot draws both norm lists on labelled axes", points=1,
        hint="Are both lists drawn as lines with the step on the x axis, and do both axes say "
-       "what they show?", hidden=True)
+       "what they show?", hidden=True,
+       requires=("test_plot_file",))
 def test_plot_lines(student, scratch):
     _, seen = _plot(student, scratch)
     figures = seen["figures"]

@@ -11,18 +11,29 @@ from grader.catalog import read_suite
 from grader.commands.assign import stub_source
 
 LESSON = "ex5_grad_clipping"
+ALTERNATIVES = ("alternative", "manual_clip_scan", "trainer_class")
 VARIANTS = (
     "solution",
-    "alternative",
+    *ALTERNATIVES,
     "stub",
     "clip_after_adam",
     "norms_after_clipping",
     "one_curve",
+    "stale_opt_state",
+    "numpy_shuffle",
+    "clip_ignored",
 )
-MAX_SCORE = 19
+MAX_SCORE = 20
 HIDDEN = {"test_norms_exact", "test_plot_lines"}
 # two broken fixtures leave train_recording_grad_norms unwritten (its runs are the costly part)
-TRAINING = {"test_record_format", "test_norms_pre_clip", "test_norms_exact", "test_loss_decreases"}
+TRAINING = {
+    "test_record_format",
+    "test_norms_pre_clip",
+    "test_norms_exact",
+    "test_loss_decreases",
+    "test_train_key_use",
+}
+GATED_ON_LOSS = {"test_record_format", "test_norms_pre_clip", "test_train_key_use"}
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +68,14 @@ def test_solution_passes_every_check(graded):
 
 
 @pytest.mark.slow
-def test_alternative_solution_passes(graded):
-    graded("alternative").assert_statuses()
+@pytest.mark.parametrize("name", ALTERNATIVES)
+def test_alternative_solutions_score_full_marks(graded, name):
+    # a chain from a list, optax.global_norm, NumPy batch order, pyplot; a hand-written
+    # clipping GradientTransformation, lax.scan over each epoch's batches, histories kept as
+    # JAX arrays; scale_by_adam + scale, a Trainer class, one-hot cross-entropy, vdot norms
+    g = graded(name)
+    g.assert_statuses()
+    assert all(r["fraction"] == 1.0 for r in g.results.values()), g.results
 
 
 @pytest.mark.slow
@@ -106,3 +123,33 @@ def test_student_plot_is_attached(graded):
         (image,) = [r for r in graded(name).records if r["type"] == "artifact"]
         assert image["id"] == "test_plot_file"
         assert base64.b64decode(image["data"]).startswith(b"\x89PNG\r\n\x1a\n")
+
+
+@pytest.mark.slow
+def test_dropped_optimizer_state_is_seen_in_the_trajectory(graded):
+    g = graded("stale_opt_state")
+    g.assert_statuses(failed={"test_loss_decreases"} | GATED_ON_LOSS)
+    message = g.message("test_loss_decreases")
+    assert "the optimizer state is not carried from step to step" in message
+    assert "zero inputs, 12, clip=False, learning_rate=0.3" in message
+    for gated in GATED_ON_LOSS:
+        assert g.results[gated]["blocked_by"] == "test_loss_decreases"
+
+
+@pytest.mark.slow
+def test_batches_from_the_global_numpy_rng(graded):
+    g = graded("numpy_shuffle")
+    g.assert_statuses(failed={"test_train_key_use", "test_norms_pre_clip"})
+    message = g.message("test_train_key_use")
+    assert "NumPy's and Python's global RNGs moved in between" in message
+    assert "NumPy's or Python's global RNG (np.random.permutation" in message
+    assert "np.random" in g.message("test_norms_pre_clip")
+
+
+@pytest.mark.slow
+def test_clip_that_never_reaches_the_optimizer(graded):
+    g = graded("clip_ignored")
+    g.assert_statuses(failed={"test_loss_decreases"} | GATED_ON_LOSS)
+    message = g.message("test_loss_decreases")
+    assert "the clip argument does not reach the optimizer" in message
+    assert "the same loss at every step in both runs" in message
