@@ -12,6 +12,7 @@ message says which common variant they match (clip after adamw, adam without
 weight decay, the element-wise clip, a constant learning rate, ...).
 """
 
+import importlib
 import math
 
 import jax
@@ -19,9 +20,13 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from grader.checks import jit, values
+from grader.checks import jit, purity, values
 from grader.checks.failure import fail
+from grader.sandbox import client
 from grader.suite import check
+from grader.suites._shared import score_cases
+
+inputs = importlib.import_module("grader.inputs.09_optax")
 
 LESSON = "09_optax"
 TITLE = "composable optimizers with Optax"
@@ -279,6 +284,7 @@ def test_schedule_values(student):
     "the schedule works on a traced step count under jax.jit",
     points=1,
     hint="Inside a jitted update the step count is a traced array: can a Python `if` look at it?",
+    requires=("test_schedule_values",),
 )
 def test_schedule_jits(student):
     schedule = student.make_schedule(0.5, 10, 30)
@@ -296,6 +302,7 @@ def test_schedule_jits(student):
     points=1,
     hint="What does optax.chain return, and why does weight decay need the params in "
     "`update(grads, state, params)`?",
+    requires=("test_clip_before_adamw",),
 )
 def test_optimizer_interface(student):
     params = _params(zero=False)
@@ -410,16 +417,53 @@ def test_defaults(student):
     "the optimizer's update compiles under jax.jit",
     points=1,
     hint="Does anything in your chain or schedule need a concrete step count?",
+    requires=("test_clip_before_adamw",),
 )
 def test_update_jits(student):
     params = _params(zero=False)
     tx = student.make_optimizer(peak_lr=1e-2, warmup_steps=3, decay_steps=20)
     state = tx.init(params)
+    update = client.probe(inputs.updates_only, tx)  # the updates; the state is the student's
     for g in _gradients((0.5, 4.0)):
-        _, state = jit.assert_jittable(
-            tx.update,
+        jit.assert_jittable(
+            update,
             (g, state, params),
             what="make_optimizer(...).update(grads, state, params)",
             rtol=1e-5,
             atol=1e-9,
         )
+        _, state = tx.update(g, state, params)
+
+
+@check(
+    "the schedule and the optimizer's update are pure, also while jax.jit traces them",
+    points=1,
+    hint="Does your schedule or your chain read or write anything besides its arguments, for "
+    "instance a module-level counter that only moves while jax.jit traces?",
+)
+def test_pure(student, credit, gate):
+    params = _params(zero=False)
+
+    def schedule_case():
+        gate.require("test_schedule_values")
+        gate.require("test_schedule_jits")  # a jit failure is reported there, once
+        schedule = student.make_schedule(0.5, 10, 30)
+        for step in (3, 20):
+            args, what = (jnp.asarray(step),), f"make_schedule(0.5, 10, 30)(step={step})"
+            purity.assert_pure(schedule, args, what=what, module=student)
+            purity.assert_no_trace_side_effects(schedule, args, what=what, module=student)
+
+    def update_case():
+        gate.require("test_clip_before_adamw")
+        gate.require("test_update_jits")
+        tx = student.make_optimizer(peak_lr=1e-2, warmup_steps=3, decay_steps=20)
+        state = tx.init(params)
+        update = client.probe(inputs.updates_only, tx)
+        what = "make_optimizer(...).update(grads, state, params)"
+        for g in _gradients((0.5, 4.0)):
+            args = (g, state, params)
+            purity.assert_pure(update, args, what=what, module=student)
+            purity.assert_no_trace_side_effects(update, args, what=what, module=student)
+            _, state = tx.update(g, state, params)
+
+    score_cases(credit, [("the schedule", schedule_case), ("the update", update_case)])
