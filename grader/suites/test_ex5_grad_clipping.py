@@ -14,6 +14,13 @@ norm taken after clipping shows as 1.0); (2) on all-zero
 inputs with a single label, every hidden activation is ReLU(0) = 0, only the
 last bias gets a gradient, and the whole run can be recomputed here exactly.
 
+The training itself is judged by its trajectory on those zero inputs (12 steps at a
+learning rate where a dropped optimizer state or frozen parameters part from the
+reference by step 3), by the two digits runs differing once a raw norm exceeds
+max_norm (a `clip` that never reaches the optimizer gives the same run twice), and by
+key use: the same key after the sandbox's global NumPy and Python RNGs were reseeded
+gives the same run, another key another run, and a raw PRNGKey works.
+
 The plot is drawn in the sandbox, where a probe (grader/inputs/ex5_grad_clipping.py)
 reads the PNG, decodes its pixels and, through a hook on `Figure.savefig`, records
 the lines of every saved figure: the plot is judged by its pixels (two distinct
