@@ -80,3 +80,10 @@ def equation_shapes(fn, args) -> Any:
         {"primitive": eqn.primitive.name, "ins": _shapes(eqn.invars), "outs": _shapes(eqn.outvars)}
         for eqn in _equations(closed)
     ]
+
+
+@public
+def autodiff_chain(v):
+    """f: R^n -> R for any n >= 2, with a banded Hessian whose entries depend on v: a
+    Hessian that only works in one dimension (a hard-coded `jnp.eye(4)`) fails on it."""
+    return jnp.sum(v**4) / 4.0 + jnp.sum(jnp.sin(v[:-1]) * v[1:])

@@ -44,6 +44,7 @@ _f_offset = client.Public("autodiff_offset")  # x**3 + 1000
 _f_wave = client.Public("autodiff_wave")  # sin(3x) * exp(x / 2)
 _f_bowl_offset = client.Public("autodiff_bowl_offset")  # f: R^4 -> R, dense Hessian, + 1000
 _f_poly = client.Public("autodiff_poly")  # a cheaper f: R^4 -> R for the composition checks
+_f_chain = client.Public("autodiff_chain")  # f: R^n -> R for any n >= 2, banded Hessian
 
 
 def _d_offset(x):
@@ -69,6 +70,16 @@ def _ref_hessian(v):
     h = np.diag(6.0 * v) + _A
     e = np.exp(v[0] * v[1])
     h[:2, :2] += e * np.array([[v[1] ** 2, 1 + v[0] * v[1]], [1 + v[0] * v[1], v[0] ** 2]])
+    return h
+
+
+def _ref_chain_hessian(v):
+    """The Hessian of sum(v**4) / 4 + sum(sin(v[:-1]) * v[1:]) (autodiff_chain)."""
+    v = np.asarray(v, dtype=np.float64)
+    h = np.diag(3.0 * v**2)
+    i = np.arange(len(v) - 1)
+    h[i, i] -= np.sin(v[:-1]) * v[1:]
+    h[i, i + 1] = h[i + 1, i] = np.cos(v[:-1])
     return h
 
 
@@ -131,6 +142,29 @@ def test_hessian_exact(student, seed):
         fix="return `jax.hessian(f)` (or `jax.jacfwd(jax.jacrev(f))`)",
         **TOL,
     )
+    # Any n, as the spec says f: R^n -> R (a Hessian built for 4 inputs fails here).
+    chain = student.hessian(_f_chain)
+    for n in (2, 3, 7):
+        v = np.linspace(-1.2, 0.9, n, dtype=np.float32)
+        try:
+            got = chain(jnp.asarray(v))
+        except (NotImplementedError, SandboxGone):
+            raise
+        except Exception as exc:
+            kind = exc.info.type if isinstance(exc, StudentError) else type(exc).__name__
+            raise fail(
+                f"hessian(f)(v) for f: R^{n} -> R",
+                expected=f"a ({n}, {n}) matrix", observed=f"{kind}: {str(exc).splitlines()[0] if str(exc) else ''}",
+                cause="the Hessian is built for one input size (a hard-coded number of basis vectors or rows)",
+                fix="let `jax.hessian(f)` find n from the input",
+            ) from None
+        values.assert_close(
+            got, _ref_chain_hessian(v), what=f"hessian(f)(v) for f: R^{n} -> R, f(v) = sum(v**4) / 4 "
+            "+ sum(sin(v[:-1]) * v[1:])",
+            cause="the Hessian is not right for this input size: is n (the number of basis vectors, "
+            "rows or columns) hard-coded?",
+            fix="return `jax.hessian(f)`: it works for any n", **TOL,
+        )
 
 
 # -- composition --------------------------------------------------------------------------
@@ -144,36 +178,43 @@ _LOOSE = {"rtol": 5e-2, "atol": 1e-1}
 
 @check("the returned functions compose with jax.jit", points=2,
        hint="Is what derivative/second_derivative/hessian return an ordinary JAX function of its input, with no float() or NumPy call on it?")
-def test_compose_with_jit(student, credit):
+def test_compose_with_jit(student, credit, gate):
     x = jnp.float32(0.7)
     v = jnp.array([0.3, -0.8, 1.1, 0.5])
     score_cases(credit, [
-        ("derivative", lambda: jit.assert_jittable(student.derivative(_f_wave), (x,),
-                                                   what="the function derivative(f) returns", **_LOOSE)),
-        ("second_derivative", lambda: jit.assert_jittable(student.second_derivative(_f_wave), (x,),
-                                                          what="the function second_derivative(f) returns", **_LOOSE)),
-        ("hessian", lambda: jit.assert_jittable(student.hessian(_f_poly), (v,),
-                                                what="the function hessian(f) returns", **_LOOSE)),
+        ("derivative", lambda: (gate.require("test_derivative_exact"), jit.assert_jittable(
+            student.derivative(_f_wave), (x,), what="the function derivative(f) returns", **_LOOSE))),
+        ("second_derivative", lambda: (gate.require("test_second_derivative_exact"), jit.assert_jittable(
+            student.second_derivative(_f_wave), (x,), what="the function second_derivative(f) returns",
+            **_LOOSE))),
+        ("hessian", lambda: (gate.require("test_hessian_exact"), jit.assert_jittable(
+            student.hessian(_f_poly), (v,), what="the function hessian(f) returns", **_LOOSE))),
     ])
 
 
 @check("the returned functions compose with jax.vmap", points=2,
        hint="jax.vmap must be able to trace what you return: does it turn its input into a Python float or a NumPy array?")
-def test_compose_with_vmap(student, credit):
+def test_compose_with_vmap(student, credit, gate):
     xs = jnp.linspace(-1.5, 1.5, 8)
     vs = jnp.stack([jnp.linspace(-1.0, 1.0, 4) * s for s in (0.5, -1.0, 1.5)])
 
-    def case(fn, batch, what):
+    def case(required, make, f, batch, what):
         # The batched function runs compiled: eager vmap of a Hessian costs seconds of
         # per-operation dispatch and says nothing more about composition.
         # The loop runs fn compiled too (in the sandbox, eager if it does not compile).
-        return lambda: vmap.assert_matches_loop(client.jit(client.vmap(fn)), fn, (batch,), (0,),
-                                                what=what, **_LOOSE)
+        def run():
+            gate.require(required)
+            fn = make(f)
+            vmap.assert_matches_loop(client.jit(client.vmap(fn)), fn, (batch,), (0,), what=what, **_LOOSE)
+
+        return run
 
     score_cases(credit, [
-        ("derivative", case(student.derivative(_f_wave), xs, "jax.vmap(derivative(f))")),
-        ("second_derivative", case(student.second_derivative(_f_wave), xs, "jax.vmap(second_derivative(f))")),
-        ("hessian", case(student.hessian(_f_poly), vs, "jax.vmap(hessian(f))")),
+        ("derivative", case("test_derivative_exact", student.derivative, _f_wave, xs,
+                            "jax.vmap(derivative(f))")),
+        ("second_derivative", case("test_second_derivative_exact", student.second_derivative, _f_wave, xs,
+                                   "jax.vmap(second_derivative(f))")),
+        ("hessian", case("test_hessian_exact", student.hessian, _f_poly, vs, "jax.vmap(hessian(f))")),
     ])
 
 
@@ -223,7 +264,7 @@ def test_mse_values(student, seed):
     )
 
 
-@check("mse_value_and_grad evaluates the model once (one pass)", points=1,
+@check("mse_value_and_grad evaluates the model once (one pass)", points=1, requires=("test_mse_values",),
        hint="Do you compute the loss and then call jax.grad, which runs the forward pass again?")
 def test_mse_one_pass(student):
     n, d = 7, 3
@@ -252,19 +293,48 @@ def test_mse_one_pass(student):
         )
 
 
+def _no_trace_effects(fn, args, *, what, module):
+    """No trace-time side effects under jax.jit; a function that does not compile is left
+    to the checks that jit it (one cause, one failed check)."""
+    try:
+        purity.assert_no_trace_side_effects(fn, args, what=what, module=module)
+    except CheckFailure as failure:
+        if failure.finding.expected != "the function runs under jit":
+            raise
+
+
 @check("mse_value_and_grad compiles under jax.jit; all four functions are pure", points=1,
-       hint="Do your functions only read their arguments (no globals, no caches, no changes to x or y)?")
-def test_mse_jit_and_pure(student):
+       hint="Do your functions only read their arguments (no globals, no caches, no changes to x or y), "
+       "and do nothing (print, append) that happens only while jax.jit traces them?")
+def test_mse_jit_and_pure(student, credit, gate):
     w = np.array([0.5, -1.0, 2.0], dtype=np.float32)
     x = np.arange(12, dtype=np.float32).reshape(4, 3) / 4
     y = np.array([1.0, 0.0, -1.0, 2.0], dtype=np.float32)
-    jit.assert_jittable(student.mse_value_and_grad, (jnp.asarray(w), jnp.asarray(x), jnp.asarray(y)),
-                        what="mse_value_and_grad(w, x, y)")
-    purity.assert_pure(student.mse_value_and_grad, (w, x, y), what="mse_value_and_grad(w, x, y)",
-                       module=student)
     v = np.array([0.3, -0.8, 1.1, 0.5], dtype=np.float32)
-    for name, make, arg in (("derivative", student.derivative, np.float32(0.4)),
-                            ("second_derivative", student.second_derivative, np.float32(0.4)),
-                            ("hessian", student.hessian, v)):
-        f = _f_poly if name == "hessian" else _f_wave
-        purity.assert_pure(make(f), (arg,), what=f"{name}(f)(x)", module=student)
+
+    def mse():
+        gate.require("test_mse_values")
+        arrays = (jnp.asarray(w), jnp.asarray(x), jnp.asarray(y))
+        jit.assert_jittable(student.mse_value_and_grad, arrays, what="mse_value_and_grad(w, x, y)")
+        purity.assert_pure(student.mse_value_and_grad, (w, x, y), what="mse_value_and_grad(w, x, y)",
+                           module=student)
+        _no_trace_effects(student.mse_value_and_grad, arrays, what="mse_value_and_grad(w, x, y)",
+                          module=student)
+
+    def returned(required, make, f, arg, name):
+        def run():
+            gate.require(required)
+            fn = make(f)
+            purity.assert_pure(fn, (arg,), what=f"{name}(f)(x)", module=student)
+            _no_trace_effects(fn, (jnp.asarray(arg),), what=f"{name}(f)(x)", module=student)
+
+        return run
+
+    score_cases(credit, [
+        ("mse_value_and_grad", mse),
+        ("derivative", returned("test_derivative_exact", student.derivative, _f_wave, np.float32(0.4),
+                                "derivative")),
+        ("second_derivative", returned("test_second_derivative_exact", student.second_derivative, _f_wave,
+                                       np.float32(0.4), "second_derivative")),
+        ("hessian", returned("test_hessian_exact", student.hessian, _f_poly, v, "hessian")),
+    ])

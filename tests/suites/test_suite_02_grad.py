@@ -11,7 +11,17 @@ from grader.commands.assign import stub_source
 
 LESSON = "02_grad"
 REPO = Path(__file__).resolve().parents[2]
-VARIANTS = ("solution", "alternative", "stub", "finite_difference", "float_convert", "two_pass")
+VARIANTS = (
+    "solution",
+    "alternative",
+    "jacobians_partial",
+    "class_hvp",
+    "stub",
+    "finite_difference",
+    "float_convert",
+    "two_pass",
+    "trace_time_prints",
+)
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +55,20 @@ def test_alternative_solution_passes_every_check(graded):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    "variant",
+    [
+        # jacrev as the derivative, jacfwd(jacrev), jacrev(jacfwd), functools.partial loss, einsum
+        "jacobians_partial",
+        # callable objects on jax.vjp, a Hessian of vmapped Hessian-vector products, argnums
+        "class_hvp",
+    ],
+)
+def test_other_idioms_pass_every_check(graded, variant):
+    graded(variant).assert_statuses()
+
+
+@pytest.mark.slow
 def test_stub_fails_every_check_as_not_implemented(graded):
     stub = graded("stub")
     stub.assert_all_not_implemented()
@@ -60,8 +84,19 @@ def test_finite_differences_are_not_exact(graded):
             "test_second_derivative_exact",
             "test_hessian_exact",
             "test_derivative_of_derivative",
+            # properties of approximate derivatives are not judged: gated on the values
+            "test_compose_with_jit",
+            "test_compose_with_vmap",
+            "test_mse_jit_and_pure",
         }
-    )  # they do compose with jit and vmap: those checks pass
+    )
+    for check in ("test_compose_with_jit", "test_compose_with_vmap"):
+        assert g.results[check]["fraction"] == 0.0
+        assert g.results[check]["blocked_by"] == "test_derivative_exact"
+        assert "values are wrong" in g.message(check)
+    pure = g.results["test_mse_jit_and_pure"]
+    assert pure["fraction"] == pytest.approx(1 / 4)  # mse_value_and_grad is right and pure
+    assert "values are wrong" in pure["message"]
     for check in (
         "test_derivative_exact",
         "test_second_derivative_exact",
@@ -94,7 +129,48 @@ def test_a_python_float_derivative_does_not_compose(graded):
 @pytest.mark.slow
 def test_two_passes_and_an_outer_product_hessian(graded):
     g = graded("two_pass")
-    g.assert_statuses(failed={"test_hessian_exact", "test_mse_one_pass"})
+    g.assert_statuses(
+        failed={
+            "test_hessian_exact",
+            "test_mse_one_pass",
+            # the outer-product Hessian's properties are gated on its values
+            "test_compose_with_jit",
+            "test_compose_with_vmap",
+            "test_mse_jit_and_pure",
+        }
+    )
+    for check, share in (
+        ("test_compose_with_jit", 2 / 3),
+        ("test_compose_with_vmap", 2 / 3),
+        ("test_mse_jit_and_pure", 3 / 4),
+    ):
+        assert g.results[check]["fraction"] == pytest.approx(share)
+        assert "hessian: this property is judged once the values are right" in g.message(check)
     assert "outer product of gradients" in g.message("test_hessian_exact")
     assert "2 products x @ w" in g.message("test_mse_one_pass")
     assert "again inside jax.grad" in g.message("test_mse_one_pass")
+
+
+@pytest.mark.slow
+def test_trace_time_print_a_global_log_and_a_hessian_for_four_inputs(graded):
+    g = graded("trace_time_prints")
+    g.assert_statuses(
+        failed={
+            "test_hessian_exact",
+            "test_compose_with_jit",
+            "test_compose_with_vmap",
+            "test_mse_jit_and_pure",
+        }
+    )
+    hessian = g.message("test_hessian_exact")
+    assert "hessian(f)(v) for f: R^2 -> R" in hessian and "expected: a (2, 2) matrix" in hessian
+    assert "hard-coded number of basis vectors" in hessian
+    for check in ("test_compose_with_jit", "test_compose_with_vmap"):
+        r = g.results[check]
+        assert r["fraction"] == pytest.approx(2 / 3)  # the Hessian is gated
+        assert "hessian: this property is judged once the values are right" in r["message"]
+    pure = g.results["test_mse_jit_and_pure"]
+    assert pure["fraction"] == pytest.approx(1 / 4)  # second_derivative is pure
+    assert "a traced value was stored outside the function" in pure["message"]  # LOSSES.append
+    assert "printed 'derivative at" in pure["message"]
+    assert "jax.debug.print" in pure["message"]
