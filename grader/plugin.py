@@ -306,6 +306,7 @@ class GraderPlugin:
             outcome.blocked_by, outcome.not_implemented = exc.required, exc.not_implemented
         elif isinstance(exc, CheckFailure):
             outcome.status, outcome.message = "failed", str(exc)
+            outcome.root_cause = student_root_cause(exc)
         elif isinstance(exc, StudentError):
             self._classify_student(outcome, exc, when)
         elif isinstance(exc, AssertionError):
@@ -433,6 +434,23 @@ def import_message(lesson: str, exc: BaseException) -> str:
         f"{lesson}.py failed to import{where}: {info.type}: {_short(exc)}. None of its "
         f"checks ran. Run `python {lesson}.py` to see the error, fix it and grade again."
     )
+
+
+def student_root_cause(exc: BaseException) -> str | None:
+    """`Type|path|line|function` of the student's exception a check's failure was raised
+    from (`raise fail(...) from exc`), or None. Only explicit causes count."""
+    seen: set[int] = set()
+    current: BaseException | None = exc.__cause__
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, StudentError):
+            info = current.info
+            if info.location is None or (info.is_a("NotImplementedError") and info.in_student):
+                return None
+            path, line, _ = info.location
+            return f"{info.type}|{path}|{line}|{info.function}"
+        current = current.__cause__
+    return None
 
 
 def error_location(exc: BaseException) -> SourceLine | None:
