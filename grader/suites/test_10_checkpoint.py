@@ -246,6 +246,7 @@ def test_dtypes_survive(student, scratch):
     points=2,
     hint="What should a user see when the path has a typo: a crash deep inside a loader, or "
     "one error that says which file is missing?",
+    requires=("test_params_round_trip",),
 )
 def test_missing_file(student, scratch):
     like = _zeros_like(_params())
@@ -284,6 +285,7 @@ def test_missing_file(student, scratch):
     points=2,
     hint="Which exceptions can a loader raise on a half-written or foreign file, and how do "
     "you turn all of them into one clear error?",
+    requires=("test_params_round_trip",),
 )
 def test_corrupt_file(student, scratch, credit):
     params = _params()
@@ -292,27 +294,45 @@ def test_corrupt_file(student, scratch, credit):
     good = folder / "good.ckpt"
     student.save_checkpoint(str(good), params)
     listed = files.listing(student, folder)
-    written = [e.name for e in listed if e.name.startswith(good.name) and e.kind == "file"]
+    # A checkpoint is a file (npz, msgpack, pickle) or a folder (orbax): either layout.
+    written = [e for e in listed if e.name.startswith(good.name) and e.kind in ("file", "dir")]
     if not written:  # the exact-path check judges the name
         raise fail(
             "save_checkpoint(path, tree)",
-            expected=f"a file at {good.name}",
-            observed=f"no file named {good.name}* in the folder"
+            expected=f"a file or a folder at {good.name}",
+            observed=f"nothing named {good.name}* in the folder"
             + (f" (it holds {[e.name for e in listed][:10]})" if listed else ""),
             fix="write the checkpoint to `path`",
         )
+    saved = written[0]
     garbage = folder / "garbage.ckpt"
     files.write(student, garbage, b"\x80\x04 this is not a checkpoint " * 8)
     truncated = folder / "truncated.ckpt"
-    files.write_cut(student, folder / written[0], truncated, 0.5)
+    # every file of the checkpoint cut in half, as a crash mid-save leaves it
+    client.probe(inputs.damaged_copy, student, str(folder / saved.name), str(truncated), 0.5)
     empty = folder / "empty.ckpt"
-    files.write(student, empty, b"")
+    if saved.kind == "dir":
+        files.make_folder(student, empty)
+    else:
+        files.write(student, empty, b"")
+    cut = (
+        "a checkpoint folder with every file cut in half"
+        if saved.kind == "dir"
+        else ("a checkpoint cut in half")
+    )
     problems = [
-        _expect_error(student, garbage, like, ValueError, what="random bytes", folder=folder),
         _expect_error(
-            student, truncated, like, ValueError, what="a checkpoint cut in half", folder=folder
+            student, garbage, like, ValueError, what="a file of random bytes", folder=folder
         ),
-        _expect_error(student, empty, like, ValueError, what="an empty file", folder=folder),
+        _expect_error(student, truncated, like, ValueError, what=cut, folder=folder),
+        _expect_error(
+            student,
+            empty,
+            like,
+            ValueError,
+            what="an empty folder" if saved.kind == "dir" else "an empty file",
+            folder=folder,
+        ),
     ]
     _judge(
         credit,
@@ -331,6 +351,7 @@ def test_corrupt_file(student, scratch, credit):
     points=2,
     hint="Before unflattening, what should you compare between the saved leaves and like's "
     "leaves: their number, their shapes, the structure?",
+    requires=("test_params_round_trip",),
 )
 def test_structure_mismatch(student, scratch, credit):
     params = _params((5, 4, 3))
@@ -376,6 +397,7 @@ def test_structure_mismatch(student, scratch, credit):
     points=1,
     hidden=True,
     hint="Does np.savez keep your file name as it is, or add something to it?",
+    requires=("test_params_round_trip",),
 )
 def test_exact_path(student, scratch):
     path = _folder(student, scratch) / "run" / "step_100"
@@ -383,11 +405,12 @@ def test_exact_path(student, scratch):
     as_path = client.Public("pathlib_path", (str(path),))  # a pathlib.Path in the sandbox
     params = _params()
     student.save_checkpoint(as_path, params)
-    created = sorted(e.name for e in files.listing(student, path.parent))
-    if created != ["step_100"]:
+    listed = files.listing(student, path.parent)
+    created = sorted(e.name for e in listed)
+    if created != ["step_100"] or listed[0].kind not in ("file", "dir"):
         raise fail(
             "the files save_checkpoint(path, tree) creates for path=.../run/step_100",
-            expected="one file, exactly at path",
+            expected="one entry, exactly at path (a file, or a folder as orbax writes)",
             observed=f"{created}",
             cause="np.savez adds '.npz' to a file name that lacks it"
             if "step_100.npz" in created
@@ -408,6 +431,7 @@ def test_exact_path(student, scratch):
     points=1,
     hint="Does saving change the tree you pass in, and what happens to an older checkpoint "
     "at the same path?",
+    requires=("test_params_round_trip",),
 )
 def test_overwrite_and_untouched(student, scratch):
     path = _folder(student, scratch) / "latest.ckpt"

@@ -9,7 +9,25 @@ from grader.catalog import read_suite
 from grader.commands.assign import stub_source
 
 LESSON = "10_checkpoint"
-VARIANTS = ("solution", "alternative", "stub", "pickle_plain", "pickle_dicts", "naive_npz")
+VARIANTS = (
+    "solution",
+    "alternative",
+    "stub",
+    "pickle_plain",
+    "pickle_dicts",
+    "naive_npz",
+    "orbax_dir",
+    "flax_msgpack",
+    "orbax_unwrapped",
+)
+# property checks of the files, gated on the params round trip
+GATED = {
+    "test_missing_file",
+    "test_corrupt_file",
+    "test_structure_mismatch",
+    "test_exact_path",
+    "test_overwrite_and_untouched",
+}
 MAX_SCORE = 16
 HIDDEN = {"test_dtypes_survive", "test_exact_path"}
 
@@ -38,8 +56,12 @@ def test_solution_passes_every_check(graded):
 
 
 @pytest.mark.slow
-def test_alternative_solution_passes(graded):
-    graded("alternative").assert_statuses()
+@pytest.mark.parametrize("name", ["alternative", "orbax_dir", "flax_msgpack"])
+def test_alternative_solutions_pass(graded, name):
+    # orbax_dir writes a folder (Orbax's layout): the damaged-checkpoint check cuts every
+    # file of it, the exact-path check accepts a folder at path; flax_msgpack: msgpack
+    # bytes from flax.serialization restored into like's structure
+    graded(name).assert_statuses()
 
 
 @pytest.mark.slow
@@ -82,3 +104,25 @@ def test_naive_npz(graded):
     assert "np.savez adds '.npz'" in g.message("test_exact_path")
     assert "raised KeyError" in g.message("test_structure_mismatch")
     assert "random bytes: raised FileNotFoundError" in g.message("test_corrupt_file")
+
+
+@pytest.mark.slow
+def test_orbax_errors_escaping_are_named_for_a_folder_checkpoint(graded):
+    g = graded("orbax_unwrapped")
+    g.assert_statuses(failed={"test_corrupt_file"})
+    message = g.message("test_corrupt_file")
+    assert g.results["test_corrupt_file"]["fraction"] == pytest.approx(1 / 3)
+    # Orbax's JSONDecodeError is a ValueError, but it does not say which checkpoint is bad
+    assert (
+        "a checkpoint folder with every file cut in half: the ValueError message does not "
+        "name the file" in message
+    )
+    assert "an empty folder: raised FileNotFoundError" in message
+    assert "IsADirectoryError" not in message and "/tmp" not in message
+
+
+@pytest.mark.slow
+def test_stub_properties_are_gated(graded):
+    stub = graded("stub")
+    for check_id in GATED:
+        assert stub.results[check_id]["blocked_by"] == "test_params_round_trip", check_id
