@@ -31,7 +31,8 @@ def test_right_values_open_every_gate():
 
 def test_wrong_values_close_the_gate_of_the_property_that_would_pass():
     g = graded("gated_const")
-    g.assert_statuses(failed={"test_double_values", "test_double_jit", "test_both_jit"})
+    g.assert_statuses(failed={"test_double_values", "test_double_jit", "test_both_jit",
+                              "test_double_vector"})
     jitted = g.results["test_double_jit"]
     assert jitted["blocked_by"] == "test_double_values" and jitted["fraction"] == 0.0
     assert "values are wrong" in jitted["message"]
@@ -82,6 +83,7 @@ def test_failures_raised_at_one_student_line_share_a_root_cause():
     g.assert_statuses(failed=set(g.results))
     double, halve = g.results["test_double_values"], g.results["test_halve_values"]
     assert double["root_cause"] == halve["root_cause"]
+    assert g.results["test_double_vector"]["root_cause"] == double["root_cause"]  # raise ... from
     kind, path, line, function = double["root_cause"].split("|")
     assert (kind, path, line, function) == ("TypeError", "gated.py", "5", "_scale")
     assert g.results["test_double_jit"]["root_cause"] is None  # not run: behind the gate

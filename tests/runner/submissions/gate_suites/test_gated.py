@@ -41,3 +41,17 @@ def test_halve_values(student):
     got = float(student.halve(jnp.float32(3.0)))
     if got != 1.5:
         raise fail("halve(3.0)", expected="1.5", observed=str(got))
+
+
+@check("double(x) of a vector is 2 * x elementwise", points=1, hint="Does doubling work on arrays?")
+def test_double_vector(student):
+    from grader.sandbox.client import StudentError
+
+    try:
+        got = student.double(jnp.arange(3.0))
+    except StudentError as exc:  # a check that names the error in its own words
+        if exc.info.is_a("NotImplementedError"):
+            raise
+        raise fail("double(arange(3))", expected="[0, 2, 4]", observed=f"it raised {exc.info.type}") from exc
+    if list(got) != [0.0, 2.0, 4.0]:
+        raise fail("double(arange(3))", expected="[0, 2, 4]", observed=str(got))
