@@ -134,9 +134,10 @@ class Pool:
             todo.put((index, task))
         outcomes: list[Outcome | None] = [None] * len(tasks)
         errors: list[BaseException] = []
+        stop = threading.Event()
 
         def serve(slot: int) -> None:
-            while not errors:
+            while not errors and not stop.is_set():
                 try:
                     index, task = todo.get_nowait()
                 except queue.Empty:
@@ -152,13 +153,20 @@ class Pool:
                         on_done(task, outcome)
 
         threads = [
-            threading.Thread(target=serve, args=(slot,), name=f"mutate-{slot}")
+            threading.Thread(target=serve, args=(slot,), name=f"mutate-{slot}", daemon=True)
             for slot in range(min(self.jobs, max(1, len(tasks))))
         ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        try:
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        except BaseException:  # Ctrl-C: no new grading; the workers and their judges go now
+            stop.set()
+            for worker in self.workers:
+                if worker is not None:
+                    worker.close(kill=True)
+            raise
         if errors:
             raise errors[0]
         return [o for o in outcomes if o is not None]
