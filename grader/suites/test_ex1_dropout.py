@@ -30,6 +30,7 @@ from grader.checks.failure import fail
 from grader.data import load_digits
 from grader.sandbox import client
 from grader.suite import check
+from grader.suites._shared import score_cases
 
 LESSON = "ex1_dropout"
 TITLE = "Exercise 1: dropout with explicit PRNG keys"
@@ -97,7 +98,8 @@ def _dropout(student: Any, key: Any, x: jax.Array, rate: float, **kwargs: Any) -
 
 # -- dropout ---------------------------------------------------------------------
 @check("dropout keeps the shape and dtype of x", points=1,
-       hint="Which shape should the random mask have, and does your scaling change the dtype?")
+       hint="Which shape should the random mask have, and does your scaling change the dtype?",
+       requires=("test_dropout_rate", "test_dropout_scale"))
 def test_dropout_shape(student):
     for shape in ((4, 10, 25), SMALL):
         x = _units(shape)
@@ -139,6 +141,18 @@ def test_dropout_rate(student, seed):
         raise fail("dropout(key, x, rate=0.0)", expected="no unit zeroed",
                    observed=f"{_zeroed(out):.4f} of the units zeroed",
                    cause=f"with rate=0.0 nothing may be dropped: {DROP_PROBABILITY}")
+    small = _units(SMALL, seed=seed)
+    out = _dropout(student, jax.random.key(seed + 5), small, 1.0)
+    if not np.all(out == 0.0):
+        bad = int(np.sum(np.isnan(out)))
+        raise fail("dropout(key, x, rate=1.0)", expected="every unit zeroed (0.0, no NaN)",
+                   observed=f"{bad} NaN of {out.size} units" if bad else
+                   f"{float(np.mean(out != 0.0)):.4f} of the units not zeroed",
+                   cause=("with rate=1.0, 1 - rate is 0: dividing the masked x by it (or multiplying "
+                          "by 1 / (1 - rate)) gives NaN (0 / 0) where every unit should be 0")
+                   if bad else f"with rate=1.0 every unit is dropped: {DROP_PROBABILITY}",
+                   fix="select with `jnp.where(keep, x / (1.0 - rate), 0.0)` (a dropped unit is 0 "
+                   "whatever the scale), or return zeros when rate == 1")
 
 
 @check("dropout scales the survivors by 1 / (1 - rate)", points=2,
@@ -205,7 +219,7 @@ def test_dropout_expectation(student, seed):
 
 @check("dropout draws an independent mask for every unit", points=1,
        hint="Does your mask have the full shape of x, or is one row (or one column) of it "
-       "reused across the batch?", hidden=True)
+       "reused across the batch?", hidden=True, requires=("test_dropout_rate", "test_dropout_scale"))
 def test_dropout_independent(student, seed):
     x = _units(seed=seed + 2)
     dropped = np.asarray(_dropout(student, jax.random.key(seed + 30), x, 0.3)) == 0.0
@@ -238,19 +252,23 @@ def test_dropout_eval(student):
 
 
 @check("dropout: the same key gives the same mask, different keys differ", points=1,
-       hint="Where does your mask's randomness come from: only from the key argument?")
+       hint="Where does your mask's randomness come from: only from the key argument?",
+       requires=("test_dropout_rate", "test_dropout_scale"))
 def test_dropout_key_use(student):
     x = _units(SMALL)
     what = "dropout(key, x, 0.3)"
     drop = client.partial(student.dropout, client.HOLE, x, 0.3)  # drop(k) is dropout(k, x, 0.3)
     keys.assert_deterministic(drop, lambda k: (k,), what=what)
+    keys.assert_ignores_global_rng(student.dropout, (jax.random.key(0), x, 0.3),
+                                   static_argnames=("rate", "train"), what=what)
     keys.assert_varies_with_key(drop, lambda k: (k,), what=what)
     keys.assert_accepts_raw_keys(drop, lambda k: (k,), what=what)
 
 
 @check("dropout compiles under jax.jit with rate and train static", points=1,
        hint="rate and train are Python values: can your code branch on them with a plain `if`, "
-       "and does everything else stay traceable?")
+       "and does everything else stay traceable?",
+       requires=("test_dropout_rate", "test_dropout_scale", "test_dropout_eval"))
 def test_dropout_jit(student):
     x = _units(SMALL)
     for train in (True, False):
@@ -259,12 +277,32 @@ def test_dropout_jit(student):
                             what=f"dropout(key, x, 0.3, train={train})")
 
 
-@check("dropout is pure and leaves NumPy's global RNG alone", points=1,
-       hint="Does every random number come from jax.random and the key, never np.random?",
+def _pure(student, name, args, what):
+    """No argument or module state changed, no global RNG drawn from, nothing only at trace
+    time (rate and train, the last two arguments, static)."""
+    fn = getattr(student, name)
+    purity.assert_pure(fn, args, what=what, module=student)
+    purity.assert_no_trace_side_effects(fn, args, static_argnames=("rate", "train"), what=what,
+                                        module=student)
+
+
+@check("dropout and forward_with_dropout are pure and leave NumPy's global RNG alone", points=1,
+       hint="Does every random number come from jax.random and the key, never np.random, and does "
+       "anything (a global, a print) change only while jit traces?",
        hidden=True)
-def test_dropout_pure(student):
-    purity.assert_pure(student.dropout, (jax.random.key(4), _units(SMALL), 0.3),
-                       what="dropout(key, x, 0.3)", module=student)
+def test_dropout_pure(student, credit, gate):
+    rng = np.random.default_rng(5)
+    params = _params(rng, SIZES)
+    x = jnp.asarray(rng.normal(size=(8, SIZES[0])), jnp.float32)
+    score_cases(credit, [
+        ("dropout", lambda: (gate.require("test_dropout_rate", "test_dropout_scale"),
+                             _pure(student, "dropout", (jax.random.key(4), _units(SMALL), 0.3, True),
+                                   "dropout(key, x, 0.3)"))),
+        ("forward_with_dropout", lambda: (
+            gate.require("test_forward_eval", "test_forward_masks"),
+            _pure(student, "forward_with_dropout", (params, x, jax.random.key(4), 0.5, True),
+                  "forward_with_dropout(params, x, key, rate=0.5)"))),
+    ])
 
 
 # -- forward_with_dropout ------------------------------------------------------
@@ -285,7 +323,8 @@ def test_forward_eval(student, seed):
 
 @check("forward_with_dropout gives every dropout layer its own key", points=2,
        hint="How many random masks does one forward pass draw, and how many keys do you get "
-       "from jax.random.split(key, n)?")
+       "from jax.random.split(key, n)?",
+       requires=("test_forward_eval",))
 def test_forward_key_reuse(student, seed):
     rng = np.random.default_rng(seed + 1)
     params = _params(rng, SIZES)
@@ -299,43 +338,60 @@ def test_forward_key_reuse(student, seed):
        hint="With one key per layer, a unit that survives layer 1 must still face an "
        "independent draw in layer 2: are your two masks really different draws?")
 def test_forward_masks(student):
-    rate = 0.5
     params = _identity_probe(BIG[1])
     x = jnp.ones(BIG, jnp.float32)
-    out = np.asarray(student.forward_with_dropout(params, x, jax.random.key(7), rate=rate,
-                                                  train=True))
-    values.assert_shape(out, BIG,
-                        what="forward_with_dropout on a probe of three identity layers")
+    for rate in (0.5, 0.2):  # 0.2 shows a rate that is not passed on (or read as keep)
+        out = np.asarray(student.forward_with_dropout(params, x, jax.random.key(7), rate=rate,
+                                                      train=True))
+        values.assert_shape(out, BIG,
+                            what="forward_with_dropout on a probe of three identity layers")
+        _assert_two_masks(out, rate)
+
+
+def _assert_two_masks(out, rate):
     keep = 1.0 - rate
     zeroed = _zeroed(out)
     want = 1.0 - keep**2
-    if abs(zeroed - want) <= _binomial_tolerance(want, out.size):
+
+    def near(p):
+        return abs(zeroed - p) <= _binomial_tolerance(p, out.size)
+
+    if near(want):
         return
     survivors = out[out != 0.0]
-    checked = ("forward_with_dropout(params, ones, key, rate=0.5) on a probe "
+    checked = (f"forward_with_dropout(params, ones, key, rate={rate}) on a probe "
                "of three identity layers (each output unit is its input after both dropout layers)")
     expected = (f"{want:.2f} of the units zeroed: two independent masks each keep 1 - rate, so "
                 f"1 - (1 - rate)^2 = {want:.2f} are dropped by one layer or the other")
     observed = (f"{zeroed:.3f} zeroed (survivors: {np.unique(np.round(survivors, 4))[:4].tolist()})")
     one_layer = survivors.size > 0 and np.allclose(survivors, 1.0 / keep, rtol=1e-5)
-    if abs(zeroed - rate) <= _binomial_tolerance(rate, out.size) and one_layer:
+    fix = "after each hidden ReLU: x = dropout(subkey_i, x, rate, train)"
+    if near(rate) and one_layer:
         cause = "only one of the two hidden layers applies dropout"
         fix = "apply dropout after every hidden ReLU (not on the logits)"
-    elif abs(zeroed - rate) <= _binomial_tolerance(rate, out.size):
+    elif near(rate):
         cause = ("both hidden layers drew the SAME mask: every unit dropped by layer 1 was dropped "
                  "again by layer 2, and every survivor survived both. The same key (or the same "
                  "subkey) was used for both dropout layers")
         fix = ("split the key once per dropout layer: `k1, k2 = jax.random.split(key)`, and "
                "pass k1 to the first dropout, k2 to the second")
+    elif rate != 0.5 and near(0.75) and survivors.size and np.allclose(survivors, 4.0, rtol=1e-5):
+        cause = (f"every layer dropped half of the units with rate={rate}: the rate argument is not "
+                 "passed on to dropout (a fixed 0.5, or the default)")
+        fix = "pass forward_with_dropout's own `rate` (and `train`) to every dropout call"
+    elif near(1.0 - rate**2):
+        cause = (f"each layer dropped {keep:.0%} of the units with rate={rate}: the rate is read as "
+                 "the KEEP probability somewhere (in dropout, or 1 - rate passed to it). "
+                 + DROP_PROBABILITY)
+        fix = "pass `rate` itself to dropout, and drop each unit with probability rate there"
     else:
-        cause = "the output does not show two independent dropout layers of rate 0.5"
-        fix = "after each hidden ReLU: x = dropout(subkey_i, x, rate, train)"
+        cause = f"the output does not show two independent dropout layers of rate {rate}"
     raise fail(checked, expected=expected, observed=observed, cause=cause, fix=fix)
 
 
 @check("forward_with_dropout leaves the logits undropped", points=1,
        hint="Where does the lesson put dropout: after the hidden ReLUs, or also on the output?",
-       hidden=True)
+       hidden=True, requires=("test_forward_eval",))
 def test_forward_logits(student, seed):
     rng = np.random.default_rng(seed + 2)
     params = _params(rng, SIZES)  # non-zero output biases: a logit is never exactly 0
@@ -351,7 +407,8 @@ def test_forward_logits(student, seed):
 
 @check("forward_with_dropout: deterministic per key, varies with the key, raw keys work",
        points=1,
-       hint="Does every mask in your forward pass come from the key argument?")
+       hint="Does every mask in your forward pass come from the key argument?",
+       requires=("test_forward_eval",))
 def test_forward_key_use(student, seed):
     rng = np.random.default_rng(seed + 3)
     params = _params(rng, SIZES)
@@ -360,13 +417,17 @@ def test_forward_key_use(student, seed):
     # run(k) is forward_with_dropout(params, x, k, rate=0.5, train=True)
     run = client.partial(student.forward_with_dropout, params, x, rate=0.5, train=True)
     keys.assert_deterministic(run, lambda k: (k,), what=what)
+    keys.assert_ignores_global_rng(student.forward_with_dropout, (params, x, jax.random.key(0)),
+                                   kwargs={"rate": 0.5, "train": True},
+                                   static_argnames=("rate", "train"), what=what)
     keys.assert_varies_with_key(run, lambda k: (k,), what=what)
     keys.assert_accepts_raw_keys(run, lambda k: (k,), what=what)
 
 
 @check("forward_with_dropout compiles under jax.jit", points=1,
        hint="Are rate and train used only as Python values, and is the key split with "
-       "jax.random (not with Python on the key's contents)?")
+       "jax.random (not with Python on the key's contents)?",
+       requires=("test_forward_eval",))
 def test_forward_jit(student, seed):
     rng = np.random.default_rng(seed + 4)
     params = _params(rng, SIZES)

@@ -9,10 +9,30 @@ from grader.catalog import read_suite
 from grader.commands.assign import stub_source
 
 LESSON = "ex1_dropout"
-VARIANTS = ("solution", "alternative", "stub", "keep_probability", "one_key", "no_rescale")
+VARIANTS = (
+    "solution",
+    "alternative",
+    "flax_scan",
+    "class_fori",
+    "stub",
+    "keep_probability",
+    "one_key",
+    "no_rescale",
+    "numpy_salt",
+    "layer_counter",
+    "rate_one_nan",
+    "fixed_rate",
+)
 MAX_SCORE = 20
 HIDDEN = {"test_dropout_independent", "test_dropout_pure", "test_forward_logits"}
 COMPARE = {"test_compare"}  # the broken fixtures leave compare_dropout unwritten (it trains twice)
+# Properties of dropout, judged once its values (rate and scale) are right.
+DROPOUT_GATED = {
+    "test_dropout_shape",
+    "test_dropout_independent",
+    "test_dropout_key_use",
+    "test_dropout_jit",
+}
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +72,26 @@ def test_alternative_solution_passes(graded):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("idiom", ["flax_scan", "class_fori"])
+def test_correct_alternatives_in_other_idioms_pass(graded, idiom):
+    """flax_scan: flax.linen.Dropout applied functionally, epochs as a jitted lax.scan over
+    batches; class_fori: a Dropout class with lax.select, a split chain, einsum, a
+    lax.fori_loop over batches."""
+    graded(idiom).assert_statuses()
+
+
+def _dropout_gated(g, pure_fraction=0.5):
+    """dropout's wrong values block its properties; its purity case (half the check) too."""
+    for check_id in DROPOUT_GATED:
+        assert g.results[check_id]["blocked_by"] in {"test_dropout_rate", "test_dropout_scale"}
+        assert "values are wrong" in g.message(check_id)
+    pure = g.results["test_dropout_pure"]
+    assert pure["fraction"] == pytest.approx(pure_fraction)
+    assert "this property is judged once the values are right" in pure["message"]
+    return DROPOUT_GATED | {"test_dropout_pure"}
+
+
+@pytest.mark.slow
 def test_stub_fails_every_check_as_not_implemented(graded):
     stub = graded("stub")
     stub.assert_all_not_implemented()
@@ -61,7 +101,13 @@ def test_stub_fails_every_check_as_not_implemented(graded):
 @pytest.mark.slow
 def test_rate_read_as_keep_probability(graded):
     g = graded("keep_probability")
-    g.assert_statuses(failed={"test_dropout_rate", "test_dropout_scale"} | _unfinished(g, COMPARE))
+    g.assert_statuses(
+        failed={"test_dropout_rate", "test_dropout_scale", "test_forward_masks"}
+        | _dropout_gated(g, pure_fraction=0.0)  # forward_with_dropout's masks are wrong too
+        | _unfinished(g, COMPARE)
+    )
+    masks = g.message("test_forward_masks")  # rate=0.2: each layer drops 80%
+    assert "rate=0.2" in masks and "read as the KEEP probability" in masks
     rate = g.message("test_dropout_rate")
     assert "about 70% of units were zeroed with rate=0.3" in rate
     assert "rate is the DROP probability" in rate
@@ -73,8 +119,12 @@ def test_rate_read_as_keep_probability(graded):
 def test_one_key_for_both_dropout_layers(graded):
     g = graded("one_key")
     g.assert_statuses(
-        failed={"test_forward_key_reuse", "test_forward_masks"} | _unfinished(g, COMPARE)
+        failed={"test_forward_key_reuse", "test_forward_masks", "test_dropout_pure"}
+        | _unfinished(g, COMPARE)
     )
+    pure = g.results["test_dropout_pure"]  # forward_with_dropout's case stands on its masks
+    assert pure["fraction"] == pytest.approx(0.5)
+    assert "forward_with_dropout: this property is judged once" in pure["message"]
     reuse = g.message("test_forward_key_reuse")
     assert "key-reuse checker" in reuse
     assert "line" in reuse and "bernoulli" in reuse  # points at the student's draw
@@ -87,7 +137,9 @@ def test_one_key_for_both_dropout_layers(graded):
 def test_survivors_not_rescaled(graded):
     g = graded("no_rescale")
     g.assert_statuses(
-        failed={"test_dropout_scale", "test_dropout_expectation"} | _unfinished(g, COMPARE)
+        failed={"test_dropout_scale", "test_dropout_expectation"}
+        | _dropout_gated(g)
+        | _unfinished(g, COMPARE)
     )
     assert "not rescaled" in g.message("test_dropout_scale")
     assert "non-inverted" in g.message("test_dropout_scale")
@@ -99,3 +151,45 @@ def test_compare_reports_accuracies_as_metrics(graded):
     metrics = {r["name"]: r["value"] for r in graded("solution").records if r["type"] == "metric"}
     assert set(metrics) == {"test accuracy with dropout", "test accuracy without dropout"}
     assert all(0.85 <= v <= 1.0 for v in metrics.values())
+
+
+@pytest.mark.slow
+def test_a_numpy_salt_drawn_at_trace_time_is_seen_once_np_random_moves(graded):
+    g = graded("numpy_salt")
+    g.assert_statuses(
+        failed={"test_forward_key_use", "test_dropout_pure"} | _unfinished(g, COMPARE)
+    )
+    # a call that traces anew (positional rate and train) draws from np.random: seen there too
+    assert "NumPy's global RNG (`np.random`) was drawn from" in g.message("test_dropout_pure")
+    message = g.message("test_forward_key_use")
+    assert "the same key after NumPy's global RNG moved" in message
+    assert "under jax.jit" in message and "baked into the compiled function" in message
+
+
+@pytest.mark.slow
+def test_a_module_counter_in_forward_with_dropout_is_impure(graded):
+    g = graded("layer_counter")
+    g.assert_statuses(failed={"test_dropout_pure"} | _unfinished(g, COMPARE))
+    pure = g.results["test_dropout_pure"]
+    assert pure["fraction"] == pytest.approx(0.5)  # dropout itself is pure
+    assert "forward_with_dropout: " in pure["message"]
+    assert "the global `DROPOUT_CALLS`['applied'] changed" in pure["message"]
+
+
+@pytest.mark.slow
+def test_rate_one_gives_nan_when_dividing_by_zero(graded):
+    g = graded("rate_one_nan")
+    g.assert_statuses(failed={"test_dropout_rate"} | _dropout_gated(g) | _unfinished(g, COMPARE))
+    message = g.message("test_dropout_rate")
+    assert "dropout(key, x, rate=1.0)" in message and "2000 NaN of 2000 units" in message
+    assert "NaN (0 / 0)" in message
+
+
+@pytest.mark.slow
+def test_a_rate_not_passed_on_to_the_dropout_layers(graded):
+    g = graded("fixed_rate")
+    g.assert_statuses(failed={"test_forward_masks", "test_dropout_pure"} | _unfinished(g, COMPARE))
+    message = g.message("test_forward_masks")
+    assert "rate=0.2" in message and "the rate argument is not passed on to dropout" in message
+    pure = g.results["test_dropout_pure"]  # forward_with_dropout's case stands on its masks
+    assert pure["fraction"] == pytest.approx(0.5)
