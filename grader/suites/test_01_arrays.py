@@ -207,7 +207,7 @@ def test_standardize_other_axes(student):
             ) from None
 
 
-@check("standardize maps a constant column to 0, not NaN", points=2,
+@check("standardize maps a constant column to 0, not NaN (1e-8 added to the std)", points=2,
        hint="What is 0 / 0 in floating point, and what does the `+ 1e-8` in the formula protect against?")
 def test_standardize_constant_column(student):
     x = jnp.array([[3.0, 1.0], [3.0, 2.0], [3.0, 6.0]])
@@ -219,6 +219,17 @@ def test_standardize_constant_column(student):
     )
     values.assert_close(got, _ref_standardize(x), what="standardize(x) with a constant first column",
                         rtol=1e-4, atol=1e-5)
+    # A column whose spread (5e-8) is close to the epsilon: only `std + 1e-8` gives +-0.8333
+    # (`std + 2e-8` gives 0.714, `std - 1e-8` 1.25, `sqrt(var + 1e-8)` 0.0005).
+    tiny = jnp.array([[3.0, 0.0], [3.0, 1e-7], [3.0, 0.0], [3.0, 1e-7]], jnp.float32)
+    values.assert_close(
+        student.standardize(tiny), _ref_standardize(tiny),
+        what="standardize(x) with a column of spread 1e-7 (std 5e-8, next to the 1e-8)",
+        rtol=1e-3, atol=1e-5,
+        cause="the epsilon is not `std + 1e-8` as the formula says (another value, subtracted, or "
+        "inside a square root)",
+        fix="divide by `jnp.std(x, axis=axis, keepdims=True) + 1e-8`",
+    )
 
 
 @check("standardize is pure: its input unchanged, no trace-time side effects", points=1,

@@ -21,6 +21,7 @@ VARIANTS = (
     "numpy_habits",
     "numpy_copies",
     "trace_time_prints",
+    "epsilon_inside_sqrt",
 )
 
 
@@ -148,3 +149,12 @@ def test_trace_time_prints_and_a_leaked_tracer(graded):
     assert "jax.debug.print" in g.message("test_set_element_pure")
     assert "a traced value was stored outside the function" in g.message("test_add_at_pure")
     assert "printed 'standardizing an array of shape" in g.message("test_standardize_pure")
+
+
+@pytest.mark.slow
+def test_an_epsilon_under_the_square_root(graded):
+    g = graded("epsilon_inside_sqrt")
+    g.assert_statuses(failed={"test_standardize_constant_column"})
+    message = g.message("test_standardize_constant_column")
+    assert "spread 1e-7" in message and "-0.8333333" in message
+    assert "inside a square root" in message
