@@ -259,7 +259,8 @@ def test_init_statistics(student):
 
 @check("init_mlp gives every layer its own key", points=2,
        hint="If two layers have the same shape and are drawn with the same key, what do their "
-       "weights look like? How many subkeys does jax.random.split give you?")
+       "weights look like? How many subkeys does jax.random.split give you?",
+       requires=("test_init_structure",))
 def test_init_keys(student):
     sizes = (4, 4, 4, 4)  # shapes init_structure drew already: no new compilation
     params = student.init_mlp(jax.random.key(5), sizes)
@@ -280,13 +281,16 @@ def test_init_keys(student):
 
 @check("init_mlp is deterministic per key and accepts raw PRNGKey keys", points=1,
        hint="Does your init depend on anything but the key you were given, and does it work "
-       "with both jax.random.key(0) and jax.random.PRNGKey(0)?", hidden=True)
+       "with both jax.random.key(0) and jax.random.PRNGKey(0)?", hidden=True,
+       requires=("test_init_structure",))
 def test_init_key_use(student):
     sizes = (6, 4, 4, 3)
     init = client.partial(student.init_mlp, client.HOLE, sizes)  # init(k) is init_mlp(k, sizes)
     keys.assert_deterministic(init, lambda k: (k,), what=f"init_mlp(key, {sizes})")
     keys.assert_varies_with_key(init, lambda k: (k,), what=f"init_mlp(key, {sizes})")
     keys.assert_accepts_raw_keys(init, lambda k: (k,), what=f"init_mlp(key, {sizes})")
+    keys.assert_ignores_global_rng(student.init_mlp, (jax.random.key(0), sizes),
+                                   static_argnames=("sizes",), what=f"init_mlp(key, {sizes})")
 
 
 # -- mlp_forward ---------------------------------------------------------------
@@ -348,7 +352,8 @@ def test_forward_order(student, seed):
 
 @check("mlp_forward compiles under jax.jit and traces once", points=1,
        hint="Is everything your loop depends on (the number of layers, the layer names) known "
-       "from the structure of params rather than from its values?")
+       "from the structure of params rather than from its values?",
+       requires=("test_forward_lesson",))
 def test_forward_jit(student, seed):
     rng = np.random.default_rng(seed + 4)
     sizes = (7, 9, 8, 3, 5)
@@ -365,10 +370,13 @@ def test_forward_jit(student, seed):
 
 @check("mlp_forward is pure: params unchanged, no global state", points=1,
        hint="Does mlp_forward write into params (or anything outside itself) while it runs?",
-       hidden=True)
+       hidden=True, requires=("test_forward_lesson",))
 def test_forward_pure(student, seed):
     rng = np.random.default_rng(seed + 5)
     sizes = (4, 6, 3)
     params = _params(rng, sizes)
-    purity.assert_pure(student.mlp_forward, (params, _inputs(rng, 3, 4)),
-                       what="mlp_forward(params, x)", module=student)
+    x = _inputs(rng, 3, 4)
+    purity.assert_pure(student.mlp_forward, (params, x), what="mlp_forward(params, x)",
+                       module=student)
+    purity.assert_no_trace_side_effects(student.mlp_forward, (params, x),
+                                        what="mlp_forward(params, x)", module=student)

@@ -9,7 +9,16 @@ from grader.catalog import read_suite
 from grader.commands.assign import stub_source
 
 LESSON = "ex3_generic_mlp"
-VARIANTS = ("solution", "alternative", "stub", "naive_leaves", "string_sorted")
+VARIANTS = (
+    "solution",
+    "alternative",
+    "stub",
+    "naive_leaves",
+    "string_sorted",
+    "tree_paths",
+    "class_reduce_einsum",
+    "jit_global_jitter",
+)
 MAX_SCORE = 18
 HIDDEN = {"test_init_key_use", "test_forward_pure"}
 FORWARD = {
@@ -47,9 +56,12 @@ def test_solution_passes_every_check(graded):
 
 
 @pytest.mark.slow
-def test_alternative_solution_passes(graded):
-    # he_normal draws a truncated normal: the init statistics accept any He-variance draw
-    graded("alternative").assert_statuses()
+@pytest.mark.parametrize("name", ["alternative", "tree_paths", "class_reduce_einsum"])
+def test_alternative_solutions_pass(graded, name):
+    # alternative: he_normal draws a truncated normal (the init statistics accept any
+    # He-variance draw); tree_paths: fold_in keys, leaves regrouped by their tree paths;
+    # class_reduce_einsum: a Dense class, einsum layers folded with functools.reduce
+    graded(name).assert_statuses()
 
 
 @pytest.mark.slow
@@ -63,6 +75,8 @@ def test_stub_fails_every_check_as_not_implemented(graded):
 def test_naive_leaves_pairing_is_explained(graded):
     g = graded("naive_leaves")
     g.assert_statuses(failed=FORWARD)
+    for check_id in ("test_forward_jit", "test_forward_pure"):  # gated on the values
+        assert g.results[check_id]["blocked_by"] == "test_forward_lesson"
     for check_id in ("test_forward_lesson", "test_forward_depths", "test_forward_pairing"):
         message = g.message(check_id)
         assert "used each layer's 'b' as its weight" in message, check_id
@@ -88,3 +102,12 @@ def test_string_sorted_layers_are_explained(graded):
     assert "layer1, layer10, layer11, layer12, layer2" in order
     assert "'layer10' sorts before 'layer2'" in order
     assert "int(k[5:])" in order  # the fix
+
+
+@pytest.mark.slow
+def test_global_rng_drawn_at_trace_time_is_named(graded):
+    g = graded("jit_global_jitter")
+    g.assert_statuses(failed={"test_init_key_use"})
+    message = g.message("test_init_key_use")
+    assert "np.random.seed" in message
+    assert "baked into the compiled function" in message
