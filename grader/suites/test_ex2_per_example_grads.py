@@ -278,6 +278,13 @@ def test_largest_order(student, credit):
 # -- all three -------------------------------------------------------------------------
 
 
+_VALUES = {  # the value check each function's properties stand on
+    "per_example_grads": "test_matches_loop",
+    "per_example_grad_norms": "test_norms",
+    "largest_gradient_examples": "test_largest_order",
+}
+
+
 @check("the three functions compile under jax.jit", points=1,
        hint="Is every step a JAX operation? Which arguments must stay Python values (static) under jit?")
 def test_jittable(student, credit, gate):
@@ -293,13 +300,6 @@ def test_jittable(student, credit, gate):
             student.largest_gradient_examples, args, {"k": 3}, static_argnames=("loss_fn", "k"),
             what="largest_gradient_examples(loss_fn, params, xs, ys, k=3)"))),
     ])
-
-
-_VALUES = {  # the value check each function's properties stand on
-    "per_example_grads": "test_matches_loop",
-    "per_example_grad_norms": "test_norms",
-    "largest_gradient_examples": "test_largest_order",
-}
 
 
 @check("the three functions are pure", points=1,
