@@ -7,7 +7,7 @@ from hypothesis.extra import numpy as hnp
 
 from grader.checks import jit, purity, values
 from grader.checks.failure import CheckFailure, fail
-from grader.sandbox.client import StudentError
+from grader.sandbox.client import SandboxGone, StudentError
 from grader.suite import check
 from grader.suites._shared import compiled, with_cause
 
@@ -147,6 +147,21 @@ def test_add_at_duplicates(student):
             "or a fancy-indexed `x[indices] + values`, keeps only one of the writes to the same index",
             fix="`.at[indices].add(values)` is a scatter-add: every value is added, duplicates included",
         ) from None
+    # The docstring's own example, with Python lists: JAX indexes and scatters arrays only.
+    try:
+        got = student.add_at([0.0, 0.0], [0, 0], [1.0, 1.0])
+    except (NotImplementedError, SandboxGone):
+        raise
+    except Exception as exc:
+        kind = exc.info.type if isinstance(exc, StudentError) else type(exc).__name__
+        raise fail(
+            "add_at([0., 0.], [0, 0], [1., 1.]) (the docstring's example, Python lists)",
+            expected="[2., 0.]", observed=f"{kind}: {str(exc).splitlines()[0] if str(exc) else ''}",
+            cause="x, indices or values is used as given: a Python list cannot index a JAX array "
+            "or be scattered with `.at[...]`",
+            fix="convert each argument with `jnp.asarray` first",
+        ) from None
+    values.assert_close(got, np.array([2.0, 0.0]), what="add_at([0., 0.], [0, 0], [1., 1.])")
 
 
 @check("add_at is pure: its inputs unchanged, no trace-time side effects", points=1,

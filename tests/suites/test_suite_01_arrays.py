@@ -22,6 +22,7 @@ VARIANTS = (
     "numpy_copies",
     "trace_time_prints",
     "epsilon_inside_sqrt",
+    "list_indices",
 )
 
 
@@ -118,10 +119,12 @@ def test_numpy_in_place_fast_path_and_missing_keepdims(graded):
         failed={
             "test_set_element_pure",
             "test_add_at_pure",
+            "test_add_at_duplicates",  # x.at on the docstring's Python list
             "test_standardize_other_axes",
             "test_standardize_jit",
         }
     )
+    assert "AttributeError: 'list' object has no attribute 'at'" in g.message("test_add_at_duplicates")
     assert "argument `x` was modified in place" in g.message("test_set_element_pure")
     assert "argument `x` was modified in place" in g.message("test_add_at_pure")
     assert "keepdims=True" in g.message("test_standardize_other_axes")
@@ -158,3 +161,13 @@ def test_an_epsilon_under_the_square_root(graded):
     message = g.message("test_standardize_constant_column")
     assert "spread 1e-7" in message and "-0.8333333" in message
     assert "inside a square root" in message
+
+
+@pytest.mark.slow
+def test_indices_given_as_a_python_list(graded):
+    g = graded("list_indices")
+    g.assert_statuses(failed={"test_add_at_duplicates"})
+    message = g.message("test_add_at_duplicates")
+    assert "the docstring's example, Python lists" in message
+    assert "observed: TypeError: Using a non-tuple sequence" in message
+    assert "jnp.asarray" in message
