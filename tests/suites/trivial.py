@@ -1,9 +1,10 @@
-"""Trivial answers built from `solutions/`: every function returns None, 0.0, its first
-argument, or zeros shaped like its first argument.
+"""Trivial answers built from the stubs in `exercises/`: every function returns None, 0.0,
+its first argument, or zeros shaped like its first argument.
 
 A grader that pays for such answers pays for properties of code that computes nothing:
 a constant is pure, compiles under `jit`, is traced once and consumes no key. The
-variants keep each file's imports and module-level names, and rewrite the body of every
+variants keep each stub's imports and module-level names (a `# TODO` value stays the
+stub's, as a student who filled nothing in leaves it), and rewrite the body of every
 public function and of every method but `setup` (a Flax module still builds), so what is
 graded is the answers, not an import error.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
+STUBS = Path(__file__).resolve().parents[2] / "exercises"
 
 _BODIES = {
     "none": "return None",
@@ -53,9 +54,9 @@ def trivial_source(source: str, variant: str) -> str:
 
 
 def write_trivial(folder: Path, variant: str, lessons: list[str] | None = None) -> Path:
-    """Write the `variant` of every solution (or of `lessons`) into `folder`."""
+    """Write the `variant` of every stub (or of `lessons`) into `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
-    for path in sorted(SOLUTIONS.glob("*.py")):
+    for path in sorted(STUBS.glob("*.py")):
         if lessons is None or path.stem in lessons:
             text = trivial_source(path.read_text(encoding="utf-8"), variant)
             (folder / path.name).write_text(text, encoding="utf-8")
