@@ -822,7 +822,16 @@ def test_train_history(student):
                 observed=f"{bad}",
                 fix="convert with `float(...)` so the history holds numbers, not device arrays",
             )
-    _, _, x_test, y_test = data
+    x_train, y_train, x_test, y_test = data
+    seen = float(np.mean(_ref_forward(params, x_train[:5000]).argmax(axis=-1) == y_train[:5000]))
+    if abs(history[-1]["train_acc"] - seen) > 1.5 / min(len(y_train), 5000):
+        raise fail(
+            "history[-1]['train_acc']",
+            expected=f"the accuracy of the returned params on the training rows: {seen:.4f}",
+            observed=f"{history[-1]['train_acc']:.4f}",
+            cause="the training accuracy was measured on other data (the test set?) or before "
+            "the epoch's updates",
+        )
     final = float(np.mean(_ref_forward(params, x_test).argmax(axis=-1) == y_test))
     last = history[-1]["test_acc"]
     if abs(last - final) > 1.5 / len(y_test):

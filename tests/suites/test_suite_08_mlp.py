@@ -25,6 +25,7 @@ VARIANTS = (
     "stale_opt_state",
     "trace_counter",
     "onehot_width",
+    "train_acc_on_test",
 )
 MAX_SCORE = 23
 HIDDEN = {"test_train_reshuffles"}
@@ -200,3 +201,10 @@ def test_one_hot_width_is_named(graded):
     assert "your one-hot has 256 columns, the logits have 10" in g.message("test_train_accuracy")
     for check_id in gated | {"test_train_reshuffles"}:
         assert g.results[check_id]["blocked_by"], check_id
+
+
+@pytest.mark.slow
+def test_train_acc_measured_on_the_test_set(graded):
+    g = graded("train_acc_on_test")
+    g.assert_statuses(failed={"test_train_history"})
+    assert "measured on other data (the test set?)" in g.message("test_train_history")
