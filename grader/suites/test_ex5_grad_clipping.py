@@ -19,7 +19,8 @@ learning rate where a dropped optimizer state or frozen parameters part from the
 reference by step 3), by the two digits runs differing once a raw norm exceeds
 max_norm (a `clip` that never reaches the optimizer gives the same run twice), and by
 key use: the same key after the sandbox's global NumPy and Python RNGs were reseeded
-gives the same run, another key another run, and a raw PRNGKey works.
+gives the same run, another key another run, no key is consumed twice (JAX's key-reuse
+checker), and a raw PRNGKey works.
 
 The plot is drawn in the sandbox, where a probe (grader/inputs/ex5_grad_clipping.py)
 reads the PNG, decodes its pixels and, through a hook on `Figure.savefig`, records
@@ -40,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from grader.checks import _calls, values
+from grader.checks import _calls, keys, values
 from grader.checks.failure import fail
 from grader.data import load_digits
 from grader.inputs.ex5_grad_clipping import MAX_FILE_BYTES as MAX_PLOT_BYTES
@@ -384,6 +385,20 @@ def test_loss_decreases(student, attach):
                     fix="params, opt_state = ... each step: keep BOTH values the update returns "
                     "and pass them to the next step",
                 )
+    # the digits runs below use the defaults: learning_rate's must be the lesson's 1e-3
+    default = _train(student, "zero inputs", _zero_data, 4, False)
+    explicit = _train(student, "zero inputs", _zero_data, 4, False, learning_rate=1e-3)
+    if not np.allclose(np.asarray(default["loss"], np.float64),
+                       np.asarray(explicit["loss"], np.float64), rtol=1e-6, atol=0.0):
+        raise fail(
+            "train_recording_grad_norms(key, zero inputs, 4, clip=False) without learning_rate "
+            "and with learning_rate=1e-3",
+            expected=f"the same run: loss {np.round(explicit['loss'], 6).tolist()}",
+            observed=f"loss {np.round(default['loss'], 6).tolist()} without learning_rate",
+            cause="the default learning_rate is not the lesson's 1e-3",
+            fix="keep the signature: train_recording_grad_norms(key, data, n_steps, clip, "
+            "batch_size=128, learning_rate=1e-3)",
+        )
     runs = {}
     for clip in (True, False):
         runs[clip] = _train(student, "digits", _digits, DIGITS_STEPS, clip)
@@ -419,8 +434,9 @@ def test_loss_decreases(student, attach):
 
 @check("train_recording_grad_norms depends on its key and nothing else", points=1,
        hint="Is every random choice (initialisation, batch order) drawn with jax.random from the "
-       "key you are given: no fixed key, no np.random or random, and does a raw "
-       "jax.random.PRNGKey work too?", requires=("test_loss_decreases",))
+       "key you are given, each layer and each shuffle with its own key: no fixed key, no "
+       "np.random or random, and does a raw jax.random.PRNGKey work too?",
+       requires=("test_loss_decreases",))
 def test_train_key_use(student, seed):
     call = f"train_recording_grad_norms(key, digits, {DIGITS_STEPS}, clip=True)"
     first = _train(student, "digits", _digits, DIGITS_STEPS, True)
@@ -450,6 +466,9 @@ def test_train_key_use(student, seed):
             "(`jax.random.PRNGKey(0)`)",
             fix="derive the initialisation and shuffling keys from the key argument",
         )
+    keys.assert_no_key_reuse(student.train_recording_grad_norms,
+                             (jax.random.key(0), _digits(), 3, True), jit=False,
+                             what="train_recording_grad_norms(key, digits, 3, clip=True)")
     try:
         _train(student, "digits", _digits, 3, True, key_seed="raw")
     except StudentError as exc:

@@ -22,6 +22,8 @@ VARIANTS = (
     "stale_opt_state",
     "numpy_shuffle",
     "clip_ignored",
+    "same_key_layers",
+    "default_lr_changed",
 )
 MAX_SCORE = 20
 HIDDEN = {"test_norms_exact", "test_plot_lines"}
@@ -153,3 +155,21 @@ def test_clip_that_never_reaches_the_optimizer(graded):
     message = g.message("test_loss_decreases")
     assert "the clip argument does not reach the optimizer" in message
     assert "the same loss at every step in both runs" in message
+
+
+@pytest.mark.slow
+def test_one_key_for_every_layer(graded):
+    g = graded("same_key_layers")
+    g.assert_statuses(failed={"test_train_key_use"})
+    message = g.message("test_train_key_use")
+    assert "JAX's key-reuse checker saw one key consumed twice" in message
+    assert "jax.random.normal(k" in message  # the student's line
+
+
+@pytest.mark.slow
+def test_default_learning_rate_that_is_not_the_lessons(graded):
+    g = graded("default_lr_changed")
+    g.assert_statuses(failed={"test_loss_decreases"} | GATED_ON_LOSS)
+    message = g.message("test_loss_decreases")
+    assert "without learning_rate and with learning_rate=1e-3" in message
+    assert "the default learning_rate is not the lesson's 1e-3" in message
