@@ -303,13 +303,17 @@ def _run_timer(timer: Timer, case: StepCase, n_steps: int, what: str) -> float:
     return _seconds(reported, what)
 
 
-def assert_waits_for_work(timer: Timer, *, what: str, work_s: float = 0.1, n_steps: int = 3) -> float:
+def assert_waits_for_work(timer: Timer, *, what: str, work_s: float = 0.1, n_steps: int = 3,
+                          fraction: float = 0.25) -> float:
     """On `async_step(work_s)` the timer reports about the real work per step, not the
-    dispatch time. Returns the reported seconds per step."""
+    dispatch time: at least `fraction` of the step time the judge measured (a suite on a
+    loaded machine may lower it: the sandbox's and the judge's timings of the same work
+    were seen 5x apart there, while not waiting reports ~dispatch_s, 100x+ below). Returns
+    the reported seconds per step."""
     __tracebackhide__ = True
     case = async_step(work_s)
     reported = _run_timer(timer, case, n_steps, what)
-    if reported >= 0.25 * case.step_s:  # not waiting reports ~dispatch_s, 100x+ below
+    if reported >= fraction * case.step_s:
         return reported
     raise fail(
         f"{what} waits for asynchronous results",
