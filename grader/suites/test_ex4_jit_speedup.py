@@ -111,7 +111,10 @@ def test_time_steps_chain(student):
        "jax.block_until_ready do, and on which value should you call it?",
        requires=("test_time_steps_per_step",))
 def test_time_steps_waits(student):
-    timing.assert_waits_for_work(student.time_steps, what="time_steps(step_fn, state, batch, n_steps)")
+    # a twentieth of the judge's measurement: correct timers were seen at a fifth of it on a
+    # loaded machine, timers that do not wait read the dispatch time, a thousandth of it
+    timing.assert_waits_for_work(student.time_steps, what="time_steps(step_fn, state, batch, n_steps)",
+                                 fraction=0.05)
 
 
 @check("time_steps leaves the compiling first call out of the timing", points=2,
