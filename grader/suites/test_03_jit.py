@@ -167,6 +167,16 @@ def test_newton_steps(student):
                 "does not run n_iters times (a constant or shifted trip count) or the step differs",
                 fix=_LOOP_FIX,
             )
+    # The default is n_iters=20: far outside [1e-2, 1e4] twenty steps have not converged yet,
+    # so another default shows (whatever the starting guess).
+    for a in (2.0, 1e12, 1e30):
+        values.assert_close(
+            newton(np.float32(a)), newton(np.float32(a), n_iters=20),
+            what=f"newton_sqrt({a:g}) against newton_sqrt({a:g}, n_iters=20)", rtol=1e-6, atol=0.0,
+            cause="the default number of iterations is not 20, as the signature `newton_sqrt(a, "
+            "n_iters=20)` says",
+            fix="keep the signature `def newton_sqrt(a, n_iters=20)`",
+        )
     if not moved:
         raise fail(
             "newton_sqrt(a, n_iters) for n_iters = 1 to 6 and a in (0.01, 2, 30, 1e4)",

@@ -110,3 +110,11 @@ def test_ignored_n_iters_and_a_carry_kept_in_a_global(graded):
     assert pure["fraction"] == pytest.approx(2 / 3)
     assert "running_sum: side effects of running_sum(xs) under jax.jit" in pure["message"]
     assert "a traced value was stored outside the function" in pure["message"]
+
+
+def test_a_default_n_iters_other_than_20(graded):
+    g = graded("default_n_iters")
+    g.assert_statuses(failed={"test_newton_steps"})
+    message = g.message("test_newton_steps")
+    assert "newton_sqrt(1e+12) against newton_sqrt(1e+12, n_iters=20)" in message
+    assert "default number of iterations is not 20" in message
