@@ -124,7 +124,9 @@ def test_numpy_in_place_fast_path_and_missing_keepdims(graded):
             "test_standardize_jit",
         }
     )
-    assert "AttributeError: 'list' object has no attribute 'at'" in g.message("test_add_at_duplicates")
+    assert "AttributeError: 'list' object has no attribute 'at'" in g.message(
+        "test_add_at_duplicates"
+    )
     assert "argument `x` was modified in place" in g.message("test_set_element_pure")
     assert "argument `x` was modified in place" in g.message("test_add_at_pure")
     assert "keepdims=True" in g.message("test_standardize_other_axes")
