@@ -349,6 +349,44 @@ def test_norms_exact(student):
 
 
 STALE_STEPS, STALE_LR = 12, 0.3  # on zero inputs: a dropped opt_state shows by step 3
+ODD_LABEL = 5
+
+
+def _one_odd_label() -> tuple[Any, ...]:
+    """128 all-zero rows, all of label ZERO_LABEL but one: a batch of 128 is the whole set
+    whatever the shuffling, so its first raw gradient (the last bias's) is known."""
+    x = np.zeros((128, 64), np.float32)
+    y = np.full(128, ZERO_LABEL, np.int32)
+    y[0] = ODD_LABEL
+    return x, y, x[:30], y[:30]
+
+
+def _first_norm(n_main: int, n_odd: int) -> float:
+    """The norm of softmax(0) - mean one-hot of a batch of n_main ZERO_LABEL and n_odd
+    ODD_LABEL rows."""
+    mean = np.zeros(10)
+    mean[ZERO_LABEL], mean[ODD_LABEL] = n_main, n_odd
+    return float(np.linalg.norm(0.1 - mean / (n_main + n_odd)))
+
+
+def _check_batch_size(student: Any) -> None:
+    """Each step trains on batch_size=128 rows: on `_one_odd_label` the first raw norm of a
+    127-row batch (the odd row or another left out) is another known number."""
+    record = _train(student, "128 zero rows, one of another label", _one_odd_label, 1, False)
+    norm = float(record["grad_norm"][0])
+    if np.isclose(norm, _first_norm(127, 1), rtol=1e-5):
+        return
+    for rows, n_main, n_odd in (("127", 127, 0), ("127", 126, 1), ("129 (one row twice)", 128, 1),
+                                ("129 (one row twice)", 127, 2)):
+        if np.isclose(norm, _first_norm(n_main, n_odd), rtol=1e-5):  # 7e-5 apart
+            raise fail(
+                "grad_norm[0] of train_recording_grad_norms(key, 128 zero rows of which one has "
+                "another label, 1, clip=False): with batch_size=128 the first batch is the whole set",
+                expected=f"{_first_norm(127, 1):.6f} (the raw gradient of all 128 rows)",
+                observed=f"{norm:.6f}, the raw gradient of a batch of {rows} rows",
+                cause="a step does not train on batch_size rows: an off-by-one in the batch slice",
+                fix="idx = perm[j * batch_size : (j + 1) * batch_size] for batch j of the epoch",
+            )
 
 
 def _close(a: list[float], b: list[float]) -> bool:
@@ -399,6 +437,7 @@ def test_loss_decreases(student, attach):
             fix="keep the signature: train_recording_grad_norms(key, data, n_steps, clip, "
             "batch_size=128, learning_rate=1e-3)",
         )
+    _check_batch_size(student)
     runs = {}
     for clip in (True, False):
         runs[clip] = _train(student, "digits", _digits, DIGITS_STEPS, clip)

@@ -24,6 +24,7 @@ VARIANTS = (
     "clip_ignored",
     "same_key_layers",
     "default_lr_changed",
+    "batch_off_by_one",
 )
 MAX_SCORE = 20
 HIDDEN = {"test_norms_exact", "test_plot_lines"}
@@ -173,3 +174,12 @@ def test_default_learning_rate_that_is_not_the_lessons(graded):
     message = g.message("test_loss_decreases")
     assert "without learning_rate and with learning_rate=1e-3" in message
     assert "the default learning_rate is not the lesson's 1e-3" in message
+
+
+@pytest.mark.slow
+def test_batches_one_row_short(graded):
+    g = graded("batch_off_by_one")
+    g.assert_statuses(failed={"test_loss_decreases"} | GATED_ON_LOSS)
+    message = g.message("test_loss_decreases")
+    assert "the raw gradient of a batch of 127 rows" in message
+    assert "an off-by-one in the batch slice" in message
