@@ -50,6 +50,18 @@ def rebuilt(fn):
     return call
 
 
+def no_trace_effects(fn, args, *, what, module):
+    """No trace-time side effects under jax.jit; a function that does not compile is left
+    to the checks that jit it (one cause, one failed check)."""
+    from grader.checks import purity
+
+    try:
+        purity.assert_no_trace_side_effects(fn, args, what=what, module=module)
+    except CheckFailure as failure:
+        if failure.finding.expected != "the function runs under jit":
+            raise
+
+
 def with_cause(failure, *, cause, fix):
     """The same finding as `failure`, with the cause and fix a suite knows better."""
     f = failure.finding
