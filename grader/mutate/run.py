@@ -120,7 +120,7 @@ class Pool:
             worker = self.workers[slot]
             if worker is None:
                 worker = engine.Worker(self.scratch, self.preload)
-            result, self.workers[slot] = engine._grade_one(
+            result, self.workers[slot] = engine.grade_one(
                 worker, spec, submission, options, self.settings.level, folder, self.preload
             )
         finally:

@@ -214,7 +214,7 @@ def _missing_requirements(spec: ExerciseSpec) -> list[str]:
     return [name for name in spec.requires if importlib.util.find_spec(name) is None]
 
 
-def _grade_one(
+def grade_one(
     worker: Worker | None,
     spec: ExerciseSpec,
     submission: Submission,
@@ -223,6 +223,8 @@ def _grade_one(
     scratch: Path,
     preload: tuple[str, ...],
 ) -> tuple[ExerciseResult, Worker | None]:
+    """Grade one lesson file on `worker` (a fresh one when None or lost); returns the
+    result and the worker to use next (`grade` and `grade mutate` share it)."""
     if not submission.has(spec.name):
         return records.missing(spec, str(submission.root)), worker
     absent = _missing_requirements(spec)
@@ -295,7 +297,7 @@ def grade(
                     spec = todo.get_nowait()
                 except queue.Empty:
                     return
-                result, worker = _grade_one(
+                result, worker = grade_one(
                     worker, spec, submission, options, in_force.level, scratch, preload
                 )
                 with lock:
