@@ -35,11 +35,20 @@ _SKIPPED_GLOBALS = (types.ModuleType, types.FunctionType, type, types.BuiltinFun
 # -- snapshots ---------------------------------------------------------------
 
 
-def _snapshot(value: Any) -> Any:
+def _snapshot(value: Any, depth: int = 0) -> Any:
+    """A copy of `value` to compare against later; a container holding something that
+    cannot be copied (a leaked tracer) is copied item by item, so its growth still shows."""
     try:
         return copy.deepcopy(value)
     except Exception:  # an uncopyable object is compared by identity only
+        if depth < _SNAPSHOT_DEPTH and type(value) in (list, tuple):
+            return type(value)(_snapshot(item, depth + 1) for item in value)
+        if depth < _SNAPSHOT_DEPTH and type(value) is dict:
+            return {k: _snapshot(v, depth + 1) for k, v in value.items()}
         return _Opaque(value)
+
+
+_SNAPSHOT_DEPTH = 8
 
 
 class _Opaque:

@@ -149,3 +149,14 @@ def test_a_leaked_tracer_is_reported():
     with pytest.raises(CheckFailure, match="a traced value was stored outside the function"):
         purity.assert_no_trace_side_effects(running_total_leaking, XS, what="running_sum(xs)")
     HISTORY.clear()
+
+
+def test_a_global_that_already_holds_a_leaked_tracer_is_still_watched():
+    # the first jitted call leaks a tracer into HISTORY; from then on HISTORY cannot be
+    # deep-copied, yet every later (eager) call still appends to it
+    jax.jit(running_total_leaking)(*XS)
+    try:
+        with pytest.raises(CheckFailure, match=r"the global `HISTORY` grew from 1 to 2 items"):
+            purity.assert_pure(running_total_leaking, XS, what="running_sum(xs)")
+    finally:
+        HISTORY.clear()
