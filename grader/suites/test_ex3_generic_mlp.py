@@ -223,6 +223,16 @@ def test_init_structure(student):
                     params[name][leaf], layer[leaf].shape, what=f"{what}['{name}']['{leaf}']",
                     fix="weights are stored (in, out) and used as x @ w + b; biases are (out,)",
                 )
+                dtype = np.asarray(params[name][leaf]).dtype
+                if dtype != np.float32:
+                    raise fail(
+                        f"the dtype of {what}['{name}']['{leaf}']",
+                        expected="float32 (JAX's default float)",
+                        observed=f"{dtype}",
+                        cause="the array was made with NumPy (np.zeros, np.random, np.sqrt of an "
+                        "array), whose default float is float64" if dtype == np.float64 else "",
+                        fix="build the leaves with jax.numpy and jax.random (`jnp.zeros(n_out)`)",
+                    )
 
 
 @check("init_mlp uses He initialisation and zero biases", points=2,

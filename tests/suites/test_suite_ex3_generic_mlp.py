@@ -18,6 +18,7 @@ VARIANTS = (
     "tree_paths",
     "class_reduce_einsum",
     "jit_global_jitter",
+    "numpy_bias",
 )
 MAX_SCORE = 18
 HIDDEN = {"test_init_key_use", "test_forward_pure"}
@@ -111,3 +112,11 @@ def test_global_rng_drawn_at_trace_time_is_named(graded):
     message = g.message("test_init_key_use")
     assert "np.random.seed" in message
     assert "baked into the compiled function" in message
+
+
+@pytest.mark.slow
+def test_numpy_float64_bias_is_named(graded):
+    g = graded("numpy_bias")
+    g.assert_statuses(failed={"test_init_structure", "test_init_keys", "test_init_key_use"})
+    assert "default float is float64" in g.message("test_init_structure")
+    assert g.results["test_init_keys"]["blocked_by"] == "test_init_structure"
