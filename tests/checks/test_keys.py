@@ -153,3 +153,16 @@ def test_a_global_numpy_draw_at_trace_time_is_seen_under_a_fresh_jit():
         )
     text = str(info.value)
     assert "under jax.jit" in text and "baked into the compiled function" in text
+
+
+def test_jit_false_calls_the_function_eagerly_only():
+    calls = []
+
+    def counted(key, x):
+        calls.append(isinstance(x, jax.core.Tracer))
+        return x + jax.random.normal(key, x.shape)
+
+    keys.assert_ignores_global_rng(counted, (jax.random.key(0), jnp.zeros(3)), what="f", jit=False)
+    assert calls == [False, False]
+    keys.assert_ignores_global_rng(counted, (jax.random.key(0), jnp.zeros(3)), what="f")
+    assert calls[2:] == [False, False, True, True]  # then twice traced anew
