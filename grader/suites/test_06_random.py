@@ -14,7 +14,6 @@ import numpy as np
 
 from grader.checks import jit, keys, purity, values
 from grader.checks.failure import CheckFailure, fail
-from grader.plugin import GateClosed
 from grader.sandbox import client
 from grader.suite import check
 from grader.suites._shared import score_cases
@@ -139,25 +138,6 @@ def _reuse_cause(student):
     except Exception:  # another error is not this diagnosis's business
         pass
     return ""
-
-
-def _score(credit, cases):
-    """`score_cases` on `_gated` cases, reporting a real failure before a closed gate: when
-    no case passes, the first exception is the check's message."""
-    outcomes = []
-    for name, run in cases:
-        try:
-            run()
-            outcomes.append((name, None))
-        except Exception as exc:  # replayed below, in order
-            outcomes.append((name, exc))
-    outcomes.sort(key=lambda o: isinstance(o[1], GateClosed))
-
-    def replay(exc):
-        if exc is not None:
-            raise exc
-
-    score_cases(credit, [(name, lambda exc=exc: replay(exc)) for name, exc in outcomes])
 
 
 # -- split_into --------------------------------------------------------------------------
@@ -311,7 +291,7 @@ def test_noisy_key_once(student):
 @check("the same key gives the same result (all three functions)", points=1,
        hint="Does anything besides the key feed randomness into your functions?")
 def test_deterministic(student, credit, gate):
-    _score(credit, _gated(gate, [
+    score_cases(credit, _gated(gate, [
         (name, lambda fn=fn, name=name: keys.assert_deterministic(fn, lambda k: (k,), what=name))
         for name, fn in _three(student)
     ]))
@@ -320,7 +300,7 @@ def test_deterministic(student, credit, gate):
 @check("different keys give different results (all three functions)", points=1,
        hint="Is the key argument actually used, or is a fixed key (or np.random) inside the function?")
 def test_varies_with_key(student, credit, gate):
-    _score(credit, _gated(gate, [
+    score_cases(credit, _gated(gate, [
         (name, lambda fn=fn, name=name: keys.assert_varies_with_key(fn, lambda k: (k,), what=name))
         for name, fn in _three(student)
     ]))
@@ -341,7 +321,7 @@ def _pure(student, name, args, static_argnames=()):
        "from, and what does a NumPy draw become when jit traces your function?")
 def test_no_global_rng(student, credit, gate):
     x = np.zeros(_X_SHAPE, np.float32)
-    _score(credit, _gated(gate, [
+    score_cases(credit, _gated(gate, [
         ("split_into", lambda: _pure(student, "split_into", (jax.random.key(1), 4), ("n",))),
         ("init_weights", lambda: _pure(student, "init_weights", (jax.random.key(1), ((16, 8), (32,))),
                                        ("shapes",))),
@@ -352,7 +332,7 @@ def test_no_global_rng(student, credit, gate):
 @check("raw jax.random.PRNGKey keys work too", points=1,
        hint="Do you only call jax.random functions on the key, or do you inspect it (dtype, shape, key_data)?")
 def test_raw_keys(student, credit, gate):
-    _score(credit, _gated(gate, [
+    score_cases(credit, _gated(gate, [
         ("split_into", lambda: keys.assert_accepts_raw_keys(_split_into(student), lambda k: (k,),
                                                             what="split_into(key, 4)")),
         ("init_weights", lambda: keys.assert_accepts_raw_keys(_init_weights(student), lambda k: (k,),
@@ -365,7 +345,7 @@ def test_raw_keys(student, credit, gate):
        hint="Under jit, is every random draw a jax.random call on the traced key? What does a NumPy draw become at trace time?")
 def test_jit(student, credit, gate):
     x = jnp.linspace(0.0, 1.0, 20_000).reshape(_X_SHAPE)
-    _score(credit, _gated(gate, [
+    score_cases(credit, _gated(gate, [
         ("split_into", lambda: jit.assert_jittable(student.split_into, (jax.random.key(2), 4),
                                                    static_argnames=("n",), what="split_into(key, n)")),
         ("init_weights", lambda: jit.assert_jittable(student.init_weights, (jax.random.key(2), _SHAPES),
