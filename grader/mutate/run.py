@@ -59,7 +59,13 @@ Progress = Callable[[Task, Outcome], None]
 
 
 def outcome_of(lesson: str, mutant_id: str, result: ExerciseResult) -> Outcome:
-    failed = next((c for c in result.checks if c.status != "passed" or c.score < c.max_score), None)
+    # The check that failed, not one that `maxfail` left unreached ("not run: ..."): checks
+    # run in dependency order, not in the file's order.
+    unmet = [c for c in result.checks if c.status != "passed" or c.score < c.max_score]
+    failed = next(
+        (c for c in unmet if c.status in ("failed", "timeout")),
+        next((c for c in unmet if not c.message.startswith("not run")), unmet[0] if unmet else None),
+    )
     killed = result.status in ("error", "timeout") or result.score < result.max_score - 1e-9
     if result.status == "skipped":
         killed = False

@@ -462,3 +462,20 @@ def test_grade_mutate_end_to_end(tmp_path: Path) -> None:
     assert entry["stale_equivalent"] == ["gone:total:00000000"]
     assert "stale entry" in done.stderr and "kill rate" in done.stderr
     assert "| 01_sums |" in done.stdout and "SURVIVED 01_sums " + weak.id in done.stdout
+
+
+def test_a_kill_is_credited_to_the_check_that_failed_not_to_one_left_unreached() -> None:
+    from grader.model import CheckResult, ExerciseResult
+    from grader.mutate.run import outcome_of
+
+    def check(id_: str, status: str, message: str = "") -> CheckResult:
+        score = 1.0 if status == "passed" else 0.0
+        return CheckResult(id_, id_, status, score, 1.0, "public", message, "hint")  # type: ignore[arg-type]
+
+    result = ExerciseResult("x", "x", "error", (
+        check("test_a", "passed"),
+        check("test_b", "error", "not run: the suite never reached this check"),
+        check("test_c", "failed", "values are wrong"),
+    ))
+    outcome = outcome_of("x", "m", result)
+    assert outcome.killed and outcome.by == "test_c"
