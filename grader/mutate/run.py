@@ -59,11 +59,11 @@ Progress = Callable[[Task, Outcome], None]
 
 
 def outcome_of(lesson: str, mutant_id: str, result: ExerciseResult) -> Outcome:
-    # The check that failed, not one that `maxfail` left unreached ("not run: ..."): checks
-    # run in dependency order, not in the file's order.
+    # The check that failed, not one that `maxfail` left unreached ("not run: ...") or one
+    # that a closed gate failed unrun: checks run in dependency order, not the file's.
     unmet = [c for c in result.checks if c.status != "passed" or c.score < c.max_score]
     failed = next(
-        (c for c in unmet if c.status in ("failed", "timeout")),
+        (c for c in unmet if c.status in ("failed", "timeout") and c.blocked_by is None),
         next((c for c in unmet if not c.message.startswith("not run")), unmet[0] if unmet else None),
     )
     killed = result.status in ("error", "timeout") or result.score < result.max_score - 1e-9
