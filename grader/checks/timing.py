@@ -385,8 +385,10 @@ def assert_reports_compile(speedup_fn: Callable[..., Any], *, what: str, compile
     time in `compile_s` and keeps it out of `jit_s`. Returns the reported dict."""
     __tracebackhide__ = True
     case = slow_compile_step(compile_s, jitted=False)
+    started = time.perf_counter()
     try:
         got = dict(client.handle(speedup_fn)(case.step, case.state, case.batch, n_steps))
+        whole_s = time.perf_counter() - started  # the first jitted call is inside this call
     except StudentError as exc:
         if isinstance(exc, _calls.PASS_THROUGH):
             raise
@@ -403,6 +405,14 @@ def assert_reports_compile(speedup_fn: Callable[..., Any], *, what: str, compile
                    f"tracing takes {compile_s:g} s", observed=f"compile_s = {float(got['compile_s']):.3g} s",
                    fix="time the FIRST call of a fresh `jax.jit(step_fn)` (blocking on its result) "
                    "as compile_s")
+    if not float(got["compile_s"]) <= whole_s:
+        raise fail(checked, expected=f"compile_s at most {whole_s:.3g} s: the wall time of the whole "
+                   f"call of {_calls.name_of(speedup_fn)}, which contains the first jitted call",
+                   observed=f"compile_s = {float(got['compile_s']):.3g} s",
+                   cause="compile_s is not an elapsed time: a clock reading after the first call "
+                   "minus the one before it",
+                   fix="compile_s = time.perf_counter() - start, with start read just before the "
+                   "first call of `jax.jit(step_fn)`")
     if float(got["jit_s"]) >= 0.5 * compile_s / n_steps:
         raise fail(checked, expected=f"jit_s well under {compile_s / n_steps:.3g} s (compiled steps only)",
                    observed=f"jit_s = {float(got['jit_s']):.3g} s: the compilation is inside it",

@@ -144,6 +144,19 @@ def test_jit_speedup_reports_compile_separately():
     with pytest.raises(CheckFailure, match="compile_s = 0 s"):
         timing.assert_reports_compile(jit_speedup_timing_compile_inside, what="jit_speedup",
                                       compile_s=0.2, n_steps=3)
+    with pytest.raises(CheckFailure, match="compile_s is not an elapsed time"):
+        timing.assert_reports_compile(jit_speedup_compile_clock_sum, what="jit_speedup",
+                                      compile_s=0.2, n_steps=3)
+
+
+def jit_speedup_compile_clock_sum(step_fn, state, batch, n_steps=100):
+    eager = time_steps_block(step_fn, state, batch, n_steps)
+    jitted = jax.jit(step_fn)
+    start = time.perf_counter()
+    jax.block_until_ready(jitted(state, batch))
+    compile_s = time.perf_counter() + start  # a sum of clock readings, not an elapsed time
+    jit_s = time_steps_block(jitted, state, batch, n_steps)
+    return {"eager_s": eager, "jit_s": jit_s, "compile_s": compile_s, "speedup": eager / jit_s}
 
 
 def time_steps_stub(step_fn, state, batch, n_steps=100):
