@@ -65,11 +65,13 @@ def _timings(result: Any, call: str) -> dict[str, float]:
 def test_time_steps_per_step(student):
     n_steps = 5
     slow, fast = timing.sleep_step(0.04), timing.sleep_step(0.004)
-    reported = float(student.time_steps(slow.step, slow.state, slow.batch, n_steps))
-    quick = float(student.time_steps(fast.step, fast.state, fast.batch, n_steps))
-    if 0.5 * slow.step_s <= reported <= 3.0 * slow.step_s + 0.01:
-        if reported > 1.5 * quick:
+    for _ in range(3):  # a loaded machine can stall one reading; a wrong timer fails all three
+        reported = float(student.time_steps(slow.step, slow.state, slow.batch, n_steps))
+        quick = float(student.time_steps(fast.step, fast.state, fast.batch, n_steps))
+        in_range = 0.5 * slow.step_s <= reported <= 3.0 * slow.step_s + 0.01
+        if in_range and reported > 1.5 * quick:
             return
+    if in_range:
         # a step ten times shorter should read about ten times shorter; a timer that does not
         # time the calls reads the same for both
         raise fail(
@@ -174,8 +176,11 @@ def test_speedup_which_is_which(student):
                    "milliseconds, or the compilation too)",
                    fix="eager_s = time_steps(step_fn, state, batch, n_steps)")
     short = timing.sleep_step(0.004)
-    quick = _timings(student.jit_speedup(short.step, short.state, short.batch, 10),
-                     "jit_speedup(sleep_step, state, batch, 10)")
+    for _ in range(3):  # a loaded machine can stall one reading; a wrong timer fails all three
+        quick = _timings(student.jit_speedup(short.step, short.state, short.batch, 10),
+                         "jit_speedup(sleep_step, state, batch, 10)")
+        if got["eager_s"] > 1.5 * quick["eager_s"]:
+            break
     if not got["eager_s"] > 1.5 * quick["eager_s"]:
         raise fail(f"jit_speedup on two plain steps that sleep {case.step_s:.3g} s and "
                    f"{short.step_s:.3g} s per eager call",

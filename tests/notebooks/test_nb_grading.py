@@ -180,8 +180,12 @@ def test_damaged_notebooks_grade_with_clear_notes(tmp_path: Path, reference: dic
     assert "defines no `pairwise_sq_dists`" in vmap["message"]
     assert 0 < vmap["score"] < vmap["max_score"]
     batch_cell = index_of(load(folder / "04_vmap.ipynb"), "def batch_predict") + 1
+    by_id = {check["id"]: check for check in vmap["checks"]}
     for check in vmap["checks"]:
-        if "pairwise_sq_dists" in check["message"]:
+        if check["blocked_by"]:  # a property of a function whose values failed: not judged
+            assert check["status"] == "failed" and "fix the values first" in check["message"]
+            assert by_id[check["blocked_by"]]["status"] == "failed"
+        elif "pairwise_sq_dists" in check["message"]:
             assert check["status"] == "failed" and "has no attribute 'pairwise_sq_dists'" in check["message"]
         elif "ValueError: not like this" in check["message"]:  # the student's line, in the notebook's terms
             assert check["location"] == {"path": f"04_vmap.ipynb, cell {batch_cell}", "line": 2,

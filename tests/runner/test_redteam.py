@@ -178,6 +178,13 @@ def test_attacks_gain_nothing_and_reports_hold(tmp_path, control, level):
     time.sleep(6)
     after = ((tmp_path / "out" / "results.json").read_bytes(), (tmp_path / "out" / "report.html").read_text())
     assert after == before, "a report changed after grade returned"
-    assert not list(Path("/tmp").glob("**/hacked*"))
+    assert not _found_under("/tmp", "hacked")
     assert sandbox_processes(tmp_path / "out") == []
     assert tree_digest(installed_grader()) == installed, "the installed grader was modified"
+
+
+def _found_under(root, prefix):
+    """Paths under `root` whose name starts with `prefix` (folders other tests remove while
+    this walks are skipped: os.walk ignores them)."""
+    return [os.path.join(d, n) for d, dirs, files in os.walk(root) for n in dirs + files
+            if n.startswith(prefix)]

@@ -126,8 +126,8 @@ def test_python_floats_do_not_trace_and_list_shapes_are_not_tuples(graded):
 def test_module_state_is_impure_even_with_right_values(graded):
     g = graded("module_state")
     g.assert_statuses(failed={"test_tree_sgd_pure", "test_global_norm_jit"})
-    # The log holds the tracers of earlier jitted calls: the leak is what shows first.
-    assert "a traced value was stored outside the function" in g.message("test_tree_sgd_pure")
+    # The log holds the tracers of earlier jitted calls, and it still grows on every call.
+    assert "the global `LR_HISTORY` grew" in g.message("test_tree_sgd_pure")
     norm = g.message("test_global_norm_jit")
     assert "during the first (tracing) call the global `TRACES`" in norm
     assert "only at trace time" in norm
