@@ -312,13 +312,14 @@ def _mismatch(shapes: list[tuple[int, ...]]) -> str:
     return "they do not broadcast"
 
 
-def _student_line(exc: BaseException) -> tuple[int, str] | None:
-    """The student's innermost line behind `exc`: the sandbox's record of it, or (for an
-    exception raised in this process) the innermost frame outside Python, libraries and the
-    grader."""
+def student_frame(exc: BaseException) -> tuple[str, int, str] | None:
+    """The student's innermost line behind `exc` as (path, line, code): the sandbox's record
+    of it, or (for an exception raised in this process) the innermost frame outside Python,
+    libraries and the grader, following chained exceptions."""
     info = getattr(exc, "info", None)
     if info is not None:
-        return (info.location[1], info.location[2]) if info.location else None
+        location: tuple[str, int, str] | None = info.location
+        return location
     from grader.sandbox.server import is_library
 
     current: BaseException | None = exc
@@ -330,6 +331,11 @@ def _student_line(exc: BaseException) -> tuple[int, str] | None:
         ]
         lineno = frames[-1].lineno if frames else None
         if lineno is not None:
-            return lineno, (frames[-1].line or "").strip()
+            return frames[-1].filename, lineno, (frames[-1].line or "").strip()
         current = current.__cause__ or current.__context__
     return None
+
+
+def _student_line(exc: BaseException) -> tuple[int, str] | None:
+    frame = student_frame(exc)
+    return (frame[1], frame[2]) if frame else None

@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import inspect
 import os
-import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import jax
 
 from grader.checks.failure import CheckFailure, fail
-from grader.explain import explain
+from grader.explain import explain, student_frame
 from grader.sandbox.client import Remote, StudentError
-from grader.sandbox.server import is_library
 
 
 def name_of(fn: Callable[..., Any]) -> str:
@@ -85,21 +83,8 @@ def _positional_names(fn: Callable[..., Any], n: int) -> list[str]:
 def student_line(exc: BaseException) -> str:
     """`"03_jit.py, line 14: if x > 0:"` for the innermost frame outside JAX, Python and
     the grader, following chained exceptions; "" if there is none."""
-    if isinstance(exc, StudentError):
-        loc = exc.info.location
-        return f"{os.path.basename(loc[0])}, line {loc[1]}: {loc[2]}" if loc else ""
-    current: BaseException | None = exc
-    seen: set[int] = set()
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        frames = [
-            f for f in traceback.extract_tb(current.__traceback__) if not is_library(f.filename)
-        ]
-        if frames:
-            last = frames[-1]
-            return f"{os.path.basename(last.filename)}, line {last.lineno}: {(last.line or '').strip()}"
-        current = current.__cause__ or current.__context__
-    return ""
+    frame = student_frame(exc)
+    return f"{os.path.basename(frame[0])}, line {frame[1]}: {frame[2]}" if frame else ""
 
 
 def first_line(exc: BaseException, limit: int = 300) -> str:
