@@ -37,6 +37,8 @@ COMMANDS: dict[str, str] = {
     "gradescope-bundle": "grader.commands.gradescope_bundle",
     "notebooks": "grader.commands.notebooks",
     "mutate": "grader.commands.mutate",
+    "watch": "grader.commands.watch",
+    "hint": "grader.commands.hint",
 }
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE = 0, 1, 2
