@@ -1,9 +1,9 @@
 """How values cross between judge and sandbox: tagged JSON plus raw array buffers.
 
 Data crosses as data: `None`, bools, ints, floats, complex, str, bytes, NumPy
-arrays and scalars, JAX arrays, typed PRNG keys, and tuples, lists, dicts and
-namedtuples of them. Anything else a student's code returns (a function, a Flax
-module, an object) stays in the sandbox and crosses as a *handle*: a number the
+arrays and scalars, JAX arrays, typed PRNG keys, and tuples, lists, dicts (plain or
+`OrderedDict`, the state of `optax.named_chain`) and namedtuples of them. Anything
+else a student's code returns (a function, a Flax module, an object) stays in the sandbox and crosses as a *handle*: a number the
 judge can call, read attributes of, or pass back. An exception raised by the
 student's code crosses as an *error*: its type name, the names of its bases,
 its message and the student's line.
@@ -34,7 +34,23 @@ MAX_STR_CHARS = 1 << 20
 MAX_NDIM = 16
 
 DTYPES = frozenset(
-    ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64", "complex64", "complex128", "bfloat16"]
+    [
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+        "bfloat16",
+    ]
 )
 KEY_IMPLS = frozenset({"threefry2x32", "rbg", "unsafe_rbg"})
 NAMEDTUPLE_LIBRARIES = ("optax", "flax", "chex", "equinox", "jax")
@@ -129,14 +145,22 @@ class Encoder:
         if isinstance(value, Hole):
             return {"t": "hole"}
         if isinstance(value, ErrorInfo):
-            return {"t": "error", "type": value.type, "bases": list(value.bases),
-                    "message": value.message, "function": value.function,
-                    "location": list(value.location) if value.location else None,
-                    "in_student": value.in_student}
+            return {
+                "t": "error",
+                "type": value.type,
+                "bases": list(value.bases),
+                "message": value.message,
+                "function": value.function,
+                "location": list(value.location) if value.location else None,
+                "in_student": value.in_student,
+            }
         if isinstance(value, Public):
-            return {"t": "public", "name": value.name,
-                    "args": self.encode(tuple(value.args), depth + 1),
-                    "kwargs": self.encode(dict(value.kwargs), depth + 1)}
+            return {
+                "t": "public",
+                "name": value.name,
+                "args": self.encode(tuple(value.args), depth + 1),
+                "kwargs": self.encode(dict(value.kwargs), depth + 1),
+            }
         if isinstance(value, np.generic) and np.asarray(value).dtype.name in DTYPES:
             arr = np.asarray(value)
             return {"t": "array", "kind": "scalar", **self._array(arr)}
@@ -149,19 +173,32 @@ class Encoder:
             return jax_array
         if isinstance(value, tuple) and hasattr(value, "_fields") and type(value) is not tuple:
             cls = type(value)
-            return {"t": "namedtuple", "type": f"{cls.__module__}:{cls.__qualname__}",
-                    "fields": list(cls._fields),
-                    "items": [self.encode(v, depth + 1) for v in value]}
+            return {
+                "t": "namedtuple",
+                "type": f"{cls.__module__}:{cls.__qualname__}",
+                "fields": list(cls._fields),
+                "items": [self.encode(v, depth + 1) for v in value],
+            }
         if type(value) in (tuple, list):
             return {"t": type(value).__name__, "items": [self.encode(v, depth + 1) for v in value]}
-        if type(value) is dict:
-            return {"t": "dict", "items": [[self._key(k, depth), self.encode(v, depth + 1)]
-                                           for k, v in value.items()]}
+        if type(value) in (dict, collections.OrderedDict):
+            tag = "dict" if type(value) is dict else "odict"
+            return {
+                "t": tag,
+                "items": [
+                    [self._key(k, depth), self.encode(v, depth + 1)] for k, v in value.items()
+                ],
+            }
         return self._other(value)
 
     def _key(self, key: Any, depth: int) -> Any:
-        if key is None or isinstance(key, str | int | float | bool) or (
-            type(key) is tuple and all(k is None or isinstance(k, str | int | bool) for k in key)
+        if (
+            key is None
+            or isinstance(key, str | int | float | bool)
+            or (
+                type(key) is tuple
+                and all(k is None or isinstance(k, str | int | bool) for k in key)
+            )
         ):
             return self.encode(key, depth + 1)
         raise TypeError(f"dict key of type {type(key).__name__} cannot be sent")
@@ -200,8 +237,14 @@ class Decoder:
     """Turns tagged JSON and buffers back into a value. `handle(tag)` builds the receiver's
     view of a handle; `allow` limits which special tags this direction may carry."""
 
-    def __init__(self, buffers: list[memoryview], handle: Callable[[dict[str, Any]], Any], *,
-                 allow: frozenset[str], error: Callable[[ErrorInfo], Any] | None = None) -> None:
+    def __init__(
+        self,
+        buffers: list[memoryview],
+        handle: Callable[[dict[str, Any]], Any],
+        *,
+        allow: frozenset[str],
+        error: Callable[[ErrorInfo], Any] | None = None,
+    ) -> None:
         self._buffers = buffers
         self._handle = handle
         self._allow = allow
@@ -242,8 +285,8 @@ class Decoder:
             if tag in ("tuple", "list"):
                 items = [self.decode(v, depth + 1) for v in _list(raw["items"])]
                 return tuple(items) if tag == "tuple" else items
-            if tag == "dict":
-                out = {}
+            if tag in ("dict", "odict"):
+                out = {} if tag == "dict" else collections.OrderedDict()
                 for pair in _list(raw["items"]):
                     if not isinstance(pair, list) or len(pair) != 2:
                         raise DecodeError("dict item is not a pair")
@@ -350,13 +393,19 @@ def _dtype(name: str) -> np.dtype[Any]:
 
 
 def _known_namedtuple(module: str, qualname: str, fields: list[str]) -> type | None:
-    if module.split(".")[0] not in NAMEDTUPLE_LIBRARIES and not module.startswith(PUBLIC_NAMEDTUPLES):
+    if module.split(".")[0] not in NAMEDTUPLE_LIBRARIES and not module.startswith(
+        PUBLIC_NAMEDTUPLES
+    ):
         return None
     mod = sys.modules.get(module)  # never imports: only what the receiver already loaded
     obj: Any = mod
     for part in qualname.split("."):
         obj = getattr(obj, part, None)
-    if isinstance(obj, type) and issubclass(obj, tuple) and list(getattr(obj, "_fields", ())) == fields:
+    if (
+        isinstance(obj, type)
+        and issubclass(obj, tuple)
+        and list(getattr(obj, "_fields", ())) == fields
+    ):
         return obj
     return None
 
@@ -367,8 +416,11 @@ def error_info(raw: Mapping[str, Any]) -> ErrorInfo:
     if loc is not None:
         if not (isinstance(loc, list) and len(loc) == 3):
             raise DecodeError("error location malformed")
-        location = (_check_str(loc[0], "path")[:200], _check_int(loc[1], "line"),
-                    _check_str(loc[2], "code")[:300])
+        location = (
+            _check_str(loc[0], "path")[:200],
+            _check_int(loc[1], "line"),
+            _check_str(loc[2], "code")[:300],
+        )
     bases = tuple(_check_str(b, "base")[:100] for b in _list(raw.get("bases", []))[:32])
     return ErrorInfo(
         type=_check_str(raw["type"], "type")[:100],
