@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from grader.commands import shared
-from grader.commands.shared import UsageError as UsageError  # re-exported: commands raise it
+from grader.commands.shared import UsageError
 from grader.model import ExerciseResult, Report
+from grader.reports import console
 from grader.runner import engine
 from grader.runner.submission import SubmissionError, find
 
@@ -42,9 +42,6 @@ COMMANDS: dict[str, str] = {
 }
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE = 0, 1, 2
-
-# Older names, for commands that still use them (grader.commands.shared has them now).
-_percent, _positive = shared.percent, shared.positive
 
 
 def grade_parser(prog: str = "grade") -> argparse.ArgumentParser:
@@ -79,12 +76,12 @@ def grade_parser(prog: str = "grade") -> argparse.ArgumentParser:
         metavar="PERCENT",
         help="exit 1 when the score is below this percentage of the maximum",
     )
-    parser.add_argument(
-        "--jobs", type=int, default=1, metavar="N", help="lesson files graded at once (default 1)"
-    )
+    shared.add_jobs_option(parser)
     shared.add_grading_options(parser)
-    parser.add_argument("--no-color", action="store_true", help="plain text output")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    parser.add_argument(
+        "--no-color", action="store_true", help="no colour (also when NO_COLOR is set)"
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress display")
     return parser
 
 
@@ -118,39 +115,44 @@ def write_reports(report: Report, outputs: dict[str, Path]) -> list[str]:
     return errors
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def run_grade(argv: Sequence[str]) -> int:
     from grader.reports import terminal
 
-    parser = grade_parser()
-    args = parser.parse_args(argv)
-    color = not args.no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    if args.jobs < 1:
-        print("grade: error: --jobs must be at least 1", file=sys.stderr)
-        return EXIT_USAGE
+    args = grade_parser().parse_args(argv)
+    out = console.stdout(no_color=args.no_color)
+    color = console.has_color(out)
     try:
         specs = shared.specs(args)
         outputs = _outputs(args)
         submission = find(Path(args.path), [s.name for s in specs])
         if submission.single is not None:
             specs = [s for s in specs if s.name == submission.single]
-        options = shared.options(args, jobs=args.jobs)
+        jobs = shared.jobs(args)
+        options = shared.options(args, jobs=jobs.count)
         level = shared.check_isolation(options).level
     except (UsageError, SubmissionError) as exc:
         print(f"grade: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
     if not args.quiet:
-        print(
-            f"Grading {len(specs)} lesson file(s) in {args.path} (seed {args.seed}, "
-            f"isolation {level}) ...",
-            flush=True,
+        running = min(jobs.count, len(specs))
+        why = f"; {jobs.why}" if jobs.why and running == jobs.count else ""
+        out.print(
+            f"Grading {_plural(len(specs), 'lesson file')} in {args.path} with "
+            f"{_plural(running, 'job')} (seed {args.seed}, isolation {level}{why}) ...",
+            soft_wrap=True,
         )
 
-    def progress(index: int, total: int, result: ExerciseResult) -> None:
-        if not args.quiet:
-            print(f"[{index}/{total}] " + terminal.done_line(result, color=color), flush=True)
+    with console.Progress(len(specs), out, unit="lesson file", quiet=args.quiet) as progress:
 
-    report = engine.grade(specs, submission, options, progress)
+        def on_result(index: int, total: int, result: ExerciseResult) -> None:
+            progress.advance(terminal.done_line(result, color=color))
+
+        report = engine.grade(specs, submission, options, on_result)
     print()
     hidden = (sum(s.hidden_checks for s in specs), sum(s.hidden_points for s in specs))
     print(

@@ -20,7 +20,7 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader import catalog, cli
+from grader import catalog
 from grader.commands import assign, ci_template, public, shared, tree
 from grader.reports import labels
 
@@ -33,16 +33,32 @@ class ReleaseError(Exception):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("out", metavar="OUT", help="the folder to write (must not exist, or be empty)")
-    parser.add_argument("--solutions", default="solutions", metavar="DIR",
-                        help="the reference solutions, to check exercises/ against (default: solutions/)")
-    parser.add_argument("--exercises", default="exercises", metavar="DIR",
-                        help="the stubs to release (default: exercises/)")
-    parser.add_argument("--suites", metavar="DIR",
-                        help="the full suites to cut (default: the grader's own)")
-    parser.add_argument("--fail-under", type=cli._percent, default=ci_template.DEFAULT_FAIL_UNDER, metavar="PERCENT",
-                        help="the score below which the students' CI workflow fails "
-                        f"(default {ci_template.DEFAULT_FAIL_UNDER:g})")
+    parser.add_argument(
+        "out", metavar="OUT", help="the folder to write (must not exist, or be empty)"
+    )
+    parser.add_argument(
+        "--solutions",
+        default="solutions",
+        metavar="DIR",
+        help="the reference solutions, to check exercises/ against (default: solutions/)",
+    )
+    parser.add_argument(
+        "--exercises",
+        default="exercises",
+        metavar="DIR",
+        help="the stubs to release (default: exercises/)",
+    )
+    parser.add_argument(
+        "--suites", metavar="DIR", help="the full suites to cut (default: the grader's own)"
+    )
+    parser.add_argument(
+        "--fail-under",
+        type=shared.percent,
+        default=ci_template.DEFAULT_FAIL_UNDER,
+        metavar="PERCENT",
+        help="the score below which the students' CI workflow fails "
+        f"(default {ci_template.DEFAULT_FAIL_UNDER:g})",
+    )
     parser.add_argument("--force", action="store_true", help="replace an earlier release in OUT")
 
 
@@ -52,8 +68,11 @@ def solution_bodies(solutions: Path) -> list[tuple[str, str]]:
     for path in sorted(solutions.glob("*.py")):
         lines = path.read_text(encoding="utf-8").splitlines()
         for block in assign.blocks("\n".join(lines), str(path)):
-            body = [s.strip() for s in lines[block.begin + 1 : block.end]
-                    if s.strip() and not s.strip().startswith(("#", assign.STUB))]
+            body = [
+                s.strip()
+                for s in lines[block.begin + 1 : block.end]
+                if s.strip() and not s.strip().startswith(("#", assign.STUB))
+            ]
             if len(body) >= 2:
                 found.append((f"{path}:{block.begin + 1}", "\n".join(body)))
     return found
@@ -62,12 +81,19 @@ def solution_bodies(solutions: Path) -> list[tuple[str, str]]:
 def hidden_hints(specs: Sequence[catalog.ExerciseSpec]) -> list[str]:
     """The hints of hidden checks that no public check shares: text no release may hold."""
     public = {c.hint for s in specs for c in s.checks if c.visibility == "public"}
-    return sorted({c.hint for s in specs for c in s.checks
-                   if c.visibility == "hidden" and c.hint not in public})
+    return sorted(
+        {
+            c.hint
+            for s in specs
+            for c in s.checks
+            if c.visibility == "hidden" and c.hint not in public
+        }
+    )
 
 
-def leaks(out: Path, hidden: list[str], bodies: list[tuple[str, str]],
-          hints: Sequence[str] = ()) -> list[str]:
+def leaks(
+    out: Path, hidden: list[str], bodies: list[tuple[str, str]], hints: Sequence[str] = ()
+) -> list[str]:
     """Every file in `out` that holds a hidden check's name, id or hint, a marker or a solution body."""
     problems = []
     for path in sorted(p for p in out.rglob("*") if p.is_file()):
@@ -76,8 +102,14 @@ def leaks(out: Path, hidden: list[str], bodies: list[tuple[str, str]],
         rel = path.relative_to(out)
         problems += [f"{rel} mentions the hidden check {h!r}" for h in hidden if h in text]
         problems += [f"{rel} holds the hint of a hidden check: {h!r}" for h in hints if h in text]
-        problems += [f"{rel} holds the solution block of {where}" for where, body in bodies if body in stripped]
-        own_code = rel.parts[0] == "grader" and rel.parts[1] != "suites"  # assign.py names the marker
+        problems += [
+            f"{rel} holds the solution block of {where}"
+            for where, body in bodies
+            if body in stripped
+        ]
+        own_code = (
+            rel.parts[0] == "grader" and rel.parts[1] != "suites"
+        )  # assign.py names the marker
         if assign.BEGIN in text and not own_code:
             problems.append(f"{rel} holds a solution marker ({assign.BEGIN})")
     return problems
@@ -88,20 +120,31 @@ def _prepare(out: Path, force: bool) -> None:
         if not (force and (out / MARKER_FILE).is_file()):
             raise ReleaseError(
                 f"{out} is not empty. Give a new folder"
-                + (", or --force to replace the earlier release there." if (out / MARKER_FILE).is_file()
-                   else " (--force only replaces a folder an earlier `grade release` wrote).")
+                + (
+                    ", or --force to replace the earlier release there."
+                    if (out / MARKER_FILE).is_file()
+                    else " (--force only replaces a folder an earlier `grade release` wrote)."
+                )
             )
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
 
 
-def release(out: Path, solutions: Path, exercises: Path, suites_dir: Path, fail_under: float,
-            force: bool = False) -> list[catalog.ExerciseSpec]:
+def release(
+    out: Path,
+    solutions: Path,
+    exercises: Path,
+    suites_dir: Path,
+    fail_under: float,
+    force: bool = False,
+) -> list[catalog.ExerciseSpec]:
     """Write the release; returns the released (public) suites' specs."""
     unsynced = assign.differences(solutions, exercises)
     if unsynced:
-        raise ReleaseError("exercises/ is out of sync with solutions/; run `grade assign` first:\n"
-                           + "\n".join(unsynced))
+        raise ReleaseError(
+            "exercises/ is out of sync with solutions/; run `grade assign` first:\n"
+            + "\n".join(unsynced)
+        )
     full = catalog.exercises(suites_dir)  # the full suites must be well-formed
     cut = {path.name: public.public_suite(path) for path in sorted(suites_dir.glob("test_*.py"))}
     sources = tree.suite_sources(suites_dir)  # shared helper modules (`_shared.py`) go as they are
@@ -111,8 +154,10 @@ def release(out: Path, solutions: Path, exercises: Path, suites_dir: Path, fail_
         tree.copy_grader(out, sources)
         shutil.copytree(exercises, out / "exercises", ignore=shutil.ignore_patterns(*tree.SKIPPED))
         released = [catalog.read_suite(out / "grader" / "suites" / name) for name in sorted(cut)]
-        (out / "README.md").write_text(tree.render("student-readme.md.j2", exercises=released,
-                                                   fail_under=fail_under), encoding="utf-8")
+        (out / "README.md").write_text(
+            tree.render("student-readme.md.j2", exercises=released, fail_under=fail_under),
+            encoding="utf-8",
+        )
         workflow = out / ".github" / "workflows" / "grade.yml"
         workflow.parent.mkdir(parents=True)
         workflow.write_text(ci_template.workflow(fail_under=fail_under), encoding="utf-8")
@@ -120,9 +165,12 @@ def release(out: Path, solutions: Path, exercises: Path, suites_dir: Path, fail_
         hidden = [x for s in cut.values() for x in (*s.hidden_ids, *s.hidden_names)]
         problems = leaks(out, hidden, solution_bodies(solutions), hidden_hints(full))
         if problems:
-            raise ReleaseError("the release would reveal what students must not see:\n  "
-                               + "\n  ".join(problems))
-        (out / MARKER_FILE).write_text("written by `grade release`; `--force` may replace this folder\n")
+            raise ReleaseError(
+                "the release would reveal what students must not see:\n  " + "\n  ".join(problems)
+            )
+        (out / MARKER_FILE).write_text(
+            "written by `grade release`; `--force` may replace this folder\n"
+        )
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)
         raise
@@ -130,21 +178,26 @@ def release(out: Path, solutions: Path, exercises: Path, suites_dir: Path, fail_
 
 
 def run(args: argparse.Namespace) -> int:
-    from grader.cli import UsageError
-
     out, solutions, exercises = Path(args.out), Path(args.solutions), Path(args.exercises)
     suites_dir = shared.suites_dir(args)
     for folder in (solutions, exercises, suites_dir):
         if not folder.is_dir():
-            raise UsageError(f"{folder}: no such folder")
+            raise shared.UsageError(f"{folder}: no such folder")
     try:
         released = release(out, solutions, exercises, suites_dir, args.fail_under, args.force)
-    except (ReleaseError, public.PublicSuiteError, assign.MarkerError, tree.TreeError,
-            catalog.CatalogError) as exc:
-        raise UsageError(str(exc)) from None
+    except (
+        ReleaseError,
+        public.PublicSuiteError,
+        assign.MarkerError,
+        tree.TreeError,
+        catalog.CatalogError,
+    ) as exc:
+        raise shared.UsageError(str(exc)) from None
     public_checks = sum(len(s.checks) for s in released)
     hidden_checks = sum(s.hidden_checks for s in released)
     hidden_points = labels.number(sum(s.hidden_points for s in released))
-    print(f"wrote the student repository {out}: {len(released)} lesson file(s), {public_checks} public "
-          f"check(s); {hidden_checks} hidden check(s) ({hidden_points} point(s)) left out")
+    print(
+        f"wrote the student repository {out}: {len(released)} lesson file(s), {public_checks} public "
+        f"check(s); {hidden_checks} hidden check(s) ({hidden_points} point(s)) left out"
+    )
     return 0

@@ -6,13 +6,24 @@ become the exercises to grade (`specs`) and the engine's `Options`.
 
 `grade` (grader.cli), `grade batch` and `grade verify` add them with
 `add_grading_options`; `UsageError` is what any command raises for bad input
-(exit code 2, its message printed).
+(exit code 2, its message printed), and `percent`, `positive`, `positive_int`
+are the argument types every command uses.
+
+`--jobs N` (`add_jobs_option`) is how many gradings run at once, under one name
+in every command (`--workers` is its deprecated alias). Left out, it is the
+number of CPUs this process may use, lowered when the memory available would
+not hold that many grading processes of `--memory` GiB each (`auto_jobs`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from grader import catalog
 from grader.runner import engine
@@ -43,6 +54,104 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return value
+
+
+@dataclass(frozen=True)
+class Jobs:
+    """How many gradings run at once, and why that many ("" when --jobs gave it)."""
+
+    count: int
+    why: str = ""
+
+
+def cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def available_memory(meminfo: Path = Path("/proc/meminfo")) -> int | None:
+    """Bytes of memory available to new processes (MemAvailable), None where unknown."""
+    try:
+        text = meminfo.read_text(encoding="ascii")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key == "MemAvailable":
+            return int(value.split()[0]) * 1024  # "23540468 kB"
+    return None
+
+
+def auto_jobs(memory_gib: float, *, cpus: int, available: int | None) -> Jobs:
+    """One grading per CPU, as many as `available` bytes hold at `memory_gib` GiB each."""
+    why = f"{cpus} CPU{'s' if cpus != 1 else ''}"
+    if available is None:
+        return Jobs(cpus, why)
+    fit = int(available // (memory_gib * 2**30))
+    if fit >= cpus:
+        return Jobs(cpus, why)
+    return Jobs(
+        max(1, fit),
+        f"{why}, but {available / 2**30:.1f} GiB of memory available "
+        f"at --memory {memory_gib:g} GiB per job",
+    )
+
+
+class _DeprecatedAlias(argparse.Action):
+    """An old option name: still works, and says which name to use instead."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        self.instead: str = kwargs.pop("instead")
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        print(
+            f"{parser.prog}: warning: {option_string} is deprecated; use {self.instead} "
+            "(same meaning)",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, values)
+
+
+def add_jobs_option(
+    parser: argparse.ArgumentParser, *, what: str = "lesson files", workers_alias: bool = False
+) -> None:
+    """`--jobs N`: how many `what` are graded at once (default: `jobs(args)` decides).
+    `workers_alias` keeps `--workers N` working, with a warning, where it was the name."""
+    parser.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help=f"{what} graded at once (default: the number of CPUs, fewer when the memory "
+        "available does not hold that many grading processes of --memory GiB)",
+    )
+    if workers_alias:
+        parser.add_argument(
+            "--workers",
+            dest="jobs",
+            type=positive_int,
+            action=_DeprecatedAlias,
+            instead="--jobs",
+            metavar="N",
+            help="deprecated: the same as --jobs",
+        )
+
+
+def jobs(args: argparse.Namespace) -> Jobs:
+    """The `--jobs` asked for, or the automatic count (see `auto_jobs`)."""
+    if args.jobs is not None:
+        return Jobs(args.jobs)
+    return auto_jobs(args.memory, cpus=cpus(), available=available_memory())
 
 
 def add_isolation_option(parser: argparse.ArgumentParser, *, require: Level = "basic") -> None:
