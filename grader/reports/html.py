@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 import jinja2
 import markupsafe
 
-from grader.model import Report
-from grader.reports import controls, groups, labels
+from grader.model import CheckResult, ExerciseResult, Report
+from grader.reports import controls, groups, history_chart, labels
+from grader.reports.history import Run
 
 TEMPLATE = "report.html.j2"
 SOURCE_TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
@@ -90,22 +93,114 @@ def _template() -> jinja2.Template:
         same_cause_headline=groups.same_cause_headline,
         waiting_headline=groups.waiting_headline,
         waits_for=groups.waits_for,
+        unfolded=unfolded,
+        fix_of=fix_of,
     )
     return env.from_string(template_source())
 
 
-def render(report: Report) -> str:
-    """The page as text."""
+# Badge words for a check status or, for a problem of a whole file, an exercise status.
+_PHRASES: dict[str, str] = {
+    str(status): phrase
+    for table in (labels.EXERCISE_PHRASES, labels.CHECK_PHRASES)
+    for status, phrase in table.items()
+}
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One line of the page's "What to fix" summary: a link to where the problem is shown."""
+
+    anchor: str  # the id of the element it links to
+    status: str  # a check status, or an exercise status for a problem of the whole file
+    what: str  # the check's name, or what the checks it stands for have in common
+    note: str  # what else it stands for ("2 more checks wait for it"), or ""
+    points: float  # the points it stands for (not earned yet)
+
+    @property
+    def phrase(self) -> str:
+        """The badge's words: `failed`, `timed out`, `not attempted`."""
+        return _PHRASES.get(self.status, self.status)
+
+
+@dataclass(frozen=True)
+class FileFixes:
+    exercise: ExerciseResult
+    fixes: tuple[Fix, ...]
+
+
+def _checks(n: int) -> str:
+    return f"{n} check{'' if n == 1 else 's'}"
+
+
+def fixes(exercise: ExerciseResult) -> tuple[Fix, ...]:
+    """What to fix in one lesson file, in the order the page shows it: a problem of the whole
+    file first (it stops the checks after it), then each failed entry as `groups` arranges
+    them (one line per root cause, the checks waiting for it counted with it)."""
+    if exercise.status == "skipped":
+        return ()
+    missing = round(exercise.max_score - exercise.score, 6)
+    if exercise.status == "not_attempted":
+        what = "not attempted yet: start with its first TODO"
+        return (Fix(f"ex-{exercise.name}", "not_attempted", what, "", missing),)
+    found: list[Fix] = []
+    stopped = [c for c in exercise.checks if labels.is_consequence(exercise, c)]
+    if exercise.message and exercise.status != "passed":
+        note = f"{_checks(len(stopped))} not judged because of it" if stopped else ""
+        lost = sum(c.max_score - c.score for c in stopped)
+        what = "a problem stopped the grading of this file"
+        found.append(Fix(f"ex-{exercise.name}", exercise.status, what, note, lost))
+    for entry in groups.entries(exercise):
+        c = entry.check
+        if c.status not in labels.PROBLEM_STATUSES or labels.is_consequence(exercise, c):
+            continue
+        what = groups.cause_headline(exercise, entry) if entry.grouped else c.name
+        waiting = len(entry.waiting)
+        note = f"{waiting} more {'check waits' if waiting == 1 else 'checks wait'} for it"
+        lost = sum(k.max_score - k.score for k in entry.checks if k.status != "passed")
+        anchor = f"check-{exercise.name}-{c.id}"
+        found.append(Fix(anchor, c.status, what, note if waiting else "", lost))
+    return tuple(found)
+
+
+def to_fix(report: Report) -> list[FileFixes]:
+    """The lesson files with something to fix, in report order."""
+    found = [FileFixes(e, fixes(e)) for e in report.exercises]
+    return [f for f in found if f.fixes]
+
+
+def fix_of(check: CheckResult) -> str:
+    """The check's fix, when the model holds one (the hint policy may hold it back)."""
+    fix = getattr(check, "fix", None)
+    return fix if isinstance(fix, str) else ""
+
+
+def unfolded(exercise: ExerciseResult) -> bool:
+    """Whether a lesson file's section starts open: it has something to fix. Files that
+    passed (or were skipped) start folded, down to their one-line header."""
+    return exercise.status in ("failed", "error", "not_attempted") or any(
+        c.status in labels.PROBLEM_STATUSES for c in exercise.checks
+    )
+
+
+def render(report: Report, history: Sequence[Run] | None = None) -> str:
+    """The page as text; `history` (the recorded runs, oldest first) adds the chart."""
     checks = [c for _, c in report.checks()]
     counts = {
         status: sum(1 for c in checks if c.status == status)
         for status in ("passed", "failed", "error", "timeout", "skipped")
     }
     fraction = max(0.0, min(1.0, report.fraction))
-    return _template().render(report=report, counts=counts, fraction=fraction)
+    return _template().render(
+        report=report,
+        counts=counts,
+        fraction=fraction,
+        to_fix=to_fix(report),
+        chart=history_chart.chart(history or (), report),
+    )
 
 
-def write(report: Report, path: str | Path) -> Path:
+def write(report: Report, path: str | Path, history: Sequence[Run] | None = None) -> Path:
     target = Path(path)
-    target.write_text(render(report), encoding="utf-8")
+    target.write_text(render(report, history), encoding="utf-8")
     return target
