@@ -2,7 +2,7 @@
 
 Each suite (`grader/suites/test_<lesson>.py`) is the manifest entry of its
 lesson file: module constants name the lesson and its settings, `@check(...)`
-decorators give each check's name, points, hint and visibility. This module
+decorators give each check's name, points, hint, nudge and visibility. This module
 reads them from the source with `ast`, so the parent process knows every
 check and every point without importing a suite (and so without JAX), and a
 submission can never change what a check is worth.
@@ -45,6 +45,7 @@ class CheckSpec:
     visibility: Visibility
     line: int
     requires: tuple[str, ...] = ()  # checks whose values must be right before this one counts
+    nudge: str = ""  # the second level of help (grader.hints); optional
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,9 @@ def _check_of(fn: ast.FunctionDef, where: str) -> CheckSpec | None:
                 raise CatalogError(f"{loc}: points must be a non-negative number")
             if not isinstance(hint, str) or not hint.strip():
                 raise CatalogError(f"{loc}: every check needs a hint")
+            nudge = kwargs.get("nudge", "")
+            if not isinstance(nudge, str):
+                raise CatalogError(f"{loc}: a nudge is a string")
             visibility: Visibility = "hidden" if kwargs.get("hidden") else "public"
             requires = kwargs.get("requires", ())
             if not isinstance(requires, tuple | list) or not all(
@@ -102,7 +106,14 @@ def _check_of(fn: ast.FunctionDef, where: str) -> CheckSpec | None:
                     f"{loc}: requires must be a tuple of check ids like ('test_x_values',)"
                 )
             return CheckSpec(
-                fn.name, name, float(points), hint, visibility, fn.lineno, tuple(requires)
+                fn.name,
+                name,
+                float(points),
+                hint,
+                visibility,
+                fn.lineno,
+                tuple(requires),
+                nudge.strip(),
             )
     return None
 

@@ -63,6 +63,22 @@ class Artifact:
 
 
 @dataclass(frozen=True)
+class NextStep:
+    """What to do next with a lesson file: start at its first TODO, or go on to the next file."""
+
+    command: str  # what to run: `grade exercises/03_jit.py`
+    todo: SourceLine | None = None  # an untouched file's first TODO
+    lesson: str = ""  # a file at full marks: the next lesson file to work on (catalog order)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "command": self.command,
+            "todo": self.todo.to_json() if self.todo else None,
+            "lesson": self.lesson,
+        }
+
+
+@dataclass(frozen=True)
 class CheckResult:
     name: str  # what is checked, in words
     id: str  # the suite's function name: stable, for tools
@@ -70,12 +86,16 @@ class CheckResult:
     score: float
     max_score: float
     visibility: Visibility
-    message: str  # empty when passed
-    hint: str
+    message: str  # empty when passed; never the fix
+    hint: str  # help, level 1: a question, shown with a failure
     location: SourceLine | None = None
     duration_s: float = 0.0
     blocked_by: str | None = None  # the id of the check whose values this one waits for
     root_cause: str | None = None  # "Type|path|line|function": failures sharing it share a cause
+    # Help, levels 2 and 3 (grader.hints): empty unless the student may see them.
+    nudge: str = ""
+    fix: str = ""
+    hints_revealed: int = 0  # levels beyond the question the student asked for (`grade hint`)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -91,6 +111,9 @@ class CheckResult:
             "duration_s": round(self.duration_s, 3),
             "blocked_by": self.blocked_by,
             "root_cause": self.root_cause,
+            "nudge": self.nudge,
+            "fix": self.fix,
+            "hints_revealed": self.hints_revealed,
         }
 
 
@@ -105,6 +128,7 @@ class ExerciseResult:
     artifacts: tuple[Artifact, ...] = ()
     metrics: tuple[tuple[str, float], ...] = ()  # measured numbers a suite reported
     duration_s: float = 0.0
+    next: NextStep | None = None  # what to do next (grader.next_step), when known
 
     @property
     def score(self) -> float:
@@ -127,6 +151,7 @@ class ExerciseResult:
             "artifacts": [a.to_json() for a in self.artifacts],
             "metrics": dict(self.metrics),
             "duration_s": round(self.duration_s, 3),
+            "next": self.next.to_json() if self.next else None,
         }
 
 
@@ -153,6 +178,11 @@ class Report:
     def fraction(self) -> float:
         return self.score / self.max_score if self.max_score else 0.0
 
+    @property
+    def hints_revealed(self) -> int:
+        """Help levels the student asked for, over every check (`grade hint`)."""
+        return sum(c.hints_revealed for _, c in self.checks())
+
     def checks(self) -> list[tuple[ExerciseResult, CheckResult]]:
         return [(e, c) for e in self.exercises for c in e.checks]
 
@@ -166,6 +196,7 @@ class Report:
             "grader_version": self.grader_version,
             "exercises": [e.to_json() for e in self.exercises],
             "duration_s": round(self.duration_s, 3),
+            "hints_revealed": self.hints_revealed,
         }
         if self.isolation is not None:
             doc["isolation"] = self.isolation.to_json()

@@ -5,9 +5,10 @@ does not leak into other pytest runs. It provides the suites' fixtures
 (`student`, `seed`, `credit`, `attach`) and, when `--grader-records FILE` or
 `--grader-records-fd N` is given (the runner passes its pipe), writes one
 record (`grader.protocol.records`) per event: the checks collected, the
-student module's import, each check's start and outcome. The parent turns
-those records into the result model; points and hints never travel this way,
-the parent reads them from the suites' source.
+student module's import, each check's start and outcome (a failure's fix
+apart from its message: the course decides when students see it, see
+`grader.hints`). The parent turns those records into the result model; points
+and hints never travel this way, the parent reads them from the suites' source.
 
 Also usable by hand, to debug a suite against a folder of lesson files:
 
@@ -28,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from grader.checks.failure import CheckFailure
+from grader.checks.failure import CAUSE_LABEL, CheckFailure
 from grader.explain import explain
 from grader.model import SourceLine
 from grader.protocol import records
@@ -45,6 +46,7 @@ class _Outcome:
     status: str = "passed"
     fraction: float = 1.0
     message: str = ""
+    fix: str = ""  # how to fix it: the last level of the check's help, sent apart
     location: dict[str, Any] | None = None
     not_implemented: bool = False
     blocked_by: str | None = None
@@ -64,10 +66,10 @@ class GateClosed(CheckFailure):
             "this property is judged once the values are right",
             expected=f"the check '{required_name}' passed first",
             observed="it did not pass" + (" (not implemented yet)" if not_implemented else ""),
-            cause="values are wrong: a property (compiling under jit, purity, tracing once, "
-            "using a lax primitive...) earns points only for a function that computes the "
-            "right values",
-            fix=f"fix the values first: see '{required_name}'",
+            # Where to look, not how to solve it: said with the failure, not held back as a fix.
+            cause=f"values are wrong: fix the values first: see '{required_name}'. A property "
+            "(compiling under jit, purity, tracing once, using a lax primitive...) earns points "
+            "only for a function that computes the right values",
         )
 
 
@@ -305,7 +307,8 @@ class GraderPlugin:
             outcome.status, outcome.message = "failed", str(exc)
             outcome.blocked_by, outcome.not_implemented = exc.required, exc.not_implemented
         elif isinstance(exc, CheckFailure):
-            outcome.status, outcome.message = "failed", str(exc)
+            outcome.status, outcome.message = "failed", exc.finding.message()
+            outcome.fix = exc.finding.fix
             outcome.root_cause = student_root_cause(exc)
         elif isinstance(exc, StudentError):
             self._classify_student(outcome, exc, when)
@@ -317,7 +320,7 @@ class GraderPlugin:
             )
         else:
             outcome.status = "failed" if when == "call" else "error"
-            outcome.message = _raised(
+            outcome.message, outcome.fix = _raised(
                 "the check, using what your code returned,", type(exc).__name__, exc
             )
 
@@ -337,7 +340,7 @@ class GraderPlugin:
             )
         else:
             outcome.status = "failed" if when == "call" else "error"
-            outcome.message = _raised("your code", info.type, exc)
+            outcome.message, outcome.fix = _raised("your code", info.type, exc)
             if info.location is not None:
                 path, line, _ = info.location
                 outcome.root_cause = f"{info.type}|{path}|{line}|{info.function}"
@@ -351,6 +354,7 @@ class GraderPlugin:
                 status=records.check_status(outcome.status),
                 fraction=outcome.fraction,
                 message=self.scrub(outcome.message),
+                fix=self.scrub(outcome.fix),
                 location=SourceLine(**outcome.location) if outcome.location else None,
                 not_implemented=outcome.not_implemented,
                 blocked_by=outcome.blocked_by,
@@ -514,13 +518,13 @@ def scrub(message: str, lesson_dir: str = "") -> str:
     return text.replace(lesson_dir + os.sep, "") if lesson_dir else text
 
 
-def _raised(who: str, kind: str, exc: BaseException) -> str:
-    """`<who> raised <kind>: <message>`, with JAX's likely cause and fix when known."""
+def _raised(who: str, kind: str, exc: BaseException) -> tuple[str, str]:
+    """`<who> raised <kind>: <message>`, with JAX's likely cause when known; and its fix."""
     lines = [f"{who} raised {kind}: {_short(exc)}"]
     explained = explain(exc)
     if explained:
-        lines += [f"  likely cause: {explained.cause}", f"  fix: {explained.fix}"]
-    return "\n".join(lines)
+        lines.append(f"  {CAUSE_LABEL} {explained.cause}")
+    return "\n".join(lines), explained.fix if explained else ""
 
 
 def _short(exc: BaseException, limit: int = 600) -> str:

@@ -3,8 +3,8 @@
 A suite is a plain pytest file in `grader/suites/`, one per lesson file. Its
 module header is the exercise's manifest entry and its checks are test
 functions marked with `@check`; everything the grader needs to know about a
-check (name, points, hint, visibility) is literal data there, which the parent
-process reads without importing anything (see `grader.catalog`):
+check (name, points, hint, nudge, visibility) is literal data there, which the
+parent process reads without importing anything (see `grader.catalog`):
 
     LESSON = "03_jit"
     TITLE = "jit and structured control flow"
@@ -13,6 +13,15 @@ process reads without importing anything (see `grader.catalog`):
            hint="What does Python's `if` do with a value that is only known at run time?")
     def test_piecewise_jits(student):
         jit.assert_jittable(student.piecewise, (1.5,))
+
+Help comes in levels (`grader.hints`, `grade hint`): the `hint` is a question shown
+with every failure; `nudge` (optional) is a more direct pointer the student asks for
+(without one, the failure's likely cause and line serve); the failure's `fix` comes
+last, when the course allows it. A nudge points, it never gives the code:
+
+    @check("running_sum uses lax.scan", points=2,
+           hint="How does jax.lax.scan carry a value from one step to the next?",
+           nudge="The carry is the running total; each step returns (new carry, output).")
 
 Fixtures a check can ask for (provided by `grader.plugin`):
 - `student`: the student's lesson module, imported in the grading process.
@@ -53,18 +62,25 @@ def check(
     *,
     points: float,
     hint: str,
+    nudge: str = "",
     hidden: bool = False,
     requires: tuple[str, ...] = (),
 ) -> Callable[[F], F]:
     """Declare a test function as a graded check.
 
-    All arguments must be literals: the grader reads them from the source. `requires`
-    names the value checks this check stands on (see "Gates" above).
+    All arguments must be literals: the grader reads them from the source. `nudge` is the
+    second level of help (see above); `requires` names the value checks this check
+    stands on (see "Gates" above).
     """
 
     def mark(fn: F) -> F:
         marked: F = pytest.mark.grader_check(
-            name=name, points=points, hint=hint, hidden=hidden, requires=tuple(requires)
+            name=name,
+            points=points,
+            hint=hint,
+            nudge=nudge,
+            hidden=hidden,
+            requires=tuple(requires),
         )(fn)
         return marked
 

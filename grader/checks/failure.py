@@ -3,11 +3,18 @@ the likely cause, the fix.
 
 Every check kind raises `CheckFailure`; the runner turns its fields into the
 message students read, so every failure in every report reads the same way.
+The fix travels apart from the message (`Finding.message()` leaves it out):
+it is the last level of a check's help, shown only when the course allows it
+(`grader.hints`). `str()` of a failure still reads in full, fix included, for
+whoever debugs a suite.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+CAUSE_LABEL = "likely cause:"
+FIX_LABEL = "fix:"
 
 
 @dataclass(frozen=True)
@@ -18,13 +25,16 @@ class Finding:
     cause: str = ""
     fix: str = ""
 
-    def render(self) -> str:
+    def message(self) -> str:
+        """What students read with the failure: checked, expected, observed, likely cause."""
         lines = [self.checked, f"  expected: {self.expected}", f"  observed: {self.observed}"]
         if self.cause:
-            lines.append(f"  likely cause: {self.cause}")
-        if self.fix:
-            lines.append(f"  fix: {self.fix}")
+            lines.append(f"  {CAUSE_LABEL} {self.cause}")
         return "\n".join(lines)
+
+    def render(self) -> str:
+        """The message and the fix: the whole finding, as `str()` of the failure shows it."""
+        return self.message() + (f"\n  {FIX_LABEL} {self.fix}" if self.fix else "")
 
 
 class CheckFailure(AssertionError):

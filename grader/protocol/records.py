@@ -11,7 +11,7 @@ lines to the parent, which decodes each with `decode`:
     skipped     the suite skipped itself               Skipped(message)
     suite_error the suite could not be collected       SuiteError(message)
     start       a check began                          Start(id)
-    result      a check's outcome                      Result(id, status, fraction, ...)
+    result      a check's outcome                      Result(id, status, fraction, message, fix, ...)
     artifact    an image a check (or the notebook) made Artifact(id, title, data)
     metric      a number a check measured              Metric(id, name, value)
     notebook    what the notebook's run left to say    Notebook(message)
@@ -165,7 +165,8 @@ class Result:
     id: str
     status: CheckStatus
     fraction: float = 0.0
-    message: str = ""
+    message: str = ""  # what was checked, expected, observed, the likely cause
+    fix: str = ""  # how to fix it (the last level of help: reports show it when allowed)
     location: SourceLine | None = None
     not_implemented: bool = False  # it failed on a stub's NotImplementedError
     duration_s: float = 0.0
@@ -173,7 +174,7 @@ class Result:
     root_cause: str | None = None  # "Type|path|line|function" of a student exception
 
     def __post_init__(self) -> None:
-        _clip(self, id=MAX_ID_CHARS, message=MAX_MESSAGE_CHARS)
+        _clip(self, id=MAX_ID_CHARS, message=MAX_MESSAGE_CHARS, fix=MAX_MESSAGE_CHARS)
         object.__setattr__(self, "location", location(self.location))
         fraction = self.fraction if math.isfinite(self.fraction) else 0.0
         object.__setattr__(self, "fraction", min(max(float(fraction), 0.0), 1.0))
@@ -399,6 +400,7 @@ _FIELDS: dict[type[Record], dict[str, tuple[Callable[[Any], Any], bool]]] = {
         "status": (_status, True),
         "fraction": (_fraction, False),
         "message": (_text(MAX_MESSAGE_CHARS), False),
+        "fix": (_text(MAX_MESSAGE_CHARS), False),
         "location": (_location, False),
         "not_implemented": (_flag, False),
         "duration_s": (_seconds, False),

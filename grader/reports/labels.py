@@ -119,11 +119,13 @@ def location_text(check: CheckResult) -> str:
 
 
 def check_details(check: CheckResult, *, hint: bool = True) -> str:
-    """The plain-text account of one check: status, message, hint, the student's line.
+    """The plain-text account of one check: status, message, the student's line, its help.
 
     Used where a report has one text field per check (Gradescope's `output`,
-    JUnit's failure body). Empty for a plain pass. `hint=False` leaves the hint
-    out (for a check that never ran: its hint would not help).
+    JUnit's failure body). Empty for a plain pass. The help is what the model
+    holds: the hint, and the nudge and fix only where `grader.hints` let them
+    through. `hint=False` leaves the help out (for a check that never ran: it
+    would not help).
     """
     parts: list[str] = []
     if check.status != "passed" or check.score < check.max_score:
@@ -135,6 +137,8 @@ def check_details(check: CheckResult, *, hint: bool = True) -> str:
     where = location_text(check)
     if where:
         parts.append(f"in your code: {where}")
-    if hint and check.hint and check.status != "passed":
-        parts.append(f"hint: {check.hint}")
+    if hint and check.status != "passed":
+        for label, text in (("hint", check.hint), ("nudge", check.nudge), ("fix", check.fix)):
+            if text:
+                parts.append(f"{label}: {text}")
     return "\n\n".join(parts)

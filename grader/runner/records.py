@@ -5,7 +5,9 @@ reads; the worker reports how the judge ended (`grader.protocol.worker.Ended`).
 Both come from the processes that graded student code, so nothing here is
 trusted: every line goes through the protocol's validating decoder, unknown
 checks are ignored, fractions clamped, and points always come from the catalog
-(the suites' source), never from the child.
+(the suites' source), never from the child. A result holds all of a check's
+help (hint, nudge, fix); what a student may see of it is decided afterwards,
+in one place (`grader.hints.apply`).
 """
 
 from __future__ import annotations
@@ -93,6 +95,7 @@ def _result(
     message: str,
     *,
     fraction: float = 0.0,
+    fix: str = "",
     location: SourceLine | None = None,
     duration_s: float = 0.0,
     blocked_by: str | None = None,
@@ -108,6 +111,8 @@ def _result(
         visibility=spec.visibility,
         message=message,
         hint=spec.hint,
+        nudge=spec.nudge,
+        fix=fix,
         location=location,
         duration_s=duration_s,
         blocked_by=blocked_by,
@@ -249,6 +254,7 @@ def _check_result(
             result.status,
             result.message,
             fraction=fraction,
+            fix=result.fix if result.status != "passed" else "",
             location=result.location,
             duration_s=result.duration_s,
             blocked_by=result.blocked_by if result.status == "failed" else None,
