@@ -126,8 +126,9 @@ def load(folder: str | Path) -> list[Run]:
 def record(report: Report, folder: str | Path, now: datetime | None = None) -> None:
     """Add this run to the history in `folder` (`.grade/history.jsonl`); never raises.
 
-    Appends one line; once the file holds more than `KEEP` lines it is rewritten (through a
-    temporary file and a rename) with the last `KEEP` runs that could be read.
+    Appends one line; once the file holds more than `KEEP` lines (or more than `READ_LIMIT`
+    bytes) it is rewritten, through a temporary file and a rename, with the last `KEEP` runs
+    that could be read.
     """
     if not report.exercises:
         return
@@ -135,13 +136,22 @@ def record(report: Report, folder: str | Path, now: datetime | None = None) -> N
     try:
         line = json.dumps(run_of(report, now).to_json(), separators=(",", ":"), allow_nan=False)
         file.parent.mkdir(exist_ok=True)
-        with file.open("a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
+        with file.open("ab") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size and not _ends_a_line(file, size):
+                line = "\n" + line  # a line cut short stays alone, and is skipped
+            handle.write((line + "\n").encode("utf-8"))
         lines = _lines(file)
-        if len(lines) > KEEP:
+        if len(lines) > KEEP or file.stat().st_size > READ_LIMIT:
             _rewrite(file, [run for run in map(_parse, lines) if run is not None][-KEEP:])
     except (OSError, ValueError):
         return  # a history that cannot be written must not cost the grading run
+
+
+def _ends_a_line(file: Path, size: int) -> bool:
+    with file.open("rb") as handle:
+        handle.seek(size - 1)
+        return handle.read(1) == b"\n"
 
 
 def _rewrite(file: Path, runs: list[Run]) -> None:
