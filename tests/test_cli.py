@@ -8,6 +8,7 @@ and the suites' own tests.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -187,3 +188,82 @@ def test_unknown_isolation_level_is_a_usage_error(tmp_path: Path) -> None:
     proc = grade(str(HERE / "demo_good"), "--isolation", "paranoid", cwd=tmp_path)
     assert proc.returncode == 2
     assert "invalid choice: 'paranoid'" in proc.stderr
+
+
+# -- --jobs: one name, and a default from the CPUs and the memory ------------------------------
+
+GIB = 2**30
+
+
+@pytest.mark.parametrize(
+    ("cpus", "available", "memory", "expected"),
+    [
+        (8, None, 4.0, 8),  # memory unknown (no /proc/meminfo): one job per CPU
+        (2, 23 * GIB, 4.0, 2),  # enough memory: one job per CPU
+        (8, int(7.5 * GIB), 4.0, 1),  # 7.5 GiB hold one 4 GiB grading
+        (8, 13 * GIB, 4.0, 3),
+        (4, GIB, 4.0, 1),  # never fewer than one
+    ],
+)
+def test_auto_jobs_is_the_cpus_lowered_when_memory_is_short(
+    cpus: int, available: int | None, memory: float, expected: int
+) -> None:
+    from grader.commands import shared
+
+    jobs = shared.auto_jobs(memory, cpus=cpus, available=available)
+    assert jobs.count == expected
+    assert jobs.why.startswith(f"{cpus} CPU")
+    assert ("GiB of memory available" in jobs.why) == (expected < cpus)
+
+
+def test_available_memory_reads_memavailable(tmp_path: Path) -> None:
+    from grader.commands import shared
+
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       32768000 kB\nMemAvailable:    2097152 kB\n")
+    assert shared.available_memory(meminfo) == 2 * GIB
+    assert shared.available_memory(tmp_path / "missing") is None
+    if Path("/proc/meminfo").is_file():
+        assert (shared.available_memory() or 0) > 0
+    assert shared.cpus() >= 1
+
+
+def test_workers_is_a_deprecated_alias_of_jobs(capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from grader.commands import shared
+
+    parser = argparse.ArgumentParser(prog="grade batch")
+    shared.add_jobs_option(parser, what="students", workers_alias=True)
+    parser.add_argument("--memory", type=float, default=4.0)
+    assert parser.parse_args(["--workers", "3"]).jobs == 3
+    assert "grade batch: warning: --workers is deprecated; use --jobs" in capsys.readouterr().err
+    assert parser.parse_args(["--jobs", "2"]).jobs == 2
+    assert capsys.readouterr().err == ""
+    given = shared.jobs(parser.parse_args(["--jobs", "5"]))
+    assert (given.count, given.why) == (5, "")
+    assert shared.jobs(parser.parse_args([])).count >= 1
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--workers", "0"])
+
+
+def test_jobs_below_one_is_a_usage_error(tmp_path: Path) -> None:
+    proc = grade(str(HERE / "demo_good"), "--jobs", "0", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "--jobs: must be at least 1" in proc.stderr
+
+
+def test_no_command_imports_the_command_line_module() -> None:
+    """Commands share options, argument types and UsageError through grader.commands.shared;
+    importing grader.cli from a command is an import cycle (cli imports the commands)."""
+    commands = Path(__file__).resolve().parents[1] / "grader" / "commands"
+    offenders = [
+        p.name
+        for p in sorted(commands.glob("*.py"))
+        if re.search(
+            r"^\s*(from grader import ([\w ]+, )*cli\b|from grader\.cli import|import grader\.cli)",
+            p.read_text(encoding="utf-8"),
+            re.M,
+        )
+    ]
+    assert offenders == []
