@@ -1,0 +1,211 @@
+"""Regrade a lesson file each time it is saved, on a worker kept warm between runs.
+
+    grade watch [PATH] [--only NAMES] [--seed N] [--timeout S] [--memory GIB]
+                [--isolation LEVEL] [--require-isolation LEVEL] [--no-color]
+
+Watches PATH (a folder of lesson files, default exercises/, or one lesson file,
+which is graded at once). Each save grades only the file saved, and the screen
+shows its line (as `grade` prints it), its first failing check (with the checks
+that share its cause), the hint, and what to do next. JAX is imported once, when
+the command starts: a regrade costs the file's checks only. A file saved while
+it is being graded is graded again from the start; a syntax error is shown at
+once, without a grading run. `q` or Ctrl-C leaves, and ends every process the
+command started.
+
+Exit codes: 0 left with q or Ctrl-C, 2 the command could not start (bad path or
+option; the message says what to fix).
+"""
+
+from __future__ import annotations
+
+import argparse
+import select
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from grader.catalog import ExerciseSpec
+from grader.commands import shared
+from grader.commands.shared import UsageError
+from grader.reports import console as consoles
+from grader.runner import engine
+from grader.runner.submission import Submission, SubmissionError, find
+from grader.sandbox.isolation import Level
+from grader.watch import screen, source
+from grader.watch.events import Event, Graded, Inbox, Keys, Ready, Saved, SaveWatcher
+from grader.watch.regrader import Regrader
+
+POKE_S = 0.05
+"""How often the loop checks that a stale grading's judge has been stopped."""
+QUIT_KEYS = frozenset("qQ")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "path",
+        nargs="?",
+        default="exercises",
+        help="a folder of lesson files or one lesson file (default: exercises/)",
+    )
+    parser.add_argument("--no-color", action="store_true", help="plain text output")
+    shared.add_grading_options(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    specs = shared.specs(args)
+    path = Path(args.path)
+    try:
+        submission = find(path, [s.name for s in specs])
+    except SubmissionError as exc:
+        raise UsageError(str(exc)) from None
+    options = shared.options(args)
+    level = shared.check_isolation(options).level
+    out = consoles.stdout(no_color=args.no_color)
+    session = _Session(specs, path, submission, options, level, out)
+    try:
+        with _quit_signals():
+            session.loop()
+    except KeyboardInterrupt:
+        pass
+    out.print("grade watch: stopped.")
+    return 0
+
+
+QUIT_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextmanager
+def _quit_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP (the terminal closed) leave like Ctrl-C (KeyboardInterrupt)."""
+    before = {sig: signal.signal(sig, signal.default_int_handler) for sig in QUIT_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def _hold_quit_signals() -> None:
+    """Once the cleanup has begun, a second Ctrl-C must not cut it short."""
+    for sig in QUIT_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+
+
+class _Session:
+    """The loop's state: what is on the screen, and the file being graded."""
+
+    def __init__(
+        self,
+        specs: list[ExerciseSpec],
+        path: Path,
+        submission: Submission,
+        options: engine.Options,
+        level: Level,
+        out: Console,
+    ) -> None:
+        self.specs = {s.name: s for s in specs}
+        self.order = [s.name for s in specs]
+        self.path, self.submission = path, submission
+        self.folder = submission.root
+        self.names = {submission.single} if submission.single else set(self.specs)
+        self.options, self.level, self.out = options, level, out
+        self.preload = tuple(
+            sorted({m for s in specs if submission.has(s.name) for m in s.imports})
+        )
+        self.header = screen.header(str(path))
+        self.body = Text()
+        self.footer = Text("starting: importing JAX once ...", style="dim")
+        self.shown = ""  # the lesson the body is about
+
+    def loop(self) -> None:
+        inbox = Inbox()
+        regrader = Regrader(
+            self.options,
+            self.level,
+            self.preload,
+            on_result=lambda job, result: inbox.put(Graded(job, result)),
+            on_ready=lambda: inbox.put(Ready()),
+        )
+        watcher: SaveWatcher | None = None
+        try:
+            watcher = SaveWatcher(self.folder, self.names, inbox)
+            with Keys() as keys:
+                self.draw()
+                if self.submission.single:
+                    self.saved(regrader, self.submission.files[self.submission.single])
+                self._serve(inbox, keys, regrader)
+        finally:
+            _hold_quit_signals()
+            if watcher is not None:
+                watcher.close()
+            regrader.close()
+            inbox.close()
+
+    def _serve(self, inbox: Inbox, keys: Keys, regrader: Regrader) -> None:
+        key_fd = keys.fileno()
+        while True:
+            fds = [inbox.fileno(), *([key_fd] if key_fd is not None else [])]
+            ready, _, _ = select.select(fds, [], [], POKE_S)
+            regrader.poke()
+            if key_fd is not None and key_fd in ready:
+                typed = keys.read()
+                if QUIT_KEYS & set(typed):
+                    return
+                if not typed:
+                    key_fd = None  # end of input: Ctrl-C still leaves
+            for event in inbox.take():
+                self.handle(event, regrader)
+
+    def handle(self, event: Event, regrader: Regrader) -> None:
+        if isinstance(event, Saved):
+            self.saved(regrader, event.path)
+        elif isinstance(event, Graded):
+            file = event.job.submission.files[event.job.spec.name]
+            self.body = screen.result(event.result)
+            self.footer = screen.next_step(
+                event.result, file, self._next_file(event.job.spec.name), source.first_todo(file)
+            )
+            self.shown = event.job.spec.name
+            self.draw()
+        elif isinstance(event, Ready) and not regrader.busy:
+            self.footer = Text(f"Ready: save a lesson file in {self.folder} to grade it.")
+            self.draw()
+
+    def saved(self, regrader: Regrader, file: Path) -> None:
+        name = file.stem
+        problem = source.syntax_problem(file)
+        if problem is not None:
+            regrader.cancel()
+            self.body, self.footer = screen.syntax(problem), screen.syntax_next(problem)
+        else:
+            try:
+                self.submission = find(self.path, self.order)
+            except SubmissionError as exc:
+                self.body, self.footer = Text(str(exc)), Text()
+                self.draw()
+                return
+            regrader.submit(self.specs[name], self.submission)
+            if self.shown != name:
+                self.body = Text()
+            self.footer = screen.grading(file.name)
+        self.shown = name
+        self.draw()
+
+    def _next_file(self, name: str) -> str | None:
+        """The lesson file after `name` in the course's order that is in the folder."""
+        later = self.order[self.order.index(name) + 1 :]
+        for candidate in later:
+            for suffix in (".py", ".ipynb"):
+                if (self.folder / f"{candidate}{suffix}").is_file():
+                    return str(self.folder / f"{candidate}{suffix}")
+        return None
+
+    def draw(self) -> None:
+        parts = [self.header, Text()]
+        if self.body.plain:
+            parts += [self.body, Text()]
+        screen.draw(self.out, *parts, self.footer)

@@ -1,0 +1,178 @@
+"""One warm worker in the background: grades one lesson file at a time, newest save first.
+
+The worker (`engine.Worker`) imports JAX once, when `grade watch` starts; each
+grading forks a judge from it (`engine.grade_one`), so a regrade pays for the
+suite, not for `import jax`. `submit` asks for a grading and makes any running one
+stale: the running judge is killed (its process group), the worker reaps what it
+left and answers as usual, the answer is dropped, and the newest save is graded
+next on the same warm worker. A judge that has not announced itself yet is killed
+by `poke`, which the command's loop calls a few times a second.
+
+Results go to `on_result` from the grading thread, only for the newest request.
+`close` ends everything: the judge, the worker, and (the process is made a
+subreaper) whatever they started, so nothing outlives `grade watch`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.catalog import ExerciseSpec
+from grader.model import ExerciseResult
+from grader.runner import engine
+from grader.runner import worker as warm
+from grader.runner.submission import Submission
+from grader.sandbox import isolation
+from grader.sandbox.isolation import Level
+
+CLOSE_TIMEOUT_S = 5.0
+"""How long `close` waits for the grading thread after killing what it waits on."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """One grading asked for: `number` grows with every request."""
+
+    number: int
+    spec: ExerciseSpec
+    submission: Submission
+
+
+OnResult = Callable[[Job, ExerciseResult], None]
+
+
+class Regrader:
+    """The warm worker and the grading thread that feeds it (see the module's docstring)."""
+
+    def __init__(
+        self,
+        options: engine.Options,
+        level: Level,
+        preload: tuple[str, ...],
+        on_result: OnResult,
+        on_ready: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.options, self.level, self.preload = options, level, preload
+        self.on_result, self.on_ready = on_result, on_ready
+        self.worker: engine.Worker | None = None
+        self._cond = threading.Condition()
+        self._latest = 0  # the newest job's number (or a cancel's)
+        self._pending: Job | None = None
+        self._running: Job | None = None
+        self._closed = False
+        self._scratch = Path(tempfile.mkdtemp(prefix="grade-watch-"))
+        isolation.make_subreaper()  # orphans of the worker's processes become ours to end
+        self._thread = threading.Thread(target=self._serve, name="grade-watch", daemon=True)
+        self._thread.start()
+
+    def __enter__(self) -> Regrader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the command's side ----------------------------------------------------------------
+
+    def submit(self, spec: ExerciseSpec, submission: Submission) -> Job:
+        """Grade `spec` in `submission` next; a running grading is stopped."""
+        with self._cond:
+            self._latest += 1
+            job = Job(self._latest, spec, submission)
+            self._pending = job
+            self._cond.notify()
+        self.poke()
+        return job
+
+    def cancel(self) -> None:
+        """Drop what is waiting and stop what is running (a save made it pointless)."""
+        with self._cond:
+            self._latest += 1
+            self._pending = None
+        self.poke()
+
+    @property
+    def busy(self) -> bool:
+        with self._cond:
+            return self._running is not None or self._pending is not None
+
+    def poke(self) -> None:
+        """Kill the running judge if its grading is stale (it may have started since the
+        request that made it stale)."""
+        with self._cond:
+            stale = self._running is not None and self._running.number < self._latest
+        if stale:
+            self._kill_judge()
+
+    def close(self) -> None:
+        """End the judge, the worker and everything they started; idempotent."""
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
+            self._latest += 1
+            self._pending = None
+            self._cond.notify()
+        self._kill_judge()
+        worker = self.worker
+        if worker is not None:
+            _kill_group(worker.proc.pid)
+        warm.reap_leftovers()  # every child: a worker still starting too, and the orphans
+        self._thread.join(CLOSE_TIMEOUT_S)
+        warm.reap_leftovers()  # what ended up ours while the thread finished
+        worker = self.worker
+        if worker is not None:
+            worker.close()
+        shutil.rmtree(self._scratch, ignore_errors=True)
+
+    # -- the grading thread ----------------------------------------------------------------
+
+    def _kill_judge(self) -> None:
+        worker = self.worker
+        pid = worker.child_pid if worker is not None else None
+        if pid:
+            _kill_group(pid)
+
+    def _serve(self) -> None:
+        try:
+            self.worker = engine.Worker(self._scratch, self.preload)
+        except engine.WorkerLost:
+            self.worker = None  # grade_one starts one again, and reports it if it fails
+        if not self._closed:
+            self.on_ready()
+        while True:
+            with self._cond:
+                while self._pending is None and not self._closed:
+                    self._cond.wait()
+                job = self._pending
+                if self._closed or job is None:
+                    return
+                self._pending, self._running = None, job
+            scratch = self._scratch / str(job.number)
+            result, self.worker = engine.grade_one(
+                self.worker,
+                job.spec,
+                job.submission,
+                self.options,
+                self.level,
+                scratch,
+                self.preload,
+            )
+            shutil.rmtree(scratch, ignore_errors=True)
+            with self._cond:
+                self._running = None
+                newest = job.number == self._latest and not self._closed
+            if newest:
+                self.on_result(job, result)
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)

@@ -1,0 +1,219 @@
+"""`grade watch` in a real pseudo-terminal, on a copy of one lesson file with the real suite.
+
+One session (the warm worker starts once): a broken 03_jit is saved and its failing check
+shown, the fixed file is saved and passes, a syntax error is shown at once (no grading run),
+a save made during a grading restarts it, and Ctrl-C leaves with no process of the watch
+left. A second, short session leaves with `q` while the worker is still starting.
+
+`WatchTerminal` is also what `tests/bench/bench_watch.py` measures save-to-verdict with.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXED = ROOT / "solutions" / "03_jit.py"
+BROKEN = ROOT / "tests" / "fixtures" / "03_jit" / "python_loop_running_sum" / "03_jit.py"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+MARKER = "GRADE_WATCH_TEST"
+
+
+def _own_terminal() -> None:
+    """In the child (a new session): make the pty on stdin its controlling terminal, so
+    Ctrl-C typed into it is a SIGINT to `grade watch`."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+class WatchTerminal:
+    """`grade watch ARGS` in a pty: what it drew (ANSI removed), keys typed into it.
+
+    Every process it starts carries `MARKER=<token>` in its environment, so what is
+    left of it afterwards can be found (`leftovers`)."""
+
+    def __init__(self, *args: str, cwd: Path, cols: int = 120, rows: int = 50) -> None:
+        master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        self.token = uuid.uuid4().hex
+        env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS")}
+        env.update({"TERM": "xterm-256color", MARKER: self.token})
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "grader", "watch", *args],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            preexec_fn=_own_terminal,
+        )
+        os.close(slave)
+        self.master = master
+        self._raw = bytearray()
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.master, 1 << 16)
+            except OSError:  # EIO: the other side closed
+                chunk = b""
+            with self._changed:
+                if not chunk:
+                    self._raw += b"\0EOF"
+                    self._changed.notify_all()
+                    return
+                self._raw += chunk
+                self._changed.notify_all()
+
+    def text(self) -> str:
+        with self._changed:
+            raw = bytes(self._raw)
+        return ANSI.sub("", raw.decode("utf-8", errors="replace"))
+
+    def mark(self) -> int:
+        """A position in `text()`: `wait_for(..., since=mark)` looks only after it."""
+        return len(self.text())
+
+    def wait_for(self, pattern: str, since: int = 0, timeout: float = 60.0) -> str:
+        """Wait until `pattern` (a regex) appears after `since`; the text after `since`."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                text = ANSI.sub("", bytes(self._raw).decode("utf-8", errors="replace"))[since:]
+                if re.search(pattern, text):
+                    return text
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or text.endswith("\0EOF"):
+                    raise AssertionError(f"{pattern!r} not shown; the screen had:\n{text[-3000:]}")
+                self._changed.wait(remaining)
+
+    def type(self, keys: bytes) -> None:
+        os.write(self.master, keys)
+
+    def descendants(self) -> set[int]:
+        """Every process now running whose environment carries this session's token."""
+        return leftovers(self.token)
+
+    def close(self) -> int:
+        """Wait for the command to end (asked with SIGTERM if it has not been told to
+        leave; killed after 20 s); its exit code."""
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.terminate()
+            try:
+                code = self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                code = self.proc.wait()
+        self._reader.join(timeout=5)
+        os.close(self.master)
+        return code
+
+
+def leftovers(token: str) -> set[int]:
+    """Processes whose environment holds `MARKER=token` (zombies have none: not counted)."""
+    found = set()
+    needle = f"{MARKER}={token}".encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                if needle in fh.read().split(b"\0"):
+                    found.add(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def save(path: Path, source: Path | str) -> None:
+    """Write a lesson file in one go, as an editor saves it."""
+    text = source.read_text() if isinstance(source, Path) else source
+    path.write_text(text)
+
+
+@pytest.fixture
+def lessons(tmp_path: Path) -> Path:
+    folder = tmp_path / "exercises"
+    folder.mkdir()
+    shutil.copyfile(ROOT / "exercises" / "03_jit.py", folder / "03_jit.py")
+    return folder
+
+
+@pytest.mark.slow
+def test_watch_regrades_saves_and_leaves_nothing_behind(lessons: Path) -> None:
+    term = WatchTerminal("exercises", "--only", "03_jit", cwd=lessons.parent)
+    lesson = lessons / "03_jit.py"
+    try:
+        term.wait_for(r"Ready: save a lesson file")
+
+        since = term.mark()
+        save(lesson, BROKEN)
+        shown = term.wait_for(r"Next: fix", since)
+        assert re.search(r"FAIL\s+\S+/21\s+03_jit", shown), shown
+        assert "running_sum uses jax.lax.scan" in shown  # the first failing check, named
+        assert "hint: " in shown
+
+        # A save during a grading restarts it: only the newest file's verdict is drawn.
+        since = term.mark()
+        save(lesson, BROKEN.read_text() + "\n# edited\n")
+        term.wait_for(r"grading 03_jit\.py", since)
+        workers = term.descendants()
+        assert len(workers) >= 2, workers  # the watch and its warm worker (and the judge)
+        since = term.mark()
+        save(lesson, FIXED)
+        shown = term.wait_for(r"PASS\s+21/21\s+03_jit", since)
+        assert "Next: fix" not in shown  # the stale grading's verdict was dropped
+        assert "passes every check" in shown
+
+        since = term.mark()
+        started = time.monotonic()
+        save(lesson, FIXED.read_text().replace("def piecewise(x", "def piecewise(x,,", 1))
+        shown = term.wait_for(r"SYNTAX\s+03_jit\.py line \d+", since)
+        assert time.monotonic() - started < 5  # no grading run (one takes longer than this)
+        assert "grading 03_jit" not in shown and "nothing was graded" in shown
+
+        # Ctrl-C while a grading runs: everything the watch started ends.
+        since = term.mark()
+        save(lesson, FIXED)
+        term.wait_for(r"grading 03_jit\.py", since)
+        time.sleep(1.0)  # the judge is running
+        term.type(b"\x03")
+        term.wait_for(r"grade watch: stopped\.", since, timeout=30)
+    finally:
+        code = term.close()
+    assert code == 0
+    assert term.descendants() == set()
+
+
+@pytest.mark.slow
+def test_q_leaves_while_the_worker_starts(lessons: Path) -> None:
+    term = WatchTerminal(str(lessons), "--only", "03_jit", cwd=lessons.parent)
+    try:
+        term.wait_for(r"importing JAX once")
+        time.sleep(0.5)
+        assert len(term.descendants()) >= 2  # the worker is starting
+        term.type(b"q")
+        term.wait_for(r"grade watch: stopped\.", timeout=30)
+    finally:
+        code = term.close()
+    assert code == 0
+    assert term.descendants() == set()
