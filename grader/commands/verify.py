@@ -47,13 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="grade the solutions N times and compare (default 2)",
     )
-    parser.add_argument(
-        "--jobs",
-        type=shared.positive_int,
-        default=1,
-        metavar="N",
-        help="lesson files graded at once (default 1)",
-    )
+    shared.add_jobs_option(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="only the verdict")
     shared.add_grading_options(parser)
 
@@ -192,7 +186,8 @@ def run(args: argparse.Namespace) -> int:
         if not folder.is_dir():
             raise shared.UsageError(f"{folder}: no such folder")
     specs = shared.specs(args)
-    options = shared.options(args, jobs=args.jobs)
+    jobs = shared.jobs(args)
+    options = shared.options(args, jobs=jobs.count)
 
     def say(text: str) -> None:
         if not args.quiet:
@@ -209,7 +204,8 @@ def run(args: argparse.Namespace) -> int:
         return report
 
     say(
-        f"Verifying {len(specs)} lesson file(s): {args.runs} run(s) of {solutions}/, one of {exercises}/ ..."
+        f"Verifying {len(specs)} lesson file(s): {args.runs} run(s) of {solutions}/, one of "
+        f"{exercises}/, with {min(jobs.count, len(specs))} job(s) ..."
     )
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         stubs = pool.submit(grade, exercises, f"{exercises}/ (stubs)")
