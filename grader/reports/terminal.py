@@ -15,16 +15,26 @@
 
     Not attempted yet (still raising NotImplementedError): 06_random
 
+    Next: stuck on 03_jit? `grade hint 03_jit` shows more help for its first failing check.
+    Next: start 06_random at 06_random.py line 23: # TODO: split the key
+          then run `grade exercises/06_random.py`
+
     Total 17.5/28 (62%) · seed 1234
     Isolation: strict
 
 Honest and compact: every exercise gets exactly one line; then at most
 `MAX_FAILURES` problems: exercise-level ones (an import error, a crash) said
 once, and failed checks with their message (at most `MAX_MESSAGE_LINES` lines
-each), the student's own line and the hint; untouched stubs and skipped
-exercises in one line each; then the total and the seed, and how far the
-student's code was kept apart from the grader (the isolation level). Only the
-checks' messages are shown, never tracebacks.
+each), the student's own line and the help the model holds (the hint; the
+nudge and the fix only where `grader.hints` let them through); untouched stubs
+and skipped exercises in one line each; what to do next (`next_lines`: where
+to ask for more help, an untouched file's first TODO, the next lesson file at
+full marks); then the total and the seed, and how far the student's code was
+kept apart from the grader (the isolation level). Only the checks' messages
+are shown, never tracebacks.
+
+Colours are rich's (`Style.render`): the summary stays a string, which
+`grader.reports.console` prints as it is.
 
 Everything here may hold what a submission printed or raised: control
 characters in it are made visible (`controls.visible_in`) before the summary
@@ -34,6 +44,9 @@ overwrite it; the only escape sequences in the output are our own colours.
 
 from __future__ import annotations
 
+from rich.color import ColorSystem
+from rich.style import Style
+
 from grader.model import CheckResult, ExerciseResult, ExerciseStatus, Report
 from grader.reports import controls, groups, labels
 
@@ -41,29 +54,32 @@ MAX_FAILURES = 5
 MAX_MESSAGE_LINES = 12
 INDENT = "    "
 
-_RESET = "\033[0m"
-_BOLD = "\033[1m"
-_DIM = "\033[2m"
-_RED = "\033[31m"
-_GREEN = "\033[32m"
-_YELLOW = "\033[33m"
-_CYAN = "\033[36m"
+_BOLD = "bold"
+_DIM = "dim"
+_RED = "red"
+_GREEN = "green"
+_YELLOW = "yellow"
+_CYAN = "cyan"
 
 _EXERCISE_COLORS: dict[ExerciseStatus, str] = {
     "passed": _GREEN,
     "failed": _RED,
-    "error": _RED + _BOLD,
+    "error": f"{_BOLD} {_RED}",
     "not_attempted": _YELLOW,
     "skipped": _DIM,
 }
 
 
 class _Paint:
+    """Text in a rich style, as the escape codes of the 8 standard colours (or plain)."""
+
     def __init__(self, color: bool) -> None:
         self.color = color
 
     def __call__(self, style: str, text: str) -> str:
-        return f"{style}{text}{_RESET}" if self.color and text else text
+        if not self.color or not text:
+            return text
+        return Style.parse(style).render(text, color_system=ColorSystem.STANDARD)
 
 
 def _word_width() -> int:
@@ -104,8 +120,7 @@ def _failure_block(
     where = labels.location_text(check)
     if where:
         lines.append(body + paint(_CYAN, "in your code: ") + where)
-    if check.hint:
-        lines.append(body + paint(_YELLOW, "hint: ") + check.hint)
+    lines.extend(_help_lines(check, paint, body))
     if entry is not None and entry.same_cause:
         lines.append(INDENT + groups.same_cause_headline(entry) + " (same message, see above):")
         lines.extend(_check_item(c, paint) for c in entry.same_cause)
@@ -114,6 +129,21 @@ def _failure_block(
         for c in entry.waiting:
             note = f"waits for: {groups.waits_for(exercise, c)}" if entry.grouped else ""
             lines.append(_check_item(c, paint, note))
+    return lines
+
+
+def _help_lines(check: CheckResult, paint: _Paint, indent: str) -> list[str]:
+    """The help the model holds for `check`: the hint, then the nudge and fix if let through."""
+    lines: list[str] = []
+    for label, style, text in (
+        ("hint: ", _YELLOW, check.hint),
+        ("nudge: ", _CYAN, check.nudge),
+        ("fix: ", _GREEN, check.fix),
+    ):
+        body = text.strip().splitlines()
+        if body:
+            lines.append(indent + paint(style, label) + body[0])
+            lines.extend(indent + " " * len(label) + rest for rest in body[1:])
     return lines
 
 
@@ -198,6 +228,49 @@ def _problems(report: Report, paint: _Paint) -> list[str]:
         notes.append("Skipped: " + ", ".join(skipped))
     if notes:
         lines += ["", *notes]
+    after = next_lines(report, paint)
+    if after:
+        lines += ["", *after]
+    return lines
+
+
+def next_lines(report: Report, paint: _Paint | None = None) -> list[str]:
+    """What to do next, in a line or two each (empty when the report says nothing more).
+
+    Where to ask for more help when a check failed; the first TODO of the first untouched
+    file and the command to run; when nothing failed and a file is at full marks, the next
+    lesson file to work on."""
+    paint = paint or _Paint(False)
+    label = paint(_BOLD, "Next:")
+    lines: list[str] = []
+    stuck = next(
+        (
+            e
+            for e in report.exercises
+            for c in e.checks
+            if e.status == "failed" and _is_problem(e, c)
+        ),
+        None,
+    )
+    if stuck is not None:
+        lines.append(
+            f"{label} stuck on {stuck.name}? `grade hint {stuck.name}` shows more help "
+            "for its first failing check."
+        )
+    untouched = next((e for e in report.exercises if e.next and e.status == "not_attempted"), None)
+    if untouched is not None and untouched.next is not None:
+        todo = untouched.next.todo
+        where = f" at {todo.path} line {todo.line}: {todo.code}" if todo else ""
+        lines.append(f"{label} start {untouched.name}{where}")
+        lines.append(" " * len("Next: ") + f"then run `{untouched.next.command}`")
+    if not lines and all(e.status in ("passed", "skipped") for e in report.exercises):
+        done = [e for e in report.exercises if e.next and e.next.lesson]
+        if done and done[-1].next is not None:
+            step = done[-1].next
+            lines.append(
+                f"{label} {done[-1].name} is at full marks; go on with {step.lesson}: "
+                f"`{step.command}`"
+            )
     return lines
 
 

@@ -11,7 +11,8 @@ from grader.model import CheckResult, ExerciseResult, Report
 from grader.reports import terminal
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-OUR_STYLES = re.compile(r"\x1b\[(?:0|1|2|31|32|33|36)m")
+# rich writes combined styles as one sequence: bold red is ESC[1;31m.
+OUR_STYLES = re.compile(r"\x1b\[(?:(?:0|1|2|31|32|33|36);)*(?:0|1|2|31|32|33|36)m")
 CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 

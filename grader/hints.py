@@ -1,0 +1,350 @@
+"""A check's help in levels, revealed on request, and the one policy on what reports show.
+
+Every check's help is levelled data:
+
+    level 0  question  the check's `hint` (a question, literal in the suite): shown with
+                       every failure
+    level 1  nudge     the check's `nudge` (literal in the suite, optional); without one,
+                       where the failure points: the student's line and the likely cause
+    level 2  fix       the failure's `fix` (from the check that failed): often the code
+
+`grade hint LESSON [CHECK]` reveals the next level for the first failing check of the
+last grading of that lesson (`grader.commands.hint`). What a student revealed is
+remembered in the working folder, `.grade/hints.json` (`{lesson: {check id: level}}`),
+and counted in the results (`hints_revealed`, per check and in total), so an
+instructor sees how much help was asked for. `grade` keeps the last results of each
+lesson (with their help, before the policy) in `.grade/last.json`, for `grade hint`.
+
+The course decides whether fixes are ever shown: `[tool.grade] show_fixes` in the
+`pyproject.toml` of the working folder (or the nearest folder above it that has one):
+
+    show_fixes = "on-request"   (the default) a fix is shown once revealed by `grade hint`
+    show_fixes = true           every failure shows its fix (the grader's old behaviour)
+    show_fixes = false          never: `grade hint` stops at the nudge, no report shows a fix
+
+`apply` is the one place that decides what of the help a report holds: every report
+(terminal, HTML, JSON, Gradescope, JUnit) renders what the model has, so none shows
+more than it allows. A result straight from the runner holds all of the help;
+`after_grading` is what `grade` runs on it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from grader import catalog, next_step
+from grader.checks.failure import CAUSE_LABEL
+from grader.model import CheckResult, ExerciseResult, Report, SourceLine
+from grader.runner.submission import Submission
+
+ShowFixes = Literal["always", "on-request", "never"]
+SHOW_FIXES: tuple[ShowFixes, ...] = ("always", "on-request", "never")
+DEFAULT_SHOW_FIXES: ShowFixes = "on-request"
+
+STATE_DIR = ".grade"
+REVEALED_FILE = "hints.json"
+LAST_FILE = "last.json"
+
+QUESTION, NUDGE, FIX = 0, 1, 2
+LEVEL_NAMES = ("question", "nudge", "fix")
+
+Revealed = dict[str, dict[str, int]]  # lesson -> check id -> deepest level revealed
+
+
+class SettingError(ValueError):
+    """The course's `[tool.grade]` setting is malformed: the message says where and how."""
+
+
+# -- the course setting ---------------------------------------------------------------
+
+
+def _pyproject(folder: Path) -> Path | None:
+    for candidate in (folder, *folder.parents):
+        path = candidate / "pyproject.toml"
+        if path.is_file():
+            return path
+    return None
+
+
+_SECTION = re.compile(r"^\s*\[(?P<name>[^\]]+)\]\s*(?:#.*)?$")
+_KEY = re.compile(r"^\s*show_fixes\s*=\s*(?P<value>[^#]*?)\s*(?:#.*)?$")
+
+
+def _setting_in(text: str) -> object:
+    """`[tool.grade] show_fixes` of a pyproject, or None: with tomllib where there is one
+    (Python 3.11), else read line by line (the key and its section are all we need)."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        section, found = "", None
+        for line in text.splitlines():
+            header, key = _SECTION.match(line), _KEY.match(line)
+            if header:
+                section = header["name"].strip()
+            elif key and section == "tool.grade":
+                found = {"true": True, "false": False}.get(key["value"], key["value"].strip("\"'"))
+        return found
+    tool = tomllib.loads(text).get("tool", {})
+    grade = tool.get("grade", {}) if isinstance(tool, dict) else {}
+    return grade.get("show_fixes") if isinstance(grade, dict) else None
+
+
+def show_fixes(folder: Path) -> ShowFixes:
+    """The course's `[tool.grade] show_fixes` (see the module's docstring)."""
+    path = _pyproject(folder.resolve())
+    if path is None:
+        return DEFAULT_SHOW_FIXES
+    try:
+        value = _setting_in(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:  # tomllib.TOMLDecodeError is a ValueError
+        raise SettingError(f"{path} could not be read: {exc}") from None
+    if value is None:
+        return DEFAULT_SHOW_FIXES
+    if value is True:
+        return "always"
+    if value is False:
+        return "never"
+    for setting in SHOW_FIXES:
+        if isinstance(value, str) and value.replace("_", "-") == setting:
+            return setting
+    raise SettingError(
+        f'{path}: [tool.grade] show_fixes = {value!r}: give true, false or "on-request"'
+    )
+
+
+# -- the levels -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Level:
+    number: int  # QUESTION, NUDGE or FIX: what `hints_revealed` counts
+    name: str
+    text: str
+
+
+def cause_of(message: str) -> str:
+    """The likely cause a failure's message states (`likely cause: ...`), or ""."""
+    prefix = CAUSE_LABEL + " "
+    for line in message.splitlines():
+        if line.strip().startswith(prefix):
+            return line.strip().removeprefix(prefix).strip()
+    return ""
+
+
+def fallback_nudge(check: CheckResult) -> str:
+    """Level 1 for a check without an authored nudge: where to look, and the likely cause."""
+    where = check.location
+    cause = cause_of(check.message)
+    if where is not None and cause:
+        return f"Look at {where.path} line {where.line} (`{where.code.strip()}`): {cause}."
+    if where is not None:
+        return f"Look at {where.path} line {where.line}: `{where.code.strip()}`."
+    return f"The likely cause: {cause}." if cause else ""
+
+
+def levels(check: CheckResult, setting: ShowFixes = DEFAULT_SHOW_FIXES) -> list[Level]:
+    """The help a failed check has, level by level (empty levels left out)."""
+    found = [
+        Level(QUESTION, "question", check.hint.strip()),
+        Level(NUDGE, "nudge", (check.nudge or fallback_nudge(check)).strip()),
+        Level(FIX, "fix", "" if setting == "never" else check.fix.strip()),
+    ]
+    return [level for level in found if level.text]
+
+
+# -- the policy -----------------------------------------------------------------------
+
+
+def shown(check: CheckResult, revealed: int, setting: ShowFixes) -> CheckResult:
+    """`check` holding only the help the student may see, and how much they revealed."""
+    revealed = min(max(revealed, QUESTION), FIX)
+    show_fix = setting == "always" or (setting == "on-request" and revealed >= FIX)
+    return dataclasses.replace(
+        check,
+        nudge=check.nudge if revealed >= NUDGE else "",
+        fix=check.fix if show_fix else "",
+        hints_revealed=revealed,
+    )
+
+
+def apply(report: Report, revealed: Mapping[str, Mapping[str, int]], setting: ShowFixes) -> Report:
+    """The one policy: `report` with each check's nudge and fix kept only where allowed."""
+    exercises = tuple(
+        dataclasses.replace(
+            e,
+            checks=tuple(
+                shown(c, revealed.get(e.name, {}).get(c.id, 0), setting) for c in e.checks
+            ),
+        )
+        for e in report.exercises
+    )
+    return dataclasses.replace(report, exercises=exercises)
+
+
+# -- what is remembered in the working folder -------------------------------------------
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+def _write_json(path: Path, doc: Any) -> None:
+    """Write atomically: a run interrupted halfway never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(doc, out, sort_keys=True, indent=2, ensure_ascii=False)
+            out.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_revealed(folder: Path) -> Revealed:
+    """What the student revealed so far (an unreadable file counts as nothing revealed)."""
+    doc = _read_json(folder / STATE_DIR / REVEALED_FILE)
+    if not isinstance(doc, dict):
+        return {}
+    out: Revealed = {}
+    for lesson, checks in doc.items():
+        if isinstance(lesson, str) and isinstance(checks, dict):
+            out[lesson] = {
+                cid: min(max(level, 0), FIX)
+                for cid, level in checks.items()
+                if isinstance(cid, str) and isinstance(level, int) and not isinstance(level, bool)
+            }
+    return out
+
+
+def save_revealed(folder: Path, lesson: str, check_id: str, level: int) -> None:
+    revealed = load_revealed(folder)
+    revealed.setdefault(lesson, {})[check_id] = level
+    _write_json(folder / STATE_DIR / REVEALED_FILE, revealed)
+
+
+def remember(report: Report, folder: Path, setting: ShowFixes) -> None:
+    """Keep each graded lesson's results, all their help included, for `grade hint`.
+
+    Lessons graded earlier and not now are kept. Under `show_fixes = false` the fixes
+    are not kept either."""
+    path = folder / STATE_DIR / LAST_FILE
+    doc = _read_json(path)
+    lessons: dict[str, Any] = doc if isinstance(doc, dict) else {}
+    for exercise in report.exercises:
+        if setting == "never":
+            exercise = dataclasses.replace(
+                exercise, checks=tuple(dataclasses.replace(c, fix="") for c in exercise.checks)
+            )
+        lessons[exercise.name] = exercise.to_json()
+    _write_json(path, lessons)
+
+
+def _line(doc: Any) -> SourceLine | None:
+    if not isinstance(doc, dict):
+        return None
+    try:
+        return SourceLine(str(doc["path"]), int(doc["line"]), str(doc["code"]))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _check(doc: dict[str, Any]) -> CheckResult:
+    status = doc.get("status")
+    visibility = doc.get("visibility")
+
+    def text(key: str) -> str:
+        value = doc.get(key)
+        return value if isinstance(value, str) else ""
+
+    def optional(key: str) -> str | None:
+        value = doc.get(key)
+        return value if isinstance(value, str) else None
+
+    return CheckResult(
+        name=text("name") or text("id"),
+        id=text("id"),
+        status=status if status in ("passed", "failed", "error", "timeout", "skipped") else "error",
+        score=float(doc.get("score") or 0.0),
+        max_score=float(doc.get("max_score") or 0.0),
+        visibility="hidden" if visibility == "hidden" else "public",
+        message=text("message"),
+        hint=text("hint"),
+        location=_line(doc.get("location")),
+        blocked_by=optional("blocked_by"),
+        root_cause=optional("root_cause"),
+        nudge=text("nudge"),
+        fix=text("fix"),
+    )
+
+
+def last_result(folder: Path, lesson: str) -> ExerciseResult | None:
+    """The lesson's result from the last `grade` run in `folder`, with all its help."""
+    doc = _read_json(folder / STATE_DIR / LAST_FILE)
+    entry = doc.get(lesson) if isinstance(doc, dict) else None
+    if not isinstance(entry, dict) or not isinstance(entry.get("checks"), list):
+        return None
+    status = entry.get("status")
+    return ExerciseResult(
+        name=lesson,
+        title=str(entry.get("title", "")),
+        status=status
+        if status in ("passed", "failed", "error", "not_attempted", "skipped")
+        else "error",
+        checks=tuple(_check(c) for c in entry["checks"] if isinstance(c, dict)),
+        message=str(entry.get("message", "")),
+    )
+
+
+# -- what `grade` runs after grading ------------------------------------------------------
+
+
+def after_grading(
+    report: Report,
+    submission: Submission,
+    folder: Path | None = None,
+    order: Sequence[str] | None = None,
+) -> Report:
+    """What a student sees of a grading run in `folder` (default: the working folder).
+
+    Names each file's next step, keeps the results for `grade hint` in `.grade/`, and
+    applies the policy with the course's setting and what the student revealed.
+    `order`: every lesson in catalog order (default: the installed suites'). A working
+    folder that cannot be written to only loses the `grade hint` memory."""
+    folder = Path.cwd() if folder is None else folder
+    setting = _setting_or_never(folder)
+    if order is None:
+        order = [spec.name for spec in catalog.exercises()]
+    report = next_step.fill(report, submission, order)
+    with contextlib.suppress(OSError):
+        remember(report, folder, setting)
+    return apply(report, load_revealed(folder), setting)
+
+
+def for_class(report: Report, folder: Path | None = None) -> Report:
+    """The policy for a report no student revealed help in (`grade batch`, a class):
+    fixes only when the course shows them always."""
+    return apply(report, {}, _setting_or_never(Path.cwd() if folder is None else folder))
+
+
+def _setting_or_never(folder: Path) -> ShowFixes:
+    """The course's setting; a malformed one is said once and read as the strictest."""
+    try:
+        return show_fixes(folder)
+    except SettingError as exc:  # the course meant to set something
+        print(f"grade: warning: {exc}; fixes are not shown", file=sys.stderr)
+        return "never"

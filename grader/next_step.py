@@ -1,0 +1,140 @@
+"""What a student does next with a lesson file, said with its verdict.
+
+- An untouched file (status `not_attempted`) names its first TODO: the first
+  `raise NotImplementedError` or `# TODO` comment in the student's file, with its
+  line and text, and the command that grades the file again.
+- A file at full marks names the next lesson file to work on (catalog order) and
+  the command that grades it.
+
+The student's file is read as text, never imported: this runs in the parent,
+which never runs student code. A notebook's code cells are read in order; its
+line is then `03_jit.ipynb, cell 4` and the line within that cell.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import re
+import shlex
+import tokenize
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from grader.model import ExerciseResult, NextStep, Report, SourceLine
+from grader.runner.submission import LESSON_SUFFIXES, MAX_LESSON_BYTES, Submission
+
+_TODO_COMMENT = re.compile(r"#\s*TODO\b", re.IGNORECASE)
+_RAISE_NOT_IMPLEMENTED = re.compile(r"^\s*raise\s+NotImplementedError\b")
+MAX_CODE_CHARS = 200
+"""A TODO line is cut to this many characters (it is shown on one terminal line)."""
+
+
+def _todo_lines(source: str) -> Iterator[int]:
+    """Line numbers (from 1) of TODO comments and `raise NotImplementedError`, in order.
+
+    Tokens, not text, where the file tokenizes: a "# TODO" inside a string is not one."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        for number, line in enumerate(source.splitlines(), start=1):
+            if _RAISE_NOT_IMPLEMENTED.match(line) or _TODO_COMMENT.search(line):
+                yield number
+        return
+    for index, token in enumerate(tokens):
+        if (token.type == tokenize.COMMENT and _TODO_COMMENT.match(token.string)) or (
+            token.type == tokenize.NAME
+            and token.string == "raise"
+            and index + 1 < len(tokens)
+            and tokens[index + 1].string == "NotImplementedError"
+        ):
+            yield token.start[0]
+
+
+def first_todo_in(source: str, path: str) -> SourceLine | None:
+    """The first TODO of a Python source, as the line to show (`path` is how to name it)."""
+    lines = source.splitlines()
+    for number in _todo_lines(source):
+        code = lines[number - 1].strip() if number <= len(lines) else ""
+        return SourceLine(path, number, code[:MAX_CODE_CHARS])
+    return None
+
+
+def _notebook_cells(text: str) -> Iterator[str]:
+    doc = json.loads(text)
+    cells = doc.get("cells", []) if isinstance(doc, dict) else []
+    for cell in cells:
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            source = cell.get("source", "")
+            yield "".join(source) if isinstance(source, list) else str(source)
+
+
+def first_todo(path: Path) -> SourceLine | None:
+    """The first TODO of the lesson file at `path` (a `.py` or an `.ipynb`), or None."""
+    try:
+        if path.stat().st_size > MAX_LESSON_BYTES * 25:
+            return None
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if path.suffix != ".ipynb":
+        return first_todo_in(text, path.name)
+    try:
+        cells = list(_notebook_cells(text))
+    except (ValueError, RecursionError):
+        return None
+    for number, cell in enumerate(cells, start=1):
+        found = first_todo_in(cell, f"{path.name}, cell {number}")
+        if found is not None:
+            return found
+    return None
+
+
+def command(path: Path) -> str:
+    """`grade exercises/03_jit.py`: the command that grades the file at `path`."""
+    return f"grade {shlex.quote(str(path))}"
+
+
+def _file_of(submission: Submission, lesson: str) -> Path:
+    """The lesson file of `lesson` in the submission's folder (its `.py` when there is none)."""
+    if lesson in submission.files:
+        return submission.files[lesson]
+    for suffix in LESSON_SUFFIXES:
+        candidate = submission.root / f"{lesson}{suffix}"
+        if candidate.is_file():
+            return candidate
+    return submission.root / f"{lesson}.py"
+
+
+def at_full_marks(exercise: ExerciseResult) -> bool:
+    return exercise.status == "passed" and exercise.score >= exercise.max_score > 0
+
+
+def step(
+    exercise: ExerciseResult,
+    submission: Submission,
+    order: Sequence[str],
+    done: frozenset[str] = frozenset(),
+) -> NextStep | None:
+    """What to do next with `exercise` (None when the verdict itself says it: a failure).
+
+    `order`: every lesson, in catalog order; `done`: lessons known to be at full marks
+    (skipped when naming the next file)."""
+    if exercise.status == "not_attempted" and exercise.name in submission.files:
+        path = submission.files[exercise.name]
+        return NextStep(command(path), todo=first_todo(path))
+    if at_full_marks(exercise) and exercise.name in order:
+        later = [n for n in order[order.index(exercise.name) + 1 :] if n not in done]
+        if later:
+            return NextStep(command(_file_of(submission, later[0])), lesson=later[0])
+    return None
+
+
+def fill(report: Report, submission: Submission, order: Sequence[str]) -> Report:
+    """`report` with each exercise's next step (`order`: every lesson, in catalog order)."""
+    done = frozenset(e.name for e in report.exercises if at_full_marks(e))
+    exercises = tuple(
+        dataclasses.replace(e, next=step(e, submission, order, done)) for e in report.exercises
+    )
+    return dataclasses.replace(report, exercises=exercises)

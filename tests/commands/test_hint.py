@@ -1,0 +1,211 @@
+"""`grade hint LESSON [CHECK]`: one more level of help per call, remembered, stopping at the last."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from grader import cli, hints
+from grader.model import CheckResult, ExerciseResult, Report, SourceLine
+
+QUESTION = "How does jax.lax.scan carry a value from one step to the next?"
+NUDGE = "The carry is the running total."
+FIX = "jax.lax.scan(step, 0.0, xs)"
+
+Hint = Callable[..., tuple[int, str]]
+
+
+def _check(cid: str, status: str = "failed", **extra: object) -> CheckResult:
+    fields: dict[str, object] = {
+        "name": cid.removeprefix("test_").replace("_", " "),
+        "id": cid,
+        "status": status,
+        "score": 1.0 if status == "passed" else 0.0,
+        "max_score": 1.0,
+        "visibility": "public",
+        "message": "" if status == "passed" else f"{cid}\n  expected: 1\n  observed: 2",
+        "hint": QUESTION,
+    }
+    return CheckResult(**{**fields, **extra})  # type: ignore[arg-type]
+
+
+def _graded(folder: Path, *checks: CheckResult, status: str = "failed", message: str = "") -> None:
+    exercise = ExerciseResult("03_jit", "jit", status, checks, message=message)  # type: ignore[arg-type]
+    report = Report((exercise,), seed=0, submission="exercises", grader_version="0")
+    hints.remember(report, folder, "on-request")
+
+
+@pytest.fixture
+def hint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Hint:
+    monkeypatch.chdir(tmp_path)
+
+    def run(*argv: str) -> tuple[int, str]:
+        capsys.readouterr()
+        code = cli.main(["hint", *argv, "--no-color"])
+        out = capsys.readouterr()
+        return code, out.out + out.err
+
+    return run
+
+
+def test_each_call_reveals_one_level_and_stops_at_the_last(tmp_path: Path, hint: Hint) -> None:
+    where = SourceLine("03_jit.py", 14, "for x in xs:")
+    _graded(
+        tmp_path,
+        _check("test_piecewise", "passed"),
+        _check("test_running_sum_scan", nudge=NUDGE, fix=FIX, location=where),
+        _check("test_newton", nudge="other nudge", fix="other fix"),
+    )
+    code, text = hint("03_jit")
+    assert code == 0
+    assert "03_jit > running sum scan (0/1)" in text
+    assert "    in your code: 03_jit.py:14: for x in xs:" in text
+    assert f"    question (1/3): {QUESTION}" in text and f"    nudge (2/3): {NUDGE}" in text
+    assert FIX not in text and "again shows the fix" in text
+    assert hints.load_revealed(tmp_path) == {"03_jit": {"test_running_sum_scan": 1}}
+
+    code, text = hint("exercises/03_jit.py")
+    assert f"    fix (3/3): {FIX}" in text and "that is all the help" in text
+    assert "No more help" not in text
+    assert hints.load_revealed(tmp_path) == {"03_jit": {"test_running_sum_scan": 2}}
+
+    code, text = hint("03_jit")  # nothing more to reveal: said, not counted again
+    assert code == 0 and "No more help" in text and f"fix (3/3): {FIX}" in text
+    assert hints.load_revealed(tmp_path) == {"03_jit": {"test_running_sum_scan": 2}}
+
+    code, text = hint("03_jit", "test_newton")  # another check, by id
+    assert "nudge (2/3): other nudge" in text and "other fix" not in text
+    assert hints.load_revealed(tmp_path)["03_jit"]["test_newton"] == 1
+
+
+def test_a_course_without_fixes_stops_at_the_nudge(tmp_path: Path, hint: Hint) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.grade]\nshow_fixes = false\n")
+    _graded(tmp_path, _check("test_running_sum_scan", nudge=NUDGE, fix=FIX))
+    _, text = hint("03_jit", "running sum scan")  # by name
+    assert NUDGE in text and "this course does not show fixes" in text
+    _, text = hint("03_jit")
+    assert FIX not in text and "No more help" in text
+    assert hints.load_revealed(tmp_path) == {"03_jit": {"test_running_sum_scan": 1}}
+
+
+def test_without_a_nudge_the_line_and_cause_come_second(tmp_path: Path, hint: Hint) -> None:
+    message = "running_sum(xs)\n  expected: a scan\n  observed: none\n  likely cause: a for loop"
+    _graded(
+        tmp_path,
+        _check(
+            "test_scan", message=message, fix=FIX, location=SourceLine("03_jit.py", 3, "for x:")
+        ),
+    )
+    _, text = hint("03_jit")
+    assert "nudge (2/3): Look at 03_jit.py line 3 (`for x:`): a for loop." in text
+
+
+def test_nothing_to_hint_and_usage_errors(tmp_path: Path, hint: Hint) -> None:
+    code, text = hint("03_jit")
+    assert code == 2 and "no grading of 03_jit in this folder yet" in text
+    assert "grade --only 03_jit" in text
+    _graded(tmp_path, _check("test_a", "passed"), status="passed")
+    code, text = hint("03_jit")
+    assert code == 0 and "Every check of 03_jit passed" in text
+    code, text = hint("03_jit", "test_nope")
+    assert code == 2 and "03_jit has no check 'test_nope'" in text
+    _graded(
+        tmp_path,
+        _check("test_a", "error", message="not run: 03_jit.py does not import"),
+        status="error",
+        message="03_jit.py has a syntax error (03_jit.py, line 3)",
+    )
+    code, text = hint("03_jit")
+    assert code == 0 and "did not run its checks" in text and "syntax error" in text
+    assert not (tmp_path / ".grade" / "hints.json").exists()
+
+
+def test_student_text_cannot_drive_the_terminal(tmp_path: Path, hint: Hint) -> None:
+    _graded(tmp_path, _check("test_a", message="boom \x1b]0;title\x07 \x1b[31mred", nudge="n"))
+    _, text = hint("03_jit")
+    assert "\x1b" not in text and "␛]0;title␇" in text
+
+
+SUITE = '''
+"""A tiny suite: plain Python, so grading it takes a second."""
+from grader.checks.failure import fail
+from grader.suite import check
+
+LESSON = "01_sums"
+TITLE = "sums"
+TIMEOUT = 60
+
+
+@check("add adds two numbers", points=2, hint="Which operator adds two numbers?",
+       nudge="Look at the operator between a and b.")
+def test_add(student):
+    got = student.add(2, 3)
+    if got != 5:
+        raise fail("add(2, 3)", expected="5", observed=repr(got),
+                   cause="the numbers are multiplied", fix="return a + b")
+
+
+@check("total sums a list", points=1, hint="Which builtin adds up a list?")
+def test_total(student):
+    if student.total([1, 2]) != 3:
+        raise fail("total([1, 2])", expected="3", observed="?")
+'''
+
+
+@pytest.mark.slow
+def test_a_real_grading_then_three_hints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One real grading (a two-check plain-Python suite): the fix travels apart from the
+    message, `grade` keeps it for `grade hint`, and the reports show it once revealed."""
+    from grader import catalog
+    from grader.reports import results, terminal
+    from grader.runner import engine
+    from grader.runner.submission import find
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "suites").mkdir()
+    (tmp_path / "suites" / "test_01_sums.py").write_text(textwrap.dedent(SUITE))
+    (tmp_path / "exercises").mkdir()
+    (tmp_path / "exercises" / "01_sums.py").write_text(
+        "def add(a, b):\n    return a * b\n\n\ndef total(xs):\n    return sum(xs)\n"
+    )
+    specs = list(catalog.exercises((tmp_path / "suites").resolve()))
+    submission = find(Path("exercises"), [s.name for s in specs])
+    raw = engine.grade(specs, submission, engine.Options(seed=0, isolation="basic"))
+    order = [s.name for s in specs]
+
+    def hint() -> str:
+        proc = subprocess.run(
+            [sys.executable, "-m", "grader", "hint", "01_sums"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return proc.stdout
+
+    shown = hints.after_grading(raw, submission, order=order)  # what `grade` runs
+    doc, text = json.loads(results.render(shown)), terminal.render(shown, color=False)
+    add = doc["exercises"][0]["checks"][0]
+    assert add["message"].endswith("likely cause: the numbers are multiplied"), add
+    assert "return a + b" not in json.dumps(doc) and "return a + b" not in text
+    assert (add["nudge"], add["fix"], add["hints_revealed"]) == ("", "", 0)
+    assert "Next: stuck on 01_sums? `grade hint 01_sums`" in text
+
+    assert "nudge (2/3): Look at the operator between a and b." in hint()
+    assert "fix (3/3): return a + b" in hint()
+    assert "No more help" in hint()
+
+    shown = hints.after_grading(raw, submission, order=order)  # the next `grade`
+    doc, text = json.loads(results.render(shown)), terminal.render(shown, color=False)
+    add = doc["exercises"][0]["checks"][0]
+    assert (add["fix"], add["hints_revealed"], doc["hints_revealed"]) == ("return a + b", 2, 2)
+    assert "    fix: return a + b" in text
