@@ -1,0 +1,105 @@
+"""Save-to-verdict time of `grade watch`: a lesson file saved under the real watcher.
+
+    python tests/bench/bench_watch.py [--saves 6] [--lesson 03_jit] [--broken FILE]
+
+Starts `grade watch` in a pseudo-terminal on a temporary copy of one lesson file
+(`tests/commands/test_watch.py`'s `WatchTerminal`: a real pty, the real watcher,
+the real suite), waits until the warm worker is ready, then saves the file N
+times, alternating the reference solution (PASS) and a broken version (FAIL), so
+each save changes the verdict on screen. For each save it measures the time from
+the write to the new verdict drawn in the terminal, and reads the grading's own
+duration from that line (`PASS 21/21 03_jit (4.2 s)`): the rest is the watcher,
+the parent and the screen. The first save is reported apart (the first fork of a
+fresh worker), and the median of the others is the number to quote, with the
+load average (other processes share the CPU). The target is 1.5 s for 03_jit.
+
+Not a test (a timed assertion would be flaky): run it by hand or in a benchmark job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "commands"))
+
+from test_watch import WatchTerminal  # noqa: E402
+
+TARGET_S = 1.5
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--saves", type=int, default=6, help="saves measured after the first")
+    parser.add_argument("--lesson", default="03_jit")
+    parser.add_argument(
+        "--broken",
+        type=Path,
+        default=ROOT / "tests/fixtures/03_jit/python_loop_running_sum/03_jit.py",
+        help="a failing version of the lesson file (default: a 03_jit fixture)",
+    )
+    args = parser.parse_args()
+    fixed = (ROOT / "solutions" / f"{args.lesson}.py").read_text()
+    broken = args.broken.read_text()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "exercises"
+        folder.mkdir()
+        lesson = folder / f"{args.lesson}.py"
+        shutil.copyfile(ROOT / "exercises" / f"{args.lesson}.py", lesson)
+        term = WatchTerminal("exercises", "--only", args.lesson, cwd=Path(tmp))
+        started = time.monotonic()
+        try:
+            term.wait_for(r"Ready: save a lesson file", timeout=180)
+            print(f"worker ready {time.monotonic() - started:.1f} s after start")
+            rows = []
+            for i in range(args.saves + 1):
+                passing = i % 2 == 0
+                word = "PASS" if passing else "FAIL"
+                since = term.mark()
+                saved = time.monotonic()
+                lesson.write_text(fixed if passing else broken)
+                shown = term.wait_for(
+                    rf"{word}\s+\S+\s+{re.escape(args.lesson)} \(([\d.]+) s\)", since, 300
+                )
+                seen = time.monotonic() - saved
+                match = re.search(rf"{word}\s+\S+\s+{re.escape(args.lesson)} \(([\d.]+) s\)", shown)
+                graded = float(match.group(1)) if match else float("nan")
+                rows.append((word, seen, graded))
+                label = "first" if i == 0 else f"{i:>5}"
+                print(
+                    f"save {label}  {word}  verdict on screen {seen:5.2f} s  "
+                    f"(grading {graded:4.1f} s, watcher + screen {seen - graded:+5.2f} s)  "
+                    f"load {os.getloadavg()[0]:.1f}",
+                    flush=True,
+                )
+            term.type(b"q")
+            term.wait_for(r"grade watch: stopped\.", timeout=30)
+        finally:
+            term.close()
+
+    measured = rows[1:]
+    median = statistics.median(seen for _, seen, _ in measured)
+    overhead = statistics.median(seen - graded for _, seen, graded in measured)
+    for word in ("PASS", "FAIL"):
+        times = [seen for w, seen, _ in measured if w == word]
+        if times:
+            print(f"{word} saves: median {statistics.median(times):.2f} s over {len(times)}")
+    load = os.getloadavg()
+    print(
+        f"{args.lesson}: save-to-verdict median {median:.2f} s over {len(measured)} saves "
+        f"(target {TARGET_S} s); watcher + parent + screen median {overhead:+.2f} s; "
+        f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} CPUs"
+    )
+
+
+if __name__ == "__main__":
+    main()
