@@ -37,7 +37,7 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -316,19 +316,19 @@ def last_result(folder: Path, lesson: str) -> ExerciseResult | None:
 def after_grading(
     report: Report,
     submission: Submission,
+    *,
+    suites: Path | None = None,
     folder: Path | None = None,
-    order: Sequence[str] | None = None,
 ) -> Report:
     """What a student sees of a grading run in `folder` (default: the working folder).
 
-    Names each file's next step, keeps the results for `grade hint` in `.grade/`, and
-    applies the policy with the course's setting and what the student revealed.
-    `order`: every lesson in catalog order (default: the installed suites'). A working
-    folder that cannot be written to only loses the `grade hint` memory."""
+    Names each file's next step (the next lesson file in the catalog order of `suites`,
+    default the installed suites), keeps the results for `grade hint` in `.grade/`, and
+    applies the policy with the course's setting and what the student revealed. A
+    working folder that cannot be written to only loses the `grade hint` memory."""
     folder = Path.cwd() if folder is None else folder
     setting = _setting_or_never(folder)
-    if order is None:
-        order = [spec.name for spec in catalog.exercises()]
+    order = [spec.name for spec in catalog.exercises(suites or catalog.SUITES_DIR)]
     report = next_step.fill(report, submission, order)
     with contextlib.suppress(OSError):
         remember(report, folder, setting)

@@ -311,7 +311,7 @@ def test_after_grading_fills_remembers_and_applies(
     (tmp_path / "03_jit.py").write_text(STUB)
     submission = Submission(tmp_path, {"03_jit": tmp_path / "03_jit.py"}, single="03_jit")
     hints.save_revealed(tmp_path, "03_jit", "test_running_sum_scan", 1)
-    shown = hints.after_grading(raw_report(), submission, order=["03_jit", "04_vmap"])
+    shown = hints.after_grading(raw_report(), submission)
     check = shown.exercises[0].checks[1]
     assert (check.nudge, check.fix, check.hints_revealed) == (NUDGE, "", 1)
     kept = hints.last_result(tmp_path, "03_jit")

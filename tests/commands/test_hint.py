@@ -176,10 +176,10 @@ def test_a_real_grading_then_three_hints(tmp_path: Path, monkeypatch: pytest.Mon
     (tmp_path / "exercises" / "01_sums.py").write_text(
         "def add(a, b):\n    return a * b\n\n\ndef total(xs):\n    return sum(xs)\n"
     )
-    specs = list(catalog.exercises((tmp_path / "suites").resolve()))
+    suites = (tmp_path / "suites").resolve()
+    specs = list(catalog.exercises(suites))
     submission = find(Path("exercises"), [s.name for s in specs])
     raw = engine.grade(specs, submission, engine.Options(seed=0, isolation="basic"))
-    order = [s.name for s in specs]
 
     def hint() -> str:
         proc = subprocess.run(
@@ -192,7 +192,7 @@ def test_a_real_grading_then_three_hints(tmp_path: Path, monkeypatch: pytest.Mon
         assert proc.returncode == 0, proc.stderr[-3000:]
         return proc.stdout
 
-    shown = hints.after_grading(raw, submission, order=order)  # what `grade` runs
+    shown = hints.after_grading(raw, submission, suites=suites)  # what `grade` runs
     doc, text = json.loads(results.render(shown)), terminal.render(shown, color=False)
     add = doc["exercises"][0]["checks"][0]
     assert add["message"].endswith("likely cause: the numbers are multiplied"), add
@@ -204,7 +204,7 @@ def test_a_real_grading_then_three_hints(tmp_path: Path, monkeypatch: pytest.Mon
     assert "fix (3/3): return a + b" in hint()
     assert "No more help" in hint()
 
-    shown = hints.after_grading(raw, submission, order=order)  # the next `grade`
+    shown = hints.after_grading(raw, submission, suites=suites)  # the next `grade`
     doc, text = json.loads(results.render(shown)), terminal.render(shown, color=False)
     add = doc["exercises"][0]["checks"][0]
     assert (add["fix"], add["hints_revealed"], doc["hints_revealed"]) == ("return a + b", 2, 2)
