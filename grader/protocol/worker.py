@@ -54,6 +54,7 @@ class Request:
     notebook: str = ""  # the lesson's name when it was submitted as a notebook
     isolation: Level = "basic"  # how the sandbox drops privileges (detected by the parent)
     maxfail: int = 0  # stop the suite after this many failed checks (0: run every check)
+    cache_dir: str = ""  # the judge's compilation cache (grader.runner.cache); "" for none
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,7 @@ _FIELDS: dict[type[Message], dict[str, Any]] = {
         "notebook": _text,
         "isolation": _level,
         "maxfail": _count,
+        "cache_dir": _text,
     },
     Ready: {"pid": _int},
     Started: {"pid": _int},

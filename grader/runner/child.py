@@ -9,7 +9,9 @@ The child is a fork of the warm worker. Before any student code runs it:
   `jax.py` from the submission can load (the worker imported JAX before the
   submission existed, and pytest runs with `--noconftest`, no plugin
   autoloading and an ini file of ours);
-- sets the number of simulated CPU devices before JAX's backend starts.
+- sets the number of simulated CPU devices before JAX's backend starts;
+- points JAX's persistent compilation cache at the judge's folder
+  (`grader.runner.cache`), which its sandbox never uses.
 A notebook lesson is run in a kernel (started here, so bounded the same way)
 and turned into the module the suite imports (`grader.notebooks.grading`).
 Then it runs pytest on the suite with `grader.plugin` (the judge: it forks the
@@ -115,6 +117,10 @@ def run(request: Request, out_fd: int, records_fd: int, base_vm: int) -> NoRetur
 
         if request.devices > 1:
             jax.config.update("jax_num_cpu_devices", request.devices)  # type: ignore[no-untyped-call]
+        if request.cache_dir:  # the judge's alone: its sandbox turns it off (grader.runner.cache)
+            from grader.runner import cache
+
+            cache.configure(request.cache_dir)
 
         import pytest
 

@@ -37,7 +37,7 @@ from grader.catalog import ExerciseSpec
 from grader.model import ExerciseResult, Report
 from grader.protocol import worker as wire
 from grader.protocol.worker import Ended, Ready, Request, Started
-from grader.runner import records
+from grader.runner import cache, records
 from grader.runner.submission import Submission, copy_lessons
 from grader.sandbox import isolation
 from grader.sandbox.isolation import Isolation, Level
@@ -61,6 +61,8 @@ class Options:
     isolation: IsolationChoice = "auto"  # auto: the strongest level this machine allows
     require_isolation: Level = "basic"  # refuse to grade below this level
     maxfail: int = 0  # stop a file's suite after this many failed checks (0: run them all)
+    cache_dir: str | None = None  # the judge's compilation cache: None the default folder
+    # (grader.runner.cache.default_dir), "" none
 
 
 # -- isolation --------------------------------------------------------------------------
@@ -210,6 +212,13 @@ class Worker:
         self._log.close()
 
 
+def cache_dir(options: Options) -> str:
+    """The compilation cache the judges use ("" for none: turned off, or a folder that is
+    not safely the grader's own; see `grader.runner.cache`)."""
+    wanted = cache.default_dir() if options.cache_dir is None else options.cache_dir
+    return cache.prepare(wanted)[0]
+
+
 def _missing_requirements(spec: ExerciseSpec) -> list[str]:
     return [name for name in spec.requires if importlib.util.find_spec(name) is None]
 
@@ -222,9 +231,11 @@ def grade_one(
     level: Level,
     scratch: Path,
     preload: tuple[str, ...],
+    log_dir: Path | None = None,
 ) -> tuple[ExerciseResult, Worker | None]:
-    """Grade one lesson file on `worker` (a fresh one when None or lost); returns the
-    result and the worker to use next (`grade` and `grade mutate` share it)."""
+    """Grade one lesson file on `worker` (a fresh one, logging to `log_dir` or `scratch`,
+    when None or lost); returns the result and the worker to use next (`grade` and
+    `grade mutate` share it)."""
     if not submission.has(spec.name):
         return records.missing(spec, str(submission.root)), worker
     absent = _missing_requirements(spec)
@@ -251,11 +262,12 @@ def grade_one(
         notebook=spec.name if notebook else "",  # the child runs it and builds the module first
         isolation=level,
         maxfail=options.maxfail,
+        cache_dir=cache_dir(options),
     )
     started = time.monotonic()
     try:
         if worker is None:
-            worker = Worker(scratch, preload)
+            worker = Worker(log_dir or scratch, preload)
         ending = records.Ending(worker.run(request), timeout_s)
     except WorkerLost as exc:
         tail = worker.log_tail() if worker else ""
@@ -271,14 +283,77 @@ def grade_one(
     return records.assemble(spec, ending, submission.files[spec.name].name), worker
 
 
+class Pool:
+    """Warm workers shared by several gradings (the students of a batch): at most `size`
+    files are graded at once, each on a worker that served the files before it, so JAX is
+    imported once per worker, not once per student.
+
+        with engine.Pool(4, engine.preload_for(specs)) as pool:
+            reports = [engine.grade(specs, s, options, pool=pool) for s in submissions]
+
+    Sharing a worker between students shares nothing a submission can reach: the worker
+    never runs student code (each file has a judge and a sandbox of their own, forked from
+    it, and every process they leave is killed before the next file), and its state does
+    not change between files. A worker that dies is replaced by a fresh one."""
+
+    def __init__(self, size: int, preload: tuple[str, ...] = ()) -> None:
+        self.size = max(1, size)
+        self.preload = preload
+        self.log_dir = Path(tempfile.mkdtemp(prefix="grade-pool-"))
+        self.started = 0  # workers started so far (replacements included)
+        self._idle: list[Worker] = []
+        self._slots = threading.BoundedSemaphore(self.size)
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def acquire(self) -> Worker | None:
+        """Wait for a free slot; an idle warm worker, or None (the caller starts one)."""
+        self._slots.acquire()
+        with self._lock:
+            return self._idle.pop() if self._idle else None
+
+    def release(self, worker: Worker | None, *, fresh: bool = False) -> None:
+        """Give the slot back, with the worker that is still alive (None when it was lost)."""
+        with self._lock:
+            if fresh:
+                self.started += 1
+            if worker is not None:
+                self._idle.append(worker)
+        self._slots.release()
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.close()
+        shutil.rmtree(self.log_dir, ignore_errors=True)
+
+
+def preload_for(specs: list[ExerciseSpec], submission: Submission | None = None) -> tuple[str, ...]:
+    """What a warm worker imports before its first file: the suites' own imports (of the
+    files `submission` has, when given)."""
+    return tuple(
+        sorted(
+            {m for s in specs if submission is None or submission.has(s.name) for m in s.imports}
+        )
+    )
+
+
 def grade(
     specs: list[ExerciseSpec],
     submission: Submission,
     options: Options,
     on_result: Progress | None = None,
+    pool: Pool | None = None,
 ) -> Report:
-    """Grade `specs` in `submission`; `IsolationUnavailable` when `options` ask for more
-    isolation than this machine allows (before anything is graded)."""
+    """Grade `specs` in `submission`, on the warm workers of `pool` when given (else on
+    workers of its own, closed at the end); `IsolationUnavailable` when `options` ask for
+    more isolation than this machine allows (before anything is graded)."""
     in_force = isolation_for(options)
     started = time.monotonic()
     scratch = Path(tempfile.mkdtemp(prefix="grade-"))
@@ -287,7 +362,13 @@ def grade(
     for spec in specs:
         todo.put(spec)
     lock = threading.Lock()
-    preload = tuple(sorted({m for s in specs if submission.has(s.name) for m in s.imports}))
+    preload = pool.preload if pool is not None else preload_for(specs, submission)
+
+    def record(spec: ExerciseSpec, result: ExerciseResult) -> None:
+        with lock:
+            results[spec.name] = result
+            if on_result is not None:
+                on_result(len(results), len(specs), result)
 
     def serve() -> None:
         worker: Worker | None = None
@@ -300,16 +381,45 @@ def grade(
                 result, worker = grade_one(
                     worker, spec, submission, options, in_force.level, scratch, preload
                 )
-                with lock:
-                    results[spec.name] = result
-                    if on_result is not None:
-                        on_result(len(results), len(specs), result)
+                record(spec, result)
         finally:
             if worker is not None:
                 worker.close()
 
+    def serve_from(shared: Pool) -> None:
+        while True:
+            try:
+                spec = todo.get_nowait()
+            except queue.Empty:
+                return
+            worker = shared.acquire()
+            before = worker
+            try:
+                result, worker = grade_one(
+                    worker,
+                    spec,
+                    submission,
+                    options,
+                    in_force.level,
+                    scratch,
+                    preload,
+                    log_dir=shared.log_dir,
+                )
+            except BaseException:
+                if worker is not None:
+                    worker.close(kill=True)
+                shared.release(None)
+                raise
+            shared.release(worker, fresh=worker is not None and worker is not before)
+            record(spec, result)
+
     jobs = max(1, min(options.jobs, len(specs)))
-    threads = [threading.Thread(target=serve, name=f"grade-{i}") for i in range(jobs)]
+    threads = [
+        threading.Thread(target=serve, name=f"grade-{i}")
+        if pool is None
+        else threading.Thread(target=serve_from, args=(pool,), name=f"grade-{i}")
+        for i in range(jobs)
+    ]
     try:
         for thread in threads:
             thread.start()

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from grader.protocol import wire
+from grader.runner import cache
 from grader.sandbox import client, isolation, server
 
 HELLO_TIMEOUT_S = 120.0
@@ -93,20 +94,31 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def start(*, lesson: str, lesson_dir: str, level: isolation.Level, workdir: str,
-          masked: tuple[str, ...] = (), close_fds: tuple[int, ...] = (),
-          prepare: Callable[[], dict[str, Any]] | None = None,
-          budget_s: float = 600.0) -> Sandbox:
+def start(
+    *,
+    lesson: str,
+    lesson_dir: str,
+    level: isolation.Level,
+    workdir: str,
+    masked: tuple[str, ...] = (),
+    close_fds: tuple[int, ...] = (),
+    prepare: Callable[[], dict[str, Any]] | None = None,
+    budget_s: float = 600.0,
+) -> Sandbox:
     """Fork the sandbox for `lesson` (in `lesson_dir`); `close_fds` are the judge's own
     (its record pipe) and are closed in the sandbox before anything else. `prepare`, if
     given, runs in the sandbox before the import (a notebook's kernel) and returns notes."""
     judge_end, sandbox_end = wire.socketpair()
+    # The judge's compilation cache: bound read-only into a strict sandbox, which loads the
+    # judge's programs (a jnp.sin it compiled too) and never writes (grader.runner.cache).
+    judge_cache = cache.configured_dir()
+    shared = (os.path.realpath(judge_cache),) if judge_cache else ()
     scratch = os.path.join(workdir, "scratch")
     os.makedirs(scratch, exist_ok=True)
     plan = isolation.Plan(
         uid=isolation.sandbox_uid(os.getpid()),
         writable=(os.path.realpath(lesson_dir), os.path.realpath(scratch)),
-        readable=isolation.python_paths(),
+        readable=isolation.python_paths() + shared,
         masked=masked,
         newroot=os.path.join(workdir, "root"),
     )
@@ -116,7 +128,7 @@ def start(*, lesson: str, lesson_dir: str, level: isolation.Level, workdir: str,
     pid = os.fork()
     if pid == 0:
         judge_end.close()
-        _sandbox_main(sandbox_end, lesson, lesson_dir, level, plan, close_fds, prepare)
+        _sandbox_main(sandbox_end, lesson, lesson_dir, level, plan, close_fds, prepare, judge_cache)
     sandbox_end.close()
     # Answers must be in a little before the file's time limit, so the judge itself can say
     # which check ran out of time (and record every other check) before it is killed.
@@ -129,20 +141,32 @@ def start(*, lesson: str, lesson_dir: str, level: isolation.Level, workdir: str,
     return Sandbox(pid, channel, level, hello)
 
 
-def _sandbox_main(sock: socket.socket, lesson: str, lesson_dir: str, level: isolation.Level,
-                  plan: isolation.Plan, close_fds: tuple[int, ...],
-                  prepare: Callable[[], dict[str, Any]] | None) -> NoReturn:
+def _sandbox_main(
+    sock: socket.socket,
+    lesson: str,
+    lesson_dir: str,
+    level: isolation.Level,
+    plan: isolation.Plan,
+    close_fds: tuple[int, ...],
+    prepare: Callable[[], dict[str, Any]] | None,
+    judge_cache: str = "",
+) -> NoReturn:
     code = 0
     try:
         for fd in close_fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
-        for name in ("JAX_COMPILATION_CACHE_DIR",):
+        for name in ("JAX_COMPILATION_CACHE_DIR", cache.ENV):
             os.environ.pop(name, None)
-        _no_compilation_cache()
+        cache.disable()  # until privileges are dropped: then at most read (below)
         if level == "strict":
-            isolation.unshare(isolation.CLONE_NEWNS | isolation.CLONE_NEWPID | isolation.CLONE_NEWNET
-                              | isolation.CLONE_NEWIPC | isolation.CLONE_NEWUTS)
+            isolation.unshare(
+                isolation.CLONE_NEWNS
+                | isolation.CLONE_NEWPID
+                | isolation.CLONE_NEWNET
+                | isolation.CLONE_NEWIPC
+                | isolation.CLONE_NEWUTS
+            )
             inner = os.fork()
             if inner != 0:  # the namespace's parent: wait for its first process, then go
                 with contextlib.suppress(ChildProcessError):
@@ -150,8 +174,15 @@ def _sandbox_main(sock: socket.socket, lesson: str, lesson_dir: str, level: isol
                 os._exit(0)
             isolation.prctl(isolation.PR_SET_PDEATHSIG, signal.SIGKILL)
         isolation.enter(level, plan)
+        if judge_cache:
+            cache.read_only(judge_cache)
         os.chdir(plan.writable[-1])
-        os.environ.update({"HOME": plan.writable[-1], "TMPDIR": "/tmp" if level == "strict" else plan.writable[-1]})
+        os.environ.update(
+            {
+                "HOME": plan.writable[-1],
+                "TMPDIR": "/tmp" if level == "strict" else plan.writable[-1],
+            }
+        )
         notes = prepare() if prepare is not None else {}
         server.serve(sock, lesson, lesson_dir, notes)
     except BaseException:
@@ -164,13 +195,3 @@ def _sandbox_main(sock: socket.socket, lesson: str, lesson_dir: str, level: isol
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(code)
-
-
-def _no_compilation_cache() -> None:
-    """A sandbox never reads or writes the grader's compilation cache (a planted program
-    would be loaded by later gradings)."""
-    jax = sys.modules.get("jax")
-    if jax is not None:
-        with contextlib.suppress(Exception):
-            jax.config.update("jax_compilation_cache_dir", None)
-            jax.config.update("jax_enable_compilation_cache", False)

@@ -1,0 +1,174 @@
+"""The judge's compilation cache: JAX's persistent cache, in a folder only the judge writes.
+
+Every judge (one per lesson file, a fork of the warm worker) compiles the same
+reference programs: the suites' references, the inputs it generates, the
+comparisons. JAX's persistent compilation cache keeps the compiled programs on
+disk, so a later file, run or student of a batch loads them instead of
+compiling again (`configure`, called in the judge before its suite runs).
+
+Where it lives: `$GRADE_COMPILATION_CACHE` when set (a folder; `off` or an
+empty value turns the cache off), else `$XDG_CACHE_HOME/jax-lesson-grader/xla`,
+else `~/.cache/jax-lesson-grader/xla`. The grader creates the folder owned by
+its own user with mode 0711 (`MODE`) and uses it only when no one else owns
+or may write it: a folder another user owns, a symlink or one that others may
+write is not used (grading goes on without a cache). It holds one file per
+compiled program, a few kilobytes each; JAX keys them by the program, the
+compile options, the backend and the JAX version, so an upgrade starts new
+entries beside the old ones. Clear it by deleting the folder (`clear`);
+nothing else refers to it.
+
+Who may write it: only the judge. A cached program is machine code the next
+judge would load and run, so whoever can write the folder decides what later
+gradings run. The sandbox turns the cache off before anything else, and once
+its privileges are dropped may read the judge's entries (`read_only`: a
+`jnp.sin` the judge compiled is loaded, not compiled again) but writes none.
+A submission that turns writing back on, or writes into the folder directly,
+is stopped by the isolation level:
+- `strict`: the folder is bound read-only into the sandbox's filesystem;
+- `user`: the sandbox runs as another user, and the folder is its owner's
+  alone to write (the sandbox reads it only where it can reach it: not under a
+  private home such as `/root`);
+- `basic`: the sandbox is the grader's own user, who can write the folder (as
+  they can write the grader's installation): the cache there protects nothing
+  and risks nothing beyond that user's own gradings. `grade batch` below `user`
+  grades without the cache, so one student cannot plant a program for another.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+ENV = "GRADE_COMPILATION_CACHE"
+OFF = ("", "off", "0", "none")
+SUBFOLDER = ("jax-lesson-grader", "xla")
+MODE = 0o711
+"""The folder's mode: only its owner lists or writes it; others may read an entry whose
+name they know (a hash of the program), which tells them nothing they did not have."""
+
+
+def default_dir() -> str:
+    """The cache folder this process would use ("" when turned off by `$GRADE_COMPILATION_CACHE`)."""
+    chosen = os.environ.get(ENV)
+    if chosen is not None:
+        return "" if chosen.strip().lower() in OFF else os.path.abspath(chosen)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(os.path.abspath(base), *SUBFOLDER)
+
+
+def unsafe(path: str) -> str:
+    """Why `path` may not serve as the judge's cache ("" when it may): it must be a real
+    folder (no symlink) owned by this user and writable by no one else."""
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        return f"{path}: {exc.strerror}"
+    if not stat.S_ISDIR(info.st_mode):
+        return f"{path} is not a folder"
+    if info.st_uid != os.geteuid():
+        return f"{path} belongs to another user (uid {info.st_uid})"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"{path} may be written by other users (mode {stat.S_IMODE(info.st_mode):o})"
+    return ""
+
+
+def prepare(path: str) -> tuple[str, str]:
+    """Create the cache folder (mode 0700) if needed; returns (the folder to use, "") or
+    ("", why it is not used)."""
+    if not path:
+        return "", "turned off"
+    try:
+        os.makedirs(path, mode=MODE, exist_ok=True)
+    except OSError as exc:
+        return "", f"{path}: {exc.strerror}"
+    why = unsafe(path)
+    if why:
+        return "", why
+    if stat.S_IMODE(os.lstat(path).st_mode) != MODE:
+        os.chmod(path, MODE)
+    return path, ""
+
+
+def configure(path: str) -> None:
+    """In the judge, before its suite runs (and before it compiles anything): cache every
+    program JAX compiles in `path`, whatever its size or compile time."""
+    import jax
+
+    update = jax.config.update
+    update("jax_compilation_cache_dir", path)  # type: ignore[no-untyped-call]
+    update("jax_enable_compilation_cache", True)  # type: ignore[no-untyped-call]
+    update("jax_persistent_cache_min_compile_time_secs", 0.0)  # type: ignore[no-untyped-call]
+    update("jax_persistent_cache_min_entry_size_bytes", -1)  # type: ignore[no-untyped-call]
+
+
+NEVER_WRITE_S = 1e9
+"""A compile time no program reaches: a reader's JAX writes no entry."""
+
+
+def read_only(path: str) -> None:
+    """In the sandbox, after its privileges are dropped: load the judge's programs from
+    `path` when this process may reach it, and write none (JAX writes only programs that
+    took longer than `NEVER_WRITE_S` to compile). Where the sandbox could write the folder
+    anyway (`basic`), this keeps a submission that does not try from writing."""
+    if not os.access(path, os.X_OK):
+        return
+    import jax
+
+    update = jax.config.update
+    update("jax_persistent_cache_min_compile_time_secs", NEVER_WRITE_S)  # type: ignore[no-untyped-call]
+    update("jax_compilation_cache_dir", path)  # type: ignore[no-untyped-call]
+    update("jax_enable_compilation_cache", True)  # type: ignore[no-untyped-call]
+
+
+def disable() -> None:
+    """In the sandbox, before the student's module is imported: no persistent cache."""
+    import sys
+
+    jax = sys.modules.get("jax")
+    if jax is None:
+        return
+    jax.config.update("jax_compilation_cache_dir", None)
+    jax.config.update("jax_enable_compilation_cache", False)
+
+
+def configured_dir() -> str:
+    """The folder this process's JAX caches in ("" when none), without importing JAX."""
+    import sys
+
+    jax = sys.modules.get("jax")
+    if jax is None:
+        return ""
+    try:
+        value = jax.config.jax_compilation_cache_dir
+    except AttributeError:
+        return ""
+    return str(value) if value else ""
+
+
+@dataclass(frozen=True)
+class Size:
+    entries: int
+    bytes: int
+
+
+def size(path: str) -> Size:
+    """How many compiled programs the folder holds, and their bytes."""
+    entries, total = 0, 0
+    try:
+        with os.scandir(path) as found:
+            for entry in found:
+                if entry.is_file(follow_symlinks=False) and entry.name.endswith("-cache"):
+                    entries += 1
+                    total += entry.stat(follow_symlinks=False).st_size
+    except OSError:
+        pass
+    return Size(entries, total)
+
+
+def clear(path: str) -> None:
+    """Delete the cache folder and everything in it (the next grading compiles again)."""
+    if path and Path(path).is_dir() and not Path(path).is_symlink():
+        shutil.rmtree(path)
