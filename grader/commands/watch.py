@@ -28,9 +28,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+import grader
+from grader import hints
 from grader.catalog import ExerciseSpec
 from grader.commands import shared
 from grader.commands.shared import UsageError
+from grader.model import ExerciseResult, Report
 from grader.reports import console as consoles
 from grader.runner import engine
 from grader.runner.submission import Submission, SubmissionError, find
@@ -65,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     options = shared.options(args)
     level = shared.check_isolation(options).level
     out = consoles.stdout(no_color=args.no_color)
-    session = _Session(specs, path, submission, options, level, out)
+    session = _Session(specs, shared.suites_dir(args), path, submission, options, level, out)
     try:
         with _quit_signals():
             session.loop()
@@ -101,6 +104,7 @@ class _Session:
     def __init__(
         self,
         specs: list[ExerciseSpec],
+        suites: Path,
         path: Path,
         submission: Submission,
         options: engine.Options,
@@ -109,6 +113,7 @@ class _Session:
     ) -> None:
         self.specs = {s.name: s for s in specs}
         self.order = [s.name for s in specs]
+        self.suites = suites  # the catalog's order of lessons comes from there
         self.path, self.submission = path, submission
         self.folder = submission.root
         self.names = {submission.single} if submission.single else set(self.specs)
@@ -164,12 +169,11 @@ class _Session:
         if isinstance(event, Saved):
             self.saved(regrader, event.path)
         elif isinstance(event, Graded):
-            file = event.job.submission.files[event.job.spec.name]
-            self.body = screen.result(event.result)
-            self.footer = screen.next_step(
-                event.result, file, self._next_file(event.job.spec.name), source.first_todo(file)
-            )
-            self.shown = event.job.spec.name
+            job = event.job
+            file = job.submission.files[job.spec.name]
+            exercise = self.shown_to_student(event.result, job.submission, file)
+            self.body, self.footer = screen.result(exercise), screen.next_step(exercise, file)
+            self.shown = job.spec.name
             self.draw()
         elif isinstance(event, Ready) and not regrader.busy:
             self.footer = Text(f"Ready: save a lesson file in {self.folder} to grade it.")
@@ -195,14 +199,19 @@ class _Session:
         self.shown = name
         self.draw()
 
-    def _next_file(self, name: str) -> str | None:
-        """The lesson file after `name` in the course's order that is in the folder."""
-        later = self.order[self.order.index(name) + 1 :]
-        for candidate in later:
-            for suffix in (".py", ".ipynb"):
-                if (self.folder / f"{candidate}{suffix}").is_file():
-                    return str(self.folder / f"{candidate}{suffix}")
-        return None
+    def shown_to_student(
+        self, result: ExerciseResult, submission: Submission, file: Path
+    ) -> ExerciseResult:
+        """`result` as `grade` would show it: the course's policy on fixes and what the
+        student revealed applied, its next step named, kept for `grade hint`."""
+        report = Report(
+            exercises=(result,),
+            seed=self.options.seed,
+            submission=str(file),
+            grader_version=grader.__version__,
+            duration_s=result.duration_s,
+        )
+        return hints.after_grading(report, submission, suites=self.suites).exercises[0]
 
     def draw(self) -> None:
         parts = [self.header, Text()]

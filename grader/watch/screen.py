@@ -106,8 +106,7 @@ def _check_problem(exercise: ExerciseResult, entry: groups.Entry) -> list[Text]:
     where = labels.location_text(check)
     if where:
         lines.append(Text(body) + Text("in your code: ", style="cyan") + where)
-    if check.hint:
-        lines.append(Text(body) + Text("hint: ", style="yellow") + check.hint)
+    lines += _help(check, body)
     if entry.same_cause:
         lines.append(Text(INDENT + groups.same_cause_headline(entry) + " (same message):"))
         lines += [_item(c) for c in entry.same_cause]
@@ -116,6 +115,22 @@ def _check_problem(exercise: ExerciseResult, entry: groups.Entry) -> list[Text]:
         for c in entry.waiting:
             waits = groups.waits_for(exercise, c) if entry.grouped else ""
             lines.append(_item(c, f"waits for: {waits}" if waits else ""))
+    return lines
+
+
+def _help(check: CheckResult, indent: str) -> list[Text]:
+    """The help the model holds (the hint; the nudge and the fix only where
+    `grader.hints` let them through)."""
+    lines = []
+    for label, style, text in (
+        ("hint: ", "yellow", check.hint),
+        ("nudge: ", "cyan", check.nudge),
+        ("fix: ", "green", check.fix),
+    ):
+        body = text.strip().splitlines()
+        if body:
+            lines.append(Text(indent) + Text(label, style=style) + body[0])
+            lines += [Text(indent + " " * len(label) + rest) for rest in body[1:]]
     return lines
 
 
@@ -160,27 +175,28 @@ def grading(file: str) -> Text:
     return Text(f"grading {file} ...", style="dim")
 
 
-def next_step(
-    exercise: ExerciseResult, file: Path, next_file: str | None, todo: tuple[int, str] | None
-) -> Text:
-    """One line on what to do next, after a graded save."""
-    name = file.name
-    if exercise.status == "passed":
-        if next_file is None:
-            text = f"{name} passes every check, and it is the last lesson file. Well done."
-        else:
-            text = f"{name} passes every check. Next: open {next_file} and save it to grade it."
-    elif exercise.status == "not_attempted" and todo is not None:
-        line, code = todo
-        text = f"Next: start at {name} line {line}: {controls.visible(code)} (then save)."
+def next_step(exercise: ExerciseResult, file: Path) -> Text:
+    """One line on what to do next after a graded save (`exercise.next` is
+    `grader.next_step`'s: an untouched file's first TODO, the lesson after a file at
+    full marks)."""
+    name, step = file.name, exercise.next
+    if exercise.status == "passed" and step is not None and step.lesson:
+        text = f"{name} is at full marks. Next: go on with {step.lesson}, and save it to grade it."
+    elif exercise.status == "passed":
+        text = f"{name} passes every check. Next: save another lesson file to grade it."
+    elif exercise.status == "not_attempted" and step is not None and step.todo is not None:
+        todo = step.todo
+        text = f"Next: start at {todo.path} line {todo.line}: {todo.code} (then save)."
     elif exercise.status == "skipped":
         text = "Next: install what the message above names, then save again."
     elif exercise.status == "failed" and (entry := first_problem(exercise)) is not None:
-        check = controls.visible(entry.check.name)
-        text = f'Next: fix "{check}" in {name} and save.'
+        text = (
+            f'Next: fix "{entry.check.name}" in {name} and save; stuck? '
+            f"`grade hint {exercise.name}` shows more help."
+        )
     else:
         text = f"Next: fix the problem above in {name} and save."
-    return Text(text, style="bold")
+    return Text(controls.visible(text), style="bold")
 
 
 def syntax_next(problem: SyntaxProblem) -> Text:

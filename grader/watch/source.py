@@ -2,7 +2,7 @@
 
 `grade watch` shows a syntax error the moment the file is saved, without a grading
 run: the source is compiled here, never executed (the parent must not run student
-code; `compile` only parses). An untouched file gets its first TODO named.
+code; `compile` only parses).
 """
 
 from __future__ import annotations
@@ -10,8 +10,6 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-
-TODO_MARKERS = ("TODO", "NotImplementedError")
 
 
 @dataclass(frozen=True)
@@ -49,17 +47,4 @@ def syntax_problem(path: Path) -> SyntaxProblem | None:
         )
     except ValueError as exc:  # e.g. "source code string cannot contain null bytes"
         return SyntaxProblem(path.name, 0, 0, "", str(exc))
-    return None
-
-
-def first_todo(path: Path) -> tuple[int, str] | None:
-    """The first line that marks work left to do (`TODO`, `NotImplementedError`): its
-    number and text, or None."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    for number, line in enumerate(text.splitlines(), start=1):
-        if any(marker in line for marker in TODO_MARKERS):
-            return number, line.strip()
     return None

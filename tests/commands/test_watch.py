@@ -111,6 +111,21 @@ class WatchTerminal:
         """Every process now running whose environment carries this session's token."""
         return leftovers(self.token)
 
+    def grading_processes(self) -> set[int]:
+        """The processes of this session but the watch itself and its warm worker (the
+        judge and its sandbox, while a file is graded)."""
+        found = self.descendants()
+        return {pid for pid in found if pid != self.proc.pid and _parent(pid) != self.proc.pid}
+
+    def gone(self, pids: set[int], timeout: float) -> bool:
+        """Whether every one of `pids` ends within `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while pids & self.descendants():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
     def close(self) -> int:
         """Wait for the command to end (asked with SIGTERM if it has not been told to
         leave; killed after 20 s); its exit code."""
@@ -144,6 +159,14 @@ def leftovers(token: str) -> set[int]:
     return found
 
 
+def _parent(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return int(fh.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def save(path: Path, source: Path | str) -> None:
     """Write a lesson file in one go, as an editor saves it."""
     text = source.read_text() if isinstance(source, Path) else source
@@ -170,26 +193,34 @@ def test_watch_regrades_saves_and_leaves_nothing_behind(lessons: Path) -> None:
         shown = term.wait_for(r"Next: fix", since)
         assert re.search(r"FAIL\s+\S+/21\s+03_jit", shown), shown
         assert "running_sum uses jax.lax.scan" in shown  # the first failing check, named
-        assert "hint: " in shown
+        assert "hint: " in shown and "fix: " not in shown  # the course's policy: no fix yet
+        assert "grade hint 03_jit" in shown
+        assert (lessons.parent / ".grade" / "last.json").is_file()  # kept for `grade hint`
 
-        # A save during a grading restarts it: only the newest file's verdict is drawn.
+        # A save during a grading restarts it: the running judge is killed at once (a
+        # grading takes seconds more), and only the newest file's verdict is drawn.
         since = term.mark()
         save(lesson, BROKEN.read_text() + "\n# edited\n")
         term.wait_for(r"grading 03_jit\.py", since)
-        workers = term.descendants()
-        assert len(workers) >= 2, workers  # the watch and its warm worker (and the judge)
+        time.sleep(1.0)
+        judges = term.grading_processes()
+        assert judges, term.descendants()
         since = term.mark()
         save(lesson, FIXED)
+        assert term.gone(judges, timeout=3.0), judges & term.descendants()
         shown = term.wait_for(r"PASS\s+21/21\s+03_jit", since)
         assert "Next: fix" not in shown  # the stale grading's verdict was dropped
-        assert "passes every check" in shown
+        assert "at full marks. Next: go on with 04_vmap" in shown
 
         since = term.mark()
         started = time.monotonic()
-        save(lesson, FIXED.read_text().replace("def piecewise(x", "def piecewise(x,,", 1))
-        shown = term.wait_for(r"SYNTAX\s+03_jit\.py line \d+", since)
+        broken = FIXED.read_text().replace("def piecewise(x", "def piecewise(x,,", 1)
+        line = next(n for n, code in enumerate(broken.splitlines(), 1) if "(x,," in code)
+        save(lesson, broken)
+        shown = term.wait_for(rf"SYNTAX\s+03_jit\.py line {line}: [\s\S]*nothing was graded", since)
         assert time.monotonic() - started < 5  # no grading run (one takes longer than this)
-        assert "grading 03_jit" not in shown and "nothing was graded" in shown
+        assert "grading 03_jit" not in shown
+        assert "def piecewise(x,,):" in shown  # the line, with a caret under the error
 
         # Ctrl-C while a grading runs: everything the watch started ends.
         since = term.mark()
