@@ -1,4 +1,5 @@
-"""`grade watch` in a real pseudo-terminal, on a copy of one lesson file with the real suite.
+"""`grade watch`: what a save shows (fast tests on the parts), then the command in a real
+pseudo-terminal, on a copy of one lesson file with the real suite (slow).
 
 One session (the warm worker starts once): a broken 03_jit is saved and its failing check
 shown, the fixed file is saved and passes, a syntax error is shown at once (no grading run),
@@ -25,6 +26,12 @@ import uuid
 from pathlib import Path
 
 import pytest
+import watchfiles
+
+from grader.model import CheckResult, ExerciseResult, NextStep, SourceLine
+from grader.watch import screen
+from grader.watch.events import Inbox, SaveWatcher
+from grader.watch.source import syntax_problem
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXED = ROOT / "solutions" / "03_jit.py"
@@ -248,3 +255,108 @@ def test_q_leaves_while_the_worker_starts(lessons: Path) -> None:
         code = term.close()
     assert code == 0
     assert term.descendants() == set()
+
+
+# -- the parts (fast) ----------------------------------------------------------------------
+
+
+def _check(id: str, status: str = "failed", **fields: object) -> CheckResult:
+    values: dict[str, object] = {
+        "name": id.replace("_", " "),
+        "id": id,
+        "status": status,
+        "score": 1.0 if status == "passed" else 0.0,
+        "max_score": 1.0,
+        "visibility": "public",
+        "message": "" if status == "passed" else f"{id} is wrong",
+        "hint": f"What does {id} need?",
+    }
+    values.update(fields)
+    return CheckResult(**values)
+
+
+def _exercise(*checks: CheckResult, status: str = "failed", **fields: object) -> ExerciseResult:
+    return ExerciseResult(
+        name="03_jit", title="jit", status=status, checks=checks, duration_s=1.25, **fields
+    )
+
+
+def test_a_syntax_error_is_found_without_running_the_file(tmp_path: Path) -> None:
+    lesson = tmp_path / "03_jit.py"
+    marker = tmp_path / "ran"
+    lesson.write_text(f"open({str(marker)!r}, 'w')\ndef f(x,,):\n    return x\n")
+    problem = syntax_problem(lesson)
+    assert problem is not None
+    assert (problem.file, problem.line, problem.code) == ("03_jit.py", 2, "def f(x,,):")
+    assert problem.code[problem.column - 1] == "," and problem.message  # the caret's place
+    assert not marker.exists()  # compiled, never run
+
+    lesson.write_text(f"open({str(marker)!r}, 'w')\n")
+    assert syntax_problem(lesson) is None and not marker.exists()
+    lesson.write_bytes(b"x = 1\0\n")
+    assert syntax_problem(lesson) is not None  # null bytes: said, not raised
+    notebook = tmp_path / "03_jit.ipynb"
+    notebook.write_text("{not python")
+    assert syntax_problem(notebook) is None  # a notebook's cells are parsed when graded
+    assert syntax_problem(tmp_path / "gone.py") is None
+
+
+def test_the_screen_shows_the_first_problem_grouped_by_its_cause() -> None:
+    cause = "TypeError|03_jit.py|14|running_sum"
+    exercise = _exercise(
+        _check("piecewise_values", "passed"),
+        _check(
+            "scan_used",
+            root_cause=cause,
+            message="running_sum raised TypeError\x1b[31m",
+            location=SourceLine("03_jit.py", 14, "for x in xs:"),
+        ),
+        _check("scan_jit", root_cause=cause),
+        _check("newton_values", message="newton_sqrt is wrong"),
+    )
+    text = screen.result(exercise).plain
+    assert text.startswith("FAIL")
+    assert "03_jit > 2 checks failed because `running_sum` raised TypeError at line 14:" in text
+    assert "running_sum raised TypeError\u241b[31m" in text  # ESC made visible
+    assert "in your code: 03_jit.py:14: for x in xs:" in text
+    assert "hint: What does scan_used need?" in text
+    assert "the same error failed 1 more check" in text and "- scan jit (0/1)" in text
+    assert "newton" not in text  # the first problem only: one thing at a time
+    next_line = screen.next_step(exercise, Path("exercises/03_jit.py")).plain
+    assert next_line == (
+        'Next: fix "scan used" in 03_jit.py and save; stuck? `grade hint 03_jit` shows more help.'
+    )
+
+
+def test_the_next_step_follows_the_verdict() -> None:
+    file = Path("exercises/03_jit.py")
+    done = _exercise(
+        _check("a", "passed"), status="passed", next=NextStep("grade 04_vmap.py", lesson="04_vmap")
+    )
+    assert "at full marks. Next: go on with 04_vmap" in screen.next_step(done, file).plain
+    todo = SourceLine("03_jit.py", 23, "raise NotImplementedError")
+    untouched = _exercise(
+        _check("a"), status="not_attempted", next=NextStep("grade 03_jit.py", todo=todo)
+    )
+    assert screen.next_step(untouched, file).plain == (
+        "Next: start at 03_jit.py line 23: raise NotImplementedError (then save)."
+    )
+    crashed = _exercise(_check("a", message="not run: crashed"), status="error", message="boom")
+    assert "fix the problem above in 03_jit.py" in screen.next_step(crashed, file).plain
+    assert "boom" in screen.result(crashed).plain
+
+
+def test_only_lesson_files_in_the_folder_count_as_saves(tmp_path: Path) -> None:
+    inbox = Inbox()
+    watcher = SaveWatcher(tmp_path, {"03_jit"}, inbox)
+    try:
+        wanted, added = watcher.wanted, watchfiles.Change.added
+        assert wanted(watchfiles.Change.modified, str(tmp_path / "03_jit.py"))
+        assert wanted(added, str(tmp_path / "03_jit.ipynb"))
+        assert not wanted(watchfiles.Change.deleted, str(tmp_path / "03_jit.py"))
+        assert not wanted(added, str(tmp_path / "04_vmap.py"))  # not watched
+        assert not wanted(added, str(tmp_path / "03_jit.py.swp"))
+        assert not wanted(added, str(tmp_path / "sub" / "03_jit.py"))
+    finally:
+        watcher.close()
+        inbox.close()
