@@ -292,6 +292,13 @@ def _check(doc: dict[str, Any]) -> CheckResult:
     )
 
 
+def last_lessons(folder: Path) -> list[str]:
+    """The lessons with a last result in `folder`, in catalog order (01_... before ex1_...)."""
+    doc = _read_json(folder / STATE_DIR / LAST_FILE)
+    names = [name for name in doc if isinstance(name, str)] if isinstance(doc, dict) else []
+    return sorted(names, key=lambda name: (name.startswith("ex"), name))
+
+
 def last_result(folder: Path, lesson: str) -> ExerciseResult | None:
     """The lesson's result from the last `grade` run in `folder`, with all its help."""
     doc = _read_json(folder / STATE_DIR / LAST_FILE)

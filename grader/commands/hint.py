@@ -1,5 +1,7 @@
 """Reveal the next level of help for a failing check of the last grading of a lesson.
 
+    grade hint                               the first failing check of the first lesson
+                                             file with one (in the last grading of each)
     grade hint 03_jit                        the first failing check of 03_jit
     grade hint 03_jit test_running_sum_scan  that check (its id or its name)
 
@@ -29,7 +31,13 @@ _STYLES = {hints.QUESTION: "yellow", hints.NUDGE: "cyan", hints.FIX: "green"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("lesson", help="the lesson file, e.g. 03_jit (or exercises/03_jit.py)")
+    parser.add_argument(
+        "lesson",
+        nargs="?",
+        default="",
+        help="the lesson file, e.g. 03_jit (or exercises/03_jit.py); default: the first one "
+        "with a failing check in its last grading",
+    )
     parser.add_argument(
         "check",
         nargs="?",
@@ -70,9 +78,23 @@ def choose(exercise: ExerciseResult, wanted: str) -> CheckResult | None:
     raise shared.UsageError(f"{exercise.name} has no check {wanted!r}. Its failing checks: {known}")
 
 
+def first_failing_lesson(folder: Path) -> str:
+    """The first lesson (catalog order) whose last grading has a check that needs help."""
+    graded = hints.last_lessons(folder)
+    if not graded:
+        raise shared.UsageError(
+            "no grading in this folder yet: run `grade` first, then ask for a hint"
+        )
+    for lesson in graded:
+        exercise = hints.last_result(folder, lesson)
+        if exercise is not None and failing(exercise):
+            return lesson
+    return graded[0]
+
+
 def run(args: argparse.Namespace) -> int:
     folder = Path.cwd()
-    lesson = lesson_name(args.lesson)
+    lesson = lesson_name(args.lesson) if args.lesson else first_failing_lesson(folder)
     try:
         setting = hints.show_fixes(folder)
     except hints.SettingError as exc:
@@ -81,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     if exercise is None:
         raise shared.UsageError(
             f"no grading of {lesson} in this folder yet: run `grade --only {lesson}` "
-            "(or `grade exercises/{lesson}.py`) first, then ask for a hint".format(lesson=lesson)
+            f"(or `grade exercises/{lesson}.py`) first, then ask for a hint"
         )
     exercise = controls.visible_in(exercise)
     out = console.stdout(no_color=args.no_color)

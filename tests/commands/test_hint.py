@@ -128,6 +128,17 @@ def test_nothing_to_hint_and_usage_errors(tmp_path: Path, hint: Hint) -> None:
     assert not (tmp_path / ".grade" / "hints.json").exists()
 
 
+def test_without_a_lesson_the_first_with_a_failing_check(tmp_path: Path, hint: Hint) -> None:
+    code, text = hint()
+    assert code == 2 and "no grading in this folder yet" in text
+    passed = ExerciseResult("01_arrays", "arrays", "passed", (_check("test_a", "passed"),))
+    stub = ExerciseResult("ex1_dropout", "dropout", "failed", (_check("test_d", nudge="dd"),))
+    hints.remember(Report((stub, passed), 0, ".", "0"), tmp_path, "on-request")
+    _graded(tmp_path, _check("test_b", nudge="bb"))
+    code, text = hint()
+    assert code == 0 and "03_jit > b (0/1)" in text and "nudge (2/3): bb" in text
+
+
 def test_student_text_cannot_drive_the_terminal(tmp_path: Path, hint: Hint) -> None:
     _graded(tmp_path, _check("test_a", message="boom \x1b]0;title\x07 \x1b[31mred", nudge="n"))
     _, text = hint("03_jit")
