@@ -156,3 +156,27 @@ def test_windows_line_endings_stay_line_breaks() -> None:
         Report(exercises=(ex,), seed=5, submission=".", grader_version="0"), color=False
     )
     assert "    expected: 1\n    observed: 2\n" in text and "␍" not in text
+
+
+def test_help_shows_what_the_model_holds_level_by_level() -> None:
+    check = CheckResult(
+        **{
+            **_failing(0).__dict__,
+            "hint": "Which primitive carries a value?",
+            "nudge": "The carry is the total.",
+            "fix": "def step(c, x):\n    return c + x, c + x",
+        }
+    )
+    ex = ExerciseResult(name="03_jit", title="jit", status="failed", checks=(check,))
+    report = Report(exercises=(ex,), seed=5, submission=".", grader_version="0")
+    text = terminal.render(report, color=False)
+    assert (
+        "    hint: Which primitive carries a value?\n"
+        "    nudge: The carry is the total.\n"
+        "    fix: def step(c, x):\n"
+        "             return c + x, c + x\n"
+    ) in text
+    withheld = Report((ExerciseResult("03_jit", "jit", "failed", (_failing(0),)),), 5, ".", "0")
+    assert "nudge:" not in terminal.render(withheld, color=False)
+    assert "fix:" not in terminal.render(withheld, color=False)
+    assert "\x1b[36mnudge: \x1b[0m" in terminal.render(report, color=True)
