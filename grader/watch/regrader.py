@@ -106,10 +106,9 @@ class Regrader:
     def poke(self) -> None:
         """Kill the running judge if its grading is stale (it may have started since the
         request that made it stale)."""
-        with self._cond:
-            stale = self._running is not None and self._running.number < self._latest
-        if stale:
-            self._kill_judge()
+        with self._cond:  # held: the grading thread cannot move on to the next job meanwhile
+            if self._running is not None and self._running.number < self._latest:
+                self._kill_judge()
 
     def close(self) -> None:
         """End the judge, the worker and everything they started; idempotent."""
