@@ -330,3 +330,14 @@ def test_the_history_chart_draws_each_run(tab: Tab) -> None:
     full = _pixels(shot, (0x2D, 0xA4, 0x4E))  # "all points": 01_arrays and ex4 in every run
     cell = history_chart.CELL**2
     assert 2 * RUNS * cell * 0.9 <= full <= 2 * RUNS * cell, full
+
+
+def test_folded_files_print_whole(tab: Tab) -> None:
+    on_screen = tab.box("#ex-01_arrays")
+    tab.send("Emulation.setEmulatedMedia", media="print")
+    try:
+        printed = tab.box("#ex-01_arrays")
+    finally:
+        tab.send("Emulation.setEmulatedMedia", media="")
+    assert on_screen is not None and printed is not None
+    assert printed[3] - printed[1] > on_screen[3] - on_screen[1] + 100  # its checks are there
