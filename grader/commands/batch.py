@@ -23,25 +23,30 @@ student was graded (whatever their scores), 1 when the grader itself failed
 for a student (see students/NAME.error.txt), 2 on bad options. Student code
 runs as a user of its own at least: below `--require-isolation` (default
 `user`) nothing is graded.
+
+Local students share one pool of N warm workers (`engine.Pool`), so the class
+pays JAX's import N times, not once per student; on a cluster each dask worker
+process keeps one warm worker (`cluster`). The judges' compilation cache
+(`grader.runner.cache`) serves every student; a batch forced below `user`
+grades without it (a student could write it for the next).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
+import dataclasses
 import os
 import sys
 import traceback
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any
 
 from grader import catalog
 from grader.commands import gradebook, shared
-from grader.commands.jobs import Grader, Job, Outcome, grade_job
+from grader.commands.jobs import Grader, Job, Outcome
 from grader.model import Report
-from grader.reports import html, results
+from grader.reports import console, html, results
 from grader.runner import engine
 from grader.runner.submission import SubmissionError, find
 
@@ -103,13 +108,20 @@ def job_for(submissions: Path, student: str, lessons: list[str]) -> Job:
 
 
 def grade_locally(workers: int) -> Grader:
+    """Students graded `workers` at once, on one pool of warm workers: JAX is imported once
+    per worker for the whole class, not once per student (`engine.Pool`)."""
+
     def run(
         jobs: list[Job], specs: list[catalog.ExerciseSpec], options: engine.Options
     ) -> Iterator[Outcome]:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="batch") as pool:
-            futures: dict[Future[Report], Job] = {
-                pool.submit(grade_job, j, specs, options): j for j in jobs
-            }
+        def one(job: Job) -> Report:
+            return engine.grade(specs, job.submission(), options, pool=warm)
+
+        with (
+            engine.Pool(workers, engine.preload_for(specs)) as warm,
+            ThreadPoolExecutor(max_workers=workers, thread_name_prefix="batch") as pool,
+        ):
+            futures: dict[Future[Report], Job] = {pool.submit(one, j): j for j in jobs}
             for future in as_completed(futures):
                 job = futures[future]
                 try:
@@ -143,32 +155,6 @@ def write_student(out: Path, job: Job, report: Report | None, error: str) -> lis
     return []
 
 
-class Progress:
-    """A tqdm bar on a terminal, one line per student otherwise; nothing with --quiet."""
-
-    def __init__(self, total: int, quiet: bool) -> None:
-        self.total, self.done, self.quiet = total, 0, quiet
-        self.bar: Any = None
-        if not quiet and sys.stderr.isatty():
-            tqdm: Any = importlib.import_module("tqdm")  # untyped
-            self.bar = tqdm.tqdm(
-                total=total, unit="student", desc="grading", file=sys.stderr, dynamic_ncols=True
-            )
-
-    def update(self, job: Job, report: Report | None) -> None:
-        self.done += 1
-        what = f"{100 * report.fraction:.1f}%" if report else "grader error"
-        if self.bar is not None:
-            self.bar.set_postfix_str(f"{job.student}: {what}")
-            self.bar.update()
-        elif not self.quiet:
-            print(f"[{self.done}/{self.total}] {job.student}: {what}", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
 def batch(
     jobs: list[Job],
     specs: list[catalog.ExerciseSpec],
@@ -180,17 +166,17 @@ def batch(
     """Grade `jobs`, write their files, rebuild the gradebook; returns the class and the problems."""
     (out / gradebook.STUDENTS).mkdir(parents=True, exist_ok=True)
     problems: list[str] = []
-    progress = Progress(len(jobs), quiet)
-    try:
+    with console.Progress(
+        len(jobs), console.stderr(), description="grading", unit="student", quiet=quiet
+    ) as progress:
         for job, report, error in grader(jobs, specs, options):
             if report is None:
                 problems.append(
                     f"{job.student}: the grader failed: {error.strip().splitlines()[-1]}"
                 )
             problems += write_student(out, job, report, error)
-            progress.update(job, report)
-    finally:
-        progress.close()
+            what = f"{100 * report.fraction:.1f}%" if report else "grader error"
+            progress.advance(f"{job.student}: {what}")
     return gradebook.rebuild(out), problems
 
 
@@ -214,6 +200,8 @@ def run(args: argparse.Namespace) -> int:
     jobs = [job_for(submissions, n, [s.name for s in specs]) for n in names]
     options = shared.options(args)
     level = shared.check_isolation(options).level  # on a cluster, each worker checks again
+    if level == "basic":  # a student could write the judge's cache for the next one
+        options = dataclasses.replace(options, cache_dir="")
     if args.scheduler:
         from grader.commands import cluster
 

@@ -6,15 +6,19 @@ lesson files and the suites as bytes, so workers need no shared file system;
 on a worker that already sees the same files (a local cluster, a shared
 disk) they are used in place. The task runs the same `engine.grade` as a
 local batch, with the same submission path in the report, so the results are
-identical to local grading (timings aside).
+identical to local grading (timings aside). Each dask worker process keeps
+one warm grading worker (`warm_pool`) for every task it runs: JAX is imported
+once per dask worker process, not once per student.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib
 import shutil
 import tempfile
+import threading
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -23,7 +27,7 @@ from typing import Any
 
 from grader import catalog
 from grader.commands import shared
-from grader.commands.jobs import Grader, Job, Outcome, grade_job
+from grader.commands.jobs import Grader, Job, Outcome
 from grader.model import Report
 from grader.runner import engine
 
@@ -70,13 +74,32 @@ def _suites_here(parcel: Parcel, specs: list[catalog.ExerciseSpec]) -> list[cata
     return [replace(s, suite=moved[str(s.suite)]) for s in specs]
 
 
+_warm: engine.Pool | None = None
+_warm_lock = threading.Lock()
+
+
+def warm_pool(specs: list[catalog.ExerciseSpec]) -> engine.Pool:
+    """This process's warm worker (a dask worker process keeps one for every task it runs),
+    closed when the process exits."""
+    global _warm
+    with _warm_lock:
+        if _warm is None:
+            _warm = engine.Pool(1, engine.preload_for(specs))
+            atexit.register(_warm.close)
+        return _warm
+
+
+def _grade(job: Job, specs: list[catalog.ExerciseSpec], options: engine.Options) -> Report:
+    return engine.grade(specs, job.submission(), options, pool=warm_pool(specs))
+
+
 def grade_parcel(
     parcel: Parcel, specs: list[catalog.ExerciseSpec], options: engine.Options
 ) -> Report:
-    """Runs on a dask worker: one student's grading."""
+    """Runs on a dask worker: one student's grading, on the process's warm worker."""
     specs = _suites_here(parcel, specs)
     if all(_same_file(path, data) for path, data in parcel.lessons):
-        return grade_job(parcel.job, specs, options)
+        return _grade(parcel.job, specs, options)
     scratch = Path(tempfile.mkdtemp(prefix="grade-parcel-"))
     try:
         files = []
@@ -84,7 +107,7 @@ def grade_parcel(
             local = scratch / Path(path).name
             local.write_bytes(data)
             files.append((lesson, str(local)))
-        return grade_job(replace(parcel.job, files=tuple(files)), specs, options)
+        return _grade(replace(parcel.job, files=tuple(files)), specs, options)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
