@@ -128,15 +128,16 @@ class _Session:
 
     def loop(self) -> None:
         inbox = Inbox()
-        regrader = Regrader(
-            self.options,
-            self.level,
-            self.preload,
-            on_result=lambda job, result: inbox.put(Graded(job, result)),
-            on_ready=lambda: inbox.put(Ready()),
-        )
+        regrader: Regrader | None = None
         watcher: SaveWatcher | None = None
         try:
+            regrader = Regrader(
+                self.options,
+                self.level,
+                self.preload,
+                on_result=lambda job, result: inbox.put(Graded(job, result)),
+                on_ready=lambda: inbox.put(Ready()),
+            )
             watcher = SaveWatcher(self.folder, self.names, inbox)
             with Keys() as keys:
                 self.draw()
@@ -147,7 +148,8 @@ class _Session:
             _hold_quit_signals()
             if watcher is not None:
                 watcher.close()
-            regrader.close()
+            if regrader is not None:
+                regrader.close()
             inbox.close()
 
     def _serve(self, inbox: Inbox, keys: Keys, regrader: Regrader) -> None:
