@@ -9,9 +9,11 @@ must not cost a grading run). Only the last `KEEP` runs are kept.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import stat
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -94,13 +96,28 @@ def run_of(report: Report, now: datetime | None = None) -> Run:
     )
 
 
-def _lines(file: Path) -> list[str]:
-    with file.open("rb") as handle:
-        size = handle.seek(0, os.SEEK_END)
-        handle.seek(max(0, size - READ_LIMIT))
-        data = handle.read(READ_LIMIT)
+def _open(file: Path, flags: int) -> int:
+    """A descriptor for `file`, which must be a regular file in a real folder.
+
+    Not through a link (a link planted in the working folder must not make the grader write
+    elsewhere, say into a results file), and not a FIFO or a device (which would block or
+    never end)."""
+    if file.parent.is_symlink():
+        raise OSError(errno.ELOOP, "the history folder is a link", str(file.parent))
+    fd = os.open(file, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "the history is not a regular file", str(file))
+    return fd
+
+
+def _tail(fd: int) -> list[str]:
+    """The lines of the last `READ_LIMIT` bytes (the first of them dropped if it was cut)."""
+    size = os.fstat(fd).st_size
+    start = max(0, size - READ_LIMIT)
+    data = os.pread(fd, READ_LIMIT, start)
     lines = data.decode("utf-8", errors="replace").splitlines()
-    return lines[1:] if size > READ_LIMIT else lines  # the first may be cut
+    return lines[1:] if start else lines
 
 
 def _parse(line: str) -> Run | None:
@@ -116,9 +133,15 @@ def load(folder: str | Path) -> list[Run]:
     """The recorded runs, oldest first, at most `KEEP`; [] when there is no history or it
     cannot be read. Lines that are not a run are skipped."""
     try:
-        lines = _lines(path(folder))
+        fd = _open(path(folder), os.O_RDONLY)
     except OSError:
         return []
+    try:
+        lines = _tail(fd)
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
     runs = [run for run in map(_parse, lines) if run is not None]
     return runs[-KEEP:]
 
@@ -136,30 +159,32 @@ def record(report: Report, folder: str | Path, now: datetime | None = None) -> N
     try:
         line = json.dumps(run_of(report, now).to_json(), separators=(",", ":"), allow_nan=False)
         file.parent.mkdir(exist_ok=True)
-        with file.open("ab") as handle:
-            size = handle.seek(0, os.SEEK_END)
-            if size and not _ends_a_line(file, size):
+        fd = _open(file, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
                 line = "\n" + line  # a line cut short stays alone, and is skipped
-            handle.write((line + "\n").encode("utf-8"))
-        lines = _lines(file)
-        if len(lines) > KEEP or file.stat().st_size > READ_LIMIT:
+            os.write(fd, (line + "\n").encode("utf-8"))
+            lines = _tail(fd)
+            too_big = os.fstat(fd).st_size > READ_LIMIT
+        finally:
+            os.close(fd)
+        if len(lines) > KEEP or too_big:
             _rewrite(file, [run for run in map(_parse, lines) if run is not None][-KEEP:])
     except (OSError, ValueError):
         return  # a history that cannot be written must not cost the grading run
 
 
-def _ends_a_line(file: Path, size: int) -> bool:
-    with file.open("rb") as handle:
-        handle.seek(size - 1)
-        return handle.read(1) == b"\n"
-
-
 def _rewrite(file: Path, runs: list[Run]) -> None:
-    """Replace the file with `runs`, all at once (a reader never sees half a file)."""
+    """Replace the file with `runs`, all at once (a reader never sees half a file). Two
+    gradings trimming at the same moment may lose one of their lines: a history, not a record
+    of marks."""
     temporary = file.with_name(f"{FILE}.{os.getpid()}.tmp")
     text = "".join(json.dumps(run.to_json(), separators=(",", ":")) + "\n" for run in runs)
+    fd = _open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
-        temporary.write_text(text, encoding="utf-8")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
         os.replace(temporary, file)
     finally:
         temporary.unlink(missing_ok=True)

@@ -4,6 +4,7 @@ and drawn on the HTML page as one column per run."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
@@ -166,3 +167,31 @@ def test_history_of_a_partial_run(tmp_path: Path) -> None:
     assert [f.name for f in runs[-1].files] == ["03_jit"]
     page = html.render(replace(_report(7, ("03_jit", 4.0))), runs)
     assert page.count('<g class="run"') == 3
+
+
+@pytest.mark.parametrize("planted", ["file-link", "folder-link"])
+def test_a_planted_link_is_not_written_through(tmp_path: Path, planted: str) -> None:
+    """A submission's `.grade/history.jsonl` linked to another file (say the results the
+    autograder uploads) must not make the grader append to that file."""
+    target = tmp_path / "results.json"
+    target.write_text('{"score": 10}\n', encoding="utf-8")
+    work = tmp_path / "work"
+    if planted == "file-link":
+        (work / ".grade").mkdir(parents=True)
+        history.path(work).symlink_to(target)
+    else:
+        work.mkdir()
+        (tmp_path / "elsewhere").mkdir()
+        (work / ".grade").symlink_to(tmp_path / "elsewhere")
+    history.record(_report(1, ("03_jit", 2.0)), work)
+    assert target.read_text(encoding="utf-8") == '{"score": 10}\n'
+    if planted == "folder-link":
+        assert list((tmp_path / "elsewhere").iterdir()) == []
+    assert history.load(work) == []
+
+
+def test_a_fifo_does_not_hang_grading(tmp_path: Path) -> None:
+    (tmp_path / ".grade").mkdir()
+    os.mkfifo(history.path(tmp_path))
+    history.record(_report(1, ("03_jit", 2.0)), tmp_path)
+    assert history.load(tmp_path) == []
