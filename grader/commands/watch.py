@@ -121,7 +121,7 @@ class _Session:
         self.preload = tuple(
             sorted({m for s in specs if submission.has(s.name) for m in s.imports})
         )
-        self.header = screen.header(str(path))
+        self.header = screen.header(str(path), single=submission.single is not None)
         self.body = Text()
         self.footer = Text("starting: importing JAX once ...", style="dim")
         self.shown = ""  # the lesson the body is about

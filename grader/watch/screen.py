@@ -36,8 +36,9 @@ from grader.watch.source import SyntaxProblem
 INDENT = terminal.INDENT
 
 
-def header(folder: str) -> Text:
-    return Text(f"grade watch · {folder} · save a lesson file to grade it · q quits", style="bold")
+def header(path: str, *, single: bool = False) -> Text:
+    what = "save it" if single else "save a lesson file"
+    return Text(f"grade watch · {path} · {what} to grade it · q quits", style="bold")
 
 
 def draw(console: Console, *parts: Text) -> None:
