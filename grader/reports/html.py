@@ -24,7 +24,7 @@ from pathlib import Path
 import jinja2
 import markupsafe
 
-from grader.model import CheckResult, ExerciseResult, Report
+from grader.model import ExerciseResult, NextStep, Report
 from grader.reports import controls, groups, history_chart, labels
 from grader.reports.history import Run
 
@@ -94,7 +94,6 @@ def _template() -> jinja2.Template:
         waiting_headline=groups.waiting_headline,
         waits_for=groups.waits_for,
         unfolded=unfolded,
-        fix_of=fix_of,
     )
     return env.from_string(template_source())
 
@@ -141,8 +140,13 @@ def fixes(exercise: ExerciseResult) -> tuple[Fix, ...]:
         return ()
     missing = round(exercise.max_score - exercise.score, 6)
     if exercise.status == "not_attempted":
-        what = "not attempted yet: start with its first TODO"
-        return (Fix(f"ex-{exercise.name}", "not_attempted", what, "", missing),)
+        step = exercise.next
+        if step is None:
+            what = "not attempted yet: start with its first TODO"
+            return (Fix(f"ex-{exercise.name}", "not_attempted", what, "", missing),)
+        todo = f", line {step.todo.line}" if step.todo else ""
+        what = f"not attempted yet: start at its first TODO{todo}"
+        return (Fix(f"next-{exercise.name}", "not_attempted", what, "", missing),)
     found: list[Fix] = []
     stopped = [c for c in exercise.checks if labels.is_consequence(exercise, c)]
     if exercise.message and exercise.status != "passed":
@@ -169,10 +173,28 @@ def to_fix(report: Report) -> list[FileFixes]:
     return [f for f in found if f.fixes]
 
 
-def fix_of(check: CheckResult) -> str:
-    """The check's fix, when the model holds one (the hint policy may hold it back)."""
-    fix = getattr(check, "fix", None)
-    return fix if isinstance(fix, str) else ""
+def stuck_on(report: Report) -> str:
+    """The first lesson file with a failing check of its own, where `grade hint` helps."""
+    return next(
+        (
+            e.name
+            for e in report.exercises
+            for c in e.checks
+            if e.status == "failed"
+            and c.status in labels.PROBLEM_STATUSES
+            and not labels.is_consequence(e, c)
+        ),
+        "",
+    )
+
+
+def onward(report: Report) -> NextStep | None:
+    """Once every lesson file graded passed (or was skipped): the next lesson file to work
+    on, as the last file at full marks names it."""
+    if not all(e.status in ("passed", "skipped") for e in report.exercises):
+        return None
+    steps = [e.next for e in report.exercises if e.next is not None and e.next.lesson]
+    return steps[-1] if steps else None
 
 
 def unfolded(exercise: ExerciseResult) -> bool:
@@ -196,6 +218,8 @@ def render(report: Report, history: Sequence[Run] | None = None) -> str:
         counts=counts,
         fraction=fraction,
         to_fix=to_fix(report),
+        stuck=stuck_on(report),
+        onward=onward(report),
         chart=history_chart.chart(history or (), report),
     )
 

@@ -3,13 +3,13 @@ and the sections of lesson files with nothing to fix start folded."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from html.parser import HTMLParser
 
 import pytest
 from report_samples import check, grouped_report
 
-from grader.model import CheckResult, ExerciseResult, Report
+from grader.model import ExerciseResult, NextStep, Report, SourceLine
 from grader.reports import html
 
 
@@ -139,16 +139,8 @@ def test_nothing_to_fix() -> None:
     assert Page(page).links == []
 
 
-@dataclass(frozen=True)
-class _WithFix(CheckResult):
-    """A check with a fix, whether or not the model has the field yet."""
-
-    fix: str | None = None
-
-
-def _fixed(fix: str | None, status: str = "failed") -> str:
-    base = check("f works", status=status, message="m", hint="a question?")
-    c = _WithFix(**{k: getattr(base, k) for k in base.__dataclass_fields__ if k != "fix"}, fix=fix)
+def _helped(status: str = "failed", **help: str) -> str:
+    c = check("f works", status=status, message="m", hint="a question?", **help)
     ex = ExerciseResult(name="03_jit", title="", status="failed", checks=(c,))
     return html.render(Report(exercises=(ex,), seed=0, submission=".", grader_version="0"))
 
@@ -157,16 +149,60 @@ def _fixed(fix: str | None, status: str = "failed") -> str:
     ("fix", "status", "shown"),
     [
         ("use jax.lax.scan(step, 0.0, xs) <b>", "failed", True),
-        (None, "failed", False),  # held back by the hint policy
-        ("", "failed", False),
+        ("", "failed", False),  # held back by the hint policy
         ("use jax.lax.scan", "passed", False),
     ],
 )
-def test_a_fix_is_shown_when_the_model_holds_one(fix: str | None, status: str, shown: bool) -> None:
-    page = _fixed(fix, status)
+def test_a_fix_is_shown_when_the_model_holds_one(fix: str, status: str, shown: bool) -> None:
+    page = _helped(status, fix=fix)
     assert ('<div class="fix"><b>Fix:</b>' in page) is shown
     if shown:
         assert "use jax.lax.scan(step, 0.0, xs) &lt;b&gt;</div>" in page
+
+
+def test_the_nudge_comes_between_the_question_and_the_fix() -> None:
+    page = _helped(nudge="what does scan return?", fix="carry = step(carry, x)")
+    question = page.index("<b>Hint:</b> a question?")
+    nudge = page.index('<div class="hint nudge"><b>Nudge:</b> what does scan return?</div>')
+    assert question < nudge < page.index("<b>Fix:</b> carry = step(carry, x)")
+    assert "Nudge:" not in _helped()
+
+
+def test_stuck_points_to_grade_hint(report: Report) -> None:
+    page = html.render(report)
+    assert (
+        "Stuck on 03_jit? <code>grade hint 03_jit</code> shows more help for its first "
+        "failing check." in page
+    )
+
+
+def test_an_untouched_file_says_where_to_start(report: Report) -> None:
+    todo = SourceLine(path="06_random.py", line=12, code="    raise NotImplementedError  # TODO")
+    step = NextStep(command="grade exercises/06_random.py", todo=todo)
+    exercises = tuple(
+        replace(e, next=step) if e.name == "06_random" else e for e in report.exercises
+    )
+    page = html.render(replace(report, exercises=exercises))
+    parsed = Page(page)
+    assert (
+        "#next-06_random",
+        "not attempted yet: start at its first TODO, line 12",
+    ) in parsed.links
+    assert "next-06_random" in parsed.ids
+    assert '<span class="lineno">12</span>    raise NotImplementedError  # TODO</pre>' in page
+    assert "<p>Then run <code>grade exercises/06_random.py</code>.</p>" in page
+
+
+def test_at_full_marks_the_next_lesson_file() -> None:
+    step = NextStep(command="grade exercises/02_grad.py", lesson="02_grad")
+    ex = ExerciseResult(
+        name="01_arrays", title="", status="passed", checks=(check("a"),), next=step
+    )
+    page = html.render(Report(exercises=(ex,), seed=0, submission=".", grader_version="0"))
+    assert (
+        "Nothing to fix: every check that ran passed. Next: go on with <b>02_grad</b>, "
+        "<code>grade exercises/02_grad.py</code>." in page
+    )
 
 
 def test_the_summary_escapes_what_the_student_wrote() -> None:
