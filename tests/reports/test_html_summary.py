@@ -168,6 +168,14 @@ def test_the_nudge_comes_between_the_question_and_the_fix() -> None:
     assert "Nudge:" not in _helped()
 
 
+def test_revealed_hints_are_counted_on_the_check() -> None:
+    c = check("f works", status="failed", message="m", nudge="n", hints_revealed=1)
+    ex = ExerciseResult(name="03_jit", title="", status="failed", checks=(c,))
+    page = html.render(Report(exercises=(ex,), seed=0, submission=".", grader_version="0"))
+    assert '<span class="badge tag revealed">1 hint revealed</span>' in page
+    assert "revealed</span>" not in _helped()
+
+
 def test_stuck_points_to_grade_hint(report: Report) -> None:
     page = html.render(report)
     assert (
