@@ -67,6 +67,7 @@ class Regrader:
         self._latest = 0  # the newest job's number (or a cancel's)
         self._pending: Job | None = None
         self._running: Job | None = None
+        self._killed = 0  # the number of the last job whose judge was killed
         self._closed = False
         self._scratch = Path(tempfile.mkdtemp(prefix="grade-watch-"))
         isolation.make_subreaper()  # orphans of the worker's processes become ours to end
@@ -107,8 +108,10 @@ class Regrader:
         """Kill the running judge if its grading is stale (it may have started since the
         request that made it stale)."""
         with self._cond:  # held: the grading thread cannot move on to the next job meanwhile
-            if self._running is not None and self._running.number < self._latest:
-                self._kill_judge()
+            job = self._running
+            stale = job is not None and job.number < self._latest and job.number != self._killed
+            if stale and job is not None and self._kill_judge():
+                self._killed = job.number  # once: its pid is not ours after it is reaped
 
     def close(self) -> None:
         """End the judge, the worker and everything they started; idempotent."""
@@ -133,11 +136,13 @@ class Regrader:
 
     # -- the grading thread ----------------------------------------------------------------
 
-    def _kill_judge(self) -> None:
+    def _kill_judge(self) -> bool:
+        """Kill the running judge's process group; False when none has started yet."""
         worker = self.worker
         pid = worker.child_pid if worker is not None else None
         if pid:
             _kill_group(pid)
+        return bool(pid)
 
     def _serve(self) -> None:
         try:
