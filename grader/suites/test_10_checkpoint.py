@@ -11,6 +11,7 @@ are listed and damaged there, by probes (`grader.checks.files`), never opened he
 """
 
 import importlib
+import io
 import itertools
 import os
 import pathlib
@@ -57,6 +58,13 @@ def _trained_state(params, steps=3):
         grads = jax.tree.map(lambda p, k=k: jnp.cos(p * (k + 1)), params)
         _, state = update(grads, state, params)
     return tx, state
+
+
+def _foreign_npz():
+    """The bytes of a well-formed .npz archive that save_checkpoint did not write."""
+    buffer = io.BytesIO()
+    np.savez(buffer, weights=np.arange(12, dtype=np.float32).reshape(3, 4), step=np.int32(7))
+    return buffer.getvalue()
 
 
 def _describe(tree):
@@ -238,6 +246,26 @@ def test_dtypes_survive(student, scratch):
     _assert_exact(restored, tree, like, what="restore_checkpoint(path, like) of mixed dtypes")
 
 
+@check(
+    "a tree of NumPy arrays comes back into a `like` of NumPy arrays",
+    points=1,
+    hint="Is your restore written for JAX arrays only? `like` may hold NumPy arrays "
+    "(np.zeros) just as well: its structure is what counts.",
+    requires=("test_params_round_trip",),
+)
+def test_numpy_round_trip(student, scratch):
+    tree = {
+        "w": np.random.default_rng(3).normal(size=(4, 3)).astype(np.float32),
+        "counts": np.arange(5, dtype=np.int32),
+        "scale": np.asarray(0.5, np.float32),
+    }
+    like = jax.tree.map(np.zeros_like, tree)
+    restored = _round_trip(student, _folder(student, scratch) / "numpy.ckpt", tree, like)
+    _assert_exact(
+        restored, tree, like, what="restore_checkpoint(path, like) with NumPy arrays in `like`"
+    )
+
+
 # -- failures ---------------------------------------------------------------------------
 
 
@@ -320,6 +348,14 @@ def test_corrupt_file(student, scratch, credit):
         if saved.kind == "dir"
         else ("a checkpoint cut in half")
     )
+    # well formed, but not written by save_checkpoint: another program's .npz archive (in a
+    # folder of its own for a folder layout)
+    foreign = folder / "foreign.ckpt"
+    if saved.kind == "dir":
+        files.make_folder(student, foreign)
+        files.write(student, foreign / "arrays.npz", _foreign_npz())
+    else:
+        files.write(student, foreign, _foreign_npz())
     problems = [
         _expect_error(
             student, garbage, like, ValueError, what="a file of random bytes", folder=folder
@@ -333,12 +369,22 @@ def test_corrupt_file(student, scratch, credit):
             what="an empty folder" if saved.kind == "dir" else "an empty file",
             folder=folder,
         ),
+        _expect_error(
+            student,
+            foreign,
+            like,
+            ValueError,
+            what="a folder holding another program's .npz archive"
+            if saved.kind == "dir"
+            else "another program's .npz archive (not written by save_checkpoint)",
+            folder=folder,
+        ),
     ]
     _judge(
         credit,
         problems,
-        checked="restore_checkpoint(path, like) for damaged files",
-        expected="ValueError whose message names the path, for each damaged file",
+        checked="restore_checkpoint(path, like) for damaged or foreign files",
+        expected="ValueError whose message names the path, for each damaged or foreign file",
         cause="the loader's own exception (BadZipFile, UnpicklingError, EOFError, KeyError, "
         "...) escapes, or the message does not say which file is bad",
         fix="wrap the reading in `try: ... except Exception as exc: raise ValueError(f'{path} is "
@@ -361,6 +407,8 @@ def test_structure_mismatch(student, scratch, credit):
     wider = _zeros_like(_params((5, 6, 3)))
     deeper = _zeros_like(_params((5, 4, 3, 2)))
     renamed = {"dense1": _zeros_like(params)["layer1"], "dense2": _zeros_like(params)["layer2"]}
+    scalar = _zeros_like(params)
+    scalar["layer2"]["b"] = jnp.zeros((), jnp.float32)  # the file holds a vector of 3 there
     problems = [
         _expect_error(
             student, path, deeper, ValueError, what="like with an extra layer", folder=folder
@@ -375,6 +423,14 @@ def test_structure_mismatch(student, scratch, credit):
         ),
         _expect_error(
             student, path, renamed, ValueError, what="like with other layer names", folder=folder
+        ),
+        _expect_error(
+            student,
+            path,
+            scalar,
+            ValueError,
+            what="like with a scalar where the checkpoint holds a vector (layer2's b)",
+            folder=folder,
         ),
     ]
     _judge(

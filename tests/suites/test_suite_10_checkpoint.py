@@ -19,6 +19,9 @@ VARIANTS = (
     "orbax_dir",
     "flax_msgpack",
     "orbax_unwrapped",
+    "foreign_keyerror",
+    "len_check",
+    "sharding_like",
 )
 # property checks of the files, gated on the params round trip
 GATED = {
@@ -27,8 +30,9 @@ GATED = {
     "test_structure_mismatch",
     "test_exact_path",
     "test_overwrite_and_untouched",
+    "test_numpy_round_trip",
 }
-MAX_SCORE = 16
+MAX_SCORE = 17
 HIDDEN = {"test_dtypes_survive", "test_exact_path"}
 
 
@@ -111,13 +115,14 @@ def test_orbax_errors_escaping_are_named_for_a_folder_checkpoint(graded):
     g = graded("orbax_unwrapped")
     g.assert_statuses(failed={"test_corrupt_file"})
     message = g.message("test_corrupt_file")
-    assert g.results["test_corrupt_file"]["fraction"] == pytest.approx(1 / 3)
+    assert g.results["test_corrupt_file"]["fraction"] == pytest.approx(1 / 4)
     # Orbax's JSONDecodeError is a ValueError, but it does not say which checkpoint is bad
     assert (
         "a checkpoint folder with every file cut in half: the ValueError message does not "
         "name the file" in message
     )
     assert "an empty folder: raised FileNotFoundError" in message
+    assert "a folder holding another program's .npz archive: raised FileNotFoundError" in message
     assert "IsADirectoryError" not in message and "/tmp" not in message
 
 
@@ -126,3 +131,36 @@ def test_stub_properties_are_gated(graded):
     stub = graded("stub")
     for check_id in GATED:
         assert stub.results[check_id]["blocked_by"] == "test_params_round_trip", check_id
+
+
+@pytest.mark.slow
+def test_a_foreign_archive_whose_key_error_escapes_is_named(graded):
+    # a well-formed .npz that save_checkpoint did not write: only non-zip files were wrapped
+    g = graded("foreign_keyerror")
+    g.assert_statuses(failed={"test_corrupt_file"})
+    message = g.message("test_corrupt_file")
+    assert "another program's .npz archive (not written by save_checkpoint): raised KeyError" in (
+        message
+    )
+    assert g.results["test_corrupt_file"]["fraction"] == pytest.approx(3 / 4)
+
+
+@pytest.mark.slow
+def test_lengths_compared_instead_of_shapes_is_named(graded):
+    g = graded("len_check")
+    g.assert_statuses(failed={"test_structure_mismatch"})
+    message = g.message("test_structure_mismatch")
+    assert (
+        "like with a scalar where the checkpoint holds a vector (layer2's b): raised TypeError"
+        in (message)
+    )
+    assert g.results["test_structure_mismatch"]["fraction"] == pytest.approx(3 / 4)
+
+
+@pytest.mark.slow
+def test_a_restore_for_jax_arrays_only_fails_the_numpy_round_trip(graded):
+    g = graded("sharding_like")
+    g.assert_statuses(failed={"test_numpy_round_trip"})
+    assert "'numpy.ndarray' object has no attribute 'sharding'" in g.message(
+        "test_numpy_round_trip"
+    )
