@@ -1,4 +1,4 @@
-"""`grade` in a real pseudo-terminal, in a pipe, and with NO_COLOR.
+"""`grade` and `grade batch` in a real pseudo-terminal, in a pipe, and with NO_COLOR.
 
 The commands run as subprocesses whose stdin, stdout and stderr are the slave
 side of a pty (100 columns), exactly as in a student's terminal; the test reads
@@ -16,6 +16,7 @@ import fcntl
 import os
 import re
 import select
+import shutil
 import signal
 import struct
 import subprocess
@@ -30,6 +31,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "tests" / "runner" / "submissions"
 DEMO_SUITES = DEMO / "demo_suites"
+BATCH = ROOT / "tests" / "commands" / "fixtures"
 GRADE = [sys.executable, "-m", "grader"]
 COLUMNS, ROWS = 100, 30
 
@@ -144,3 +146,32 @@ def test_grade_into_a_pipe_prints_plain_lines(tmp_path: Path) -> None:
     lines = proc.stdout.decode().splitlines()
     assert lines[0].startswith("Grading 1 lesson file in ") and " with 1 job " in lines[0]
     assert re.fullmatch(r"\[1/1\] PASS +4/4  demo \(\d+\.\d s\)", lines[1]), lines[:3]
+
+
+@pytest.mark.slow
+def test_grade_batch_in_a_terminal_shows_its_progress_and_finishes(tmp_path: Path) -> None:
+    submissions = tmp_path / "class"
+    for student in ("alice", "bob"):
+        shutil.copytree(BATCH / "submissions" / student, submissions / student)
+    code, out = in_pty(
+        [
+            *GRADE,
+            "batch",
+            str(submissions),
+            "--out",
+            str(tmp_path / "out"),
+            "--suites",
+            str(BATCH / "suites"),
+            "--timeout",
+            "8",
+        ],
+        tmp_path,
+        environment(),
+        timeout=120,
+    )
+    text = plain(out)
+    assert code == 0, text
+    assert HIDE_CURSOR in out and BAR in out and "0/2 students" in text
+    assert "alice: 100.0%" in text and re.search(r"bob: \d+\.\d%", text)
+    assert "graded 2 student(s)" in text
+    assert (tmp_path / "out" / "gradebook.csv").is_file()
