@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from grader import catalog
-from grader.commands import batch, cluster
+from grader.commands import batch, cluster, jobs
 from grader.model import without_timings
 from grader.reports import results
 from grader.runner import engine
@@ -71,13 +71,17 @@ def test_a_worker_without_the_files_grades_the_shipped_bytes(course: Path, tmp_p
     options = engine.Options(timeout_s=20)
     job = batch.job_for(course / "submissions", "bob", [s.name for s in specs])
     parcel = cluster.pack(job, specs)
-    here = batch.grade_job(job, specs, options)
+    here = jobs.grade_job(job, specs, options)
     shutil.rmtree(
         course / "submissions"
     )  # neither the lesson files nor the suites are here any more
     shutil.rmtree(course / "suites")
     remote = cluster.grade_parcel(parcel, specs, options)
     assert without_timings(results.document(remote)) == without_timings(results.document(here))
+    started = cluster.warm_pool(specs).started
+    again = cluster.grade_parcel(parcel, specs, options)  # on the process's warm worker
+    assert cluster.warm_pool(specs).started == started >= 1
+    assert without_timings(results.document(again)) == without_timings(results.document(here))
     assert remote.submission == job.root and here.exercises[0].score == 5  # graded, not missing
 
 
