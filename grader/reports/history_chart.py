@@ -24,13 +24,14 @@ AXIS = 22  # room for the run numbers under the grid
 ROWS = 40  # at most this many lesson files are drawn
 NAME_SHOWN = 17  # characters of a name shown before it is cut
 
-# (lowest share of the points, colour, legend)
+# (colour, legend): all the points, half or more, some, none
 SHADES = (
-    (1.0, "#2da44e", "all points"),
-    (0.5, "#d4a72c", "half or more"),
-    (1e-9, "#fb8f44", "some"),
-    (0.0, "#cf222e", "none"),
+    ("#2da44e", "all points"),
+    ("#d4a72c", "half or more"),
+    ("#fb8f44", "some"),
+    ("#cf222e", "none"),
 )
+EPSILON = 1e-9
 NOTHING_TO_EARN = "#d1d9e0"  # a file with no points (skipped)
 
 
@@ -65,7 +66,7 @@ class Chart:
     columns: tuple[Column, ...]
     axis_y: int
     latest_x: int
-    legend: tuple[tuple[str, str], ...] = tuple((colour, text) for _, colour, text in SHADES)
+    legend: tuple[tuple[str, str], ...] = SHADES
 
     @property
     def runs(self) -> int:
@@ -76,7 +77,11 @@ def shade(score: FileScore) -> str:
     if score.max_score <= 0:
         return NOTHING_TO_EARN
     share = score.score / score.max_score
-    return next((colour for low, colour, _ in SHADES if share >= low - 1e-9), SHADES[-1][1])
+    if share >= 1 - EPSILON:
+        return SHADES[0][0]
+    if share >= 0.5 - EPSILON:
+        return SHADES[1][0]
+    return SHADES[2][0] if share > EPSILON else SHADES[3][0]
 
 
 def when(time: str) -> str:

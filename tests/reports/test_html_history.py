@@ -14,7 +14,7 @@ import pytest
 from report_samples import MARKUP, check
 
 from grader.model import ExerciseResult, Report
-from grader.reports import history, html
+from grader.reports import history, history_chart, html
 
 START = datetime(2026, 12, 3, 15, 0, tzinfo=timezone.utc)
 
@@ -140,6 +140,16 @@ def test_the_chart_shows_each_run(tmp_path: Path) -> None:
     assert page.count('fill="#2da44e"') == 5 + 1  # 01_arrays every run, 03_jit in the last
     assert '<text x="0" y="49">04_vmap<title>04_vmap</title></text>' in page  # its row, empty
     assert html.render(report, history.load(tmp_path)) == page  # same history, same bytes
+
+
+@pytest.mark.parametrize(
+    ("score", "max_score", "colour"),
+    [(4, 4, "#2da44e"), (2, 4, "#d4a72c"), (1, 4, "#fb8f44"), (0, 4, "#cf222e"), (0, 0, "#d1d9e0")],
+)
+def test_a_cell_is_coloured_by_the_share_of_points(
+    score: float, max_score: float, colour: str
+) -> None:
+    assert history_chart.shade(history.FileScore("03_jit", score, max_score)) == colour
 
 
 def test_no_history_no_chart() -> None:
