@@ -42,13 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the reference solutions to mutate (default: solutions/)",
     )
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
-    parser.add_argument(
-        "--jobs",
-        type=shared.positive_int,
-        default=1,
-        metavar="N",
-        help="mutants graded at once, one warm worker each (default 1)",
-    )
+    shared.add_jobs_option(parser, what="mutants (one warm worker each)")
     parser.add_argument(
         "--limit",
         type=shared.positive_int,
@@ -155,7 +149,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"{summary.name}: {len(summary.mutants)} of {summary.generated} mutants")
         return 0
 
-    options = shared.options(args, jobs=args.jobs)
+    jobs = shared.jobs(args).count
+    options = shared.options(args, jobs=jobs)
     level = shared.check_isolation(options).level
     start = time.monotonic()
 
@@ -165,10 +160,10 @@ def run(args: argparse.Namespace) -> int:
 
     say(
         f"Mutating {len(specs)} lesson file(s) in {solutions}: {len(tasks)} mutant(s) to grade "
-        f"({args.jobs} job(s), isolation {level}) ..."
+        f"({jobs} job(s), isolation {level}) ..."
     )
     by_name = {s.name: s for s in summaries}
-    pool = Pool(solutions, specs, Settings(options, level), args.jobs)
+    pool = Pool(solutions, specs, Settings(options, level), jobs)
     done = [0]
 
     def progress(task: Task, outcome: Outcome) -> None:
@@ -223,7 +218,7 @@ def run(args: argparse.Namespace) -> int:
         settings = {
             "limit": args.limit,
             "seed": args.seed,
-            "jobs": args.jobs,
+            "jobs": jobs,
             "isolation": level,
             "operators": [op.name for op in ops],
         }
