@@ -279,6 +279,7 @@ class GraderPlugin:
                     credit.fraction,
                     credit.message,
                 )
+                outcome.fix = credit.fix
 
     def _classify(self, outcome: _Outcome, exc: BaseException, when: str) -> None:
         outcome.fraction = 0.0

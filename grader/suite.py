@@ -93,12 +93,16 @@ class Credit:
     def __init__(self) -> None:
         self.fraction = 1.0
         self.message = ""
+        self.fix = ""
 
-    def award(self, fraction: float, message: str) -> None:
+    def award(self, fraction: float, message: str, fix: str = "") -> None:
+        """Earn `fraction` of the points; `message` says what failed, `fix` (shown as the
+        hint policy allows, like a failure's fix) how to mend it."""
         if not 0.0 <= fraction <= 1.0:
             raise ValueError(f"credit fraction must be in [0, 1], got {fraction}")
         self.fraction = float(fraction)
         self.message = message
+        self.fix = fix
 
 
 class Attachments:

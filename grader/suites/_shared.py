@@ -87,13 +87,16 @@ def score_cases(credit, cases):
         raise next((exc for _, exc in errors if not isinstance(exc, GateClosed)), errors[0][1])
     passed = len(cases) - len(errors)
     lines = [f"{passed} of {len(cases)} passed."]
+    fixes = []
     for label, exc in errors:
         if isinstance(exc, CheckFailure):
-            text = str(exc)
+            text = exc.finding.message()  # the fix goes with the fixes, shown as the policy allows
+            if exc.finding.fix:
+                fixes.append(f"{label}: {exc.finding.fix}")
         elif isinstance(exc, NotImplementedError):
             text = "not implemented yet (still raises NotImplementedError)"
         else:
             kind = exc.info.type if isinstance(exc, client.StudentError) else type(exc).__name__
             text = f"raised {kind}: {exc}"
         lines.append(f"{label}: {text}")
-    credit.award(passed / len(cases), "\n".join(lines))
+    credit.award(passed / len(cases), "\n".join(lines), fix="; ".join(fixes))

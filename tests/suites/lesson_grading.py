@@ -89,7 +89,16 @@ class Graded:
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.results = {r["id"]: r for r in self.records if r["type"] == "result"}
+        # A failure's fix travels apart from its message (the hint policy decides whether
+        # students see it); the suite tests read them together, as `str(CheckFailure)` shows.
+        self.results = {
+            r["id"]: {
+                **r,
+                "message": r["message"] + (f"\n  fix: {r['fix']}" if r.get("fix") else ""),
+            }
+            for r in self.records
+            if r["type"] == "result"
+        }
 
     def status(self, check_id: str) -> str:
         return str(self.results[check_id]["status"])
@@ -143,8 +152,14 @@ def grade(
     worker = _take_worker()
     with tempfile.TemporaryDirectory() as work:
         request = Request(
-            suite=str(suite), workdir=work, lesson_dir=str(Path(lesson_dir).resolve()), seed=0,
-            timeout_s=timeout, memory_bytes=8 << 30, output_cap=1 << 20, devices=devices,
+            suite=str(suite),
+            workdir=work,
+            lesson_dir=str(Path(lesson_dir).resolve()),
+            seed=0,
+            timeout_s=timeout,
+            memory_bytes=8 << 30,
+            output_cap=1 << 20,
+            devices=devices,
         )
         started = time.perf_counter()
         try:
