@@ -45,8 +45,10 @@ def test_total_score_is_prominent(page: str) -> None:
     assert "<title>Grading report: 13.5/26</title>" in page
     assert "<b>51%</b> of the points" in page
     assert 'seed <b id="seed">1234</b>' in page
-    assert ('isolation <b id="isolation" title="missing: namespaces (unshare is not permitted: '
-            'no CAP_SYS_ADMIN)">user</b>') in page
+    assert (
+        'isolation <b id="isolation" title="missing: namespaces (unshare is not permitted: '
+        'no CAP_SYS_ADMIN)">user</b>'
+    ) in page
 
 
 def test_each_exercise_has_a_section_with_badge_and_points(report: Report, page: str) -> None:
@@ -254,3 +256,24 @@ def test_every_html_template_is_autoescaped_and_has_the_policy() -> None:
             '<meta http-equiv="Content-Security-Policy" content="{{ content_security_policy }}">'
             in source
         )
+
+
+def test_class_summary_leads_with_the_students_who_need_attention(report: Report) -> None:
+    doc = report.to_json()  # 04_vmap is an error
+    passed = {**doc, "exercises": [e for e in doc["exercises"] if e["status"] == "passed"]}
+    students = [
+        gradebook.Student("alice", passed),
+        gradebook.Student("bob", doc),
+        gradebook.Student("carol", None, error="the grader crashed"),
+    ]
+    page = gradebook.summary_html(students)
+    parsed = Parsed(page)
+    ids = {a["id"] for _, a in parsed.tags if a.get("id")}
+    card = page[
+        page.index('id="attention"') : page.index("</section>", page.index('id="attention"'))
+    ]
+    links = re.findall(r'<a href="#([^"]+)">([^<]+)</a>', card)
+    assert links == [("student-2", "bob"), ("student-3", "carol")]
+    assert all(target in ids for target, _ in links)
+    assert page.index('id="attention"') < page.index("<h2>Scores</h2>")
+    assert "Needs attention" not in gradebook.summary_html(students[:1])
