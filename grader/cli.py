@@ -20,10 +20,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from grader import hints
 from grader.commands import shared
 from grader.commands.shared import UsageError
 from grader.model import ExerciseResult, Report
-from grader.reports import console
+from grader.reports import console, history
 from grader.runner import engine
 from grader.runner.submission import SubmissionError, find
 
@@ -108,8 +109,9 @@ def write_reports(report: Report, outputs: dict[str, Path]) -> list[str]:
     errors = []
     for kind, path in outputs.items():
         module = importlib.import_module(f"grader.reports.{'results' if kind == 'json' else kind}")
+        extra = {"history": history.load(Path.cwd())} if kind == "html" else {}
         try:
-            module.write(report, path)
+            module.write(report, path, **extra)
         except OSError as exc:
             errors.append(f"could not write the {kind} report to {path}: {exc.strerror or exc}")
     return errors
@@ -153,6 +155,10 @@ def run_grade(argv: Sequence[str]) -> int:
             progress.advance(terminal.done_line(result, color=color))
 
         report = engine.grade(specs, submission, options, on_result)
+    # What the student sees: next steps, `grade hint`'s memory in .grade/, the course's policy
+    # on fixes; then this run joins the history the HTML report charts.
+    report = hints.after_grading(report, submission, suites=shared.suites_dir(args))
+    history.record(report, Path.cwd())
     print()
     hidden = (sum(s.hidden_checks for s in specs), sum(s.hidden_points for s in specs))
     print(

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import catalog
+from grader import catalog, hints
 from grader.model import Report
 from grader.runner import engine
 from grader.runner.submission import Submission
@@ -34,4 +34,5 @@ Grader = Callable[[list[Job], list[catalog.ExerciseSpec], engine.Options], Itera
 
 
 def grade_job(job: Job, specs: list[catalog.ExerciseSpec], options: engine.Options) -> Report:
-    return engine.grade(specs, job.submission(), options)
+    # A class report shows fixes only when the course always shows them (no student revealed any).
+    return hints.for_class(engine.grade(specs, job.submission(), options))
