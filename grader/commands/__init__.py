@@ -9,6 +9,10 @@ Each module has a docstring (its `--help` text), `add_arguments(parser)` and
     release            the student repository: exercises, public suites, the grader
     ci-template        a GitHub Actions workflow that grades a pushed submission
     gradescope-bundle  a Gradescope autograder zip (setup.sh, run_autograder)
+    notebooks          one Jupyter notebook per lesson file, to work in (and to grade)
+    mutate             the suites' strength: mutants of the solutions, graded
+    watch              regrade a lesson file on every save, on one warm worker
+    hint               the next level of help for a failing check
 
 Support modules: `shared` (the grading options, defined once for `grade` and
 the commands, and `UsageError`), `jobs` (one student's grading, for batch and

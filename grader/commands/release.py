@@ -25,7 +25,7 @@ from grader.commands import assign, ci_template, public, shared, tree
 from grader.reports import labels
 
 MARKER_FILE = ".grade-release"  # lets --force replace an earlier release, and nothing else
-GITIGNORE = "__pycache__/\n*.pyc\n.venv/\ngrade-report.html\nresults.json\njunit.xml\n"
+GITIGNORE = "__pycache__/\n*.pyc\n.venv/\n.grade/\ngrade-report.html\nresults.json\njunit.xml\n"
 
 
 class ReleaseError(Exception):
