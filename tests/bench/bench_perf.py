@@ -2,8 +2,9 @@
 
     python tests/bench/bench_perf.py [--students 8] [--workers 2] [--no-lesson]
 
-Prints, each measured here and now (machine load shown beside it, as the
-1-minute load average before and after: other processes share the cores):
+Prints, each measured here and now, as wall time with, for commands, the CPU
+seconds of their whole process tree and the 1-minute load average before and
+after (other processes share the cores: compare CPU seconds when it is high):
 
 1. the three files that match a plain value-check assignment (03_jit,
    ex1_dropout, ex2_per_example_grads) graded by `grade` with a cold and a warm
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -53,9 +55,16 @@ def load() -> str:
     return f"{os.getloadavg()[0]:.1f}"
 
 
+def cpu() -> float:
+    """CPU seconds of this process's waited-for descendants (the whole grading tree: each
+    process waits for the ones it started), less sensitive to load than wall time."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def timed(cmd: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[float, str]:
-    """Wall seconds of `cmd`, and the load average before/after."""
-    before = load()
+    """Wall seconds of `cmd`, and its CPU seconds and the load average before/after."""
+    before, cpu_before = load(), cpu()
     started = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
@@ -64,7 +73,7 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[float,
             f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n"
             f"{proc.stderr[-3000:]}"
         )
-    return elapsed, f"load {before}->{load()}"
+    return elapsed, f"cpu {cpu() - cpu_before:.1f} s, load {before}->{load()}"
 
 
 def env_with(folder: Path | str) -> dict[str, str]:
