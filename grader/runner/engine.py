@@ -7,6 +7,11 @@ records the judge sent and the way it ended. A worker that dies or stops
 answering is replaced; the exercise it was grading is reported as an error and
 the others go on.
 
+`grade` starts workers of its own and closes them at the end; a `Pool` of warm
+workers outlives gradings and serves several (`grade batch`: JAX is imported
+once per worker, not once per student). Every judge compiles into the grader's
+compilation cache (`grader.runner.cache`, `Options.cache_dir`).
+
 The isolation level (`grader.sandbox.isolation`) is detected once per process,
 in a throwaway child, and sent with every request; `Options` may force a level
 or require one, and every `Report` says which was in force.
