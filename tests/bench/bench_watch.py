@@ -9,7 +9,8 @@ times, alternating the reference solution (PASS) and a broken version (FAIL), so
 each save changes the verdict on screen. For each save it measures the time from
 the write to the new verdict drawn in the terminal, and reads the grading's own
 duration from that line (`PASS 21/21 03_jit (4.2 s)`): the rest is the watcher,
-the parent and the screen. The first save is reported apart (the first fork of a
+the parent and the screen. The CPU seconds each save cost (the warm worker's
+process tree) say what it would take on idle cores. The first save is reported apart (the first fork of a
 fresh worker), and the median of the others is the number to quote, with the
 load average (other processes share the CPU). The target is 1.5 s for 03_jit.
 
@@ -34,6 +35,31 @@ sys.path.insert(0, str(ROOT / "tests" / "commands"))
 from test_watch import WatchTerminal  # noqa: E402
 
 TARGET_S = 1.5
+TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_s(pid: int) -> float:
+    """CPU seconds of `pid` and of its descendants it has waited for (the warm worker
+    waits for each judge, which waits for its sandbox: a grading's whole tree)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return sum(int(v) for v in fields[11:15]) * TICK_S  # utime stime cutime cstime
+
+
+def worker_of(pid: int) -> int:
+    """The warm worker: the watch's child."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="ascii") as fh:
+                    if int(fh.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        return int(entry)
+            except (OSError, ValueError):
+                continue
+    raise SystemExit("grade watch has no worker")
 
 
 def main() -> None:
@@ -60,11 +86,13 @@ def main() -> None:
         try:
             term.wait_for(r"Ready: save a lesson file", timeout=180)
             print(f"worker ready {time.monotonic() - started:.1f} s after start")
+            worker = worker_of(term.proc.pid)
             rows = []
             for i in range(args.saves + 1):
                 passing = i % 2 == 0
                 word = "PASS" if passing else "FAIL"
                 since = term.mark()
+                cpu_before = cpu_s(worker) + cpu_s(term.proc.pid)
                 saved = time.monotonic()
                 lesson.write_text(fixed if passing else broken)
                 shown = term.wait_for(
@@ -73,12 +101,13 @@ def main() -> None:
                 seen = time.monotonic() - saved
                 match = re.search(rf"{word}\s+\S+\s+{re.escape(args.lesson)} \(([\d.]+) s\)", shown)
                 graded = float(match.group(1)) if match else float("nan")
-                rows.append((word, seen, graded))
+                cpu = cpu_s(worker) + cpu_s(term.proc.pid) - cpu_before
+                rows.append((word, seen, graded, cpu))
                 label = "first" if i == 0 else f"{i:>5}"
                 print(
                     f"save {label}  {word}  verdict on screen {seen:5.2f} s  "
-                    f"(grading {graded:4.1f} s, watcher + screen {seen - graded:+5.2f} s)  "
-                    f"load {os.getloadavg()[0]:.1f}",
+                    f"(grading {graded:4.1f} s, watcher + screen {seen - graded:+5.2f} s, "
+                    f"CPU {cpu:4.1f} s)  load {os.getloadavg()[0]:.1f}",
                     flush=True,
                 )
             term.type(b"q")
@@ -87,16 +116,18 @@ def main() -> None:
             term.close()
 
     measured = rows[1:]
-    median = statistics.median(seen for _, seen, _ in measured)
-    overhead = statistics.median(seen - graded for _, seen, graded in measured)
+    median = statistics.median(seen for _, seen, _, _ in measured)
+    overhead = statistics.median(seen - graded for _, seen, graded, _ in measured)
+    cpu = statistics.median(c for _, _, _, c in measured)
     for word in ("PASS", "FAIL"):
-        times = [seen for w, seen, _ in measured if w == word]
+        times = [seen for w, seen, _, _ in measured if w == word]
         if times:
             print(f"{word} saves: median {statistics.median(times):.2f} s over {len(times)}")
     load = os.getloadavg()
     print(
         f"{args.lesson}: save-to-verdict median {median:.2f} s over {len(measured)} saves "
         f"(target {TARGET_S} s); watcher + parent + screen median {overhead:+.2f} s; "
+        f"CPU seconds per save median {cpu:.1f} s; "
         f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} CPUs"
     )
 
