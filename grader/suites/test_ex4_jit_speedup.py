@@ -12,6 +12,7 @@ on a small version of the lesson's train step (64-64-64-10 MLP, Adam, batch
 128 of digits) and attached to the report as numbers and a bar chart.
 """
 
+import importlib
 import io
 from functools import cache
 from typing import Any
@@ -20,11 +21,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from grader.checks import timing
+from grader.checks import _calls, timing
 from grader.checks.failure import fail
 from grader.data import load_digits
 from grader.sandbox import client
 from grader.suite import check
+
+inputs = importlib.import_module("grader.inputs.ex4_jit_speedup")
 
 LESSON = "ex4_jit_speedup"
 TITLE = "Exercise 4: measuring the jit speedup"
@@ -34,6 +37,30 @@ TRAIN_STEPS = 8
 SLEEP_STEPS = 30  # a timing that wrongly includes the compiling call stays below step_s / 2
 # as long as the sleep plus one compilation take less than 15 sleeps (0.6 s): the sandbox
 # compiles afresh (no compilation cache), which takes 0.1-0.3 s on a busy 2-core machine
+
+
+DEFAULT_STEPS = 100  # the signatures' default n_steps
+
+
+def _heavy_first_step(*, jitted: bool) -> client.Public:
+    return client.Public("ex4_heavy_first_step", (jitted,))
+
+
+def _heavy_first_state() -> client.Public:
+    return client.Public("ex4_heavy_first_state")
+
+
+def _heavy_first_batch() -> client.Public:
+    return client.Public("ex4_heavy_first_batch")
+
+
+def _step_calls(timer: Any, call: str, *n_steps: int) -> int:
+    """How many times `timer(recording_step, state, batch, *n_steps)` calls the step eagerly."""
+    state, batch = jnp.zeros(3, jnp.float32), jnp.ones(3, jnp.float32)
+    seen = client.probe(inputs.step_calls, client.handle(timer), state, batch, *n_steps)
+    _calls.observed(seen["reported"], checked=f"{call} on a test step", attempted=call,
+                    expected="it returns its timings")
+    return int(seen["eager_calls"])
 
 
 def _timings(result: Any, call: str) -> dict[str, float]:
@@ -105,7 +132,16 @@ def test_time_steps_per_step(student):
        "previous call returned?",
        requires=("test_time_steps_per_step",))
 def test_time_steps_chain(student):
-    timing.assert_chains_state(student.time_steps, what="time_steps(step_fn, state, batch, n_steps)")
+    what = "time_steps(step_fn, state, batch, n_steps)"
+    timing.assert_chains_state(student.time_steps, what=what)
+    timing.assert_chains_state(student.time_steps, what=what, n_steps=1)  # 1 is a positive int
+    seen = _step_calls(student.time_steps, "time_steps(step_fn, state, batch)")
+    if seen != DEFAULT_STEPS + 1:
+        raise fail("how time_steps(step_fn, state, batch) calls the step function when n_steps "
+                   "is not given", expected=f"{DEFAULT_STEPS + 1} calls: one warm-up, then "
+                   f"the default n_steps={DEFAULT_STEPS}", observed=f"{seen} calls",
+                   fix=f"keep the signature's default: `def time_steps(step_fn, state, batch, "
+                   f"n_steps={DEFAULT_STEPS})`")
 
 
 @check("time_steps waits for asynchronous results", points=3,
@@ -126,6 +162,29 @@ def test_time_steps_waits(student):
 def test_time_steps_warmup(student):
     timing.assert_excludes_warmup(student.time_steps,
                                   what="time_steps(step_fn, state, batch, n_steps)")
+    # the warm-up call's work is heavy, the timed calls' tiny: a clock started before the
+    # warm-up finished reads ~heavy_s / n_steps per step, a correct one ~1e-4 s (a loaded
+    # machine can stall one reading: a wrong timer fails all three)
+    heavy_s = client.probe(inputs.heavy_first_seconds, student)
+    n_steps = 2
+    limit = 0.3 * heavy_s / n_steps
+    for _ in range(3):
+        reported = float(student.time_steps(_heavy_first_step(jitted=True),
+                                            _heavy_first_state(), _heavy_first_batch(), n_steps))
+        if reported <= limit:
+            break
+    if reported > limit:
+        raise fail(f"time_steps(step, state, batch, n_steps={n_steps}) on a jitted step whose "
+                   f"warm-up call computes for {heavy_s:.3g} s and whose timed calls do almost "
+                   "nothing (all return at once: asynchronous dispatch)",
+                   expected=f"well under {limit:.2g} s per step: the warm-up's "
+                   "work finished before the clock started",
+                   observed=f"{reported:.3g} s per step (the first call's work shared among "
+                   f"the {n_steps} steps would read {heavy_s / n_steps:.3g} s)",
+                   cause="the first call's work was timed: there is no untimed warm-up call, or "
+                   "it was not waited for (its work still ran when the clock started)",
+                   fix="state = jax.block_until_ready(step_fn(state, batch)) before starting "
+                   "the clock")
 
 
 # -- jit_speedup -------------------------------------------------------------------
@@ -136,6 +195,22 @@ def test_time_steps_warmup(student):
 def test_speedup_compile(student):
     timing.assert_reports_compile(student.jit_speedup,
                                   what="jit_speedup(step_fn, state, batch, n_steps)")
+    # a step whose first call computes for heavy_s and compiles in no time (its program is
+    # in JAX's cache): compile_s, the wall time of the first jitted call, includes that work
+    heavy_s = client.probe(inputs.heavy_first_seconds, student)
+    got = _timings(student.jit_speedup(_heavy_first_step(jitted=False), _heavy_first_state(),
+                                       _heavy_first_batch(), 2),
+                   "jit_speedup(step, state, batch, 2)")
+    if got["compile_s"] < 0.25 * heavy_s:
+        raise fail("jit_speedup(step, state, batch, 2) on a step whose first call computes for "
+                   f"{heavy_s:.3g} s (already compiled: its first jitted call only runs)",
+                   expected=f"compile_s of at least {heavy_s:.3g} s: the wall time of the first "
+                   "jitted call, until its result is ready",
+                   observed=f"compile_s = {got['compile_s']:.3g} s",
+                   cause="the first jitted call was not waited for: its result is computed "
+                   "asynchronously, after the clock was read",
+                   fix="compile_s: start the clock, `jax.block_until_ready(jitted(state, "
+                   "batch))`, read the clock")
 
 
 _SLEEP_RESULTS: dict[int, Any] = {}
@@ -213,6 +288,23 @@ def test_speedup_ratio(student):
                expected=f"eager_s / jit_s = {want:.4g}", observed=f"{got['speedup']:.4g}",
                cause="the fraction is upside down (jit_s / eager_s)" if inverted else "",
                fix="speedup = eager_s / jit_s")
+
+
+@check("jit_speedup times n_steps steps, 100 when n_steps is not given", points=1,
+       hint="What is n_steps when the caller leaves it out, and does jit_speedup pass it on to "
+       "both timings?",
+       requires=("test_speedup_which_is_which",))
+def test_speedup_default_steps(student):
+    given = _step_calls(student.jit_speedup, "jit_speedup(step_fn, state, batch, 3)", 3)
+    default = _step_calls(student.jit_speedup, "jit_speedup(step_fn, state, batch)")
+    timed = default - (given - 3)  # the eager calls beyond the timed ones do not depend on n
+    if timed != DEFAULT_STEPS:
+        raise fail("the eager calls of step_fn by jit_speedup(step_fn, state, batch) without "
+                   "n_steps", expected=f"{given - 3} untimed + {DEFAULT_STEPS} timed calls (the "
+                   f"default n_steps={DEFAULT_STEPS}; with n_steps=3 it made {given} calls)",
+                   observed=f"{default} calls: {timed} timed",
+                   fix=f"keep the signature's default: `def jit_speedup(step_fn, state, batch, "
+                   f"n_steps={DEFAULT_STEPS})`, and pass n_steps on to time_steps")
 
 
 # -- the lesson's train step, small -------------------------------------------------

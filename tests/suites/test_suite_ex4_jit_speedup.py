@@ -21,11 +21,14 @@ VARIANTS = (
     "compile_included",
     "no_warmup",
     "constant_timings",
+    "first_calls_unwaited",
+    "short_defaults",
 )
-MAX_SCORE = 17
+MAX_SCORE = 18
 HIDDEN = set()  # the eager/jit check is the value check the others stand on: visible
 SPEEDUP = {  # no_warmup leaves jit_speedup unwritten
     "test_speedup_compile",
+    "test_speedup_default_steps",
     "test_speedup_which_is_which",
     "test_speedup_ratio",
     "test_speedup_train_step",
@@ -83,11 +86,13 @@ def test_stub_fails_every_check_as_not_implemented(graded):
 @pytest.mark.slow
 def test_timer_that_does_not_wait(graded):
     g = graded("no_block")
-    g.assert_statuses(failed={"test_time_steps_waits"})
+    # it waits neither for the steps nor for the first jitted call (compile_s)
+    g.assert_statuses(failed={"test_time_steps_waits", "test_speedup_compile"})
     message = g.message("test_time_steps_waits")
     assert "the clock stopped before the work finished" in message
     assert "dispatches asynchronously" in message
     assert "jax.block_until_ready" in message
+    assert "the first jitted call was not waited for" in g.message("test_speedup_compile")
 
 
 @pytest.mark.slow
@@ -113,7 +118,12 @@ def test_constant_timings_score_nothing(graded):
     assert "more than the eager steps was timed" in which or "does not follow" in which
     for gated in ("test_time_steps_chain", "test_time_steps_waits", "test_time_steps_warmup"):
         assert g.results[gated]["blocked_by"] == "test_time_steps_per_step"
-    for gated in ("test_speedup_compile", "test_speedup_ratio", "test_speedup_train_step"):
+    for gated in (
+        "test_speedup_compile",
+        "test_speedup_ratio",
+        "test_speedup_train_step",
+        "test_speedup_default_steps",
+    ):
         assert g.results[gated]["blocked_by"] == "test_speedup_which_is_which"
 
 
@@ -137,3 +147,32 @@ def test_speedup_attached_as_metrics_and_chart(graded):
     (chart,) = [r for r in records if r["type"] == "artifact"]
     assert chart["id"] == "test_speedup_train_step"
     assert base64.b64decode(chart["data"]).startswith(b"\x89PNG\r\n\x1a\n")
+
+
+@pytest.mark.slow
+def test_first_calls_not_waited_for_and_one_step_refused(graded):
+    # three slips, three checks: a warm-up whose work runs into the clock, a compile_s that
+    # stops at the dispatch, n_steps=1 refused
+    g = graded("first_calls_unwaited")
+    g.assert_statuses(
+        failed={"test_time_steps_warmup", "test_speedup_compile", "test_time_steps_chain"}
+    )
+    warmup = g.message("test_time_steps_warmup")
+    assert "whose warm-up call computes for" in warmup
+    assert "no untimed warm-up call, or it was not waited for" in warmup
+    compile_message = g.message("test_speedup_compile")
+    assert "the first jitted call was not waited for" in compile_message
+    assert "jax.block_until_ready(jitted(state, batch))" in compile_message
+    chain = g.message("test_time_steps_chain")
+    assert "time_steps(step_fn, state, batch, 1) raised ValueError" in chain
+
+
+@pytest.mark.slow
+def test_defaults_other_than_the_signatures(graded):
+    g = graded("short_defaults")
+    g.assert_statuses(failed={"test_time_steps_chain", "test_speedup_default_steps"})
+    chain = g.message("test_time_steps_chain")
+    assert "101 calls: one warm-up, then the default n_steps=100" in chain
+    assert "11 calls" in chain
+    steps = g.message("test_speedup_default_steps")
+    assert "1 untimed + 100 timed calls" in steps and "11 calls: 10 timed" in steps
