@@ -94,6 +94,18 @@ def _exercise_line(exercise: ExerciseResult, name_width: int, paint: _Paint) -> 
     return line.rstrip()
 
 
+def problem_lines(
+    exercise: ExerciseResult, entry: groups.Entry | None = None, *, color: bool = False
+) -> list[str]:
+    """One problem as the summary shows it: the exercise's own (an import error, a crash)
+    when `entry` is None, else the failed check of `entry` with the checks sharing its
+    cause or waiting for it (`grade watch` draws the first one)."""
+    paint = _Paint(color)
+    if entry is None:
+        return _exercise_problem(exercise, paint)
+    return _failure_block(exercise, entry.check, paint, entry)
+
+
 def _capped_lines(text: str, limit: int) -> list[str]:
     lines = text.rstrip().splitlines()
     if len(lines) <= limit:

@@ -28,7 +28,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from grader.model import CheckResult, ExerciseResult
+from grader.model import ExerciseResult
 from grader.reports import console as consoles
 from grader.reports import controls, groups, labels, terminal
 from grader.watch.source import SyntaxProblem
@@ -68,94 +68,17 @@ def result(exercise: ExerciseResult) -> Text:
         lines += [Text(), Text("Not attempted yet: the file still raises NotImplementedError.")]
         return Text("\n").join(lines)
     if exercise.message and exercise.status != "passed":
-        lines += [Text(), *_exercise_problem(exercise)]
+        lines += [Text(), *_ansi(terminal.problem_lines(exercise, color=True))]
     entry = first_problem(exercise)
     if entry is not None and exercise.status != "error":
-        lines += [Text(), *_check_problem(exercise, entry)]
+        lines += [Text(), *_ansi(terminal.problem_lines(exercise, entry, color=True))]
     return Text("\n").join(lines)
 
 
-def _exercise_problem(exercise: ExerciseResult) -> list[Text]:
-    phrase = labels.EXERCISE_PHRASES[exercise.status]
-    lines = [Text(f"{exercise.name} ({phrase})", style="bold")]
-    lines += [Text(INDENT + line) for line in _capped(exercise.message)]
-    where = next(
-        (
-            labels.location_text(c)
-            for c in exercise.checks
-            if c.location is not None and labels.is_consequence(exercise, c)
-        ),
-        "",
-    )
-    if where:
-        lines.append(Text(INDENT) + Text("in your code: ", style="cyan") + where)
-    return lines
-
-
-def _check_problem(exercise: ExerciseResult, entry: groups.Entry) -> list[Text]:
-    check = entry.check
-    lines: list[Text] = []
-    head, body = "", INDENT
-    if entry.grouped:
-        lines.append(Text(f"{exercise.name} > {groups.cause_headline(exercise, entry)}:", "bold"))
-        head, body = INDENT, INDENT * 2
-    else:
-        head = f"{exercise.name} > "
-    lines.append(_check_head(check, head, bold_prefix=not entry.grouped))
-    message = check.message or labels.CHECK_PHRASES[check.status]
-    lines += [Text(body + line) for line in _capped(message)]
-    where = labels.location_text(check)
-    if where:
-        lines.append(Text(body) + Text("in your code: ", style="cyan") + where)
-    lines += _help(check, body)
-    if entry.same_cause:
-        lines.append(Text(INDENT + groups.same_cause_headline(entry) + " (same message):"))
-        lines += [_item(c) for c in entry.same_cause]
-    if entry.waiting:
-        lines.append(Text(INDENT + groups.waiting_headline(entry) + ":"))
-        for c in entry.waiting:
-            waits = groups.waits_for(exercise, c) if entry.grouped else ""
-            lines.append(_item(c, f"waits for: {waits}" if waits else ""))
-    return lines
-
-
-def _help(check: CheckResult, indent: str) -> list[Text]:
-    """The help the model holds (the hint; the nudge and the fix only where
-    `grader.hints` let them through)."""
-    lines = []
-    for label, style, text in (
-        ("hint: ", "yellow", check.hint),
-        ("nudge: ", "cyan", check.nudge),
-        ("fix: ", "green", check.fix),
-    ):
-        body = text.strip().splitlines()
-        if body:
-            lines.append(Text(indent) + Text(label, style=style) + body[0])
-            lines += [Text(indent + " " * len(label) + rest) for rest in body[1:]]
-    return lines
-
-
-def _capped(text: str) -> list[str]:
-    lines = text.rstrip().splitlines()
-    limit = terminal.MAX_MESSAGE_LINES
-    if len(lines) <= limit:
-        return lines
-    return [*lines[:limit], f"[... {len(lines) - limit} more line(s): see the HTML report]"]
-
-
-def _check_head(check: CheckResult, prefix: str, *, bold_prefix: bool) -> Text:
-    status = "" if check.status == "failed" else f" [{labels.CHECK_PHRASES[check.status]}]"
-    name = (
-        Text(prefix + check.name, style="bold")
-        if bold_prefix
-        else Text(prefix) + Text(check.name, style="bold")
-    )
-    return name + f" ({labels.points(check.score, check.max_score)})" + Text(status, style="red")
-
-
-def _item(check: CheckResult, note: str = "") -> Text:
-    pts = labels.points(check.score, check.max_score)
-    return Text(f"{INDENT}  - {check.name} ({pts}{', ' + note if note else ''})")
+def _ansi(lines: list[str]) -> list[Text]:
+    """The summary's own lines (its only escape codes are its colours; the console drops
+    them where colour is off)."""
+    return [Text.from_ansi(line) for line in lines]
 
 
 def syntax(problem: SyntaxProblem) -> Text:
