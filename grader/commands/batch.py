@@ -1,6 +1,6 @@
 """Grade a class: every submission, in parallel, into per-student reports and a gradebook.
 
-    grade batch SUBMISSIONS --out DIR [--workers N] [--student NAME] [--scheduler tcp://HOST:PORT]
+    grade batch SUBMISSIONS --out DIR [--jobs N] [--student NAME] [--scheduler tcp://HOST:PORT]
 
 SUBMISSIONS holds one folder per student (the folder's name is the student's
 name) with their lesson files, `.py` or `.ipynb`, either directly or in an
@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import sys
 import traceback
 from collections.abc import Iterator
@@ -62,13 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", required=True, metavar="DIR", help="where the reports and the gradebook go"
     )
-    parser.add_argument(
-        "--workers",
-        type=shared.positive_int,
-        default=os.cpu_count() or 1,
-        metavar="N",
-        help="students graded at once (default: the number of CPUs)",
-    )
+    shared.add_jobs_option(parser, what="students", workers_alias=True)
     parser.add_argument(
         "--student",
         action="append",
@@ -208,8 +201,9 @@ def run(args: argparse.Namespace) -> int:
         grader = cluster.grade_on(args.scheduler)
         where = f"the dask cluster at {args.scheduler}"
     else:
-        grader = grade_locally(args.workers)
-        where = f"{min(args.workers, len(jobs))} local worker(s)"
+        workers = shared.jobs(args).count
+        grader = grade_locally(workers)
+        where = f"{min(workers, len(jobs))} local worker(s)"
     if not args.quiet:
         print(
             f"Grading {len(jobs)} student(s) x {len(specs)} lesson file(s) on {where} "

@@ -130,7 +130,7 @@ def three_files(tmp: Path) -> float:
 
 
 def lesson(tmp: Path, floor: float) -> dict[str, Any]:
-    print("\n2. the whole lesson, default options (--jobs 1)", flush=True)
+    print("\n2. the whole lesson, default options (--jobs: grade's default, the CPUs)", flush=True)
     folder = tmp / "cache-lesson"
     cold, where, cold_doc = grade(None, folder, tmp / "lesson-cold.json")
     line("grade solutions/, cold cache", cold, where, f"   {cold / floor:.2f}x floor (goal <= 7x)")
@@ -183,13 +183,13 @@ def batch(tmp: Path, students: int, workers: int) -> None:
         str(tmp / "batch-out"),
         "--only",
         ",".join(THREE),
-        "--workers",
+        "--jobs",
         str(workers),
         "-q",
     ]
     total, where = timed(cmd, env_with(folder))
     per = total / students
-    line(f"grade batch --workers {workers}, whole class", total, where)
+    line(f"grade batch --jobs {workers}, whole class", total, where)
     line(
         "  per submission",
         per,

@@ -82,7 +82,7 @@ def test_the_class_is_graded_and_one_student_regraded(
     course: Path, grade: Grade, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
-    code, text = run_batch(grade, course, out, "--workers", "2")
+    code, text = run_batch(grade, course, out, "--jobs", "2")
     assert code == 0, text
     rows = book(out)
     assert list(rows) == ["alice", "bob", "carol", "dave", "erin", "frank", "gina"]

@@ -51,7 +51,7 @@ def test_cluster_results_equal_local_results(
 ) -> None:
     common = [str(course / "submissions"), "--suites", str(course / "suites"), "--timeout", "20"]
     picks = [a for s in STUDENTS for a in ("--student", s)]
-    code, text = grade("batch", *common, "--out", str(tmp_path / "local"), "--workers", "2", *picks)
+    code, text = grade("batch", *common, "--out", str(tmp_path / "local"), "--jobs", "2", *picks)
     assert code == 0, text
     code, text = grade(
         "batch", *common, "--out", str(tmp_path / "dask"), "--scheduler", scheduler, *picks
