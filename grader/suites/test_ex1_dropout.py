@@ -480,3 +480,70 @@ def test_compare(student, attach):
                 cause="training did not work: are the parameters updated every step, the "
                 "batches reshuffled each epoch, and the test accuracy taken with train=False?",
             )
+
+
+def _accuracies(student: Any, call: str, data: tuple[Any, ...], rate: float,
+                n_epochs: int) -> dict[str, float]:
+    result = student.compare_dropout(jax.random.key(0), data, rate=rate, n_epochs=n_epochs)
+    try:
+        return {name: float(result[name]) for name in ("with_dropout", "without_dropout")}
+    except (TypeError, KeyError, ValueError):
+        raise fail(f"the result of {call}",
+                   expected="{'with_dropout': float, 'without_dropout': float}",
+                   observed=repr(result)[:200]) from None
+
+
+@check("compare_dropout trains its dropout run with rate: at rate=1.0 it learns nothing", points=1,
+       hint="With rate=1.0 every hidden unit is dropped in every training step: what can the "
+       "hidden layers learn, and what test accuracy should the dropout run reach?",
+       requires=("test_compare",))
+def test_compare_rate_one(student):
+    call = "compare_dropout(key, digits, rate=1.0, n_epochs=2)"
+    got = _accuracies(student, call, _digits(), rate=1.0, n_epochs=2)
+    if got["with_dropout"] < 0.4:
+        return
+    raise fail(call, expected="with_dropout near chance (below 0.4): with every hidden unit "
+               "dropped in training, the hidden layers get no gradient and the network cannot "
+               "learn the digits",
+               observed=f"with_dropout {got['with_dropout']:.3f} (without_dropout "
+               f"{got['without_dropout']:.3f})",
+               cause="the dropout run did not drop units with probability rate in training "
+               "(train=False or rate 0 passed to the training forward pass, or rate read as the "
+               "keep probability)",
+               fix="train the dropout run with forward_with_dropout(params, x, step_key, "
+               "rate=rate, train=True)")
+
+
+@cache
+def _majority_three() -> tuple[Any, ...]:
+    """128 training digits (one batch), 64 of them 3s, and 360 blank test images labelled 3."""
+    x_train, y_train, x_test, y_test = _digits()
+    threes = np.flatnonzero(np.asarray(y_train) == 3)[:64]
+    others = np.concatenate([np.flatnonzero(np.asarray(y_train) == c)[:8]
+                             for c in range(10) if c != 3])[:64]
+    chosen = np.concatenate([threes, others])
+    return (np.asarray(x_train)[chosen], np.asarray(y_train)[chosen],
+            np.zeros_like(np.asarray(x_test)), np.full_like(np.asarray(y_test), 3))
+
+
+@check("compare_dropout tests each run with the plain forward pass after training on every "
+       "batch", points=1,
+       hint="With rate=1.0 only the output bias can learn: which class does it favour, and what "
+       "do the logits of a blank image reduce to when the hidden biases start at zero?",
+       requires=("test_compare",))
+def test_compare_output_bias(student):
+    call = ("compare_dropout(key, data, rate=1.0, n_epochs=3) on 128 training digits (64 of them "
+            "3s, one batch) and 360 blank test images labelled 3")
+    got = _accuracies(student, call, _majority_three(), rate=1.0, n_epochs=3)
+    if got["with_dropout"] == 1.0:
+        return
+    raise fail(call, expected="with_dropout = 1.0: with every hidden unit dropped in training "
+               "only the output bias learns, and it favours the majority class 3; a blank "
+               "image's hidden units are 0 (zero hidden biases, never updated), so its logits "
+               "are that bias",
+               observed=f"with_dropout {got['with_dropout']:.3f}",
+               cause="the test accuracy is not that of the trained parameters' plain forward "
+               "pass (a wrong sign or a missing bias in the last layer's `x @ w + b`), or the "
+               "training skipped the set's only batch (the last batch of an epoch dropped)",
+               fix="every epoch, train on all len(x_train) // 128 batches; test with "
+               "forward_with_dropout(params, x_test, key, train=False) (the plain forward pass)")

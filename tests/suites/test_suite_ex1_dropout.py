@@ -22,10 +22,12 @@ VARIANTS = (
     "layer_counter",
     "rate_one_nan",
     "fixed_rate",
+    "training_slips",
 )
-MAX_SCORE = 20
+MAX_SCORE = 22
 HIDDEN = {"test_dropout_independent", "test_dropout_pure", "test_forward_logits"}
-COMPARE = {"test_compare"}  # the broken fixtures leave compare_dropout unwritten (it trains twice)
+# the broken fixtures leave compare_dropout unwritten (it trains twice)
+COMPARE = {"test_compare", "test_compare_rate_one", "test_compare_output_bias"}
 # Properties of dropout, judged once its values (rate and scale) are right.
 DROPOUT_GATED = {
     "test_dropout_shape",
@@ -193,3 +195,16 @@ def test_a_rate_not_passed_on_to_the_dropout_layers(graded):
     assert "rate=0.2" in message and "the rate argument is not passed on to dropout" in message
     pure = g.results["test_dropout_pure"]  # forward_with_dropout's case stands on its masks
     assert pure["fraction"] == pytest.approx(0.5)
+
+
+@pytest.mark.slow
+def test_compare_dropout_training_slips_are_named(graded):
+    # no dropout in the training forward pass; the last batch of every epoch skipped
+    g = graded("training_slips")
+    g.assert_statuses(failed={"test_compare_rate_one", "test_compare_output_bias"})
+    rate_one = g.message("test_compare_rate_one")
+    assert "compare_dropout(key, digits, rate=1.0, n_epochs=2)" in rate_one
+    assert "did not drop units with probability rate in training" in rate_one
+    bias = g.message("test_compare_output_bias")
+    assert "with_dropout 0.000" in bias
+    assert "skipped the set's only batch" in bias
