@@ -177,9 +177,12 @@ def _judge(credit, problems, *, checked, expected, cause, fix):
         return
     if len(bad) == len(problems):
         raise fail(checked, expected=expected, observed="; ".join(bad), cause=cause, fix=fix)
+    failure = fail(checked, expected=expected, observed="; ".join(bad), cause=cause, fix=fix)
+    # the fix travels apart from the message, as a failure's does (the hint policy shows it)
     credit.award(
         (len(problems) - len(bad)) / len(problems),
-        fail(checked, expected=expected, observed="; ".join(bad), cause=cause, fix=fix).args[0],
+        failure.finding.message(),
+        fix=failure.finding.fix,
     )
 
 
