@@ -6,7 +6,7 @@
 Builds a class of `--students` submissions in a temporary folder, alternating
 copies of solutions/ (every check runs to the end) and of exercises/ (the
 untouched stubs: every check stops at NotImplementedError), then times
-`grade batch CLASS --out DIR --workers N` end to end in a subprocess (worker
+`grade batch CLASS --out DIR --jobs N` end to end in a subprocess (worker
 start-up, grading, per-student reports, gradebook, summary) for each N.
 Prints the wall time and submissions per minute for each worker count, with
 the machine's CPU count and load average (the numbers mean little on a busy
@@ -39,7 +39,7 @@ def make_class(folder: Path, students: int, lessons: list[str]) -> None:
 
 
 def timed_batch(klass: Path, out: Path, workers: int, only: str, suites: str | None) -> float:
-    cmd = [sys.executable, "-m", "grader", "batch", str(klass), "--out", str(out), "--workers", str(workers),
+    cmd = [sys.executable, "-m", "grader", "batch", str(klass), "--out", str(out), "--jobs", str(workers),
            "--only", only, "-q"]
     if suites:
         cmd += ["--suites", suites]
