@@ -168,7 +168,7 @@ def test_the_plugin_message_carries_the_shapes() -> None:
 
     exc = _student_raised(loss_with_ten_classes, jnp.ones((4, 3)), jnp.arange(4))
     line = _line_of(loss_with_ten_classes, "onehot *")
-    message = _raised("your code", exc.info.type, exc)
+    message, _fix = _raised("your code", exc.info.type, exc)
     assert message.splitlines()[1].startswith(
         f"  likely cause: the two sides of `*` at line {line} have shapes (4, 10) and (4, 3)"
     )

@@ -16,5 +16,15 @@ Every check is a plain function `assert_*` that raises `failure.CheckFailure`
 JAX; this package file does not, so `grader.checks.failure` stays cheap to import.
 """
 
-KINDS = ("values", "jit", "traces", "primitives", "growth", "vmap", "keys", "purity", "timing",
-         "files")
+KINDS = (
+    "values",
+    "jit",
+    "traces",
+    "primitives",
+    "growth",
+    "vmap",
+    "keys",
+    "purity",
+    "timing",
+    "files",
+)

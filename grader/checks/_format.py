@@ -33,8 +33,9 @@ def _show(value: Any) -> str:
         arr = np.asarray(value)
         if arr.ndim == 0:
             return _show(arr[()])
-        text = np.array2string(arr, separator=", ", threshold=24, edgeitems=4, precision=6,
-                               max_line_width=10**6)
+        text = np.array2string(
+            arr, separator=", ", threshold=24, edgeitems=4, precision=6, max_line_width=10**6
+        )
         return re.sub(r" +([,\]])", r"\1", re.sub(r"\n\s*", " ", text))
     if isinstance(value, tuple) and hasattr(value, "_fields"):
         inner = ", ".join(f"{f}={_show(getattr(value, f))}" for f in value._fields)

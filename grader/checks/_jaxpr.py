@@ -47,8 +47,12 @@ class Summary:
 
 
 @probe
-def summarize(fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any],
-              static_argnames: Sequence[str]) -> Any:
+def summarize(
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    static_argnames: Sequence[str],
+) -> Any:
     """In the sandbox: trace `fn` to a jaxpr and count its primitives."""
     dynamic_fn, dynamic_args = _calls.split_static(fn, args, kwargs, static_argnames)
     closed = _calls.attempt(lambda: jax.make_jaxpr(dynamic_fn)(*dynamic_args))
@@ -69,10 +73,12 @@ def trace(
     values, traced in `fn`'s sandbox. JAX errors while tracing become CheckFailures that
     explain them."""
     __tracebackhide__ = True
-    seen = client.probe(summarize, client.handle(fn), tuple(args), dict(kwargs or {}),
-                        tuple(static_argnames))
+    seen = client.probe(
+        summarize, client.handle(fn), tuple(args), dict(kwargs or {}), tuple(static_argnames)
+    )
     seen = _calls.observed(
-        seen, checked=f"tracing {what} to a jaxpr",
+        seen,
+        checked=f"tracing {what} to a jaxpr",
         attempted=f"jax.make_jaxpr({_calls.name_of(fn)})",
         expected="the function traces with abstract (traced) inputs",
     )

@@ -67,8 +67,10 @@ def assert_no_growth(
         expected=f"the same number of equations for every n in {tuple(sorted(sizes))}",
         observed=f"it grows with the input ({shown}; about {per_step:.3g} more per step); "
         f"grew most: {top}",
-        cause=cause or "your loop unrolled: a Python `for` loop (or comprehension) over the "
+        cause=cause
+        or "your loop unrolled: a Python `for` loop (or comprehension) over the "
         "input runs while tracing and records one copy of its body per iteration",
-        fix=fix or "express the loop with a JAX primitive that keeps one body: `jax.lax.scan` / "
+        fix=fix
+        or "express the loop with a JAX primitive that keeps one body: `jax.lax.scan` / "
         "`jax.lax.fori_loop` for sequential steps, `jax.vmap` for independent examples",
     )

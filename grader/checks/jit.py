@@ -23,14 +23,20 @@ from grader.sandbox.probes import probe
 
 
 @probe
-def eager_and_jitted(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-                     static_argnames: tuple[str, ...]) -> dict[str, Any]:
+def eager_and_jitted(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    static_argnames: tuple[str, ...],
+) -> dict[str, Any]:
     """In the sandbox: `fn` called eagerly and under `jax.jit`, each on its own copy of the
     arguments (a function that mutates them must not change what the other call sees)."""
     eager_args, eager_kwargs = copy.deepcopy((args, kwargs))
     eager = _calls.attempt(lambda: fn(*eager_args, **eager_kwargs))
     jit_args, jit_kwargs = copy.deepcopy((args, kwargs))
-    jitted = _calls.attempt(lambda: jax.jit(fn, static_argnames=static_argnames)(*jit_args, **jit_kwargs))
+    jitted = _calls.attempt(
+        lambda: jax.jit(fn, static_argnames=static_argnames)(*jit_args, **jit_kwargs)
+    )
     return {"eager": eager, "jitted": jitted}
 
 
@@ -53,11 +59,14 @@ def assert_jittable(
     name = _calls.name_of(fn)
     seen = client.probe(eager_and_jitted, client.handle(fn), tuple(args), kwargs, static)
     eager = _calls.observed(
-        seen["eager"], checked=f"{what} called eagerly (before trying jax.jit)",
-        attempted=_format.call(name, args, kwargs), expected="the function runs",
+        seen["eager"],
+        checked=f"{what} called eagerly (before trying jax.jit)",
+        attempted=_format.call(name, args, kwargs),
+        expected="the function runs",
     )
-    call = _format.call(f"jax.jit({name}"
-                        + (f", static_argnames={static!r})" if static else ")"), args, kwargs)
+    call = _format.call(
+        f"jax.jit({name}" + (f", static_argnames={static!r})" if static else ")"), args, kwargs
+    )
     jitted = _calls.observed(
         seen["jitted"],
         checked=f"{what} under jax.jit",
@@ -66,7 +75,11 @@ def assert_jittable(
         "uses jax.lax, every shape and Python loop bound is static",
     )
     values.assert_close(
-        jitted, eager, what=f"{call} against the eager call", rtol=rtol, atol=atol,
+        jitted,
+        eager,
+        what=f"{call} against the eager call",
+        rtol=rtol,
+        atol=atol,
         cause="the compiled function computes something different from the eager one: a "
         "Python side effect or global read at trace time, or a value baked in while tracing",
         fix="keep the function pure: everything it uses should come in through its arguments",

@@ -23,9 +23,11 @@ from grader.sandbox import client
 from grader.sandbox.client import StudentError
 from grader.sandbox.probes import probe
 
-_SPLIT_FIX = ("split before each use: `key, subkey = jax.random.split(key)` (or "
-              "`k1, k2 = jax.random.split(key)`) and hand every draw its own key; never pass "
-              "one key to two random functions")
+_SPLIT_FIX = (
+    "split before each use: `key, subkey = jax.random.split(key)` (or "
+    "`k1, k2 = jax.random.split(key)`) and hand every draw its own key; never pass "
+    "one key to two random functions"
+)
 
 
 def _is_key(leaf: Any) -> bool:
@@ -37,15 +39,22 @@ def _fresh(tree: Any) -> Any:
 
     def copy(leaf: Any) -> Any:
         if _is_key(leaf):
-            return jax.random.wrap_key_data(jax.random.key_data(leaf), impl=jax.random.key_impl(leaf))
+            return jax.random.wrap_key_data(
+                jax.random.key_data(leaf), impl=jax.random.key_impl(leaf)
+            )
         return leaf
 
     return jax.tree.map(copy, tree)
 
 
 @probe
-def observe_key_use(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-                    static_argnames: tuple[str, ...], modes: tuple[str, ...]) -> list[Any]:
+def observe_key_use(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    static_argnames: tuple[str, ...],
+    modes: tuple[str, ...],
+) -> list[Any]:
     """In the sandbox: `fn` on fresh copies of the keys under `jax.debug_key_reuse(True)`,
     once per mode ("eagerly", "under jax.jit"); each output, or the error it raised."""
     seen = []
@@ -78,8 +87,9 @@ def assert_no_key_reuse(
     kwargs = dict(kwargs or {})
     name = _calls.name_of(fn)
     modes = (("eagerly",) if eager else ()) + (("under jax.jit",) if jit else ())
-    seen = client.probe(observe_key_use, client.handle(fn), tuple(args), kwargs,
-                        tuple(static_argnames), modes)
+    seen = client.probe(
+        observe_key_use, client.handle(fn), tuple(args), kwargs, tuple(static_argnames), modes
+    )
     out = None
     for mode, result in zip(modes, seen, strict=True):
         if isinstance(result, StudentError) and result.is_a("KeyReuseError"):
@@ -95,7 +105,8 @@ def assert_no_key_reuse(
                 fix=_SPLIT_FIX,
             ) from result
         result = _calls.observed(
-            result, checked=f"key use of {what} ({mode})",
+            result,
+            checked=f"key use of {what} ({mode})",
             attempted=f"{name}(...) {mode} with typed keys (jax.random.key)",
             expected="the function runs with typed keys",
         )
@@ -111,9 +122,12 @@ def _run(fn: Callable[..., Any], args: Sequence[Any], what: str, how: str) -> An
     except _calls.PASS_THROUGH:
         raise
     except Exception as exc:
-        raise _calls.translate(exc, checked=f"{what} called with {how}",
-                               attempted=f"{_calls.name_of(fn)}(...) with {how}",
-                               expected="the function runs") from exc
+        raise _calls.translate(
+            exc,
+            checked=f"{what} called with {how}",
+            attempted=f"{_calls.name_of(fn)}(...) with {how}",
+            expected="the function runs",
+        ) from exc
 
 
 def _key(seed: int) -> Any:
@@ -128,7 +142,11 @@ def assert_deterministic(
     first = _run(fn, make_args(_key(0)), what, "jax.random.key(0)")
     second = _run(fn, make_args(_key(0)), what, "jax.random.key(0) again")
     values.assert_close(
-        second, first, what=f"{what}: two calls with the same key", rtol=0.0, atol=0.0,
+        second,
+        first,
+        what=f"{what}: two calls with the same key",
+        rtol=0.0,
+        atol=0.0,
         cause="the output depends on something besides the key: NumPy's or Python's global RNG "
         "(`np.random`, `random`), the time, or state kept between calls",
         fix="draw every random number from `jax.random` with the key you are given",
@@ -185,7 +203,9 @@ def assert_accepts_raw_keys(
             "they accept both kinds",
         ) from exc
     found = values.structure_difference(raw, typed)
-    shapes = [np.shape(x) for x in jax.tree.leaves(raw)] == [np.shape(x) for x in jax.tree.leaves(typed)]
+    shapes = [np.shape(x) for x in jax.tree.leaves(raw)] == [
+        np.shape(x) for x in jax.tree.leaves(typed)
+    ]
     if found is not None or not shapes:
         raise fail(
             f"{what} with a raw key jax.random.PRNGKey(0)",

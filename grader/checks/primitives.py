@@ -74,7 +74,9 @@ def assert_contains(
         expected=f"a {_quoted(wanted)} equation (at any depth)",
         observed=f"none; the jaxpr has {sum(counts.values())} equations: {_format.counts(counts)}",
         cause=cause or _default_cause(wanted, counts),
-        fix=fix or "use " + " or ".join(TOOLS.get(n, f"the JAX construct that gives `{n}`") for n in wanted),
+        fix=fix
+        or "use "
+        + " or ".join(TOOLS.get(n, f"the JAX construct that gives `{n}`") for n in wanted),
     )
 
 
@@ -108,11 +110,15 @@ def assert_lacks(
 def _default_cause(wanted: tuple[str, ...], counts: Counter[str]) -> str:
     repeated = max(counts.values(), default=0)
     if "cond" in wanted and _jaxpr.matching(counts, "select_n"):
-        return ("the function selects with `jnp.where`/`lax.select` (`select_n`), which computes "
-                "BOTH branches and picks element-wise; the exercise asks for a real branch")
+        return (
+            "the function selects with `jnp.where`/`lax.select` (`select_n`), which computes "
+            "BOTH branches and picks element-wise; the exercise asks for a real branch"
+        )
     if {"scan", "while"} & set(wanted) and repeated >= 4:
-        return (f"a Python loop unrolled while tracing: the same operations repeat (up to x{repeated}) "
-                "instead of one loop primitive")
+        return (
+            f"a Python loop unrolled while tracing: the same operations repeat (up to x{repeated}) "
+            "instead of one loop primitive"
+        )
     if {"scan", "while"} & set(wanted):
         return "the loop is written without a JAX loop primitive (a Python loop, or a closed-form jnp op)"
     return "the function does not use the JAX construct that produces this primitive"

@@ -66,8 +66,10 @@ def _change(before: Any, after: Any, path: str) -> str | None:
         differ = ~((before == after) | (_isnan(before) & _isnan(after)))
         if differ.any():
             idx = tuple(int(i) for i in np.argwhere(differ)[0]) if differ.ndim else ()
-            return (f"{path} was modified in place: at index {idx} it went from "
-                    f"{_format.show(before[idx])} to {_format.show(after[idx])}")
+            return (
+                f"{path} was modified in place: at index {idx} it went from "
+                f"{_format.show(before[idx])} to {_format.show(after[idx])}"
+            )
         return None
     if isinstance(before, Mapping) and isinstance(after, Mapping):
         if set(before) != set(after):
@@ -116,12 +118,15 @@ def _globals_snapshot(module: types.ModuleType | None) -> dict[str, tuple[int, A
     return {
         name: (id(value), _snapshot(value))
         for name, value in vars(module).items()
-        if not name.startswith("__") and not isinstance(value, _SKIPPED_GLOBALS)
+        if not name.startswith("__")
+        and not isinstance(value, _SKIPPED_GLOBALS)
         and not callable(value)
     }
 
 
-def _globals_change(module: types.ModuleType | None, before: dict[str, tuple[int, Any]]) -> str | None:
+def _globals_change(
+    module: types.ModuleType | None, before: dict[str, tuple[int, Any]]
+) -> str | None:
     if module is None:
         return None
     now = _globals_snapshot(module)
@@ -146,8 +151,11 @@ def _rng_states() -> tuple[Any, Any]:
 def _rng_change(before: tuple[Any, Any]) -> str | None:
     np_before, py_before = before
     np_now, py_now = _rng_states()
-    if not (np_before[0] == np_now[0] and np.array_equal(np_before[1], np_now[1])
-            and tuple(np_before[2:]) == tuple(np_now[2:])):
+    if not (
+        np_before[0] == np_now[0]
+        and np.array_equal(np_before[1], np_now[1])
+        and tuple(np_before[2:]) == tuple(np_now[2:])
+    ):
         return "NumPy's global RNG (`np.random`) was drawn from or reseeded"
     if py_before != py_now:
         return "Python's global RNG (`random`) was drawn from or reseeded"
@@ -158,8 +166,12 @@ def _rng_change(before: tuple[Any, Any]) -> str | None:
 
 
 @probe
-def observe_calls(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-                  module: types.ModuleType | None) -> dict[str, Any]:
+def observe_calls(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    module: types.ModuleType | None,
+) -> dict[str, Any]:
     """In the sandbox: call `fn` twice on the same inputs and note what else changed: the
     arguments (deep snapshot), the global NumPy/`random` RNGs, `module`'s globals."""
     module = module if module is not None else _module_of(fn)
@@ -177,8 +189,12 @@ def observe_calls(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
 
 
 @probe
-def observe_tracing(fn: Callable[..., Any], args: tuple[Any, ...], static_argnames: tuple[str, ...],
-                    module: types.ModuleType | None) -> dict[str, Any]:
+def observe_tracing(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    static_argnames: tuple[str, ...],
+    module: types.ModuleType | None,
+) -> dict[str, Any]:
     """In the sandbox: run `fn` twice under a jit JAX has never seen (so the first call traces)
     and note what each call printed and changed in `module`, and any leaked tracer."""
     module = module if module is not None else _module_of(fn)
@@ -203,7 +219,9 @@ def observe_tracing(fn: Callable[..., Any], args: tuple[Any, ...], static_argnam
         out = _calls.attempt(run)
         if isinstance(out, ErrorInfo):
             if "Leaked trace" in out.message or out.type == "UnexpectedTracerError":
-                seen["leak"] = out.message.strip().splitlines()[0][:300] if out.message.strip() else out.type
+                seen["leak"] = (
+                    out.message.strip().splitlines()[0][:300] if out.message.strip() else out.type
+                )
             else:
                 seen["out"] = out
             return seen
@@ -233,7 +251,9 @@ def assert_pure(
     seen = client.probe(observe_calls, client.handle(fn), tuple(args), kwargs, module)
     checked = f"purity of {what}"
     attempted = _format.call(_calls.name_of(fn), args, kwargs)
-    first = _calls.observed(seen["first"], checked=checked, attempted=attempted, expected="the function runs")
+    first = _calls.observed(
+        seen["first"], checked=checked, attempted=attempted, expected="the function runs"
+    )
     mutated = seen["mutated"]
     if mutated:
         raise fail(
@@ -263,9 +283,15 @@ def assert_pure(
             "under jit such writes happen once, at trace time",
             fix="pass state in as an argument and return its new value",
         )
-    second = _calls.observed(seen["second"], checked=checked, attempted=attempted, expected="the function runs")
+    second = _calls.observed(
+        seen["second"], checked=checked, attempted=attempted, expected="the function runs"
+    )
     values.assert_close(
-        second, first, what=f"{what}: a second call with the same inputs", rtol=0.0, atol=0.0,
+        second,
+        first,
+        what=f"{what}: a second call with the same inputs",
+        rtol=0.0,
+        atol=0.0,
         cause="the output depends on something besides the arguments (global state, time, a "
         "fresh unseeded RNG)",
         fix="compute the result from the arguments only",
@@ -286,7 +312,7 @@ def _rename(text: str, names: list[str]) -> str:
     for i, name in enumerate(names):
         prefix = f"the input[0][{i}]"
         if text.startswith(prefix):
-            return f"argument `{name}`" + text[len(prefix):]
+            return f"argument `{name}`" + text[len(prefix) :]
     return text.replace("the input[1]", "keyword arguments")
 
 
@@ -308,7 +334,9 @@ def assert_no_trace_side_effects(
     __tracebackhide__ = True
     name = _calls.name_of(fn)
     checked = f"side effects of {what} under jax.jit"
-    seen = client.probe(observe_tracing, client.handle(fn), tuple(args), tuple(static_argnames), module)
+    seen = client.probe(
+        observe_tracing, client.handle(fn), tuple(args), tuple(static_argnames), module
+    )
     if seen["leak"]:
         raise fail(
             checked,
@@ -320,8 +348,12 @@ def assert_no_trace_side_effects(
             fix="return the value instead of storing it; for logging use "
             "`jax.debug.print` / `jax.debug.callback`",
         )
-    out = _calls.observed(seen["out"], checked=checked, attempted=f"jax.jit({name})(...)",
-                          expected="the function runs under jit")
+    out = _calls.observed(
+        seen["out"],
+        checked=checked,
+        attempted=f"jax.jit({name})(...)",
+        expected="the function runs under jit",
+    )
     outputs, changes = [str(o) for o in seen["outputs"]], list(seen["changes"])
     if len(outputs) == 2 and outputs[0] != outputs[1]:
         raise fail(

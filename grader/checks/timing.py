@@ -194,8 +194,14 @@ def async_step(work_s: float = 0.1) -> StepCase:
     iterations = max(1, round(work_s / _seconds_per_matmul()))
     state, batch = _async_inputs()
     local = timing_async_step(iterations)
-    return StepCase(f"async_step({work_s:g})", _public("timing_async_step", iterations), local,
-                    state, batch, *_measure(local, state, batch))
+    return StepCase(
+        f"async_step({work_s:g})",
+        _public("timing_async_step", iterations),
+        local,
+        state,
+        batch,
+        *_measure(local, state, batch),
+    )
 
 
 def slow_compile_step(compile_s: float = 0.5, *, jitted: bool = True) -> StepCase:
@@ -224,8 +230,14 @@ def sleep_step(step_s: float = 0.02) -> StepCase:
     """A plain Python step that blocks `step_s` on every eager call (once under jit)."""
     state, batch = _small_inputs()
     local = timing_sleep_step(step_s)
-    return StepCase(f"sleep_step({step_s:g})", _public("timing_sleep_step", step_s), local,
-                    state, batch, *_measure(local, state, batch))
+    return StepCase(
+        f"sleep_step({step_s:g})",
+        _public("timing_sleep_step", step_s),
+        local,
+        state,
+        batch,
+        *_measure(local, state, batch),
+    )
 
 
 # -- the recording step: lives in the sandbox, observed by a probe ----------------------------
@@ -285,8 +297,11 @@ def _seconds(reported: Any, what: str) -> float:
     try:
         return float(reported)
     except (TypeError, ValueError):
-        raise fail(f"{what} returns seconds per step", expected="a float",
-                   observed=f"{_calls.type_name(reported)}: {reported!r}"[:300]) from None
+        raise fail(
+            f"{what} returns seconds per step",
+            expected="a float",
+            observed=f"{_calls.type_name(reported)}: {reported!r}"[:300],
+        ) from None
 
 
 def _run_timer(timer: Timer, case: StepCase, n_steps: int, what: str) -> float:
@@ -297,14 +312,18 @@ def _run_timer(timer: Timer, case: StepCase, n_steps: int, what: str) -> float:
     except StudentError as exc:
         if isinstance(exc, _calls.PASS_THROUGH):
             raise
-        raise _calls.translate(exc, checked=f"{what} on a test step",
-                               attempted=_attempted(timer, n_steps),
-                               expected="it returns seconds per step") from exc
+        raise _calls.translate(
+            exc,
+            checked=f"{what} on a test step",
+            attempted=_attempted(timer, n_steps),
+            expected="it returns seconds per step",
+        ) from exc
     return _seconds(reported, what)
 
 
-def assert_waits_for_work(timer: Timer, *, what: str, work_s: float = 0.1, n_steps: int = 3,
-                          fraction: float = 0.25) -> float:
+def assert_waits_for_work(
+    timer: Timer, *, what: str, work_s: float = 0.1, n_steps: int = 3, fraction: float = 0.25
+) -> float:
     """On `async_step(work_s)` the timer reports about the real work per step, not the
     dispatch time: at least `fraction` of the step time the judge measured (a suite on a
     loaded machine may lower it: the sandbox's and the judge's timings of the same work
@@ -328,7 +347,9 @@ def assert_waits_for_work(timer: Timer, *, what: str, work_s: float = 0.1, n_ste
     )
 
 
-def assert_excludes_warmup(timer: Timer, *, what: str, compile_s: float = 0.5, n_steps: int = 5) -> float:
+def assert_excludes_warmup(
+    timer: Timer, *, what: str, compile_s: float = 0.5, n_steps: int = 5
+) -> float:
     """On `slow_compile_step(compile_s)` (jitted) the timer leaves the first, compiling call
     out of the timed steps. Returns the reported seconds per step."""
     __tracebackhide__ = True
@@ -355,32 +376,50 @@ def assert_chains_state(timer: Timer, *, what: str, n_steps: int = 4) -> Recorde
     __tracebackhide__ = True
     state, batch = jnp.zeros(3, jnp.float32), jnp.ones(3, jnp.float32)
     seen = client.probe(timer_calls, client.handle(timer), state, batch, n_steps)
-    _calls.observed(seen["reported"], checked=f"{what} on a test step",
-                    attempted=_attempted(timer, n_steps), expected="it returns seconds per step")
+    _calls.observed(
+        seen["reported"],
+        checked=f"{what} on a test step",
+        attempted=_attempted(timer, n_steps),
+        expected="it returns seconds per step",
+    )
     _seconds(seen["reported"], what)
-    rec = RecordedCalls(list(seen["inputs"]), [bool(c) for c in seen["chained"]],
-                        [bool(b) for b in seen["same_batch"]])
+    rec = RecordedCalls(
+        list(seen["inputs"]),
+        [bool(c) for c in seen["chained"]],
+        [bool(b) for b in seen["same_batch"]],
+    )
     calls = len(rec.inputs)
     checked = f"how {what} calls the step function"
     if calls != n_steps + 1:
-        raise fail(checked, expected=f"{n_steps + 1} calls for n_steps={n_steps} (one untimed "
-                   "warm-up, then n_steps timed)", observed=f"{calls} calls",
-                   fix="call step_fn once before the clock starts, then exactly n_steps times")
+        raise fail(
+            checked,
+            expected=f"{n_steps + 1} calls for n_steps={n_steps} (one untimed "
+            "warm-up, then n_steps timed)",
+            observed=f"{calls} calls",
+            fix="call step_fn once before the clock starts, then exactly n_steps times",
+        )
     for k in range(2, calls):
         if not rec.chained[k - 1]:
-            raise fail(checked, expected="each timed call gets the state the previous call returned",
-                       observed=f"call {k + 1} got a state that is not call {k}'s result",
-                       cause="the loop passes the initial state every time (so no step depends "
-                       "on the previous one) or drops the returned state",
-                       fix="`state = step_fn(state, batch)` inside the loop")
+            raise fail(
+                checked,
+                expected="each timed call gets the state the previous call returned",
+                observed=f"call {k + 1} got a state that is not call {k}'s result",
+                cause="the loop passes the initial state every time (so no step depends "
+                "on the previous one) or drops the returned state",
+                fix="`state = step_fn(state, batch)` inside the loop",
+            )
     if not all(rec.same_batch):
-        raise fail(checked, expected="the given batch passed to every call",
-                   observed="some calls got another batch")
+        raise fail(
+            checked,
+            expected="the given batch passed to every call",
+            observed="some calls got another batch",
+        )
     return rec
 
 
-def assert_reports_compile(speedup_fn: Callable[..., Any], *, what: str, compile_s: float = 0.5,
-                           n_steps: int = 3) -> dict[str, Any]:
+def assert_reports_compile(
+    speedup_fn: Callable[..., Any], *, what: str, compile_s: float = 0.5, n_steps: int = 3
+) -> dict[str, Any]:
     """On `slow_compile_step(compile_s, jitted=False)`, `jit_speedup` reports the compile
     time in `compile_s` and keeps it out of `jit_s`. Returns the reported dict."""
     __tracebackhide__ = True
@@ -392,29 +431,45 @@ def assert_reports_compile(speedup_fn: Callable[..., Any], *, what: str, compile
     except StudentError as exc:
         if isinstance(exc, _calls.PASS_THROUGH):
             raise
-        raise _calls.translate(exc, checked=f"{what} on a test step",
-                               attempted=_attempted(speedup_fn, n_steps),
-                               expected="a dict of timings") from exc
+        raise _calls.translate(
+            exc,
+            checked=f"{what} on a test step",
+            attempted=_attempted(speedup_fn, n_steps),
+            expected="a dict of timings",
+        ) from exc
     missing = {"eager_s", "jit_s", "compile_s", "speedup"} - set(got)
     if missing:
-        raise fail(f"{what} returns its timings", expected="keys eager_s, jit_s, compile_s, speedup",
-                   observed=f"missing {sorted(missing)}")
+        raise fail(
+            f"{what} returns its timings",
+            expected="keys eager_s, jit_s, compile_s, speedup",
+            observed=f"missing {sorted(missing)}",
+        )
     checked = f"{what} reports compilation separately"
     if float(got["compile_s"]) < 0.8 * compile_s:
-        raise fail(checked, expected=f"compile_s >= {0.8 * compile_s:.3g} s for a step whose "
-                   f"tracing takes {compile_s:g} s", observed=f"compile_s = {float(got['compile_s']):.3g} s",
-                   fix="time the FIRST call of a fresh `jax.jit(step_fn)` (blocking on its result) "
-                   "as compile_s")
+        raise fail(
+            checked,
+            expected=f"compile_s >= {0.8 * compile_s:.3g} s for a step whose "
+            f"tracing takes {compile_s:g} s",
+            observed=f"compile_s = {float(got['compile_s']):.3g} s",
+            fix="time the FIRST call of a fresh `jax.jit(step_fn)` (blocking on its result) "
+            "as compile_s",
+        )
     if not float(got["compile_s"]) <= whole_s:
-        raise fail(checked, expected=f"compile_s at most {whole_s:.3g} s: the wall time of the whole "
-                   f"call of {_calls.name_of(speedup_fn)}, which contains the first jitted call",
-                   observed=f"compile_s = {float(got['compile_s']):.3g} s",
-                   cause="compile_s is not an elapsed time: a clock reading after the first call "
-                   "minus the one before it",
-                   fix="compile_s = time.perf_counter() - start, with start read just before the "
-                   "first call of `jax.jit(step_fn)`")
+        raise fail(
+            checked,
+            expected=f"compile_s at most {whole_s:.3g} s: the wall time of the whole "
+            f"call of {_calls.name_of(speedup_fn)}, which contains the first jitted call",
+            observed=f"compile_s = {float(got['compile_s']):.3g} s",
+            cause="compile_s is not an elapsed time: a clock reading after the first call "
+            "minus the one before it",
+            fix="compile_s = time.perf_counter() - start, with start read just before the "
+            "first call of `jax.jit(step_fn)`",
+        )
     if float(got["jit_s"]) >= 0.5 * compile_s / n_steps:
-        raise fail(checked, expected=f"jit_s well under {compile_s / n_steps:.3g} s (compiled steps only)",
-                   observed=f"jit_s = {float(got['jit_s']):.3g} s: the compilation is inside it",
-                   fix="time the jitted steps only after the first (compiling) call")
+        raise fail(
+            checked,
+            expected=f"jit_s well under {compile_s / n_steps:.3g} s (compiled steps only)",
+            observed=f"jit_s = {float(got['jit_s']):.3g} s: the compilation is inside it",
+            fix="time the jitted steps only after the first (compiling) call",
+        )
     return got

@@ -40,7 +40,9 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], *, what: str, attempted
         raise
     except Exception as exc:
         raise _calls.translate(
-            exc, checked=f"repeated calls of {what}", attempted=attempted,
+            exc,
+            checked=f"repeated calls of {what}",
+            attempted=attempted,
             expected="every call runs (and the first one traces)",
         ) from exc
 
@@ -105,13 +107,20 @@ def compile_state(fn: Callable[..., Any]) -> dict[str, Any]:
 
         jax.monitoring.register_event_duration_secs_listener(listener)
     jitted = is_jitted(fn)
-    return {"jitted": jitted, "cache_size": int(fn._cache_size()) if jitted else 0,  # type: ignore[attr-defined]
-            "traces": _EVENTS[_TRACE_EVENT], "compiles": _EVENTS[_COMPILE_EVENT]}
+    return {
+        "jitted": jitted,
+        "cache_size": int(fn._cache_size()) if jitted else 0,  # type: ignore[attr-defined]
+        "traces": _EVENTS[_TRACE_EVENT],
+        "compiles": _EVENTS[_COMPILE_EVENT],
+    }
 
 
 def _state(fn: Any) -> dict[str, Any]:
     seen = client.probe(compile_state, client.handle(fn))
-    if not (isinstance(seen, dict) and all(isinstance(seen.get(k), int) for k in ("cache_size", "traces"))):
+    if not (
+        isinstance(seen, dict)
+        and all(isinstance(seen.get(k), int) for k in ("cache_size", "traces"))
+    ):
         raise TypeError("the sandbox sent a malformed compile state")
     return seen
 
@@ -137,8 +146,10 @@ def assert_traced_once(
         if added <= 1:
             return 1
         changing = _changing_arguments(sets)
-        which = ", ".join(f"argument {i} ({_format.show(sets[0][i])} -> "
-                          f"{_format.show(sets[-1][i])})" for i in changing)
+        which = ", ".join(
+            f"argument {i} ({_format.show(sets[0][i])} -> {_format.show(sets[-1][i])})"
+            for i in changing
+        )
         raise fail(
             f"{what} is traced once for {len(sets)} calls with same-shaped inputs",
             expected="1 compilation (the first call), then cache hits",

@@ -46,7 +46,9 @@ def _as_array(leaf: Any) -> np.ndarray[Any, Any]:
     return np.asarray(leaf)
 
 
-def difference(actual: Any, expected: Any, *, rtol: float = 1e-5, atol: float = 1e-6) -> Difference | None:
+def difference(
+    actual: Any, expected: Any, *, rtol: float = 1e-5, atol: float = 1e-6
+) -> Difference | None:
     """None if `actual` matches `expected` (same structure, shapes, dtype kinds, values
     within `atol + rtol * |expected|`, NaN where NaN), else the first difference."""
     structure = structure_difference(actual, expected)
@@ -157,8 +159,14 @@ def _first(mask: np.ndarray[Any, Any]) -> tuple[int, ...]:
 
 
 def assert_close(
-    actual: Any, expected: Any, *, what: str, rtol: float = 1e-5, atol: float = 1e-6,
-    cause: str = "", fix: str = "",
+    actual: Any,
+    expected: Any,
+    *,
+    what: str,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    cause: str = "",
+    fix: str = "",
 ) -> None:
     """`actual` equals `expected` leaf by leaf (structure, shape, dtype kind, values)."""
     __tracebackhide__ = True
@@ -181,19 +189,31 @@ def assert_tree_structure(actual: Any, expected: Any, *, what: str, fix: str = "
     __tracebackhide__ = True
     found = structure_difference(actual, expected)
     if found is not None:
-        raise fail(f"the pytree structure of {what}", expected=found.expected,
-                   observed=found.observed, cause=found.cause, fix=fix)
+        raise fail(
+            f"the pytree structure of {what}",
+            expected=found.expected,
+            observed=found.observed,
+            cause=found.cause,
+            fix=fix,
+        )
 
 
 def assert_shape(x: Any, shape: tuple[int | None, ...], *, what: str, fix: str = "") -> None:
     """`x.shape` equals `shape`; `None` in `shape` matches any size."""
     __tracebackhide__ = True
     got = tuple(getattr(x, "shape", np.shape(x)))
-    ok = len(got) == len(shape) and all(s is None or s == g for s, g in zip(shape, got, strict=False))
+    ok = len(got) == len(shape) and all(
+        s is None or s == g for s, g in zip(shape, got, strict=False)
+    )
     if not ok:
         wanted = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
-        raise fail(f"the shape of {what}", expected=wanted, observed=str(got),
-                   cause="a missing/extra axis or a reduction over the wrong axis", fix=fix)
+        raise fail(
+            f"the shape of {what}",
+            expected=wanted,
+            observed=str(got),
+            cause="a missing/extra axis or a reduction over the wrong axis",
+            fix=fix,
+        )
 
 
 def assert_finite(tree: Any, *, what: str, cause: str = "", fix: str = "") -> None:
@@ -215,7 +235,8 @@ def assert_finite(tree: Any, *, what: str, cause: str = "", fix: str = "") -> No
                 expected="no NaN or inf",
                 observed=f"{int(bad.sum())} of {arr.size} values{where} are NaN/inf; first at "
                 f"index {idx}: {_format.show(arr[idx])}",
-                cause=cause or "a division by zero, a log/sqrt of a non-positive number, or an "
+                cause=cause
+                or "a division by zero, a log/sqrt of a non-positive number, or an "
                 "overflow such as exp of a large logit (use `jax.nn.log_softmax`/`logsumexp`)",
                 fix=fix,
             )
@@ -225,8 +246,13 @@ def assert_finite(tree: Any, *, what: str, cause: str = "", fix: str = "") -> No
 
 
 class _Mismatch(AssertionError):
-    def __init__(self, args: tuple[Any, ...], text: Difference | None, exc: BaseException | None,
-                 expected_out: Any) -> None:
+    def __init__(
+        self,
+        args: tuple[Any, ...],
+        text: Difference | None,
+        exc: BaseException | None,
+        expected_out: Any,
+    ) -> None:
         super().__init__("mismatch")
         self.args_ = args
         self.text = text
@@ -289,7 +315,9 @@ def assert_matches_reference(
     return tried[0]
 
 
-def _search_failure(fn: Callable[..., Any], what: str, found: _Mismatch, cause: str, fix: str) -> Any:
+def _search_failure(
+    fn: Callable[..., Any], what: str, found: _Mismatch, cause: str, fix: str
+) -> Any:
     name = _calls.name_of(fn)
     call = _format.call(name, found.args_)
     checked = f"values of {what} on generated inputs (the smallest input that differs is shown)"

@@ -25,7 +25,8 @@ from grader.sandbox import client
 def _batch_size(args: Sequence[Any], in_axes: Sequence[int | None]) -> int:
     sizes = {
         np.shape(leaf)[axis]
-        for arg, axis in zip(args, in_axes, strict=True) if axis is not None
+        for arg, axis in zip(args, in_axes, strict=True)
+        if axis is not None
         for leaf in jax.tree.leaves(arg)
     }
     if len(sizes) != 1:
@@ -35,7 +36,9 @@ def _batch_size(args: Sequence[Any], in_axes: Sequence[int | None]) -> int:
 
 def _example(args: Sequence[Any], in_axes: Sequence[int | None], i: int) -> tuple[Any, ...]:
     return tuple(
-        arg if axis is None else jax.tree.map(lambda leaf, a=axis: np.take(np.asarray(leaf), i, axis=a), arg)
+        arg
+        if axis is None
+        else jax.tree.map(lambda leaf, a=axis: np.take(np.asarray(leaf), i, axis=a), arg)
         for arg, axis in zip(args, in_axes, strict=True)
     )
 
@@ -47,7 +50,9 @@ def loop_reference(
     n = _batch_size(args, in_axes)
     examples = [_example(args, in_axes, i) for i in range(n)]
     try:  # the same loop, each example run by one compiled program (much faster than eager)
-        compiled = client.jit(single_fn) if isinstance(single_fn, client.Remote) else jax.jit(single_fn)
+        compiled = (
+            client.jit(single_fn) if isinstance(single_fn, client.Remote) else jax.jit(single_fn)
+        )
         outs = [compiled(*example) for example in examples]
     except _calls.PASS_THROUGH:
         raise
@@ -79,23 +84,42 @@ def assert_matches_loop(
     except _calls.PASS_THROUGH:
         raise
     except Exception as exc:
-        raise _calls.translate(exc, checked=f"{what} on a batch of {n}",
-                               attempted=f"{_calls.name_of(batched_fn)}(...) on a batch of {n}",
-                               expected="the batched function runs") from exc
+        raise _calls.translate(
+            exc,
+            checked=f"{what} on a batch of {n}",
+            attempted=f"{_calls.name_of(batched_fn)}(...) on a batch of {n}",
+            expected="the batched function runs",
+        ) from exc
     found = values.structure_difference(actual, expected)
     if found is not None:
-        raise fail(f"{what} on a batch of {n}: one output per example, stacked on axis 0",
-                   expected=found.expected, observed=found.observed, cause=found.cause)
-    for (path, a_leaf), e_leaf in zip(jax.tree_util.tree_flatten_with_path(actual)[0],
-                                      jax.tree.leaves(expected), strict=True):
+        raise fail(
+            f"{what} on a batch of {n}: one output per example, stacked on axis 0",
+            expected=found.expected,
+            observed=found.observed,
+            cause=found.cause,
+        )
+    for (path, a_leaf), e_leaf in zip(
+        jax.tree_util.tree_flatten_with_path(actual)[0], jax.tree.leaves(expected), strict=True
+    ):
         name = jax.tree_util.keystr(path) if path else "the output"
         a = np.asarray(a_leaf)
         if a.shape != e_leaf.shape:
-            cause = ("the batch axis is missing: the batch was reduced (a mean or sum over "
-                     "examples?) or `in_axes` maps the wrong argument") if a.shape == e_leaf.shape[1:] else (
-                "`in_axes`/`out_axes` put the batch on another axis, or the function was not mapped")
-            raise fail(f"the shape of {name} of {what} on a batch of {n}",
-                       expected=f"{e_leaf.shape} (batch axis first)", observed=f"{a.shape}", cause=cause)
+            cause = (
+                (
+                    "the batch axis is missing: the batch was reduced (a mean or sum over "
+                    "examples?) or `in_axes` maps the wrong argument"
+                )
+                if a.shape == e_leaf.shape[1:]
+                else (
+                    "`in_axes`/`out_axes` put the batch on another axis, or the function was not mapped"
+                )
+            )
+            raise fail(
+                f"the shape of {name} of {what} on a batch of {n}",
+                expected=f"{e_leaf.shape} (batch axis first)",
+                observed=f"{a.shape}",
+                cause=cause,
+            )
         for i in range(n):
             diff = values.difference(a[i], e_leaf[i], rtol=rtol, atol=atol)
             if diff is not None:
@@ -103,11 +127,11 @@ def assert_matches_loop(
                     f"{what} against a Python loop of the single-example function, example by example",
                     expected=f"example {i} (of {n}), {name}: {diff.expected}",
                     observed=diff.observed,
-                    cause=diff.cause or "the batched function mixes examples (a reduction over "
+                    cause=diff.cause
+                    or "the batched function mixes examples (a reduction over "
                     "the batch axis, an argument batched that should be shared) or computes "
                     "something else per example",
                     fix="write the function for ONE example and map it: `jax.vmap(f, in_axes=...)` "
                     "with `None` for shared arguments such as params",
                 )
     return actual
-

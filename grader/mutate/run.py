@@ -64,7 +64,9 @@ def outcome_of(lesson: str, mutant_id: str, result: ExerciseResult) -> Outcome:
     unmet = [c for c in result.checks if c.status != "passed" or c.score < c.max_score]
     failed = next(
         (c for c in unmet if c.status in ("failed", "timeout") and c.blocked_by is None),
-        next((c for c in unmet if not c.message.startswith("not run")), unmet[0] if unmet else None),
+        next(
+            (c for c in unmet if not c.message.startswith("not run")), unmet[0] if unmet else None
+        ),
     )
     killed = result.status in ("error", "timeout") or result.score < result.max_score - 1e-9
     if result.status == "skipped":

@@ -54,7 +54,9 @@ KERNEL_BOOT = (
 )
 KERNEL_ARGUMENTS = ["--HistoryManager.enabled=False", "--IPKernelApp.log_level=ERROR"]
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
-MAX_STREAM_CHARS = 100_000  # printed text kept per cell: a print flood must not fill the child's memory
+MAX_STREAM_CHARS = (
+    100_000  # printed text kept per cell: a print flood must not fill the child's memory
+)
 MAX_OUTPUTS = 50
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _CELL_FRAME = re.compile(r"Cell In\[(\d+)\], line (\d+)")
@@ -101,8 +103,9 @@ def kernel_env(base: dict[str, str], devices: int = 1) -> dict[str, str]:
     return env
 
 
-def run(cells: Sequence[Cell], *, cwd: Path, env: dict[str, str], limits: Limits,
-        log_path: Path) -> list[Outcome]:
+def run(
+    cells: Sequence[Cell], *, cwd: Path, env: dict[str, str], limits: Limits, log_path: Path
+) -> list[Outcome]:
     """Every code cell's outcome, in order (raises KernelUnavailable when no kernel starts)."""
     return asyncio.run(_Session(cells, cwd, env, limits, log_path).run())
 
@@ -115,12 +118,19 @@ def _node(data: dict[str, Any]) -> Any:
 
 
 def _code_cell(code: str) -> dict[str, Any]:
-    return {"cell_type": "code", "source": code, "metadata": {}, "outputs": [], "execution_count": None}
+    return {
+        "cell_type": "code",
+        "source": code,
+        "metadata": {},
+        "outputs": [],
+        "execution_count": None,
+    }
 
 
 class _Session:
-    def __init__(self, cells: Sequence[Cell], cwd: Path, env: dict[str, str], limits: Limits,
-                 log_path: Path) -> None:
+    def __init__(
+        self, cells: Sequence[Cell], cwd: Path, env: dict[str, str], limits: Limits, log_path: Path
+    ) -> None:
         self.outcomes = [Outcome(c) for c in cells]
         self.cwd, self.env, self.limits, self.log_path = cwd, env, limits, log_path
         self.deadline = 0.0
@@ -133,34 +143,57 @@ class _Session:
 
         class Specs(KernelSpecManager):
             def get_kernel_spec(self, kernel_name: str) -> KernelSpec:
-                return KernelSpec(argv=[sys.executable, "-c", KERNEL_BOOT, "-f", "{connection_file}"],
-                                  display_name="grader", language="python")
+                return KernelSpec(
+                    argv=[sys.executable, "-c", KERNEL_BOOT, "-f", "{connection_file}"],
+                    display_name="grader",
+                    language="python",
+                )
 
         class Client(NotebookClient):
             """nbclient, keeping at most MAX_STREAM_CHARS of printed text and MAX_OUTPUTS outputs per cell."""
 
-            def output(self, outs: list[Any], msg: dict[str, Any], display_id: str | None,
-                       cell_index: int) -> Any:
+            def output(
+                self, outs: list[Any], msg: dict[str, Any], display_id: str | None, cell_index: int
+            ) -> Any:
                 if len(outs) >= MAX_OUTPUTS and msg.get("msg_type") != "error":
                     return None
-                if msg.get("msg_type") == "stream" and sum(
-                        len(o.get("text", "")) for o in outs if o.get("output_type") == "stream") > MAX_STREAM_CHARS:
+                if (
+                    msg.get("msg_type") == "stream"
+                    and sum(
+                        len(o.get("text", "")) for o in outs if o.get("output_type") == "stream"
+                    )
+                    > MAX_STREAM_CHARS
+                ):
                     return None
                 return super().output(outs, msg, display_id, cell_index)
 
-        nb = _node({"cells": [_code_cell(o.cell.code) for o in self.outcomes],
-                    "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+        nb = _node(
+            {
+                "cells": [_code_cell(o.cell.code) for o in self.outcomes],
+                "metadata": {},
+                "nbformat": 4,
+                "nbformat_minor": 5,
+            }
+        )
         km = AsyncKernelManager(kernel_name="grader", kernel_spec_manager=Specs())
         client = Client(
-            nb, km=km, kernel_name="grader", allow_errors=True, interrupt_on_timeout=False,
-            shutdown_kernel="immediate", startup_timeout=int(self.limits.startup_timeout_s),
-            timeout=max(1, int(self.limits.cell_timeout_s)), record_timing=False,
-            extra_arguments=KERNEL_ARGUMENTS, skip_cells_with_tag=SKIP_TAG,
+            nb,
+            km=km,
+            kernel_name="grader",
+            allow_errors=True,
+            interrupt_on_timeout=False,
+            shutdown_kernel="immediate",
+            startup_timeout=int(self.limits.startup_timeout_s),
+            timeout=max(1, int(self.limits.cell_timeout_s)),
+            record_timing=False,
+            extra_arguments=KERNEL_ARGUMENTS,
+            skip_cells_with_tag=SKIP_TAG,
         )
         with open(self.log_path, "ab") as log:
             try:
-                async with client.async_setup_kernel(cwd=str(self.cwd), env=self.env,
-                                                      stdout=subprocess.DEVNULL, stderr=log):
+                async with client.async_setup_kernel(
+                    cwd=str(self.cwd), env=self.env, stdout=subprocess.DEVNULL, stderr=log
+                ):
                     self.deadline = time.monotonic() + self.limits.budget_s
                     await self._run_all(client, km, nb.cells)
             except KernelUnavailable:
@@ -181,7 +214,9 @@ class _Session:
                 continue
             remaining = self.deadline - time.monotonic()
             if remaining < 1:
-                outcome.reason = f"the notebook's time budget ({self.limits.budget_s:g} s) was spent"
+                outcome.reason = (
+                    f"the notebook's time budget ({self.limits.budget_s:g} s) was spent"
+                )
                 continue
             client.timeout = max(1, int(min(self.limits.cell_timeout_s, remaining)))
             started = time.monotonic()
@@ -190,15 +225,20 @@ class _Session:
             except CellTimeoutError:
                 outcome.status, outcome.seconds = "timeout", time.monotonic() - started
                 await _stop_pollers()
-                if not await self._recover(client, km, restart=not await _interrupted(
-                        client, km, self.limits.interrupt_grace_s)):
+                if not await self._recover(
+                    client,
+                    km,
+                    restart=not await _interrupted(client, km, self.limits.interrupt_grace_s),
+                ):
                     return
                 continue
             except DeadKernelError:
                 await _stop_pollers()
                 outcome.status, outcome.replayable = "raised", False
-                outcome.error = ("the kernel died while running this cell (killed: memory ran out, "
-                                 "or native code crashed)")
+                outcome.error = (
+                    "the kernel died while running this cell (killed: memory ran out, "
+                    "or native code crashed)"
+                )
                 outcome.seconds = time.monotonic() - started
                 if not await self._recover(client, km, restart=True):
                     return
@@ -214,7 +254,9 @@ class _Session:
         for output in nb_cell.get("outputs", []):
             if output.get("output_type") == "error":
                 outcome.status = "raised"
-                outcome.error = f"{output.get('ename', 'Error')}: {_clean(str(output.get('evalue', '')))}".rstrip(": ")
+                outcome.error = f"{output.get('ename', 'Error')}: {_clean(str(output.get('evalue', '')))}".rstrip(
+                    ": "
+                )
                 outcome.where = self._frame(output.get("traceback", []))
             png = output.get("data", {}).get("image/png")
             if isinstance(png, str):
@@ -274,8 +316,10 @@ async def _stop_pollers() -> None:
     """
     current = asyncio.current_task()
     stale = [
-        task for task in asyncio.all_tasks()
-        if task is not current and not task.done()
+        task
+        for task in asyncio.all_tasks()
+        if task is not current
+        and not task.done()
         and "_async_poll" in getattr(task.get_coro(), "__qualname__", "")
     ]
     for task in stale:

@@ -65,7 +65,7 @@ def notebook_of(source: str, name: str) -> dict[str, Any]:
     cursor = tree.body[0].end_lineno if doc is not None and tree.body[0].end_lineno else 0
     for node in body:
         start, end = _start(node, lines, cursor), _end(node, lines)
-        pending.extend(lines[cursor:start - 1])  # blank lines and loose comments before it
+        pending.extend(lines[cursor : start - 1])  # blank lines and loose comments before it
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             loose = _take_comments(pending)
             _flush(pending, chunks)
@@ -85,7 +85,9 @@ def _take_comments(pending: list[str]) -> list[str]:
     """Pending lines that are only comments go with the definition after them."""
     if any(line.strip() and not line.lstrip().startswith("#") for line in pending):
         return []
-    taken = "\n".join(pending).strip("\n").split("\n") if any(line.strip() for line in pending) else []
+    taken = (
+        "\n".join(pending).strip("\n").split("\n") if any(line.strip() for line in pending) else []
+    )
     pending.clear()
     return taken
 
@@ -123,8 +125,12 @@ def _flush(pending: list[str], chunks: list[_Chunk]) -> None:
     pending.clear()
 
 
-def _definition(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, lines: list[str],
-                start: int, loose: list[str]) -> list[_Chunk]:
+def _definition(
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
+    lines: list[str],
+    start: int,
+    loose: list[str],
+) -> list[_Chunk]:
     end = _end(node, lines)
     doc = ast.get_docstring(node, clean=True)
     keep = list(range(start, end + 1))
@@ -161,8 +167,10 @@ def _is_main_guard(node: ast.stmt) -> bool:
 def _demo(node: ast.If, lines: list[str]) -> list[_Chunk]:
     start, end = node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno
     code = textwrap.dedent("\n".join(lines[start - 1 : end]))
-    note = ("### Try it\n\nThe file's demo, to run by hand once the functions above work. "
-            f"It is tagged `{SKIP_TAG}`: the grader does not run it.")
+    note = (
+        "### Try it\n\nThe file's demo, to run by hand once the functions above work. "
+        f"It is tagged `{SKIP_TAG}`: the grader does not run it."
+    )
     return [_Chunk("markdown", note), _Chunk("code", code, (SKIP_TAG,))]
 
 
@@ -182,7 +190,11 @@ def _document(chunks: list[_Chunk], name: str) -> dict[str, Any]:
         "cells": cells,
         "metadata": {
             "grader": {"lesson": name},
-            "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+            "kernelspec": {
+                "display_name": "Python 3 (ipykernel)",
+                "language": "python",
+                "name": "python3",
+            },
             "language_info": {"name": "python"},
         },
         "nbformat": 4,

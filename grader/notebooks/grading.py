@@ -36,8 +36,15 @@ CELL_TIMEOUT_S = 60.0
 MAX_FIGURES = 6
 
 
-def run(lesson: str, lessons: Path, *, timeout_s: float, devices: int, expected: set[str],
-        log_path: Path) -> dict[str, Any]:
+def run(
+    lesson: str,
+    lessons: Path,
+    *,
+    timeout_s: float,
+    devices: int,
+    expected: set[str],
+    log_path: Path,
+) -> dict[str, Any]:
     """In the sandbox: run `<lessons>/<lesson>.ipynb` in a kernel (started here, so it is
     isolated as the sandbox is), write `<lessons>/<lesson>.py` and return the notes the judge
     records: `{"unreadable": message}` for a notebook that cannot be graded, else
@@ -92,8 +99,13 @@ def emit_notes(found: dict[str, Any], lesson: str, out: records.Writer) -> str |
     out.emit(records.Notebook(text if isinstance(text, str) else ""))
     shown = found.get("figures")
     for item in (shown if isinstance(shown, list) else [])[:MAX_FIGURES]:
-        if (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
-                and isinstance(item[1], bytes) and item[1].startswith(records.PNG_MAGIC)):
+        if (
+            isinstance(item, tuple)
+            and len(item) == 2
+            and isinstance(item[0], str)
+            and isinstance(item[1], bytes)
+            and item[1].startswith(records.PNG_MAGIC)
+        ):
             out.emit(records.Artifact(id=records.NOTEBOOK_ID, title=item[0], data=item[1]))
     return None
 

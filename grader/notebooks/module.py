@@ -68,7 +68,9 @@ def plan(outcomes: Sequence[Outcome], filename_of: Any) -> Plan:
             result.left_out.append((outcome, outcome.status))
             continue
         try:
-            tree = compile(cell.code, filename_of(cell.number), "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            tree = compile(
+                cell.code, filename_of(cell.number), "exec", ast.PyCF_ONLY_AST, dont_inherit=True
+            )
         except SyntaxError as exc:
             outcome.error = f"SyntaxError: {exc.msg}"
             outcome.where = (cell.number, exc.lineno or 1)
@@ -102,7 +104,9 @@ def cell_filename(directory: str, notebook: str, number: int) -> str:
     return os.path.join(os.path.realpath(directory), f"{notebook}, cell {number}")
 
 
-def exec_cells(namespace: dict[str, Any], notebook: str, cells: Sequence[tuple[int, str, str]]) -> None:
+def exec_cells(
+    namespace: dict[str, Any], notebook: str, cells: Sequence[tuple[int, str, str]]
+) -> None:
     """Run the cells, in order, as the body of the module whose globals are `namespace`."""
     directory = os.path.dirname(str(namespace.get("__file__", "")))
     namespace.setdefault("display", _display)  # IPython's builtin, common in cells
@@ -113,9 +117,12 @@ def exec_cells(namespace: dict[str, Any], notebook: str, cells: Sequence[tuple[i
         try:
             exec(compile(code, filename, "exec", dont_inherit=True), namespace)
         except Exception as exc:  # as in the notebook run: a raising cell is left out
-            print(f"[grader] {notebook}, cell {number} raised {type(exc).__name__}: {exc} while the graded "
-                  "module was built, so it is left out. It ran in the notebook: it needs something a "
-                  "cell left out there had made.", file=sys.stderr)
+            print(
+                f"[grader] {notebook}, cell {number} raised {type(exc).__name__}: {exc} while the graded "
+                "module was built, so it is left out. It ran in the notebook: it needs something a "
+                "cell left out there had made.",
+                file=sys.stderr,
+            )
 
 
 def _display(*objects: Any, **options: Any) -> None:

@@ -100,14 +100,18 @@ def read(path: Path) -> Notebook:
     try:
         doc = json.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
-        raise NotebookError(f"{name} is not a text file (byte {exc.start} is not UTF-8). {SAVE_HINT}") from None
+        raise NotebookError(
+            f"{name} is not a text file (byte {exc.start} is not UTF-8). {SAVE_HINT}"
+        ) from None
     except json.JSONDecodeError as exc:
         raise NotebookError(
             f"{name} is not valid notebook JSON: {exc.msg} at line {exc.lineno}, column "
             f"{exc.colno}. The file was cut short or edited by hand. {SAVE_HINT}"
         ) from None
     cells = _cells_of(doc, name)
-    notebook = Notebook(name, tuple(_cell(i, raw_cell) for i, raw_cell in enumerate(cells, start=1)))
+    notebook = Notebook(
+        name, tuple(_cell(i, raw_cell) for i, raw_cell in enumerate(cells, start=1))
+    )
     if not notebook.code_cells:
         what = "no cells at all" if not cells else f"{len(cells)} cell(s) but no code"
         raise NotebookError(
@@ -120,14 +124,20 @@ def read(path: Path) -> Notebook:
 def _cells_of(doc: Any, name: str) -> list[dict[str, Any]]:
     not_notebook = f"{name} is JSON but not a Jupyter notebook"
     if not isinstance(doc, dict):
-        raise NotebookError(f"{not_notebook} (the top level is a {type(doc).__name__}, not an object). {SAVE_HINT}")
+        raise NotebookError(
+            f"{not_notebook} (the top level is a {type(doc).__name__}, not an object). {SAVE_HINT}"
+        )
     if "worksheets" in doc and "cells" not in doc:  # nbformat 3
         sheets = doc.get("worksheets") or [{}]
-        cells = sheets[0].get("cells", []) if isinstance(sheets, list) and isinstance(sheets[0], dict) else None
+        cells = (
+            sheets[0].get("cells", [])
+            if isinstance(sheets, list) and isinstance(sheets[0], dict)
+            else None
+        )
     else:
         cells = doc.get("cells")
     if not isinstance(cells, list):
-        raise NotebookError(f"{not_notebook} (it has no list of \"cells\"). {SAVE_HINT}")
+        raise NotebookError(f'{not_notebook} (it has no list of "cells"). {SAVE_HINT}')
     bad = next((i for i, c in enumerate(cells, start=1) if not isinstance(c, dict)), None)
     if bad is not None:
         raise NotebookError(f"{not_notebook} (cell {bad} is not an object). {SAVE_HINT}")
@@ -206,7 +216,10 @@ def _neutralised(line: str) -> tuple[str, str]:
         statement = _run_once(magic)
         if statement is not None:
             return f"{indent}{target} = {statement}", f"`{text}`: runs once, untimed"
-        return f"{indent}{target} = None  # {magic}", f"`{text}`: IPython output not available, {target} is None"
+        return (
+            f"{indent}{target} = None  # {magic}",
+            f"`{text}`: IPython output not available, {target} is None",
+        )
     if _HELP.match(line) and not text.startswith(("%", "!")):
         return f"{indent}pass  # {text}", f"`{text}`: help, ignored"
     if text.startswith("!"):
@@ -225,5 +238,5 @@ def _run_once(magic: str) -> str | None:
     statement = match.group(2).strip()
     if match.group(1) == "timeit":
         while (option := _TIMEIT_OPTION.match(statement)) is not None:
-            statement = statement[option.end():]
+            statement = statement[option.end() :]
     return statement

@@ -102,8 +102,14 @@ class Description:
 
 # -- to and from the wire (values inside are encoded by grader.protocol.values) --------------
 
-_OPS: dict[str, type] = {"getattr": GetAttr, "call": Call, "transform": Transform,
-                         "probe": Probe, "describe": Describe, "release": Release}
+_OPS: dict[str, type] = {
+    "getattr": GetAttr,
+    "call": Call,
+    "transform": Transform,
+    "probe": Probe,
+    "describe": Describe,
+    "release": Release,
+}
 _NAMES = {cls: name for name, cls in _OPS.items()}
 
 
@@ -132,8 +138,10 @@ def request_from(decoded: Any) -> Request:
         return GetAttr(_id(decoded["target"]), _name(decoded["name"], "attribute"))
     if op == "call":
         args, kwargs = decoded.get("args", ()), decoded.get("kwargs", {})
-        if not isinstance(args, tuple) or not isinstance(kwargs, dict) or not all(
-            isinstance(k, str) for k in kwargs
+        if (
+            not isinstance(args, tuple)
+            or not isinstance(kwargs, dict)
+            or not all(isinstance(k, str) for k in kwargs)
         ):
             raise DecodeError("call arguments malformed")
         return Call(_id(decoded["target"]), args, kwargs)

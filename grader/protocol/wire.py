@@ -84,16 +84,25 @@ def receive(sock: socket.socket, deadline: float | None = None) -> tuple[Any, li
         header = json.loads(bytes(_read_exactly(sock, header_len, deadline)))
     except ValueError as exc:
         raise WireError(f"frame header is not JSON: {exc}") from None
-    payload = memoryview(_read_exactly(sock, payload_len, deadline)) if payload_len else memoryview(b"")
-    if not isinstance(header, dict) or "msg" not in header or not isinstance(header.get("buffers"), list):
+    payload = (
+        memoryview(_read_exactly(sock, payload_len, deadline)) if payload_len else memoryview(b"")
+    )
+    if (
+        not isinstance(header, dict)
+        or "msg" not in header
+        or not isinstance(header.get("buffers"), list)
+    ):
         raise WireError("frame header has no msg/buffers")
     buffers = []
     for span in header["buffers"]:
-        if (not isinstance(span, list) or len(span) != 2
-                or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in span)
-                or span[0] + span[1] > payload_len):
+        if (
+            not isinstance(span, list)
+            or len(span) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in span)
+            or span[0] + span[1] > payload_len
+        ):
             raise WireError("frame buffer span out of range")
-        buffers.append(payload[span[0]: span[0] + span[1]])
+        buffers.append(payload[span[0] : span[0] + span[1]])
     return header["msg"], buffers
 
 

@@ -28,8 +28,21 @@ from grader.protocol import sandbox as proto
 from grader.protocol import values, wire
 from grader.protocol.values import HOLE, DecodeError, ErrorInfo, Public
 
-__all__ = ["HOLE", "Public", "Remote", "SandboxGone", "StudentError", "describe", "grad", "jit",
-           "local", "partial", "probe", "value_and_grad", "vmap"]
+__all__ = [
+    "HOLE",
+    "Public",
+    "Remote",
+    "SandboxGone",
+    "StudentError",
+    "describe",
+    "grad",
+    "jit",
+    "local",
+    "partial",
+    "probe",
+    "value_and_grad",
+    "vmap",
+]
 
 
 class SandboxGone(BaseException):
@@ -60,11 +73,32 @@ class StudentError(Exception):
 
 
 _MIRRORED = (
-    "ValueError", "TypeError", "NotImplementedError", "IndexError", "KeyError", "AttributeError",
-    "ZeroDivisionError", "ArithmeticError", "OverflowError", "FloatingPointError", "RuntimeError",
-    "RecursionError", "NameError", "UnboundLocalError", "LookupError", "MemoryError",
-    "AssertionError", "OSError", "FileNotFoundError", "IsADirectoryError", "NotADirectoryError",
-    "PermissionError", "FileExistsError", "EOFError", "ImportError", "ModuleNotFoundError",
+    "ValueError",
+    "TypeError",
+    "NotImplementedError",
+    "IndexError",
+    "KeyError",
+    "AttributeError",
+    "ZeroDivisionError",
+    "ArithmeticError",
+    "OverflowError",
+    "FloatingPointError",
+    "RuntimeError",
+    "RecursionError",
+    "NameError",
+    "UnboundLocalError",
+    "LookupError",
+    "MemoryError",
+    "AssertionError",
+    "OSError",
+    "FileNotFoundError",
+    "IsADirectoryError",
+    "NotADirectoryError",
+    "PermissionError",
+    "FileExistsError",
+    "EOFError",
+    "ImportError",
+    "ModuleNotFoundError",
 )
 _CLASSES: dict[str, type[StudentError]] = {}
 
@@ -77,7 +111,9 @@ def _error_class(name: str, base: type[BaseException] | None) -> type[StudentErr
     cls = _CLASSES.get(key)
     if cls is None:
         bases: tuple[type, ...] = (StudentError, base) if base is not None else (StudentError,)
-        cls = type(name if name.isidentifier() else "StudentError", bases, {"__module__": "student"})
+        cls = type(
+            name if name.isidentifier() else "StudentError", bases, {"__module__": "student"}
+        )
         _CLASSES[key] = cls
     return cls
 
@@ -95,8 +131,14 @@ def student_error(info: ErrorInfo) -> StudentError:
 class Channel:
     """Requests to one sandbox and their replies (one at a time)."""
 
-    def __init__(self, sock: socket.socket | None, *, call_timeout_s: float = 600.0,
-                 on_timeout: Callable[[], None] | None = None, deadline: float | None = None) -> None:
+    def __init__(
+        self,
+        sock: socket.socket | None,
+        *,
+        call_timeout_s: float = 600.0,
+        on_timeout: Callable[[], None] | None = None,
+        deadline: float | None = None,
+    ) -> None:
         self._sock = sock
         self.call_timeout_s = call_timeout_s
         self.deadline = deadline  # time.monotonic() by which every answer must be in
@@ -132,11 +174,14 @@ class Channel:
 
             return Remote(self, tag["id"], text("name"), text("type"), tag.get("callable") is True)
 
-        return values.Decoder(buffers, handle, allow=frozenset({"handle", "error"}),
-                              error=student_error).decode(msg)
+        return values.Decoder(
+            buffers, handle, allow=frozenset({"handle", "error"}), error=student_error
+        ).decode(msg)
 
     # -- transport ------------------------------------------------------------------------
-    def _exchange(self, msg: Any, buffers: list[bytes | memoryview], timeout_s: float) -> tuple[Any, list[memoryview]]:
+    def _exchange(
+        self, msg: Any, buffers: list[bytes | memoryview], timeout_s: float
+    ) -> tuple[Any, list[memoryview]]:
         if self.gone:
             raise SandboxGone(f"{ALREADY_GONE}: {self.gone}")
         assert self._sock is not None
@@ -172,8 +217,10 @@ class Channel:
             msg, buffers = wire.receive(self._sock, until)
             return proto.hello_from(self._decode(msg, buffers))
         except wire.Timeout:
-            self._lose("no answer before the time limit: the lesson file did not finish importing",
-                       timeout=True)
+            self._lose(
+                "no answer before the time limit: the lesson file did not finish importing",
+                timeout=True,
+            )
         except (wire.WireError, DecodeError, OSError) as exc:
             self._lose(f"the sandbox process ended while importing the lesson file ({exc})")
         raise AssertionError("unreachable")
@@ -208,7 +255,9 @@ class Remote:
 
     __slots__ = ("_callable", "_channel", "_id", "_name", "_type")
 
-    def __init__(self, channel: Channel, hid: int, name: str, type_name: str, is_callable: bool) -> None:
+    def __init__(
+        self, channel: Channel, hid: int, name: str, type_name: str, is_callable: bool
+    ) -> None:
         self._channel = channel
         self._id = hid
         self._name = name
@@ -226,7 +275,9 @@ class Remote:
             return self._channel.request(proto.GetAttr(self._id, name))
         except StudentError as exc:
             if exc.is_a("AttributeError"):
-                raise AttributeError(f"{self._name or 'the module'} has no attribute {name!r}") from None
+                raise AttributeError(
+                    f"{self._name or 'the module'} has no attribute {name!r}"
+                ) from None
             raise
 
     @property
@@ -262,7 +313,9 @@ class _Local(Channel):
     def _local_object(self, obj: Any) -> dict[str, Any]:
         return {"t": "handle", "id": self.server.register(obj)}
 
-    def _exchange(self, msg: Any, buffers: list[bytes | memoryview], timeout_s: float) -> tuple[Any, list[memoryview]]:
+    def _exchange(
+        self, msg: Any, buffers: list[bytes | memoryview], timeout_s: float
+    ) -> tuple[Any, list[memoryview]]:
         # Through the real codec both ways: the server decodes what the judge encoded.
         reply, out = self.server.handle_frame(msg, [memoryview(bytes(b)) for b in buffers])
         return reply, [memoryview(bytes(b)) for b in out]
@@ -276,7 +329,9 @@ def local(obj: Any) -> Remote:
     global _LOCAL
     if _LOCAL is None:
         _LOCAL = _Local()
-    return Remote(_LOCAL, _LOCAL.server.register(obj), _callable_name(obj), type(obj).__name__, callable(obj))
+    return Remote(
+        _LOCAL, _LOCAL.server.register(obj), _callable_name(obj), type(obj).__name__, callable(obj)
+    )
 
 
 def _callable_name(obj: Any) -> str:

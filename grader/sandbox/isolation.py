@@ -59,7 +59,13 @@ SCRATCH_MB = 512
 """Size of a strict sandbox's private /tmp."""
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+_libc.mount.argtypes = [
+    ctypes.c_char_p,
+    ctypes.c_char_p,
+    ctypes.c_char_p,
+    ctypes.c_ulong,
+    ctypes.c_char_p,
+]
 _libc.mount.restype = ctypes.c_int
 
 
@@ -88,7 +94,9 @@ def _bytes(text: str | None) -> bytes | None:
     return text.encode() if text is not None else None
 
 
-def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+def mount(
+    source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None
+) -> None:
     result: int = _libc.mount(_bytes(source), _bytes(target), _bytes(fstype), flags, _bytes(data))
     _check(result, f"mount {target}")
 
@@ -113,15 +121,27 @@ def hide_from_same_user() -> None:
 def detect() -> Isolation:
     """The strongest level this machine allows, found by trying it in a throwaway child."""
     if os.geteuid() != 0:
-        return Isolation("basic", ("root (to switch the sandbox to a user of its own)",
-                                   "namespaces (unprivileged user namespaces are not used yet)"))
-    if _try_in_child(lambda: unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)):
+        return Isolation(
+            "basic",
+            (
+                "root (to switch the sandbox to a user of its own)",
+                "namespaces (unprivileged user namespaces are not used yet)",
+            ),
+        )
+    if _try_in_child(
+        lambda: unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+    ):
         return Isolation("strict")
     hidden = unreadable_installation()
     if hidden:
-        return Isolation("basic", ("namespaces (unshare is not permitted: no CAP_SYS_ADMIN)",
-                                   f"an installation other users can read ({hidden} is closed to them, "
-                                   "so a sandbox user could not import the standard library)"))
+        return Isolation(
+            "basic",
+            (
+                "namespaces (unshare is not permitted: no CAP_SYS_ADMIN)",
+                f"an installation other users can read ({hidden} is closed to them, "
+                "so a sandbox user could not import the standard library)",
+            ),
+        )
     return Isolation("user", ("namespaces (unshare is not permitted: no CAP_SYS_ADMIN)",))
 
 
@@ -189,8 +209,10 @@ def python_paths() -> tuple[str, ...]:
         if not entry or not os.path.isabs(entry) or not os.path.isdir(entry):
             continue
         real = os.path.realpath(entry)
-        if "site-packages" in real or "dist-packages" in real or any(
-            real.startswith(p + os.sep) for p in prefixes
+        if (
+            "site-packages" in real
+            or "dist-packages" in real
+            or any(real.startswith(p + os.sep) for p in prefixes)
         ):
             paths.add(real)
     paths.add(os.path.realpath(os.path.dirname(sys.executable)))
@@ -282,7 +304,13 @@ def _build_root(plan: Plan) -> None:
             _bind(path, inside(path), readonly=True)
     for path in plan.masked:
         if os.path.isdir(inside(path)):
-            mount("tmpfs", inside(path), "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "mode=0555,size=4k")
+            mount(
+                "tmpfs",
+                inside(path),
+                "tmpfs",
+                MS_NOSUID | MS_NODEV | MS_RDONLY,
+                "mode=0555,size=4k",
+            )
     for path in plan.writable:
         _bind(path, inside(path), readonly=False)
     os.makedirs(inside("/dev"), exist_ok=True)
@@ -290,8 +318,12 @@ def _build_root(plan: Plan) -> None:
         _bind(f"/dev/{dev}", inside(f"/dev/{dev}"), readonly=False)
     os.makedirs(inside("/dev/shm"), exist_ok=True)
     mount("tmpfs", inside("/dev/shm"), "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m")
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
-                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+    for name, target in (
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ):
         os.symlink(target, inside(f"/dev/{name}"))
     os.makedirs(inside("/proc"), exist_ok=True)
     mount("proc", inside("/proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)

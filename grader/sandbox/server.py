@@ -56,8 +56,13 @@ class Server:
         return hid
 
     def _handle_tag(self, obj: Any) -> dict[str, Any]:
-        return {"t": "handle", "id": self.register(obj), "type": type(obj).__name__[:100],
-                "name": _name(obj)[:100], "callable": callable(obj)}
+        return {
+            "t": "handle",
+            "id": self.register(obj),
+            "type": type(obj).__name__[:100],
+            "name": _name(obj)[:100],
+            "callable": callable(obj),
+        }
 
     def encode(self, value: Any) -> tuple[Any, list[bytes | memoryview]]:
         enc = values.Encoder(self._handle_tag)
@@ -70,7 +75,9 @@ class Server:
                 raise DecodeError(f"no handle {hid}")
             return proto.Handle(hid)
 
-        return values.Decoder(buffers, handle, allow=frozenset({"handle", "hole", "public"})).decode(msg)
+        return values.Decoder(
+            buffers, handle, allow=frozenset({"handle", "hole", "public"})
+        ).decode(msg)
 
     def resolve(self, value: Any) -> Any:
         """Handles to their objects and public inputs to the objects they name, all the way down."""
@@ -79,7 +86,9 @@ class Server:
         if isinstance(value, Public):
             from grader.sandbox import public
 
-            return public.build(value.name, self.resolve(value.args), self.resolve(dict(value.kwargs)))
+            return public.build(
+                value.name, self.resolve(value.args), self.resolve(dict(value.kwargs))
+            )
         if type(value) in (tuple, list):
             return type(value)(self.resolve(v) for v in value)
         if type(value) is dict:
@@ -89,7 +98,9 @@ class Server:
         return value
 
     # -- one request ------------------------------------------------------------------
-    def handle_frame(self, msg: Any, buffers: list[memoryview]) -> tuple[Any, list[bytes | memoryview]]:
+    def handle_frame(
+        self, msg: Any, buffers: list[memoryview]
+    ) -> tuple[Any, list[bytes | memoryview]]:
         try:
             request = proto.request_from(self.decode(msg, buffers))
         except (DecodeError, KeyError) as exc:
@@ -112,7 +123,9 @@ class Server:
             fn = self.objects[request.target]
             return ready(fn(*self.resolve(request.args), **self.resolve(request.kwargs)))
         if isinstance(request, proto.Transform):
-            return _transform(self.objects[request.target], request.kind, self.resolve(request.options))
+            return _transform(
+                self.objects[request.target], request.kind, self.resolve(request.options)
+            )
         if isinstance(request, proto.Probe):
             from grader.sandbox.probes import REGISTRY
 
@@ -132,11 +145,16 @@ class Server:
     def error_info(self, exc: BaseException) -> ErrorInfo:
         location, function = None, ""
         for link in _chain(exc):
-            frames = [f for f in traceback.extract_tb(link.__traceback__) if self._is_student(f.filename)]
+            frames = [
+                f for f in traceback.extract_tb(link.__traceback__) if self._is_student(f.filename)
+            ]
             if frames:
                 last = frames[-1]
-                path = (os.path.realpath(last.filename)[len(self.lesson_dir):] if self.lesson_dir
-                        else os.path.basename(last.filename))
+                path = (
+                    os.path.realpath(last.filename)[len(self.lesson_dir) :]
+                    if self.lesson_dir
+                    else os.path.basename(last.filename)
+                )
                 code = (last.line or linecache.getline(last.filename, last.lineno or 0)).strip()
                 location = (path, int(last.lineno or 0), code)
                 function = "" if last.name == "<module>" else last.name
@@ -207,8 +225,11 @@ def _name(obj: Any) -> str:
     while isinstance(obj, functools.partial):
         obj = obj.func
     try:
-        return str(getattr(inspect.unwrap(obj), "__name__", None) or getattr(obj, "__name__", "")
-                   or type(obj).__name__)
+        return str(
+            getattr(inspect.unwrap(obj), "__name__", None)
+            or getattr(obj, "__name__", "")
+            or type(obj).__name__
+        )
     except Exception:
         return type(obj).__name__
 
@@ -229,8 +250,13 @@ def describe(obj: Any) -> dict[str, Any]:
     except (TypeError, ValueError):
         pass
     jitted = callable(getattr(obj, "_cache_size", None)) and hasattr(obj, "lower")
-    return {"name": _name(obj) or "?", "type": type(obj).__name__ or "?", "callable": callable(obj),
-            "params": tuple(params), "jitted": jitted}
+    return {
+        "name": _name(obj) or "?",
+        "type": type(obj).__name__ or "?",
+        "callable": callable(obj),
+        "params": tuple(params),
+        "jitted": jitted,
+    }
 
 
 def _transform(fn: Any, kind: str, options: dict[str, Any]) -> Any:
@@ -256,7 +282,9 @@ def _pick(options: dict[str, Any], *names: str) -> dict[str, Any]:
     return dict(options)
 
 
-def _partial(fn: Callable[..., Any], bound: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[..., Any]:
+def _partial(
+    fn: Callable[..., Any], bound: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Callable[..., Any]:
     """`fn` with some positional arguments bound and the `HOLE`s left for the caller."""
     holes = sum(isinstance(a, Hole) for a in bound)
 
@@ -272,7 +300,9 @@ def _partial(fn: Callable[..., Any], bound: tuple[Any, ...], kwargs: dict[str, A
 # -- the sandbox process ------------------------------------------------------------------
 
 
-def import_lesson(lesson: str, lesson_dir: str) -> tuple[types.ModuleType | None, BaseException | None]:
+def import_lesson(
+    lesson: str, lesson_dir: str
+) -> tuple[types.ModuleType | None, BaseException | None]:
     path = os.path.join(lesson_dir, f"{lesson}.py")
     if not os.path.isfile(path):
         return None, FileNotFoundError(f"no {lesson}.py in {lesson_dir}")
@@ -290,7 +320,9 @@ def import_lesson(lesson: str, lesson_dir: str) -> tuple[types.ModuleType | None
     return module, None
 
 
-def serve(sock: socket.socket, lesson: str, lesson_dir: str, notes: dict[str, Any] | None = None) -> None:
+def serve(
+    sock: socket.socket, lesson: str, lesson_dir: str, notes: dict[str, Any] | None = None
+) -> None:
     """Import the lesson, say hello, answer requests until the judge hangs up."""
     module, exc = import_lesson(lesson, lesson_dir)
     server = Server(module, lesson_dir)

@@ -70,27 +70,50 @@ def _matrices(min_rows=1):
 # -- set_element --------------------------------------------------------------------
 
 
-@check("set_element returns x with x[index] = value", points=2,
-       hint="JAX arrays cannot be assigned to: which property of an array builds a copy with one element changed?")
+@check(
+    "set_element returns x with x[index] = value",
+    points=2,
+    hint="JAX arrays cannot be assigned to: which property of an array builds a copy with one element changed?",
+)
 def test_set_element_values(student, seed):
     values.assert_matches_reference(
-        compiled(student.set_element), _ref_set_element, _set_element_args(),
-        what="set_element(x, index, value)", max_examples=20, seed=seed,
+        compiled(student.set_element),
+        _ref_set_element,
+        _set_element_args(),
+        what="set_element(x, index, value)",
+        max_examples=20,
+        seed=seed,
         fix="return `jnp.asarray(x).at[index].set(value)`",
     )
 
 
-@check("set_element is pure: its input unchanged, no trace-time side effects", points=2,
-       requires=("test_set_element_values",),
-       hint="If x is a NumPy array, does `x[index] = value` change the caller's array? What does `.at[...]` do instead?")
+@check(
+    "set_element is pure: its input unchanged, no trace-time side effects",
+    points=2,
+    requires=("test_set_element_values",),
+    hint="If x is a NumPy array, does `x[index] = value` change the caller's array? What does `.at[...]` do instead?",
+)
 def test_set_element_pure(student):
     x = np.arange(5, dtype=np.float32)
-    _numpy_input(lambda: purity.assert_pure(
-        student.set_element, (x, 2, 9.0), what="set_element(x, 2, 9.0) on a NumPy x", module=student))
-    no_trace_effects(student.set_element, (jnp.asarray(x), 2, 9.0),
-                                        what="set_element(x, index, value)", module=student)
-    values.assert_close(student.set_element(x, 2, 9.0), np.array([0.0, 1.0, 9.0, 3.0, 4.0]),
-                        what="set_element(np.arange(5.), 2, 9.0)")
+    _numpy_input(
+        lambda: purity.assert_pure(
+            student.set_element,
+            (x, 2, 9.0),
+            what="set_element(x, 2, 9.0) on a NumPy x",
+            module=student,
+        )
+    )
+    no_trace_effects(
+        student.set_element,
+        (jnp.asarray(x), 2, 9.0),
+        what="set_element(x, index, value)",
+        module=student,
+    )
+    values.assert_close(
+        student.set_element(x, 2, 9.0),
+        np.array([0.0, 1.0, 9.0, 3.0, 4.0]),
+        what="set_element(np.arange(5.), 2, 9.0)",
+    )
 
 
 def _numpy_input(run):
@@ -111,25 +134,39 @@ def _numpy_input(run):
 # -- add_at ------------------------------------------------------------------------
 
 
-@check("add_at adds values at the indices", points=2,
-       hint="Which `.at[...]` method adds instead of overwriting?")
+@check(
+    "add_at adds values at the indices",
+    points=2,
+    hint="Which `.at[...]` method adds instead of overwriting?",
+)
 def test_add_at_values(student, seed):
     values.assert_matches_reference(
-        compiled(student.add_at), _ref_add_at, _add_at_args(),
-        what="add_at(x, indices, values)", max_examples=25, seed=seed,
+        compiled(student.add_at),
+        _ref_add_at,
+        _add_at_args(),
+        what="add_at(x, indices, values)",
+        max_examples=25,
+        seed=seed,
         fix="return `jnp.asarray(x).at[indices].add(values)`",
     )
 
 
-@check("add_at accumulates repeated indices", points=2,
-       hint="When the same index appears twice, should the second value replace the first or be added to it?")
+@check(
+    "add_at accumulates repeated indices",
+    points=2,
+    hint="When the same index appears twice, should the second value replace the first or be added to it?",
+)
 def test_add_at_duplicates(student):
     x = jnp.zeros(4)
     indices = jnp.array([0, 0, 2, 2, 2])
     vals = jnp.array([1.0, 1.0, 1.0, 2.0, 3.0])
     got = student.add_at(x, indices, vals)
     try:
-        values.assert_close(got, np.array([2.0, 0.0, 6.0, 0.0]), what="add_at(zeros(4), [0, 0, 2, 2, 2], [1., 1., 1., 2., 3.])")
+        values.assert_close(
+            got,
+            np.array([2.0, 0.0, 6.0, 0.0]),
+            what="add_at(zeros(4), [0, 0, 2, 2, 2], [1., 1., 1., 2., 3.])",
+        )
     except CheckFailure as failure:
         raise with_cause(
             failure,
@@ -146,7 +183,8 @@ def test_add_at_duplicates(student):
         kind = exc.info.type if isinstance(exc, StudentError) else type(exc).__name__
         raise fail(
             "add_at([0., 0.], [0, 0], [1., 1.]) (the docstring's example, Python lists)",
-            expected="[2., 0.]", observed=f"{kind}: {str(exc).splitlines()[0] if str(exc) else ''}",
+            expected="[2., 0.]",
+            observed=f"{kind}: {str(exc).splitlines()[0] if str(exc) else ''}",
             cause="x, indices or values is used as given: a Python list cannot index a JAX array "
             "or be scattered with `.at[...]`",
             fix="convert each argument with `jnp.asarray` first",
@@ -154,39 +192,67 @@ def test_add_at_duplicates(student):
     values.assert_close(got, np.array([2.0, 0.0]), what="add_at([0., 0.], [0, 0], [1., 1.])")
 
 
-@check("add_at is pure: its inputs unchanged, no trace-time side effects", points=1,
-       requires=("test_add_at_values",),
-       hint="Does your function write into x (or into a NumPy copy that is really a view of it)?")
+@check(
+    "add_at is pure: its inputs unchanged, no trace-time side effects",
+    points=1,
+    requires=("test_add_at_values",),
+    hint="Does your function write into x (or into a NumPy copy that is really a view of it)?",
+)
 def test_add_at_pure(student):
     x = np.zeros(4, dtype=np.float32)
     indices = np.array([1, 1, 3])
     vals = np.array([1.0, 2.0, 3.0], dtype=np.float32)
-    _numpy_input(lambda: purity.assert_pure(
-        student.add_at, (x, indices, vals), what="add_at(x, indices, values) on NumPy inputs",
-        module=student))
-    no_trace_effects(student.add_at, tuple(map(jnp.asarray, (x, indices, vals))),
-                                        what="add_at(x, indices, values)", module=student)
+    _numpy_input(
+        lambda: purity.assert_pure(
+            student.add_at,
+            (x, indices, vals),
+            what="add_at(x, indices, values) on NumPy inputs",
+            module=student,
+        )
+    )
+    no_trace_effects(
+        student.add_at,
+        tuple(map(jnp.asarray, (x, indices, vals))),
+        what="add_at(x, indices, values)",
+        module=student,
+    )
 
 
 # -- standardize ---------------------------------------------------------------------
 
 
-@check("standardize gives zero mean and unit std along axis 0", points=2,
-       hint="Which statistics do you subtract and divide by, and along which axis are they taken?")
+@check(
+    "standardize gives zero mean and unit std along axis 0",
+    points=2,
+    hint="Which statistics do you subtract and divide by, and along which axis are they taken?",
+)
 def test_standardize_values(student, seed):
     values.assert_matches_reference(
-        compiled(student.standardize), _ref_standardize, st.tuples(_matrices(min_rows=2).map(jnp.asarray)),
-        what="standardize(x) (axis=0)", rtol=1e-4, atol=1e-5, max_examples=20, seed=seed,
+        compiled(student.standardize),
+        _ref_standardize,
+        st.tuples(_matrices(min_rows=2).map(jnp.asarray)),
+        what="standardize(x) (axis=0)",
+        rtol=1e-4,
+        atol=1e-5,
+        max_examples=20,
+        seed=seed,
         fix="`(x - jnp.mean(x, axis=axis, keepdims=True)) / (jnp.std(x, axis=axis, keepdims=True) + 1e-8)`",
     )
 
 
-@check("standardize works along axis=1 and on 3-D arrays", points=1, hidden=True,
-       hint="After `jnp.mean(x, axis=1)` the reduced axis is gone: does the result still line up with x when you subtract it?")
+@check(
+    "standardize works along axis=1 and on 3-D arrays",
+    points=1,
+    hidden=True,
+    hint="After `jnp.mean(x, axis=1)` the reduced axis is gone: does the result still line up with x when you subtract it?",
+)
 def test_standardize_other_axes(student):
     cases = [
         (np.arange(12, dtype=np.float32).reshape(3, 4) ** 2, 1),
-        (np.arange(9, dtype=np.float32).reshape(3, 3) ** 2, 1),  # square: a broadcasting slip is silent
+        (
+            np.arange(9, dtype=np.float32).reshape(3, 3) ** 2,
+            1,
+        ),  # square: a broadcasting slip is silent
         (np.arange(24, dtype=np.float32).reshape(2, 3, 4) ** 1.5, 1),
     ]
     standardize = compiled(student.standardize, static_argnames=("axis",))
@@ -197,7 +263,9 @@ def test_standardize_other_axes(student):
         except (TypeError, ValueError) as exc:
             kind = exc.info.type if isinstance(exc, StudentError) else type(exc).__name__
             raise fail(
-                what, expected=f"an array of shape {x.shape}", observed=f"{kind}: {exc}",
+                what,
+                expected=f"an array of shape {x.shape}",
+                observed=f"{kind}: {exc}",
                 cause="the reduced statistics do not broadcast against x",
                 fix="reduce with `keepdims=True` so the mean and std keep a size-1 axis",
             ) from None
@@ -212,61 +280,99 @@ def test_standardize_other_axes(student):
             ) from None
 
 
-@check("standardize maps a constant column to 0, not NaN (1e-8 added to the std)", points=2,
-       hint="What is 0 / 0 in floating point, and what does the `+ 1e-8` in the formula protect against?")
+@check(
+    "standardize maps a constant column to 0, not NaN (1e-8 added to the std)",
+    points=2,
+    hint="What is 0 / 0 in floating point, and what does the `+ 1e-8` in the formula protect against?",
+)
 def test_standardize_constant_column(student):
     x = jnp.array([[3.0, 1.0], [3.0, 2.0], [3.0, 6.0]])
     got = student.standardize(x)
     values.assert_finite(
-        got, what="standardize(x) with a constant first column",
+        got,
+        what="standardize(x) with a constant first column",
         cause="the std of a constant column is 0, so (x - mean) / std is 0 / 0 = NaN",
         fix="divide by `std + 1e-8`, as the formula says",
     )
-    values.assert_close(got, _ref_standardize(x), what="standardize(x) with a constant first column",
-                        rtol=1e-4, atol=1e-5)
+    values.assert_close(
+        got,
+        _ref_standardize(x),
+        what="standardize(x) with a constant first column",
+        rtol=1e-4,
+        atol=1e-5,
+    )
     # A column whose spread (5e-8) is close to the epsilon: only `std + 1e-8` gives +-0.8333
     # (`std + 2e-8` gives 0.714, `std - 1e-8` 1.25, `sqrt(var + 1e-8)` 0.0005).
     tiny = jnp.array([[3.0, 0.0], [3.0, 1e-7], [3.0, 0.0], [3.0, 1e-7]], jnp.float32)
     values.assert_close(
-        student.standardize(tiny), _ref_standardize(tiny),
+        student.standardize(tiny),
+        _ref_standardize(tiny),
         what="standardize(x) with a column of spread 1e-7 (std 5e-8, next to the 1e-8)",
-        rtol=1e-3, atol=1e-5,
+        rtol=1e-3,
+        atol=1e-5,
         cause="the epsilon is not `std + 1e-8` as the formula says (another value, subtracted, or "
         "inside a square root)",
         fix="divide by `jnp.std(x, axis=axis, keepdims=True) + 1e-8`",
     )
 
 
-@check("standardize is pure: its input unchanged, no trace-time side effects", points=1,
-       requires=("test_standardize_values",),
-       hint="Does `x -= mean` on a NumPy array change the caller's array?")
+@check(
+    "standardize is pure: its input unchanged, no trace-time side effects",
+    points=1,
+    requires=("test_standardize_values",),
+    hint="Does `x -= mean` on a NumPy array change the caller's array?",
+)
 def test_standardize_pure(student):
     x = np.array([[1.0, 2.0], [3.0, 5.0], [4.0, 9.0]], dtype=np.float32)
-    purity.assert_pure(student.standardize, (x,), what="standardize(x) on a NumPy x", module=student)
-    no_trace_effects(student.standardize, (jnp.asarray(x),), what="standardize(x)",
-                                        module=student)
+    purity.assert_pure(
+        student.standardize, (x,), what="standardize(x) on a NumPy x", module=student
+    )
+    no_trace_effects(student.standardize, (jnp.asarray(x),), what="standardize(x)", module=student)
 
 
 # -- jit --------------------------------------------------------------------------
 
 
-@check("set_element compiles under jax.jit", points=1, requires=("test_set_element_values",),
-       hint="Under jit, x is a tracer: does your code call NumPy on it or assign into it?")
+@check(
+    "set_element compiles under jax.jit",
+    points=1,
+    requires=("test_set_element_values",),
+    hint="Under jit, x is a tracer: does your code call NumPy on it or assign into it?",
+)
 def test_set_element_jit(student):
-    jit.assert_jittable(student.set_element, (jnp.arange(4.0), 1, 7.0), what="set_element(x, index, value)")
+    jit.assert_jittable(
+        student.set_element, (jnp.arange(4.0), 1, 7.0), what="set_element(x, index, value)"
+    )
 
 
-@check("add_at compiles under jax.jit", points=1, requires=("test_add_at_values",),
-       hint="Under jit, indices and values are tracers: can Python loop over them or NumPy read them?")
+@check(
+    "add_at compiles under jax.jit",
+    points=1,
+    requires=("test_add_at_values",),
+    hint="Under jit, indices and values are tracers: can Python loop over them or NumPy read them?",
+)
 def test_add_at_jit(student):
-    jit.assert_jittable(student.add_at, (jnp.zeros(3), jnp.array([0, 2, 0]), jnp.array([1.0, 2.0, 3.0])),
-                        what="add_at(x, indices, values)")
+    jit.assert_jittable(
+        student.add_at,
+        (jnp.zeros(3), jnp.array([0, 2, 0]), jnp.array([1.0, 2.0, 3.0])),
+        what="add_at(x, indices, values)",
+    )
 
 
-@check("standardize compiles under jax.jit (axis static)", points=1,
-       requires=("test_standardize_values",),
-       hint="Under jit, x is a tracer: are all the operations from jax.numpy?")
+@check(
+    "standardize compiles under jax.jit (axis static)",
+    points=1,
+    requires=("test_standardize_values",),
+    hint="Under jit, x is a tracer: are all the operations from jax.numpy?",
+)
 def test_standardize_jit(student):
     x = jnp.array([[1.0, 4.0, 2.0], [3.0, 0.0, 2.0]])
-    jit.assert_jittable(student.standardize, (x,), {"axis": 1}, static_argnames=("axis",),
-                        what="standardize(x, axis=1)", rtol=1e-4, atol=1e-5)
+    jit.assert_jittable(
+        student.standardize,
+        (x,),
+        {"axis": 1},
+        static_argnames=("axis",),
+        what="standardize(x, axis=1)",
+        rtol=1e-4,
+        atol=1e-5,
+    )

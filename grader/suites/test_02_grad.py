@@ -95,38 +95,67 @@ def _ref_mse(w, x, y):
 # -- exactness -----------------------------------------------------------------------------
 
 
-@check("derivative(f) is exact to float32 precision", points=3,
-       hint="Does your derivative sample f at nearby points? Which JAX transformation gives the exact derivative of a function?")
+@check(
+    "derivative(f) is exact to float32 precision",
+    points=3,
+    hint="Does your derivative sample f at nearby points? Which JAX transformation gives the exact derivative of a function?",
+)
 def test_derivative_exact(student, seed):
-    for f, d, name in ((_f_wave, _d_wave, "sin(3x) * exp(x / 2)"), (_f_offset, _d_offset, "x**3 + 1000")):
+    for f, d, name in (
+        (_f_wave, _d_wave, "sin(3x) * exp(x / 2)"),
+        (_f_offset, _d_offset, "x**3 + 1000"),
+    ):
         df = compiled(student.derivative(f))  # jitted in the sandbox while it compiles
 
         def derivative(x, df=df):
             return df(x)
 
         values.assert_matches_reference(
-            derivative, d, st.tuples(_POINTS), what=f"derivative(f)(x) for f(x) = {name}",
-            max_examples=25, seed=seed, cause=_NOT_EXACT, fix="return `jax.grad(f)`", **TOL,
+            derivative,
+            d,
+            st.tuples(_POINTS),
+            what=f"derivative(f)(x) for f(x) = {name}",
+            max_examples=25,
+            seed=seed,
+            cause=_NOT_EXACT,
+            fix="return `jax.grad(f)`",
+            **TOL,
         )
 
 
-@check("second_derivative(f) is exact to float32 precision", points=2,
-       hint="The second derivative is the derivative of the derivative: how do you compose jax.grad with itself?")
+@check(
+    "second_derivative(f) is exact to float32 precision",
+    points=2,
+    hint="The second derivative is the derivative of the derivative: how do you compose jax.grad with itself?",
+)
 def test_second_derivative_exact(student, seed):
-    for f, dd, name in ((_f_wave, _dd_wave, "sin(3x) * exp(x / 2)"), (_f_offset, _dd_offset, "x**3 + 1000")):
+    for f, dd, name in (
+        (_f_wave, _dd_wave, "sin(3x) * exp(x / 2)"),
+        (_f_offset, _dd_offset, "x**3 + 1000"),
+    ):
         ddf = compiled(student.second_derivative(f))
 
         def second_derivative(x, ddf=ddf):
             return ddf(x)
 
         values.assert_matches_reference(
-            second_derivative, dd, st.tuples(_POINTS), what=f"second_derivative(f)(x) for f(x) = {name}",
-            max_examples=25, seed=seed, cause=_NOT_EXACT, fix="return `jax.grad(jax.grad(f))`", **TOL,
+            second_derivative,
+            dd,
+            st.tuples(_POINTS),
+            what=f"second_derivative(f)(x) for f(x) = {name}",
+            max_examples=25,
+            seed=seed,
+            cause=_NOT_EXACT,
+            fix="return `jax.grad(jax.grad(f))`",
+            **TOL,
         )
 
 
-@check("hessian(f) is the exact (n, n) matrix of second derivatives", points=3,
-       hint="H[i, j] is d2f / dx_i dx_j: which JAX function (or composition of jacfwd and jacrev) builds that matrix?")
+@check(
+    "hessian(f) is the exact (n, n) matrix of second derivatives",
+    points=3,
+    hint="H[i, j] is d2f / dx_i dx_j: which JAX function (or composition of jacfwd and jacrev) builds that matrix?",
+)
 def test_hessian_exact(student, seed):
     hf = compiled(student.hessian(_f_bowl_offset))
 
@@ -135,8 +164,12 @@ def test_hessian_exact(student, seed):
 
     vectors = hnp.arrays(np.float32, 4, elements=st.floats(-1.5, 1.5, width=32)).map(jnp.asarray)
     values.assert_matches_reference(
-        hessian, _ref_hessian, st.tuples(vectors), what="hessian(f)(v) for f: R^4 -> R",
-        max_examples=20, seed=seed,
+        hessian,
+        _ref_hessian,
+        st.tuples(vectors),
+        what="hessian(f)(v) for f: R^4 -> R",
+        max_examples=20,
+        seed=seed,
         cause="not the exact Hessian: an outer product of gradients, the gradient alone, or a "
         "finite-difference approximation",
         fix="return `jax.hessian(f)` (or `jax.jacfwd(jax.jacrev(f))`)",
@@ -154,16 +187,20 @@ def test_hessian_exact(student, seed):
             kind = exc.info.type if isinstance(exc, StudentError) else type(exc).__name__
             raise fail(
                 f"hessian(f)(v) for f: R^{n} -> R",
-                expected=f"a ({n}, {n}) matrix", observed=f"{kind}: {str(exc).splitlines()[0] if str(exc) else ''}",
+                expected=f"a ({n}, {n}) matrix",
+                observed=f"{kind}: {str(exc).splitlines()[0] if str(exc) else ''}",
                 cause="the Hessian is built for one input size (a hard-coded number of basis vectors or rows)",
                 fix="let `jax.hessian(f)` find n from the input",
             ) from None
         values.assert_close(
-            got, _ref_chain_hessian(v), what=f"hessian(f)(v) for f: R^{n} -> R, f(v) = sum(v**4) / 4 "
+            got,
+            _ref_chain_hessian(v),
+            what=f"hessian(f)(v) for f: R^{n} -> R, f(v) = sum(v**4) / 4 "
             "+ sum(sin(v[:-1]) * v[1:])",
             cause="the Hessian is not right for this input size: is n (the number of basis vectors, "
             "rows or columns) hard-coded?",
-            fix="return `jax.hessian(f)`: it works for any n", **TOL,
+            fix="return `jax.hessian(f)`: it works for any n",
+            **TOL,
         )
 
 
@@ -176,24 +213,62 @@ def test_hessian_exact(student, seed):
 _LOOSE = {"rtol": 5e-2, "atol": 1e-1}
 
 
-@check("the returned functions compose with jax.jit", points=2,
-       hint="Is what derivative/second_derivative/hessian return an ordinary JAX function of its input, with no float() or NumPy call on it?")
+@check(
+    "the returned functions compose with jax.jit",
+    points=2,
+    hint="Is what derivative/second_derivative/hessian return an ordinary JAX function of its input, with no float() or NumPy call on it?",
+)
 def test_compose_with_jit(student, credit, gate):
     x = jnp.float32(0.7)
     v = jnp.array([0.3, -0.8, 1.1, 0.5])
-    score_cases(credit, [
-        ("derivative", lambda: (gate.require("test_derivative_exact"), jit.assert_jittable(
-            student.derivative(_f_wave), (x,), what="the function derivative(f) returns", **_LOOSE))),
-        ("second_derivative", lambda: (gate.require("test_second_derivative_exact"), jit.assert_jittable(
-            student.second_derivative(_f_wave), (x,), what="the function second_derivative(f) returns",
-            **_LOOSE))),
-        ("hessian", lambda: (gate.require("test_hessian_exact"), jit.assert_jittable(
-            student.hessian(_f_poly), (v,), what="the function hessian(f) returns", **_LOOSE))),
-    ])
+    score_cases(
+        credit,
+        [
+            (
+                "derivative",
+                lambda: (
+                    gate.require("test_derivative_exact"),
+                    jit.assert_jittable(
+                        student.derivative(_f_wave),
+                        (x,),
+                        what="the function derivative(f) returns",
+                        **_LOOSE,
+                    ),
+                ),
+            ),
+            (
+                "second_derivative",
+                lambda: (
+                    gate.require("test_second_derivative_exact"),
+                    jit.assert_jittable(
+                        student.second_derivative(_f_wave),
+                        (x,),
+                        what="the function second_derivative(f) returns",
+                        **_LOOSE,
+                    ),
+                ),
+            ),
+            (
+                "hessian",
+                lambda: (
+                    gate.require("test_hessian_exact"),
+                    jit.assert_jittable(
+                        student.hessian(_f_poly),
+                        (v,),
+                        what="the function hessian(f) returns",
+                        **_LOOSE,
+                    ),
+                ),
+            ),
+        ],
+    )
 
 
-@check("the returned functions compose with jax.vmap", points=2,
-       hint="jax.vmap must be able to trace what you return: does it turn its input into a Python float or a NumPy array?")
+@check(
+    "the returned functions compose with jax.vmap",
+    points=2,
+    hint="jax.vmap must be able to trace what you return: does it turn its input into a Python float or a NumPy array?",
+)
 def test_compose_with_vmap(student, credit, gate):
     xs = jnp.linspace(-1.5, 1.5, 8)
     vs = jnp.stack([jnp.linspace(-1.0, 1.0, 4) * s for s in (0.5, -1.0, 1.5)])
@@ -205,21 +280,49 @@ def test_compose_with_vmap(student, credit, gate):
         def run():
             gate.require(required)
             fn = make(f)
-            vmap.assert_matches_loop(client.jit(client.vmap(fn)), fn, (batch,), (0,), what=what, **_LOOSE)
+            vmap.assert_matches_loop(
+                client.jit(client.vmap(fn)), fn, (batch,), (0,), what=what, **_LOOSE
+            )
 
         return run
 
-    score_cases(credit, [
-        ("derivative", case("test_derivative_exact", student.derivative, _f_wave, xs,
-                            "jax.vmap(derivative(f))")),
-        ("second_derivative", case("test_second_derivative_exact", student.second_derivative, _f_wave, xs,
-                                   "jax.vmap(second_derivative(f))")),
-        ("hessian", case("test_hessian_exact", student.hessian, _f_poly, vs, "jax.vmap(hessian(f))")),
-    ])
+    score_cases(
+        credit,
+        [
+            (
+                "derivative",
+                case(
+                    "test_derivative_exact",
+                    student.derivative,
+                    _f_wave,
+                    xs,
+                    "jax.vmap(derivative(f))",
+                ),
+            ),
+            (
+                "second_derivative",
+                case(
+                    "test_second_derivative_exact",
+                    student.second_derivative,
+                    _f_wave,
+                    xs,
+                    "jax.vmap(second_derivative(f))",
+                ),
+            ),
+            (
+                "hessian",
+                case("test_hessian_exact", student.hessian, _f_poly, vs, "jax.vmap(hessian(f))"),
+            ),
+        ],
+    )
 
 
-@check("derivative composes with itself: derivative(derivative(f)) is f''", points=1, hidden=True,
-       hint="Can jax.grad differentiate the function your derivative returns?")
+@check(
+    "derivative composes with itself: derivative(derivative(f)) is f''",
+    points=1,
+    hidden=True,
+    hint="Can jax.grad differentiate the function your derivative returns?",
+)
 def test_derivative_of_derivative(student):
     try:
         ddf = student.derivative(student.derivative(_f_wave))
@@ -236,9 +339,14 @@ def test_derivative_of_derivative(student):
             "NumPy call on its input)",
             fix="return the function `jax.grad(f)` itself: it is differentiable again",
         ) from None
-    values.assert_close(got, [_dd_wave(x) for x in (-1.0, 0.4, 1.3)],
-                        what="derivative(derivative(f))(x) for f(x) = sin(3x) * exp(x / 2)",
-                        cause=_NOT_EXACT, fix="return `jax.grad(f)`", **TOL)
+    values.assert_close(
+        got,
+        [_dd_wave(x) for x in (-1.0, 0.4, 1.3)],
+        what="derivative(derivative(f))(x) for f(x) = sin(3x) * exp(x / 2)",
+        cause=_NOT_EXACT,
+        fix="return `jax.grad(f)`",
+        **TOL,
+    )
 
 
 # -- mse_value_and_grad -------------------------------------------------------------------
@@ -254,18 +362,29 @@ def _regression(draw):
     return jnp.asarray(w), jnp.asarray(x), jnp.asarray(y)
 
 
-@check("mse_value_and_grad returns (loss, dloss/dw)", points=2,
-       hint="Which JAX function returns the value of a function and its gradient together, as a pair?")
+@check(
+    "mse_value_and_grad returns (loss, dloss/dw)",
+    points=2,
+    hint="Which JAX function returns the value of a function and its gradient together, as a pair?",
+)
 def test_mse_values(student, seed):
     values.assert_matches_reference(
-        compiled(student.mse_value_and_grad), _ref_mse, _regression(),
-        what="mse_value_and_grad(w, x, y)", max_examples=25, seed=seed,
+        compiled(student.mse_value_and_grad),
+        _ref_mse,
+        _regression(),
+        what="mse_value_and_grad(w, x, y)",
+        max_examples=25,
+        seed=seed,
         fix="define `loss(w) = jnp.mean((x @ w - y) ** 2)` and return `jax.value_and_grad(loss)(w)`",
     )
 
 
-@check("mse_value_and_grad evaluates the model once (one pass)", points=1, requires=("test_mse_values",),
-       hint="Do you compute the loss and then call jax.grad, which runs the forward pass again?")
+@check(
+    "mse_value_and_grad evaluates the model once (one pass)",
+    points=1,
+    requires=("test_mse_values",),
+    hint="Do you compute the loss and then call jax.grad, which runs the forward pass again?",
+)
 def test_mse_one_pass(student):
     n, d = 7, 3
     w, x, y = jnp.ones(d), jnp.ones((n, d)), jnp.zeros(n)
@@ -278,7 +397,8 @@ def test_mse_one_pass(student):
     )
     # The forward pass is the contraction of x (n, d) down to the predictions (n,).
     forward = [
-        eqn for eqn in equations
+        eqn
+        for eqn in equations
         if eqn["primitive"] in ("dot_general", "reduce_sum")
         and [tuple(s) for s in eqn["outs"]] == [(n,)]
         and any(tuple(s) in ((n, d), (d, n)) for s in eqn["ins"])
@@ -293,10 +413,12 @@ def test_mse_one_pass(student):
         )
 
 
-
-@check("mse_value_and_grad compiles under jax.jit; all four functions are pure", points=1,
-       hint="Do your functions only read their arguments (no globals, no caches, no changes to x or y), "
-       "and do nothing (print, append) that happens only while jax.jit traces them?")
+@check(
+    "mse_value_and_grad compiles under jax.jit; all four functions are pure",
+    points=1,
+    hint="Do your functions only read their arguments (no globals, no caches, no changes to x or y), "
+    "and do nothing (print, append) that happens only while jax.jit traces them?",
+)
 def test_mse_jit_and_pure(student, credit, gate):
     w = np.array([0.5, -1.0, 2.0], dtype=np.float32)
     x = np.arange(12, dtype=np.float32).reshape(4, 3) / 4
@@ -307,10 +429,15 @@ def test_mse_jit_and_pure(student, credit, gate):
         gate.require("test_mse_values")
         arrays = (jnp.asarray(w), jnp.asarray(x), jnp.asarray(y))
         jit.assert_jittable(student.mse_value_and_grad, arrays, what="mse_value_and_grad(w, x, y)")
-        purity.assert_pure(student.mse_value_and_grad, (w, x, y), what="mse_value_and_grad(w, x, y)",
-                           module=student)
-        no_trace_effects(student.mse_value_and_grad, arrays, what="mse_value_and_grad(w, x, y)",
-                          module=student)
+        purity.assert_pure(
+            student.mse_value_and_grad,
+            (w, x, y),
+            what="mse_value_and_grad(w, x, y)",
+            module=student,
+        )
+        no_trace_effects(
+            student.mse_value_and_grad, arrays, what="mse_value_and_grad(w, x, y)", module=student
+        )
 
     def returned(required, make, f, arg, name):
         def run():
@@ -321,11 +448,30 @@ def test_mse_jit_and_pure(student, credit, gate):
 
         return run
 
-    score_cases(credit, [
-        ("mse_value_and_grad", mse),
-        ("derivative", returned("test_derivative_exact", student.derivative, _f_wave, np.float32(0.4),
-                                "derivative")),
-        ("second_derivative", returned("test_second_derivative_exact", student.second_derivative, _f_wave,
-                                       np.float32(0.4), "second_derivative")),
-        ("hessian", returned("test_hessian_exact", student.hessian, _f_poly, v, "hessian")),
-    ])
+    score_cases(
+        credit,
+        [
+            ("mse_value_and_grad", mse),
+            (
+                "derivative",
+                returned(
+                    "test_derivative_exact",
+                    student.derivative,
+                    _f_wave,
+                    np.float32(0.4),
+                    "derivative",
+                ),
+            ),
+            (
+                "second_derivative",
+                returned(
+                    "test_second_derivative_exact",
+                    student.second_derivative,
+                    _f_wave,
+                    np.float32(0.4),
+                    "second_derivative",
+                ),
+            ),
+            ("hessian", returned("test_hessian_exact", student.hessian, _f_poly, v, "hessian")),
+        ],
+    )

@@ -21,8 +21,10 @@ LESSON = "03_jit"
 TITLE = "jit and structured control flow"
 
 _COND_FIX = "branch with `jax.lax.cond(x > 0, lambda v: v ** 2, lambda v: -v, x)`"
-_SCAN_FIX = ("carry the total with `jax.lax.scan(step, 0.0, xs)`, where `step(total, x)` "
-             "returns `(total + x, total + x)`")
+_SCAN_FIX = (
+    "carry the total with `jax.lax.scan(step, 0.0, xs)`, where `step(total, x)` "
+    "returns `(total + x, total + x)`"
+)
 _LOOP_FIX = "run the Newton step with `jax.lax.fori_loop(0, n_iters, body, x0)`"
 
 
@@ -57,97 +59,174 @@ def _series(n):
 # -- piecewise ----------------------------------------------------------------------
 
 
-@check("piecewise returns x**2 for x > 0 and -x otherwise", points=2,
-       hint="Which branch should x = 0 take, and what does each branch return?")
+@check(
+    "piecewise returns x**2 for x > 0 and -x otherwise",
+    points=2,
+    hint="Which branch should x = 0 take, and what does each branch return?",
+)
 def test_piecewise_values(student):
-    values.assert_matches_reference(compiled(student.piecewise), _ref_piecewise, _SCALARS,
-                                    what="piecewise(x)", max_examples=40)
+    values.assert_matches_reference(
+        compiled(student.piecewise), _ref_piecewise, _SCALARS, what="piecewise(x)", max_examples=40
+    )
 
 
-@check("piecewise compiles under jax.jit", points=2, requires=("test_piecewise_values",),
-       hint="What does a Python `if` do with a value that is only known when the compiled program runs?")
+@check(
+    "piecewise compiles under jax.jit",
+    points=2,
+    requires=("test_piecewise_values",),
+    hint="What does a Python `if` do with a value that is only known when the compiled program runs?",
+)
 def test_piecewise_jit(student):
     for x in (-2.0, 0.0, 1.5):
         jit.assert_jittable(student.piecewise, (jnp.float32(x),), what="piecewise(x)")
 
 
-@check("piecewise branches with jax.lax.cond", points=2, requires=("test_piecewise_values",),
-       hint="Which jax.lax function takes a predicate and two functions, and runs only one of them?")
+@check(
+    "piecewise branches with jax.lax.cond",
+    points=2,
+    requires=("test_piecewise_values",),
+    hint="Which jax.lax function takes a predicate and two functions, and runs only one of them?",
+)
 def test_piecewise_cond(student):
-    primitives.assert_contains(student.piecewise, (jnp.float32(1.5),), "cond",
-                               what="piecewise(x)", fix=_COND_FIX)
+    primitives.assert_contains(
+        student.piecewise, (jnp.float32(1.5),), "cond", what="piecewise(x)", fix=_COND_FIX
+    )
 
 
 # -- running_sum --------------------------------------------------------------------
 
 
-@check("running_sum returns (total, partial_sums)", points=2,
-       hint="What should partial_sums[0] be, and how does total relate to partial_sums?")
+@check(
+    "running_sum returns (total, partial_sums)",
+    points=2,
+    hint="What should partial_sums[0] be, and how does total relate to partial_sums?",
+)
 def test_running_sum_values(student):
-    values.assert_matches_reference(compiled(student.running_sum), _ref_running_sum, _SERIES,
-                                    what="running_sum(xs)", rtol=1e-5, atol=1e-4, max_examples=30)
+    values.assert_matches_reference(
+        compiled(student.running_sum),
+        _ref_running_sum,
+        _SERIES,
+        what="running_sum(xs)",
+        rtol=1e-5,
+        atol=1e-4,
+        max_examples=30,
+    )
 
 
-@check("running_sum compiles under jax.jit", points=1, requires=("test_running_sum_values",),
-       hint="Is every operation inside running_sum a JAX operation on its argument?")
+@check(
+    "running_sum compiles under jax.jit",
+    points=1,
+    requires=("test_running_sum_values",),
+    hint="Is every operation inside running_sum a JAX operation on its argument?",
+)
 def test_running_sum_jit(student):
-    jit.assert_jittable(student.running_sum, (jnp.arange(8, dtype=jnp.float32),),
-                        what="running_sum(xs)", atol=1e-5)
+    jit.assert_jittable(
+        student.running_sum, (jnp.arange(8, dtype=jnp.float32),), what="running_sum(xs)", atol=1e-5
+    )
 
 
-@check("running_sum uses jax.lax.scan", points=2, requires=("test_running_sum_values",),
-       hint="How does jax.lax.scan carry a value from one element to the next, and what does it stack?")
+@check(
+    "running_sum uses jax.lax.scan",
+    points=2,
+    requires=("test_running_sum_values",),
+    hint="How does jax.lax.scan carry a value from one element to the next, and what does it stack?",
+)
 def test_running_sum_scan(student):
-    primitives.assert_contains(student.running_sum, _series(8), "scan",
-                               what="running_sum(xs)", fix=_SCAN_FIX)
+    primitives.assert_contains(
+        student.running_sum, _series(8), "scan", what="running_sum(xs)", fix=_SCAN_FIX
+    )
 
 
-@check("running_sum's jaxpr does not grow with the input length", points=2,
-       requires=("test_running_sum_values",),
-       hint="What does a Python loop over xs record while JAX traces it: one step, or one per element?")
+@check(
+    "running_sum's jaxpr does not grow with the input length",
+    points=2,
+    requires=("test_running_sum_values",),
+    hint="What does a Python loop over xs record while JAX traces it: one step, or one per element?",
+)
 def test_running_sum_no_growth(student):
-    growth.assert_no_growth(student.running_sum, _series, sizes=(4, 32), what="running_sum(xs)",
-                            fix=_SCAN_FIX)
+    growth.assert_no_growth(
+        student.running_sum, _series, sizes=(4, 32), what="running_sum(xs)", fix=_SCAN_FIX
+    )
 
 
 # -- newton_sqrt --------------------------------------------------------------------
 
 
-@check("newton_sqrt converges to sqrt(a) for a in [1e-2, 1e4]", points=2,
-       hint="Does your starting guess stay positive, and is 20 steps of x <- (x + a/x)/2 enough from it?")
+@check(
+    "newton_sqrt converges to sqrt(a) for a in [1e-2, 1e4]",
+    points=2,
+    hint="Does your starting guess stay positive, and is 20 steps of x <- (x + a/x)/2 enough from it?",
+)
 def test_newton_values(student):
-    values.assert_matches_reference(compiled(student.newton_sqrt), _ref_sqrt, _POSITIVES,
-                                    what="newton_sqrt(a)", rtol=1e-5, atol=0.0, max_examples=30,
-                                    cause="the iteration has not converged after 20 steps, or the "
-                                    "update is not x <- 0.5 * (x + a / x)")
+    values.assert_matches_reference(
+        compiled(student.newton_sqrt),
+        _ref_sqrt,
+        _POSITIVES,
+        what="newton_sqrt(a)",
+        rtol=1e-5,
+        atol=0.0,
+        max_examples=30,
+        cause="the iteration has not converged after 20 steps, or the "
+        "update is not x <- 0.5 * (x + a / x)",
+    )
 
 
-@check("newton_sqrt compiles under jax.jit with n_iters static", points=1,
-       requires=("test_newton_values",),
-       hint="Which of a and n_iters must be a Python value while tracing, and which can be traced?")
+@check(
+    "newton_sqrt compiles under jax.jit with n_iters static",
+    points=1,
+    requires=("test_newton_values",),
+    hint="Which of a and n_iters must be a Python value while tracing, and which can be traced?",
+)
 def test_newton_jit(student):
-    jit.assert_jittable(student.newton_sqrt, (jnp.float32(2.0),), {"n_iters": 20},
-                        static_argnames=("n_iters",), what="newton_sqrt(a, n_iters)")
+    jit.assert_jittable(
+        student.newton_sqrt,
+        (jnp.float32(2.0),),
+        {"n_iters": 20},
+        static_argnames=("n_iters",),
+        what="newton_sqrt(a, n_iters)",
+    )
 
 
-@check("newton_sqrt loops with a JAX loop primitive", points=1, requires=("test_newton_values",),
-       hint="Which jax.lax function runs a body a given number of times inside the compiled program?")
+@check(
+    "newton_sqrt loops with a JAX loop primitive",
+    points=1,
+    requires=("test_newton_values",),
+    hint="Which jax.lax function runs a body a given number of times inside the compiled program?",
+)
 def test_newton_loop_primitive(student):
-    primitives.assert_contains(student.newton_sqrt, (jnp.float32(2.0), 20), ("while", "scan"),
-                               static_argnames=("n_iters",), what="newton_sqrt(a, n_iters)",
-                               fix=_LOOP_FIX)
+    primitives.assert_contains(
+        student.newton_sqrt,
+        (jnp.float32(2.0), 20),
+        ("while", "scan"),
+        static_argnames=("n_iters",),
+        what="newton_sqrt(a, n_iters)",
+        fix=_LOOP_FIX,
+    )
 
 
-@check("newton_sqrt's jaxpr does not grow with n_iters", points=1, requires=("test_newton_values",),
-       hint="If you double n_iters, should the traced program double in size?")
+@check(
+    "newton_sqrt's jaxpr does not grow with n_iters",
+    points=1,
+    requires=("test_newton_values",),
+    hint="If you double n_iters, should the traced program double in size?",
+)
 def test_newton_no_growth(student):
-    growth.assert_no_growth(student.newton_sqrt, lambda n: (jnp.float32(2.0), n), sizes=(5, 40),
-                            static_argnames=("n_iters",), what="newton_sqrt(a, n_iters)",
-                            fix=_LOOP_FIX)
+    growth.assert_no_growth(
+        student.newton_sqrt,
+        lambda n: (jnp.float32(2.0), n),
+        sizes=(5, 40),
+        static_argnames=("n_iters",),
+        what="newton_sqrt(a, n_iters)",
+        fix=_LOOP_FIX,
+    )
 
 
-@check("newton_sqrt takes n_iters Newton steps", points=1, requires=("test_newton_values",),
-       hint="Is the loop's trip count the n_iters argument, and is each step x <- (x + a / x) / 2?")
+@check(
+    "newton_sqrt takes n_iters Newton steps",
+    points=1,
+    requires=("test_newton_values",),
+    hint="Is the loop's trip count the n_iters argument, and is each step x <- (x + a / x) / 2?",
+)
 def test_newton_steps(student):
     # The starting guess is the student's: only the step between n and n + 1 iterations is
     # fixed, so the trajectory newton_sqrt(a, 1), ..., newton_sqrt(a, 6) is checked step by step.
@@ -159,10 +238,12 @@ def test_newton_steps(student):
         moved = moved or not np.isclose(xs[0], xs[-1], rtol=1e-3)
         for k, (x, nxt) in enumerate(itertools.pairwise(xs), start=1):
             values.assert_close(
-                np.float32(nxt), np.float32(0.5 * (x + a / x)),
+                np.float32(nxt),
+                np.float32(0.5 * (x + a / x)),
                 what=f"newton_sqrt({a:g}, n_iters={k + 1}) against one Newton step from "
                 f"newton_sqrt({a:g}, n_iters={k}) = {x:.7g}",
-                rtol=1e-5, atol=0.0,
+                rtol=1e-5,
+                atol=0.0,
                 cause="one more iteration is not one more Newton step x <- (x + a / x) / 2: the loop "
                 "does not run n_iters times (a constant or shifted trip count) or the step differs",
                 fix=_LOOP_FIX,
@@ -171,8 +252,11 @@ def test_newton_steps(student):
     # so another default shows (whatever the starting guess).
     for a in (2.0, 1e12, 1e30):
         values.assert_close(
-            newton(np.float32(a)), newton(np.float32(a), n_iters=20),
-            what=f"newton_sqrt({a:g}) against newton_sqrt({a:g}, n_iters=20)", rtol=1e-6, atol=0.0,
+            newton(np.float32(a)),
+            newton(np.float32(a), n_iters=20),
+            what=f"newton_sqrt({a:g}) against newton_sqrt({a:g}, n_iters=20)",
+            rtol=1e-6,
+            atol=0.0,
             cause="the default number of iterations is not 20, as the signature `newton_sqrt(a, "
             "n_iters=20)` says",
             fix="keep the signature `def newton_sqrt(a, n_iters=20)`",
@@ -192,39 +276,104 @@ def test_newton_steps(student):
 # -- all three ----------------------------------------------------------------------
 
 
-@check("each function is traced once for repeated same-shaped calls", points=1,
-       hint="If you jit a function yourself, which arguments did you mark static, and do their values change between calls?")
+@check(
+    "each function is traced once for repeated same-shaped calls",
+    points=1,
+    hint="If you jit a function yourself, which arguments did you mark static, and do their values change between calls?",
+)
 def test_traced_once(student, credit, gate):
-    score_cases(credit, [
-        ("piecewise", lambda: (gate.require("test_piecewise_values"), traces.assert_traced_once(
-            student.piecewise, [(jnp.float32(v),) for v in (-1.0, 2.0, 0.5)], what="piecewise(x)"))),
-        ("running_sum", lambda: (gate.require("test_running_sum_values"), traces.assert_traced_once(
-            student.running_sum, [(jnp.arange(8, dtype=jnp.float32) + v,) for v in (0, 1, 2)],
-            what="running_sum(xs)"))),
-        ("newton_sqrt", lambda: (gate.require("test_newton_values"), traces.assert_traced_once(
-            student.newton_sqrt, [(2.0, 20), (3.0, 20), (10.0, 20)], static_argnames=("n_iters",),
-            what="newton_sqrt(a, n_iters)"))),
-    ])
+    score_cases(
+        credit,
+        [
+            (
+                "piecewise",
+                lambda: (
+                    gate.require("test_piecewise_values"),
+                    traces.assert_traced_once(
+                        student.piecewise,
+                        [(jnp.float32(v),) for v in (-1.0, 2.0, 0.5)],
+                        what="piecewise(x)",
+                    ),
+                ),
+            ),
+            (
+                "running_sum",
+                lambda: (
+                    gate.require("test_running_sum_values"),
+                    traces.assert_traced_once(
+                        student.running_sum,
+                        [(jnp.arange(8, dtype=jnp.float32) + v,) for v in (0, 1, 2)],
+                        what="running_sum(xs)",
+                    ),
+                ),
+            ),
+            (
+                "newton_sqrt",
+                lambda: (
+                    gate.require("test_newton_values"),
+                    traces.assert_traced_once(
+                        student.newton_sqrt,
+                        [(2.0, 20), (3.0, 20), (10.0, 20)],
+                        static_argnames=("n_iters",),
+                        what="newton_sqrt(a, n_iters)",
+                    ),
+                ),
+            ),
+        ],
+    )
 
 
-@check("the three functions are pure (no mutation, globals, RNG or trace-time side effects)", points=1,
-       hint="Does anything in your functions happen only the first time they are traced, or change module state?")
+@check(
+    "the three functions are pure (no mutation, globals, RNG or trace-time side effects)",
+    points=1,
+    hint="Does anything in your functions happen only the first time they are traced, or change module state?",
+)
 def test_pure(student, credit, gate):
     xs = np.arange(6, dtype=np.float32)
-    score_cases(credit, [
-        ("piecewise", lambda: (
-            gate.require("test_piecewise_values"),
-            purity.assert_pure(student.piecewise, (np.float32(1.5),), what="piecewise(x)", module=student),
-            purity.assert_no_trace_side_effects(student.piecewise, (np.float32(-1.5),),
-                                                what="piecewise(x)", module=student))),
-        ("running_sum", lambda: (
-            gate.require("test_running_sum_values"),
-            purity.assert_pure(student.running_sum, (xs,), what="running_sum(xs)", module=student),
-            purity.assert_no_trace_side_effects(student.running_sum, (xs,), what="running_sum(xs)",
-                                                module=student))),
-        ("newton_sqrt", lambda: (
-            gate.require("test_newton_values"),
-            purity.assert_pure(student.newton_sqrt, (np.float32(2.0),), what="newton_sqrt(a)", module=student),
-            purity.assert_no_trace_side_effects(student.newton_sqrt, (np.float32(2.0),),
-                                                what="newton_sqrt(a)", module=student))),
-    ])
+    score_cases(
+        credit,
+        [
+            (
+                "piecewise",
+                lambda: (
+                    gate.require("test_piecewise_values"),
+                    purity.assert_pure(
+                        student.piecewise, (np.float32(1.5),), what="piecewise(x)", module=student
+                    ),
+                    purity.assert_no_trace_side_effects(
+                        student.piecewise, (np.float32(-1.5),), what="piecewise(x)", module=student
+                    ),
+                ),
+            ),
+            (
+                "running_sum",
+                lambda: (
+                    gate.require("test_running_sum_values"),
+                    purity.assert_pure(
+                        student.running_sum, (xs,), what="running_sum(xs)", module=student
+                    ),
+                    purity.assert_no_trace_side_effects(
+                        student.running_sum, (xs,), what="running_sum(xs)", module=student
+                    ),
+                ),
+            ),
+            (
+                "newton_sqrt",
+                lambda: (
+                    gate.require("test_newton_values"),
+                    purity.assert_pure(
+                        student.newton_sqrt,
+                        (np.float32(2.0),),
+                        what="newton_sqrt(a)",
+                        module=student,
+                    ),
+                    purity.assert_no_trace_side_effects(
+                        student.newton_sqrt,
+                        (np.float32(2.0),),
+                        what="newton_sqrt(a)",
+                        module=student,
+                    ),
+                ),
+            ),
+        ],
+    )

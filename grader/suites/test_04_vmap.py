@@ -86,46 +86,71 @@ def _batch_predict_call(student, params, xs, what):
         if "inconsistent sizes" not in str(exc):
             raise
         raise fail(
-            what, expected=f"predictions of shape ({xs.shape[0]}, {params['w'].shape[0]})",
+            what,
+            expected=f"predictions of shape ({xs.shape[0]}, {params['w'].shape[0]})",
             observed=f"ValueError: {str(exc).splitlines()[0]}",
-            cause=_PARAMS_BATCHED, fix=_IN_AXES_FIX,
+            cause=_PARAMS_BATCHED,
+            fix=_IN_AXES_FIX,
         ) from None
 
 
 # -- predict ---------------------------------------------------------------------------
 
 
-@check("predict computes w @ x + b for one example", points=2,
-       hint="For w of shape (out, in) and x of shape (in,), which product gives a vector of shape (out,)?")
+@check(
+    "predict computes w @ x + b for one example",
+    points=2,
+    hint="For w of shape (out, in) and x of shape (in,), which product gives a vector of shape (out,)?",
+)
 def test_predict_values(student, seed):
     values.assert_matches_reference(
-        compiled(student.predict), _ref_predict, _predict_args(), what="predict(params, x)", max_examples=20, seed=seed,
+        compiled(student.predict),
+        _ref_predict,
+        _predict_args(),
+        what="predict(params, x)",
+        max_examples=20,
+        seed=seed,
         fix="return `params['w'] @ x + params['b']`",
     )
 
 
-@check("predict compiles under jax.jit", points=1, requires=("test_predict_values",),
-       hint="Under jit (and under vmap) x is a tracer: is every operation in predict from jax.numpy?")
+@check(
+    "predict compiles under jax.jit",
+    points=1,
+    requires=("test_predict_values",),
+    hint="Under jit (and under vmap) x is a tracer: is every operation in predict from jax.numpy?",
+)
 def test_predict_jit(student):
-    jit.assert_jittable(student.predict, (_params(3, 5), _batch(1, 5)[0]), what="predict(params, x)")
+    jit.assert_jittable(
+        student.predict, (_params(3, 5), _batch(1, 5)[0]), what="predict(params, x)"
+    )
 
 
 # -- batch_predict -------------------------------------------------------------------
 
 
-@check("batch_predict matches a Python loop of predict", points=3,
-       hint="What does jax.vmap(predict, in_axes=...) return, and which axis of xs holds the examples?")
+@check(
+    "batch_predict matches a Python loop of predict",
+    points=3,
+    hint="What does jax.vmap(predict, in_axes=...) return, and which axis of xs holds the examples?",
+)
 def test_batch_predict_matches_loop(student):
     params, xs = _params(3, 5), _batch(6, 5)
     _batch_predict_call(student, params, xs, "batch_predict(params, xs) for 6 examples")
     vmap.assert_matches_loop(
-        student.batch_predict, _ref_predict, (params, xs), (None, 0),
+        student.batch_predict,
+        _ref_predict,
+        (params, xs),
+        (None, 0),
         what="batch_predict(params, xs)",
     )
 
 
-@check("batch_predict does not batch params", points=2,
-       hint="in_axes has one entry per argument: which entry says 'the same params for every example'?")
+@check(
+    "batch_predict does not batch params",
+    points=2,
+    hint="in_axes has one entry per argument: which entry says 'the same params for every example'?",
+)
 def test_batch_predict_params_unbatched(student):
     # A batch of 4 examples and weights with 4 output rows: mapping over params by
     # mistake raises nothing here, it silently pairs example i with row i of w.
@@ -139,17 +164,27 @@ def test_batch_predict_params_unbatched(student):
         shape = np.shape(got)
         cause = _PARAMS_BATCHED if shape == (4,) else ""
         f = failure.finding
-        raise fail(f.checked, expected=f.expected, observed=f.observed, cause=cause or f.cause,
-                   fix=_IN_AXES_FIX) from None
+        raise fail(
+            f.checked,
+            expected=f.expected,
+            observed=f.observed,
+            cause=cause or f.cause,
+            fix=_IN_AXES_FIX,
+        ) from None
 
 
-@check("batch_predict's jaxpr does not grow with the batch size", points=2,
-       requires=("test_batch_predict_matches_loop", "test_batch_predict_params_unbatched"),
-       hint="Does a Python loop over the examples run while JAX traces your function? What does vmap do instead?")
+@check(
+    "batch_predict's jaxpr does not grow with the batch size",
+    points=2,
+    requires=("test_batch_predict_matches_loop", "test_batch_predict_params_unbatched"),
+    hint="Does a Python loop over the examples run while JAX traces your function? What does vmap do instead?",
+)
 def test_batch_predict_no_growth(student):
     params = _params(3, 5)
     growth.assert_no_growth(
-        student.batch_predict, lambda n: (params, _batch(n, 5)), sizes=(4, 32),
+        student.batch_predict,
+        lambda n: (params, _batch(n, 5)),
+        sizes=(4, 32),
         what="batch_predict(params, xs)",
         cause="a Python loop (or list comprehension) over the examples unrolls: one copy of "
         "predict per example",
@@ -157,29 +192,45 @@ def test_batch_predict_no_growth(student):
     )
 
 
-@check("batch_predict compiles under jax.jit", points=1,
-       requires=("test_batch_predict_matches_loop", "test_batch_predict_params_unbatched"),
-       hint="Is everything inside batch_predict a JAX operation on its arguments?")
+@check(
+    "batch_predict compiles under jax.jit",
+    points=1,
+    requires=("test_batch_predict_matches_loop", "test_batch_predict_params_unbatched"),
+    hint="Is everything inside batch_predict a JAX operation on its arguments?",
+)
 def test_batch_predict_jit(student):
-    jit.assert_jittable(student.batch_predict, (_params(3, 5), _batch(6, 5)), what="batch_predict(params, xs)")
+    jit.assert_jittable(
+        student.batch_predict, (_params(3, 5), _batch(6, 5)), what="batch_predict(params, xs)"
+    )
 
 
 # -- pairwise_sq_dists ------------------------------------------------------------------
 
 
-@check("pairwise_sq_dists matches a double loop", points=3,
-       hint="D[i, j] pairs row i of a with row j of b: which vmap maps over a, which over b, and in which order?")
+@check(
+    "pairwise_sq_dists matches a double loop",
+    points=3,
+    hint="D[i, j] pairs row i of a with row j of b: which vmap maps over a, which over b, and in which order?",
+)
 def test_pairwise_values(student, seed):
     values.assert_matches_reference(
-        compiled(student.pairwise_sq_dists), _ref_pairwise, _pairwise_args(),
-        what="pairwise_sq_dists(a, b)", max_examples=20, seed=seed,
+        compiled(student.pairwise_sq_dists),
+        _ref_pairwise,
+        _pairwise_args(),
+        what="pairwise_sq_dists(a, b)",
+        max_examples=20,
+        seed=seed,
         fix="inner `jax.vmap(sq_dist, in_axes=(None, 0))` over b, outer `in_axes=(0, None)` over a",
     )
 
 
-@check("pairwise_sq_dists is 0 for identical points and never negative", points=1, hidden=True,
-       requires=("test_pairwise_values",),
-       hint="Does your formula subtract two large, nearly equal numbers (|a|^2 + |b|^2 - 2 a.b)?")
+@check(
+    "pairwise_sq_dists is 0 for identical points and never negative",
+    points=1,
+    hidden=True,
+    requires=("test_pairwise_values",),
+    hint="Does your formula subtract two large, nearly equal numbers (|a|^2 + |b|^2 - 2 a.b)?",
+)
 def test_pairwise_exact_zeros(student):
     rng = np.random.default_rng(4)
     a = jnp.asarray(rng.normal(size=(6, 5)).astype(np.float32) * 30)
@@ -196,9 +247,12 @@ def test_pairwise_exact_zeros(student):
         )
 
 
-@check("pairwise_sq_dists's jaxpr does not grow with len(a) or len(b)", points=2,
-       requires=("test_pairwise_values",),
-       hint="A loop over the rows of a (or of b) unrolls while tracing: how do two nested vmaps avoid both loops?")
+@check(
+    "pairwise_sq_dists's jaxpr does not grow with len(a) or len(b)",
+    points=2,
+    requires=("test_pairwise_values",),
+    hint="A loop over the rows of a (or of b) unrolls while tracing: how do two nested vmaps avoid both loops?",
+)
 def test_pairwise_no_growth(student):
     rng = np.random.default_rng(5)
 
@@ -206,20 +260,28 @@ def test_pairwise_no_growth(student):
         return jnp.asarray(rng.normal(size=(n, 3)).astype(np.float32))
 
     growth.assert_no_growth(
-        student.pairwise_sq_dists, lambda n: (points(n), points(n + 3)), sizes=(4, 24),
+        student.pairwise_sq_dists,
+        lambda n: (points(n), points(n + 3)),
+        sizes=(4, 24),
         what="pairwise_sq_dists(a, b)",
         cause="a Python loop over the rows of a or b unrolls: one copy of the distance per row",
         fix="nest two `jax.vmap`s: the inner over b, the outer over a",
     )
 
 
-@check("pairwise_sq_dists compiles under jax.jit", points=1, requires=("test_pairwise_values",),
-       hint="Is everything inside pairwise_sq_dists a JAX operation on its arguments?")
+@check(
+    "pairwise_sq_dists compiles under jax.jit",
+    points=1,
+    requires=("test_pairwise_values",),
+    hint="Is everything inside pairwise_sq_dists a JAX operation on its arguments?",
+)
 def test_pairwise_jit(student):
     rng = np.random.default_rng(6)
     a = jnp.asarray(rng.normal(size=(4, 3)).astype(np.float32))
     b = jnp.asarray(rng.normal(size=(7, 3)).astype(np.float32))
-    jit.assert_jittable(student.pairwise_sq_dists, (a, b), what="pairwise_sq_dists(a, b)", rtol=1e-5, atol=1e-5)
+    jit.assert_jittable(
+        student.pairwise_sq_dists, (a, b), what="pairwise_sq_dists(a, b)", rtol=1e-5, atol=1e-5
+    )
 
 
 def _pure_case(gate, required, fn, args, what, module):
@@ -227,8 +289,9 @@ def _pure_case(gate, required, fn, args, what, module):
         gate.require(*required)
         purity.assert_pure(fn, args, what=what, module=module)
         try:
-            purity.assert_no_trace_side_effects(fn, tuple(jax.tree.map(jnp.asarray, args)), what=what,
-                                                module=module)
+            purity.assert_no_trace_side_effects(
+                fn, tuple(jax.tree.map(jnp.asarray, args)), what=what, module=module
+            )
         except CheckFailure as failure:  # a function that does not compile: its jit check says so
             if failure.finding.expected != "the function runs under jit":
                 raise
@@ -236,18 +299,51 @@ def _pure_case(gate, required, fn, args, what, module):
     return run
 
 
-@check("predict, batch_predict and pairwise_sq_dists are pure", points=1,
-       hint="Do your functions change their arguments or any module-level variable, or do something "
-       "(print, append) only while jax.jit traces them?")
+@check(
+    "predict, batch_predict and pairwise_sq_dists are pure",
+    points=1,
+    hint="Do your functions change their arguments or any module-level variable, or do something "
+    "(print, append) only while jax.jit traces them?",
+)
 def test_pure(student, credit, gate):
     params = {"w": np.ones((2, 3), np.float32), "b": np.zeros(2, np.float32)}
     xs = np.arange(12, dtype=np.float32).reshape(4, 3)
     batch_values = ("test_batch_predict_matches_loop", "test_batch_predict_params_unbatched")
-    score_cases(credit, [
-        ("predict", _pure_case(gate, ("test_predict_values",), student.predict, (params, xs[0]),
-                               "predict(params, x)", student)),
-        ("batch_predict", _pure_case(gate, batch_values, student.batch_predict, (params, xs),
-                                     "batch_predict(params, xs)", student)),
-        ("pairwise_sq_dists", _pure_case(gate, ("test_pairwise_values",), student.pairwise_sq_dists,
-                                         (xs, xs[:2]), "pairwise_sq_dists(a, b)", student)),
-    ])
+    score_cases(
+        credit,
+        [
+            (
+                "predict",
+                _pure_case(
+                    gate,
+                    ("test_predict_values",),
+                    student.predict,
+                    (params, xs[0]),
+                    "predict(params, x)",
+                    student,
+                ),
+            ),
+            (
+                "batch_predict",
+                _pure_case(
+                    gate,
+                    batch_values,
+                    student.batch_predict,
+                    (params, xs),
+                    "batch_predict(params, xs)",
+                    student,
+                ),
+            ),
+            (
+                "pairwise_sq_dists",
+                _pure_case(
+                    gate,
+                    ("test_pairwise_values",),
+                    student.pairwise_sq_dists,
+                    (xs, xs[:2]),
+                    "pairwise_sq_dists(a, b)",
+                    student,
+                ),
+            ),
+        ],
+    )

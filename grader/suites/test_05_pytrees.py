@@ -66,7 +66,9 @@ def _ref_sgd(params, grads, lr):
 
 
 def _ref_norm(tree):
-    return np.sqrt(sum(float(np.sum(np.asarray(leaf, np.float64) ** 2)) for leaf in _ref_leaves(tree)))
+    return np.sqrt(
+        sum(float(np.sum(np.asarray(leaf, np.float64) ** 2)) for leaf in _ref_leaves(tree))
+    )
 
 
 def _ref_shapes(tree):
@@ -125,30 +127,46 @@ _NESTED_SHAPES = {
     "frozen": None,
 }
 
-_STRUCTURE_FIX = "use `jax.tree.map(...)`: it rebuilds the same containers (dicts, lists, tuples, namedtuples)"
+_STRUCTURE_FIX = (
+    "use `jax.tree.map(...)`: it rebuilds the same containers (dicts, lists, tuples, namedtuples)"
+)
 
 
 # -- count_params ---------------------------------------------------------------------
 
 
-@check("count_params counts the lesson MLP's 235,146 parameters", points=1,
-       hint="Is it the number of leaves, or the number of scalars in them? What does `.size` give?")
+@check(
+    "count_params counts the lesson MLP's 235,146 parameters",
+    points=1,
+    hint="Is it the number of leaves, or the number of scalars in them? What does `.size` give?",
+)
 def test_count_params_lesson(student):
     got = student.count_params(_lesson_params())
     if int(got) != 235_146:
         raise fail(
             "count_params(params) for the lesson's 784-256-128-10 MLP",
-            expected="235146 (784*256 + 256 + 256*128 + 128 + 128*10 + 10)", observed=repr(got),
-            cause="6 means the leaves were counted, not the scalars in them" if int(got) == 6 else "",
+            expected="235146 (784*256 + 256 + 256*128 + 128 + 128*10 + 10)",
+            observed=repr(got),
+            cause="6 means the leaves were counted, not the scalars in them"
+            if int(got) == 6
+            else "",
             fix="add up `leaf.size` over `jax.tree.leaves(tree)`",
         )
 
 
-@check("count_params works on any nesting of dicts, lists, tuples and namedtuples", points=2,
-       hint="Does your code walk the tree itself (and so only know dicts), or let jax.tree.leaves find every leaf?")
+@check(
+    "count_params works on any nesting of dicts, lists, tuples and namedtuples",
+    points=2,
+    hint="Does your code walk the tree itself (and so only know dicts), or let jax.tree.leaves find every leaf?",
+)
 def test_count_params_nested(student, seed):
     values.assert_matches_reference(
-        student.count_params, _ref_count, st.tuples(_TREES), what="count_params(tree)", max_examples=25, seed=seed,
+        student.count_params,
+        _ref_count,
+        st.tuples(_TREES),
+        what="count_params(tree)",
+        max_examples=25,
+        seed=seed,
         fix="`sum(leaf.size for leaf in jax.tree.leaves(tree))`",
     )
 
@@ -156,41 +174,64 @@ def test_count_params_nested(student, seed):
 # -- tree_sgd ----------------------------------------------------------------------------
 
 
-@check("tree_sgd updates the lesson params leaf by leaf", points=2,
-       hint="Which jax.tree function applies a two-argument function to matching leaves of two trees?")
+@check(
+    "tree_sgd updates the lesson params leaf by leaf",
+    points=2,
+    hint="Which jax.tree function applies a two-argument function to matching leaves of two trees?",
+)
 def test_tree_sgd_lesson(student):
     params, grads = _lesson_params((6, 5, 4, 3)), _lesson_params((6, 5, 4, 3), seed=1)
     expected = _ref_sgd(params, grads, 0.5)
     got = student.tree_sgd(params, grads, 0.5)
-    values.assert_tree_structure(got, expected, what="tree_sgd(params, grads, 0.5)", fix=_STRUCTURE_FIX)
+    values.assert_tree_structure(
+        got, expected, what="tree_sgd(params, grads, 0.5)", fix=_STRUCTURE_FIX
+    )
     values.assert_close(got, expected, what="tree_sgd(params, grads, 0.5)")
 
 
-@check("tree_sgd keeps any tree structure (lists, tuples, namedtuples, dicts)", points=2,
-       hint="If you flatten the trees with jax.tree.leaves, how do you get the original containers back?")
+@check(
+    "tree_sgd keeps any tree structure (lists, tuples, namedtuples, dicts)",
+    points=2,
+    hint="If you flatten the trees with jax.tree.leaves, how do you get the original containers back?",
+)
 def test_tree_sgd_nested(student, seed):
     values.assert_matches_reference(
-        compiled(student.tree_sgd), _ref_sgd, _sgd_args(), what="tree_sgd(params, grads, lr)", max_examples=20, seed=seed,
+        compiled(student.tree_sgd),
+        _ref_sgd,
+        _sgd_args(),
+        what="tree_sgd(params, grads, lr)",
+        max_examples=20,
+        seed=seed,
         fix=_STRUCTURE_FIX,
     )
 
 
-@check("tree_sgd is pure: params unchanged, no module state, nothing only at trace time", points=1,
-       hint="Do you assign into params[...] (changing the caller's dict) or keep anything in a global?",
-       requires=("test_tree_sgd_lesson",))
+@check(
+    "tree_sgd is pure: params unchanged, no module state, nothing only at trace time",
+    points=1,
+    hint="Do you assign into params[...] (changing the caller's dict) or keep anything in a global?",
+    requires=("test_tree_sgd_lesson",),
+)
 def test_tree_sgd_pure(student):
-    params = {"layer1": {"w": np.ones((3, 2), np.float32), "b": np.zeros(2, np.float32)},
-              "layer2": {"w": np.ones((2, 1), np.float32), "b": np.zeros(1, np.float32)}}
+    params = {
+        "layer1": {"w": np.ones((3, 2), np.float32), "b": np.zeros(2, np.float32)},
+        "layer2": {"w": np.ones((2, 1), np.float32), "b": np.zeros(1, np.float32)},
+    }
     grads = jax.tree.map(lambda p: np.full_like(p, 0.5), params)
-    purity.assert_pure(student.tree_sgd, (params, grads, 0.1), what="tree_sgd(params, grads, 0.1)",
-                       module=student)
-    purity.assert_no_trace_side_effects(student.tree_sgd, (params, grads, 0.1),
-                                        what="tree_sgd(params, grads, 0.1)", module=student)
+    purity.assert_pure(
+        student.tree_sgd, (params, grads, 0.1), what="tree_sgd(params, grads, 0.1)", module=student
+    )
+    purity.assert_no_trace_side_effects(
+        student.tree_sgd, (params, grads, 0.1), what="tree_sgd(params, grads, 0.1)", module=student
+    )
 
 
-@check("tree_sgd compiles under jax.jit", points=1,
-       hint="Under jit the leaves are tracers: does your code convert them to NumPy or Python numbers?",
-       requires=("test_tree_sgd_lesson",))
+@check(
+    "tree_sgd compiles under jax.jit",
+    points=1,
+    hint="Under jit the leaves are tracers: does your code convert them to NumPy or Python numbers?",
+    requires=("test_tree_sgd_lesson",),
+)
 def test_tree_sgd_jit(student):
     params = _lesson_params((4, 3, 2))
     grads = _lesson_params((4, 3, 2), seed=1)
@@ -202,67 +243,98 @@ def test_tree_sgd_jit(student):
 # -- tree_global_norm ----------------------------------------------------------------
 
 
-@check("tree_global_norm is the L2 norm of all leaves together", points=2,
-       hint="The global norm is not the sum of the leaves' norms: what do you add up before the one square root?")
+@check(
+    "tree_global_norm is the L2 norm of all leaves together",
+    points=2,
+    hint="The global norm is not the sum of the leaves' norms: what do you add up before the one square root?",
+)
 def test_global_norm_values(student, seed):
     values.assert_matches_reference(
-        compiled(student.tree_global_norm), _ref_norm, st.tuples(_TREES), what="tree_global_norm(tree)",
-        max_examples=20, seed=seed,
+        compiled(student.tree_global_norm),
+        _ref_norm,
+        st.tuples(_TREES),
+        what="tree_global_norm(tree)",
+        max_examples=20,
+        seed=seed,
         fix="`jnp.sqrt(sum(jnp.sum(leaf ** 2) for leaf in jax.tree.leaves(tree)))`",
     )
 
 
-@check("tree_global_norm is pure and compiles under jax.jit", points=1,
-       hint="Under jit the leaves are tracers: can float(), math.sqrt or np.* work on a value that is not "
-       "known yet? And does the function touch anything besides its argument?",
-       requires=("test_global_norm_values",))
+@check(
+    "tree_global_norm is pure and compiles under jax.jit",
+    points=1,
+    hint="Under jit the leaves are tracers: can float(), math.sqrt or np.* work on a value that is not "
+    "known yet? And does the function touch anything besides its argument?",
+    requires=("test_global_norm_values",),
+)
 def test_global_norm_jit(student):
     tree = _lesson_params((5, 4, 3))
     jit.assert_jittable(student.tree_global_norm, (tree,), what="tree_global_norm(tree)")
-    purity.assert_pure(student.tree_global_norm, (tree,), what="tree_global_norm(tree)", module=student)
-    purity.assert_no_trace_side_effects(student.tree_global_norm, (tree,), what="tree_global_norm(tree)",
-                                        module=student)
+    purity.assert_pure(
+        student.tree_global_norm, (tree,), what="tree_global_norm(tree)", module=student
+    )
+    purity.assert_no_trace_side_effects(
+        student.tree_global_norm, (tree,), what="tree_global_norm(tree)", module=student
+    )
 
 
 # -- layer_shapes ------------------------------------------------------------------
 
 
-@check("layer_shapes gives the lesson params' shapes, compared with ==", points=2,
-       hint="Which function maps every leaf to something else but keeps the dict-of-dicts around it?")
+@check(
+    "layer_shapes gives the lesson params' shapes, compared with ==",
+    points=2,
+    hint="Which function maps every leaf to something else but keeps the dict-of-dicts around it?",
+)
 def test_layer_shapes_lesson(student):
     params = _lesson_params()
-    expected = {"layer1": {"w": (784, 256), "b": (256,)}, "layer2": {"w": (256, 128), "b": (128,)},
-                "layer3": {"w": (128, 10), "b": (10,)}}
+    expected = {
+        "layer1": {"w": (784, 256), "b": (256,)},
+        "layer2": {"w": (256, 128), "b": (128,)},
+        "layer3": {"w": (128, 10), "b": (10,)},
+    }
     got = student.layer_shapes(params)
     if got != expected:
         raise fail(
             "layer_shapes(params) == the expected shapes, for the lesson's MLP",
-            expected=repr(expected), observed=repr(got),
+            expected=repr(expected),
+            observed=repr(got),
             cause="the result must have params' structure with shape tuples (not lists or arrays) as leaves",
             fix="`jax.tree.map(lambda leaf: leaf.shape, params)`",
         )
 
 
-@check("layer_shapes keeps any nesting (lists, tuples, namedtuples, None)", points=2, hidden=True,
-       hint="Does your code assume a dict of dicts? What handles every kind of container for you?")
+@check(
+    "layer_shapes keeps any nesting (lists, tuples, namedtuples, None)",
+    points=2,
+    hidden=True,
+    hint="Does your code assume a dict of dicts? What handles every kind of container for you?",
+)
 def test_layer_shapes_nested(student, seed):
     try:
         got = student.layer_shapes(_NESTED)
     except (AttributeError, KeyError, TypeError) as exc:
         raise fail(
             "layer_shapes(tree) for a tree of dicts, lists, tuples, a namedtuple and None",
-            expected=repr(_NESTED_SHAPES), observed=f"{type(exc).__name__}: {exc}",
+            expected=repr(_NESTED_SHAPES),
+            observed=f"{type(exc).__name__}: {exc}",
             cause="the code walks the containers itself and assumes a dict of dicts",
             fix="`jax.tree.map(lambda leaf: leaf.shape, params)` handles every kind of container",
         ) from None
     if got != _NESTED_SHAPES:
         raise fail(
             "layer_shapes(tree) == the expected shapes, for a tree of dicts, lists, tuples, a namedtuple and None",
-            expected=repr(_NESTED_SHAPES), observed=repr(got),
+            expected=repr(_NESTED_SHAPES),
+            observed=repr(got),
             cause="the containers were not rebuilt as they were (or a leaf's shape is not a tuple)",
             fix="`jax.tree.map(lambda leaf: leaf.shape, params)`",
         )
     values.assert_matches_reference(
-        student.layer_shapes, _ref_shapes, st.tuples(_TREES), what="layer_shapes(tree)", max_examples=20, seed=seed,
+        student.layer_shapes,
+        _ref_shapes,
+        st.tuples(_TREES),
+        what="layer_shapes(tree)",
+        max_examples=20,
+        seed=seed,
         fix="`jax.tree.map(lambda leaf: leaf.shape, params)`",
     )

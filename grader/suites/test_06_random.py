@@ -51,15 +51,20 @@ def _key_list(out, n, what, *, raw=False):
         key_ndim = 1 if raw else 0
         if len(shape) != key_ndim + 1:
             raise fail(
-                what, expected=f"{n} keys (a key array of shape ({n},{' 2' if raw else ''}) or a list)",
+                what,
+                expected=f"{n} keys (a key array of shape ({n},{' 2' if raw else ''}) or a list)",
                 observed=f"an array of shape {shape}",
                 cause="the keys were not stacked along a new leading axis",
                 fix="return `jax.random.split(key, n)`",
             )
         found = [out[i] for i in range(shape[0])]
     if len(found) != n:
-        raise fail(what, expected=f"{n} keys", observed=f"{len(found)} keys",
-                   fix="return `jax.random.split(key, n)`")
+        raise fail(
+            what,
+            expected=f"{n} keys",
+            observed=f"{len(found)} keys",
+            fix="return `jax.random.split(key, n)`",
+        )
     return found
 
 
@@ -69,14 +74,17 @@ def _assert_distinct(student, key, n):
     found = [_bits(k) for k in _key_list(student.split_into(key, n), n, what)]
     if parent in found:
         raise fail(
-            what, expected=f"{n} new keys, none equal to key",
+            what,
+            expected=f"{n} new keys, none equal to key",
             observed=f"subkey {found.index(parent)} is the key itself",
             cause="the parent key was handed out again: it has already been consumed by the split",
             fix="return only the keys `jax.random.split(key, n)` gives",
         )
     if len(set(found)) != n:
         raise fail(
-            what, expected=f"{n} distinct keys", observed=f"only {len(set(found))} distinct keys among {n}",
+            what,
+            expected=f"{n} distinct keys",
+            observed=f"only {len(set(found))} distinct keys among {n}",
             cause="the same key was repeated (e.g. `[key] * n`): every subkey would give the same numbers",
             fix="`jax.random.split(key, n)` gives n independent keys",
         )
@@ -109,32 +117,47 @@ def _split_into(student):
 
 
 def _three(student):
-    return [("split_into", _split_into(student)), ("init_weights", _init_weights(student)),
-            ("noisy", _noisy(student))]
+    return [
+        ("split_into", _split_into(student)),
+        ("init_weights", _init_weights(student)),
+        ("noisy", _noisy(student)),
+    ]
 
 
 # The value check each function's properties stand on (gates, case by case).
-_VALUES = {"split_into": "test_split_into_distinct", "init_weights": "test_init_weights_shapes_and_stats",
-           "noisy": "test_noisy_statistics"}
+_VALUES = {
+    "split_into": "test_split_into_distinct",
+    "init_weights": "test_init_weights_shapes_and_stats",
+    "noisy": "test_noisy_statistics",
+}
 
 
 def _gated(gate, cases):
     """`(name, thunk)` cases, each run only once `name`'s value check passed."""
-    return [(name, lambda name=name, run=run: (gate.require(_VALUES[name]), run())) for name, run in cases]
+    return [
+        (name, lambda name=name, run=run: (gate.require(_VALUES[name]), run()))
+        for name, run in cases
+    ]
 
 
 def _reuse_cause(student):
     """Why noisy's statistics are off, when the cause is a key used for two draws (the
     key-use check stands on the statistics, so the statistics name it)."""
     try:
-        keys.assert_no_key_reuse(student.noisy, (jax.random.key(8), jnp.zeros(_X_SHAPE), 3.0),
-                                 what="noisy(key, x, sigma)", jit=False)
+        keys.assert_no_key_reuse(
+            student.noisy,
+            (jax.random.key(8), jnp.zeros(_X_SHAPE), 3.0),
+            what="noisy(key, x, sigma)",
+            jit=False,
+        )
     except CheckFailure as exc:
         if "the key was reused" in str(exc):
             where = str(exc.finding.observed).partition("\n")[2].strip()
-            return ("the key was used for two draws (JAX's key-reuse checker saw one key consumed "
-                    "twice" + (f", {where}" if where else "") + "): draws from one key are the "
-                    "same numbers, so the noise is not N(0, 1)")
+            return (
+                "the key was used for two draws (JAX's key-reuse checker saw one key consumed "
+                "twice" + (f", {where}" if where else "") + "): draws from one key are the "
+                "same numbers, so the noise is not N(0, 1)"
+            )
     except Exception:  # another error is not this diagnosis's business
         pass
     return ""
@@ -143,23 +166,36 @@ def _reuse_cause(student):
 # -- split_into --------------------------------------------------------------------------
 
 
-@check("split_into gives n distinct keys, none of them the key itself", points=2,
-       hint="What does jax.random.split(key, n) return, and why must the parent key not be one of the subkeys?")
+@check(
+    "split_into gives n distinct keys, none of them the key itself",
+    points=2,
+    hint="What does jax.random.split(key, n) return, and why must the parent key not be one of the subkeys?",
+)
 def test_split_into_distinct(student):
     for n in (4, 2):
         _assert_distinct(student, jax.random.key(7), n)
 
 
-@check("split_into's subkeys are independent and each usable once", points=1, hidden=True,
-       hint="If two of your subkeys were the same key, what would two draws with them give?",
-       requires=("test_split_into_distinct",))
+@check(
+    "split_into's subkeys are independent and each usable once",
+    points=1,
+    hidden=True,
+    hint="If two of your subkeys were the same key, what would two draws with them give?",
+    requires=("test_split_into_distinct",),
+)
 def test_split_into_independent(student):
     _key_list(student.split_into(jax.random.key(11), 4), 4, "split_into(key, 4)")
     # One draw from each subkey, run in the sandbox next to split_into: the key-reuse
     # checker then follows a key split_into consumed and handed out again.
     draw_each = client.probe(_inputs.draws_from_subkeys, student.split_into, 4, _SHAPES[0])
-    draws = np.asarray(keys.assert_no_key_reuse(
-        draw_each, (jax.random.key(11),), what="one draw from each of split_into(key, 4)", jit=False))
+    draws = np.asarray(
+        keys.assert_no_key_reuse(
+            draw_each,
+            (jax.random.key(11),),
+            what="one draw from each of split_into(key, 4)",
+            jit=False,
+        )
+    )
     corr = np.corrcoef(draws)
     worst = float(np.max(np.abs(corr - np.eye(4))))
     if worst > 0.15:
@@ -175,19 +211,29 @@ def test_split_into_independent(student):
 # -- init_weights ------------------------------------------------------------------------
 
 
-@check("init_weights returns standard normal arrays of the given shapes", points=2,
-       hint="Which jax.random function draws N(0, 1) samples, and how do you give it a shape?")
+@check(
+    "init_weights returns standard normal arrays of the given shapes",
+    points=2,
+    hint="Which jax.random function draws N(0, 1) samples, and how do you give it a shape?",
+)
 def test_init_weights_shapes_and_stats(student):
     got = student.init_weights(jax.random.key(3), list(_SHAPES))
     if not isinstance(got, list | tuple) or len(got) != len(_SHAPES):
-        raise fail(f"init_weights(key, {list(_SHAPES)})", expected=f"a list of {len(_SHAPES)} arrays",
-                   observed=f"{type(got).__name__} of length {len(got) if hasattr(got, '__len__') else '?'}",
-                   fix="return one array per shape, in the order of `shapes`")
+        raise fail(
+            f"init_weights(key, {list(_SHAPES)})",
+            expected=f"a list of {len(_SHAPES)} arrays",
+            observed=f"{type(got).__name__} of length {len(got) if hasattr(got, '__len__') else '?'}",
+            fix="return one array per shape, in the order of `shapes`",
+        )
     for i, (w, shape) in enumerate(zip(got, _SHAPES, strict=True)):
         values.assert_shape(w, shape, what=f"init_weights(key, shapes)[{i}]")
         if np.asarray(w).dtype.kind != "f":
-            raise fail(f"init_weights(key, shapes)[{i}]", expected="floating-point values",
-                       observed=f"dtype {np.asarray(w).dtype}", fix="use `jax.random.normal`")
+            raise fail(
+                f"init_weights(key, shapes)[{i}]",
+                expected="floating-point values",
+                observed=f"dtype {np.asarray(w).dtype}",
+                fix="use `jax.random.normal`",
+            )
     flat = np.concatenate([np.asarray(w, np.float64).ravel() for w in got])
     mean, std = float(flat.mean()), float(flat.std())
     if abs(mean) > 0.15 or abs(std - 1.0) > 0.1:
@@ -200,20 +246,29 @@ def test_init_weights_shapes_and_stats(student):
         )
 
 
-@check("init_weights draws every array with its own key", points=2,
-       hint="How many keys do you need for len(shapes) arrays, and what happens when two draws share one?",
-       requires=("test_init_weights_shapes_and_stats",))
+@check(
+    "init_weights draws every array with its own key",
+    points=2,
+    hint="How many keys do you need for len(shapes) arrays, and what happens when two draws share one?",
+    requires=("test_init_weights_shapes_and_stats",),
+)
 def test_init_weights_own_keys(student):
     # Eagerly only: the checker reads the same key flow from the jaxpr under jit, and the
     # compiled version is judged (and paid for) once, in test_jit.
-    keys.assert_no_key_reuse(student.init_weights, (jax.random.key(5), _SHAPES),
-                             static_argnames=("shapes",), what="init_weights(key, shapes)", jit=False)
+    keys.assert_no_key_reuse(
+        student.init_weights,
+        (jax.random.key(5), _SHAPES),
+        static_argnames=("shapes",),
+        what="init_weights(key, shapes)",
+        jit=False,
+    )
     a, b = student.init_weights(jax.random.key(6), [(64, 32), (64, 32)])
     corr = float(np.corrcoef(np.asarray(a).ravel(), np.asarray(b).ravel())[0, 1])
     if abs(corr) > 0.2:
         raise fail(
             "two arrays of the same shape from init_weights(key, [(64, 32), (64, 32)])",
-            expected="independent draws (correlation near 0)", observed=f"correlation {corr:.3f}",
+            expected="independent draws (correlation near 0)",
+            observed=f"correlation {corr:.3f}",
             cause="both arrays were drawn with the same key, so they are the same numbers",
             fix="`keys = jax.random.split(key, len(shapes))` and one key per array",
         )
@@ -222,8 +277,11 @@ def test_init_weights_own_keys(student):
 # -- noisy ---------------------------------------------------------------------------
 
 
-@check("noisy adds N(0, sigma^2) noise: mean 0, std sigma", points=2,
-       hint="Is sigma the standard deviation or the variance of the noise? Which distribution does jax.random.normal draw from?")
+@check(
+    "noisy adds N(0, sigma^2) noise: mean 0, std sigma",
+    points=2,
+    hint="Is sigma the standard deviation or the variance of the noise? Which distribution does jax.random.normal draw from?",
+)
 def test_noisy_statistics(student):
     x = jnp.full(_X_SHAPE, 2.0)
     got = student.noisy(jax.random.key(8), x, 3.0)
@@ -247,9 +305,13 @@ def test_noisy_statistics(student):
         )
 
 
-@check("noisy draws independent noise per element, not depending on x's values", points=1, hidden=True,
-       hint="Should the noise for one element depend on the value of x there, or only on the key and the shape?",
-       requires=("test_noisy_statistics",))
+@check(
+    "noisy draws independent noise per element, not depending on x's values",
+    points=1,
+    hidden=True,
+    hint="Should the noise for one element depend on the value of x there, or only on the key and the shape?",
+    requires=("test_noisy_statistics",),
+)
 def test_noisy_elementwise(student):
     x0 = jnp.zeros(_X_SHAPE)
     x1 = jnp.linspace(-5.0, 5.0, 20_000).reshape(_X_SHAPE)
@@ -257,15 +319,22 @@ def test_noisy_elementwise(student):
     again = np.asarray(student.noisy(jax.random.key(9), x0, 0.5)) - np.asarray(x0)
     n1 = np.asarray(student.noisy(jax.random.key(9), x1, 0.5)) - np.asarray(x1)
     if float(n0.std()) < 0.05:
-        raise fail("the noise noisy(key, zeros((100, 200)), 0.5) - x", expected="std 0.5 across elements",
-                   observed=f"std {float(n0.std()):.3f}",
-                   cause="the same random number was added to every element",
-                   fix="draw noise with the shape of x: `jax.random.normal(key, x.shape)`")
+        raise fail(
+            "the noise noisy(key, zeros((100, 200)), 0.5) - x",
+            expected="std 0.5 across elements",
+            observed=f"std {float(n0.std()):.3f}",
+            cause="the same random number was added to every element",
+            fix="draw noise with the shape of x: `jax.random.normal(key, x.shape)`",
+        )
     if not np.array_equal(n0, again):
-        cause = ("the noise is not a function of the key: the same key gave different noise "
-                 "(a global RNG such as np.random?)")
+        cause = (
+            "the noise is not a function of the key: the same key gave different noise "
+            "(a global RNG such as np.random?)"
+        )
     else:
-        cause = "the noise depends on x's values (multiplicative noise?) instead of being added to x"
+        cause = (
+            "the noise depends on x's values (multiplicative noise?) instead of being added to x"
+        )
     differ = np.abs(n1 - n0) > 1e-4
     if differ.any():
         raise fail(
@@ -273,37 +342,73 @@ def test_noisy_elementwise(student):
             expected="the same noise: it depends only on the key and the shape of x",
             observed=f"the noise differs in {int(differ.sum())} of {differ.size} elements "
             f"(largest difference {float(np.abs(n1 - n0).max()):.3g})",
-            cause=cause, fix="`x + sigma * jax.random.normal(key, x.shape)`",
+            cause=cause,
+            fix="`x + sigma * jax.random.normal(key, x.shape)`",
         )
 
 
-@check("noisy consumes its key once", points=1,
-       hint="If the key is used for two draws, how are those two draws related?",
-       requires=("test_noisy_statistics",))
+@check(
+    "noisy consumes its key once",
+    points=1,
+    hint="If the key is used for two draws, how are those two draws related?",
+    requires=("test_noisy_statistics",),
+)
 def test_noisy_key_once(student):
-    keys.assert_no_key_reuse(student.noisy, (jax.random.key(10), jnp.zeros(_X_SHAPE), 1.0),
-                             what="noisy(key, x, sigma)", jit=False)
+    keys.assert_no_key_reuse(
+        student.noisy,
+        (jax.random.key(10), jnp.zeros(_X_SHAPE), 1.0),
+        what="noisy(key, x, sigma)",
+        jit=False,
+    )
 
 
 # -- keys, determinism, global state ---------------------------------------------------------
 
 
-@check("the same key gives the same result (all three functions)", points=1,
-       hint="Does anything besides the key feed randomness into your functions?")
+@check(
+    "the same key gives the same result (all three functions)",
+    points=1,
+    hint="Does anything besides the key feed randomness into your functions?",
+)
 def test_deterministic(student, credit, gate):
-    score_cases(credit, _gated(gate, [
-        (name, lambda fn=fn, name=name: keys.assert_deterministic(fn, lambda k: (k,), what=name))
-        for name, fn in _three(student)
-    ]))
+    score_cases(
+        credit,
+        _gated(
+            gate,
+            [
+                (
+                    name,
+                    lambda fn=fn, name=name: keys.assert_deterministic(
+                        fn, lambda k: (k,), what=name
+                    ),
+                )
+                for name, fn in _three(student)
+            ],
+        ),
+    )
 
 
-@check("different keys give different results (all three functions)", points=1,
-       hint="Is the key argument actually used, or is a fixed key (or np.random) inside the function?")
+@check(
+    "different keys give different results (all three functions)",
+    points=1,
+    hint="Is the key argument actually used, or is a fixed key (or np.random) inside the function?",
+)
 def test_varies_with_key(student, credit, gate):
-    score_cases(credit, _gated(gate, [
-        (name, lambda fn=fn, name=name: keys.assert_varies_with_key(fn, lambda k: (k,), what=name))
-        for name, fn in _three(student)
-    ]))
+    score_cases(
+        credit,
+        _gated(
+            gate,
+            [
+                (
+                    name,
+                    lambda fn=fn, name=name: keys.assert_varies_with_key(
+                        fn, lambda k: (k,), what=name
+                    ),
+                )
+                for name, fn in _three(student)
+            ],
+        ),
+    )
 
 
 def _pure(student, name, args, static_argnames=()):
@@ -312,45 +417,117 @@ def _pure(student, name, args, static_argnames=()):
     fn = getattr(student, name)
     what = f"{name}(key, ...)"
     purity.assert_pure(fn, args, what=what, module=student)
-    purity.assert_no_trace_side_effects(fn, args, static_argnames=static_argnames, what=what, module=student)
+    purity.assert_no_trace_side_effects(
+        fn, args, static_argnames=static_argnames, what=what, module=student
+    )
     keys.assert_ignores_global_rng(fn, args, static_argnames=static_argnames, what=what)
 
 
-@check("pure: no global NumPy or Python RNG, no module state, the key alone decides", points=1,
-       hint="np.random and Python's random keep hidden global state: where should every random number come "
-       "from, and what does a NumPy draw become when jit traces your function?")
+@check(
+    "pure: no global NumPy or Python RNG, no module state, the key alone decides",
+    points=1,
+    hint="np.random and Python's random keep hidden global state: where should every random number come "
+    "from, and what does a NumPy draw become when jit traces your function?",
+)
 def test_no_global_rng(student, credit, gate):
     x = np.zeros(_X_SHAPE, np.float32)
-    score_cases(credit, _gated(gate, [
-        ("split_into", lambda: _pure(student, "split_into", (jax.random.key(1), 4), ("n",))),
-        ("init_weights", lambda: _pure(student, "init_weights", (jax.random.key(1), ((16, 8), (32,))),
-                                       ("shapes",))),
-        ("noisy", lambda: _pure(student, "noisy", (jax.random.key(1), x, 0.5))),
-    ]))
+    score_cases(
+        credit,
+        _gated(
+            gate,
+            [
+                (
+                    "split_into",
+                    lambda: _pure(student, "split_into", (jax.random.key(1), 4), ("n",)),
+                ),
+                (
+                    "init_weights",
+                    lambda: _pure(
+                        student, "init_weights", (jax.random.key(1), ((16, 8), (32,))), ("shapes",)
+                    ),
+                ),
+                ("noisy", lambda: _pure(student, "noisy", (jax.random.key(1), x, 0.5))),
+            ],
+        ),
+    )
 
 
-@check("raw jax.random.PRNGKey keys work too", points=1,
-       hint="Do you only call jax.random functions on the key, or do you inspect it (dtype, shape, key_data)?")
+@check(
+    "raw jax.random.PRNGKey keys work too",
+    points=1,
+    hint="Do you only call jax.random functions on the key, or do you inspect it (dtype, shape, key_data)?",
+)
 def test_raw_keys(student, credit, gate):
-    score_cases(credit, _gated(gate, [
-        ("split_into", lambda: keys.assert_accepts_raw_keys(_split_into(student), lambda k: (k,),
-                                                            what="split_into(key, 4)")),
-        ("init_weights", lambda: keys.assert_accepts_raw_keys(_init_weights(student), lambda k: (k,),
-                                                              what="init_weights(key, shapes)")),
-        ("noisy", lambda: keys.assert_accepts_raw_keys(_noisy(student), lambda k: (k,), what="noisy(key, x, sigma)")),
-    ]))
+    score_cases(
+        credit,
+        _gated(
+            gate,
+            [
+                (
+                    "split_into",
+                    lambda: keys.assert_accepts_raw_keys(
+                        _split_into(student), lambda k: (k,), what="split_into(key, 4)"
+                    ),
+                ),
+                (
+                    "init_weights",
+                    lambda: keys.assert_accepts_raw_keys(
+                        _init_weights(student), lambda k: (k,), what="init_weights(key, shapes)"
+                    ),
+                ),
+                (
+                    "noisy",
+                    lambda: keys.assert_accepts_raw_keys(
+                        _noisy(student), lambda k: (k,), what="noisy(key, x, sigma)"
+                    ),
+                ),
+            ],
+        ),
+    )
 
 
-@check("all three compile under jax.jit (n and shapes static)", points=1,
-       hint="Under jit, is every random draw a jax.random call on the traced key? What does a NumPy draw become at trace time?")
+@check(
+    "all three compile under jax.jit (n and shapes static)",
+    points=1,
+    hint="Under jit, is every random draw a jax.random call on the traced key? What does a NumPy draw become at trace time?",
+)
 def test_jit(student, credit, gate):
     x = jnp.linspace(0.0, 1.0, 20_000).reshape(_X_SHAPE)
-    score_cases(credit, _gated(gate, [
-        ("split_into", lambda: jit.assert_jittable(student.split_into, (jax.random.key(2), 4),
-                                                   static_argnames=("n",), what="split_into(key, n)")),
-        ("init_weights", lambda: jit.assert_jittable(student.init_weights, (jax.random.key(2), _SHAPES),
-                                                     static_argnames=("shapes",), what="init_weights(key, shapes)",
-                                                     rtol=1e-5, atol=1e-5)),
-        ("noisy", lambda: jit.assert_jittable(student.noisy, (jax.random.key(2), x, 0.5),
-                                              what="noisy(key, x, sigma)", rtol=1e-5, atol=1e-5)),
-    ]))
+    score_cases(
+        credit,
+        _gated(
+            gate,
+            [
+                (
+                    "split_into",
+                    lambda: jit.assert_jittable(
+                        student.split_into,
+                        (jax.random.key(2), 4),
+                        static_argnames=("n",),
+                        what="split_into(key, n)",
+                    ),
+                ),
+                (
+                    "init_weights",
+                    lambda: jit.assert_jittable(
+                        student.init_weights,
+                        (jax.random.key(2), _SHAPES),
+                        static_argnames=("shapes",),
+                        what="init_weights(key, shapes)",
+                        rtol=1e-5,
+                        atol=1e-5,
+                    ),
+                ),
+                (
+                    "noisy",
+                    lambda: jit.assert_jittable(
+                        student.noisy,
+                        (jax.random.key(2), x, 0.5),
+                        what="noisy(key, x, sigma)",
+                        rtol=1e-5,
+                        atol=1e-5,
+                    ),
+                ),
+            ],
+        ),
+    )

@@ -109,14 +109,23 @@ def _softmax(z):
 def _relu_cause(out, layers, x):
     logits = _np_forward(layers, x)
     for wrong, text in (
-        (_np_forward(layers, x, relu_hidden=False),
-         "there is no relu between the layers: the model is linear"),
-        (_np_forward(layers, x, relu_last=True),
-         "a relu follows the last layer too, so no logit can be negative"),
-        (_softmax(logits), "the model returns probabilities (a softmax after the last layer), "
-         "not logits: the loss (log_softmax / optax's cross-entropy) applies the softmax itself"),
-        (np.log(_softmax(logits)), "the model returns log-probabilities (a log_softmax after the "
-         "last layer), not logits"),
+        (
+            _np_forward(layers, x, relu_hidden=False),
+            "there is no relu between the layers: the model is linear",
+        ),
+        (
+            _np_forward(layers, x, relu_last=True),
+            "a relu follows the last layer too, so no logit can be negative",
+        ),
+        (
+            _softmax(logits),
+            "the model returns probabilities (a softmax after the last layer), "
+            "not logits: the loss (log_softmax / optax's cross-entropy) applies the softmax itself",
+        ),
+        (
+            np.log(_softmax(logits)),
+            "the model returns log-probabilities (a log_softmax after the last layer), not logits",
+        ),
     ):
         if values.difference(out, wrong, **TOL) is None:
             return text
@@ -212,10 +221,12 @@ def test_flax_keys_and_jit(student):
     keys.assert_varies_with_key(lambda k: model.init(k, x), lambda k: (k,), what="FlaxMLP().init")
     _, variables = _flax_init(student)
     jit.assert_jittable(model.apply, (variables, _batch(3)), what="FlaxMLP().apply", **TOL)
-    purity.assert_pure(model.apply, (variables, _batch(3)), what="FlaxMLP().apply(variables, x)",
-                       module=student)
-    purity.assert_no_trace_side_effects(model.apply, (variables, _batch(3)),
-                                        what="FlaxMLP().apply(variables, x)", module=student)
+    purity.assert_pure(
+        model.apply, (variables, _batch(3)), what="FlaxMLP().apply(variables, x)", module=student
+    )
+    purity.assert_no_trace_side_effects(
+        model.apply, (variables, _batch(3)), what="FlaxMLP().apply(variables, x)", module=student
+    )
 
 
 # -- Equinox ------------------------------------------------------------------------------------

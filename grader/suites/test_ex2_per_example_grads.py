@@ -101,13 +101,19 @@ def _mixing_cause(grads, loss_fn, params, xs, ys):
     full = _ref_full_batch_grad(loss_fn, params, xs, ys)
     for scale, loss in ((1.0, "MEAN"), (float(n), "SUMMED")):
         target = jax.tree.map(lambda g, s=scale: np.asarray(g, np.float64) * s, full)
-        if values.structure_difference(first, target) is None and values.difference(
-                first, target, rtol=1e-4, atol=1e-6) is None:
-            return (f"every example got the same gradient: the gradient of the whole batch's {loss} "
-                    f"loss (the full-batch gradient), repeated {n} times. The loss was computed on "
-                    "all of xs and ys, not on example i alone")
-    return (f"every example got the same gradient, repeated {n} times: the examples are not "
-            "mapped (is xs or ys batched with in_axes=0?)")
+        if (
+            values.structure_difference(first, target) is None
+            and values.difference(first, target, rtol=1e-4, atol=1e-6) is None
+        ):
+            return (
+                f"every example got the same gradient: the gradient of the whole batch's {loss} "
+                f"loss (the full-batch gradient), repeated {n} times. The loss was computed on "
+                "all of xs and ys, not on example i alone"
+            )
+    return (
+        f"every example got the same gradient, repeated {n} times: the examples are not "
+        "mapped (is xs or ys batched with in_axes=0?)"
+    )
 
 
 def _per_example_failure(failure, call, loss_fn, params, xs, ys):
@@ -124,8 +130,11 @@ def _per_example_failure(failure, call, loss_fn, params, xs, ys):
 # -- per_example_grads ------------------------------------------------------------------
 
 
-@check("per_example_grads equals a Python loop of jax.grad", points=3,
-       hint="Which argument of the loss is shared by all examples, and how do you tell jax.vmap so?")
+@check(
+    "per_example_grads equals a Python loop of jax.grad",
+    points=3,
+    hint="Which argument of the loss is shared by all examples, and how do you tell jax.vmap so?",
+)
 def test_matches_loop(student, credit):
     lin_params = (jnp.asarray([0.5, -1.0, 2.0], jnp.float32), jnp.float32(0.25))
     lin_xs = jnp.asarray(np.random.default_rng(2).normal(size=(7, 3)), jnp.float32)
@@ -135,64 +144,116 @@ def test_matches_loop(student, credit):
         def run():
             fn = _bound(student.per_example_grads, loss_fn)
             try:
-                vmap.assert_matches_loop(fn, _GRADS[loss_fn], (params, xs, ys), (None, 0, 0),
-                                         what=what, rtol=1e-5, atol=1e-6)
+                vmap.assert_matches_loop(
+                    fn,
+                    _GRADS[loss_fn],
+                    (params, xs, ys),
+                    (None, 0, 0),
+                    what=what,
+                    rtol=1e-5,
+                    atol=1e-6,
+                )
             except CheckFailure as failure:
-                raise _per_example_failure(failure, lambda: fn(params, xs, ys), loss_fn, params,
-                                           xs, ys) from None
+                raise _per_example_failure(
+                    failure, lambda: fn(params, xs, ys), loss_fn, params, xs, ys
+                ) from None
+
         return run
 
-    score_cases(credit, [
-        ("MLP cross-entropy, dict params", case(_mlp_loss, _PARAMS, _XS, _YS,
-                                                "per_example_grads(mlp_loss, params, xs, ys)")),
-        ("linear squared error, (w, b) params", case(_linear_loss, lin_params, lin_xs, lin_ys,
-                                                     "per_example_grads(linear_loss, (w, b), xs, ys)")),
-    ])
+    score_cases(
+        credit,
+        [
+            (
+                "MLP cross-entropy, dict params",
+                case(_mlp_loss, _PARAMS, _XS, _YS, "per_example_grads(mlp_loss, params, xs, ys)"),
+            ),
+            (
+                "linear squared error, (w, b) params",
+                case(
+                    _linear_loss,
+                    lin_params,
+                    lin_xs,
+                    lin_ys,
+                    "per_example_grads(linear_loss, (w, b), xs, ys)",
+                ),
+            ),
+        ],
+    )
 
 
-@check("per_example_grads is shaped like params with a leading batch axis", points=1,
-       hint="What should the shape of the gradient of one example's loss be, and what does vmap add in front?")
+@check(
+    "per_example_grads is shaped like params with a leading batch axis",
+    points=1,
+    hint="What should the shape of the gradient of one example's loss be, and what does vmap add in front?",
+)
 def test_structure(student):
     grads = _bound(student.per_example_grads, _mlp_loss)(_PARAMS, _XS, _YS)
-    values.assert_tree_structure(grads, _PARAMS, what="per_example_grads(loss_fn, params, xs, ys)",
-                                 fix="return the pytree that vmap(grad) gives; do not flatten or stack leaves")
+    values.assert_tree_structure(
+        grads,
+        _PARAMS,
+        what="per_example_grads(loss_fn, params, xs, ys)",
+        fix="return the pytree that vmap(grad) gives; do not flatten or stack leaves",
+    )
     for path, leaf in jax.tree_util.tree_flatten_with_path(_PARAMS)[0]:
         got = jax.tree_util.tree_flatten_with_path(grads)[0]
         found = dict((jax.tree_util.keystr(p), g) for p, g in got)[jax.tree_util.keystr(path)]
-        values.assert_shape(found, (12, *leaf.shape),
-                            what=f"per_example_grads(...){jax.tree_util.keystr(path)} for 12 examples",
-                            fix=_VMAP_FIX)
+        values.assert_shape(
+            found,
+            (12, *leaf.shape),
+            what=f"per_example_grads(...){jax.tree_util.keystr(path)} for 12 examples",
+            fix=_VMAP_FIX,
+        )
 
 
-@check("the batch mean of the per-example gradients is the full-batch gradient", points=2,
-       hint="The gradient of a mean is the mean of the gradients: which loss does your function differentiate?",
-       requires=("test_matches_loop",))
+@check(
+    "the batch mean of the per-example gradients is the full-batch gradient",
+    points=2,
+    hint="The gradient of a mean is the mean of the gradients: which loss does your function differentiate?",
+    requires=("test_matches_loop",),
+)
 def test_mean_is_full_batch_grad(student):
     grads = _bound(student.per_example_grads, _mlp_loss)(_PARAMS, _XS, _YS)
-    mean = jax.tree.map(lambda g: np.mean(np.asarray(g, np.float64), axis=0).astype(np.float32), grads)
-    values.assert_close(mean, _ref_full_batch_grad(_mlp_loss, _PARAMS, _XS, _YS),
-                        what="the mean over the batch of per_example_grads(...)", rtol=1e-5, atol=1e-6,
-                        cause="each example's gradient is not the gradient of ITS OWN loss (a batch "
-                        "reduction inside, or examples mixed up)", fix=_VMAP_FIX)
+    mean = jax.tree.map(
+        lambda g: np.mean(np.asarray(g, np.float64), axis=0).astype(np.float32), grads
+    )
+    values.assert_close(
+        mean,
+        _ref_full_batch_grad(_mlp_loss, _PARAMS, _XS, _YS),
+        what="the mean over the batch of per_example_grads(...)",
+        rtol=1e-5,
+        atol=1e-6,
+        cause="each example's gradient is not the gradient of ITS OWN loss (a batch "
+        "reduction inside, or examples mixed up)",
+        fix=_VMAP_FIX,
+    )
 
 
-@check("per_example_grads' jaxpr does not grow with the batch size", points=2,
-       hint="Does your function loop over the examples in Python? What does jax.vmap trace instead?",
-       requires=("test_matches_loop",))
+@check(
+    "per_example_grads' jaxpr does not grow with the batch size",
+    points=2,
+    hint="Does your function loop over the examples in Python? What does jax.vmap trace instead?",
+    requires=("test_matches_loop",),
+)
 def test_no_growth(student):
     params = _mlp_params(_SMALL)
     xs, ys = _batch(32, 8, 4, seed=3)
     growth.assert_no_growth(
-        student.per_example_grads, lambda n: (_sent(_mlp_loss), params, xs[:n], ys[:n]), sizes=(4, 32),
-        static_argnames=("loss_fn",), what="per_example_grads(loss_fn, params, xs, ys)",
+        student.per_example_grads,
+        lambda n: (_sent(_mlp_loss), params, xs[:n], ys[:n]),
+        sizes=(4, 32),
+        static_argnames=("loss_fn",),
+        what="per_example_grads(loss_fn, params, xs, ys)",
         cause="a loop over the examples (a `for` loop or a comprehension of `jax.grad` calls) "
         "unrolls: one copy of the gradient per example, so a loop is not vmap",
         fix=_VMAP_FIX,
     )
 
 
-@check("per_example_grads handles a batch of 32 digits on the lesson's MLP", points=1,
-       hint="Do your shapes hold for the lesson's 784-256-128-10 network and 32 examples?")
+@check(
+    "per_example_grads handles a batch of 32 digits on the lesson's MLP",
+    points=1,
+    hint="Do your shapes hold for the lesson's 784-256-128-10 network and 32 examples?",
+)
 def test_batch_of_32(student):
     params = _mlp_params((784, 256, 128, 10), seed=4)
     rng = np.random.default_rng(5)
@@ -200,15 +261,23 @@ def test_batch_of_32(student):
     ys = jnp.asarray(rng.integers(0, 10, size=32), jnp.int32)
     grads = _bound(student.per_example_grads, _mlp_loss)(params, xs, ys)
     values.assert_tree_structure(grads, params, what="per_example_grads on the lesson MLP")
-    values.assert_shape(grads["layer1"]["w"], (32, 784, 256), what="per_example_grads(...)['layer1']['w']",
-                        fix=_VMAP_FIX)
+    values.assert_shape(
+        grads["layer1"]["w"],
+        (32, 784, 256),
+        what="per_example_grads(...)['layer1']['w']",
+        fix=_VMAP_FIX,
+    )
     values.assert_finite(grads, what="per_example_grads on 32 digits")
     grad = _GRADS[_mlp_loss]
     for i in (0, 13, 31):
         try:
-            values.assert_close(jax.tree.map(lambda g, i=i: g[i], grads), grad(params, xs[i], ys[i]),
-                                what=f"per_example_grads(...) for example {i} of 32", rtol=1e-5,
-                                atol=1e-6)
+            values.assert_close(
+                jax.tree.map(lambda g, i=i: g[i], grads),
+                grad(params, xs[i], ys[i]),
+                what=f"per_example_grads(...) for example {i} of 32",
+                rtol=1e-5,
+                atol=1e-6,
+            )
         except CheckFailure as failure:
             raise _per_example_failure(failure, lambda: grads, _mlp_loss, params, xs, ys) from None
 
@@ -216,20 +285,32 @@ def test_batch_of_32(student):
 # -- norms and the largest examples -----------------------------------------------------
 
 
-@check("per_example_grad_norms gives each example's global gradient norm", points=2,
-       hint="The global norm squares and sums the entries of EVERY leaf before the square root: over which axes do you sum?")
+@check(
+    "per_example_grad_norms gives each example's global gradient norm",
+    points=2,
+    hint="The global norm squares and sums the entries of EVERY leaf before the square root: over which axes do you sum?",
+)
 def test_norms(student):
     got = _bound(student.per_example_grad_norms, _mlp_loss)(_PARAMS, _XS, _YS)
-    values.assert_shape(got, (12,), what="per_example_grad_norms(...) for 12 examples",
-                        fix="one norm per example: reduce every axis of each leaf except the batch axis")
+    values.assert_shape(
+        got,
+        (12,),
+        what="per_example_grad_norms(...) for 12 examples",
+        fix="one norm per example: reduce every axis of each leaf except the batch axis",
+    )
     same = np.allclose(np.asarray(got, np.float64), np.asarray(got, np.float64)[:1], rtol=1e-6)
     values.assert_close(
-        got, _ref_norms(_mlp_loss, _PARAMS, _XS, _YS).astype(np.float32), what="per_example_grad_norms(...)",
-        rtol=1e-4, atol=1e-6,
+        got,
+        _ref_norms(_mlp_loss, _PARAMS, _XS, _YS).astype(np.float32),
+        what="per_example_grad_norms(...)",
+        rtol=1e-4,
+        atol=1e-6,
         cause="every example has the same norm: its gradient is not its own (the same gradient for "
-        "every example, e.g. the full-batch gradient repeated)" if same else
-        "not the global norm: e.g. the sum of per-leaf norms, the norm of the weights only, or "
-        "a missing square root", fix="sqrt(sum over all leaves of sum(g_i ** 2)) for each example i",
+        "every example, e.g. the full-batch gradient repeated)"
+        if same
+        else "not the global norm: e.g. the sum of per-leaf norms, the norm of the weights only, or "
+        "a missing square root",
+        fix="sqrt(sum over all leaves of sum(g_i ** 2)) for each example i",
     )
 
 
@@ -242,14 +323,20 @@ def _order_failure(what, got, expected, norms, k):
         cause = "these are the k SMALLEST norms: `jnp.argsort` sorts ascending"
     else:
         cause = "not the indices of the k largest norms"
-    return fail(f"{what}: the {k} examples with the largest gradient norms, largest first",
-                expected=f"indices {exp_list} (norms {np.round(norms[exp_list], 4).tolist()})",
-                observed=f"indices {got_list}", cause=cause,
-                fix="`jnp.argsort(-norms)[:k]` or `jax.lax.top_k(norms, k)[1]`")
+    return fail(
+        f"{what}: the {k} examples with the largest gradient norms, largest first",
+        expected=f"indices {exp_list} (norms {np.round(norms[exp_list], 4).tolist()})",
+        observed=f"indices {got_list}",
+        cause=cause,
+        fix="`jnp.argsort(-norms)[:k]` or `jax.lax.top_k(norms, k)[1]`",
+    )
 
 
-@check("largest_gradient_examples returns the top-k indices, largest first", points=2,
-       hint="jnp.argsort sorts ascending: how do you get the largest norm first, and how many do you keep?")
+@check(
+    "largest_gradient_examples returns the top-k indices, largest first",
+    points=2,
+    hint="jnp.argsort sorts ascending: how do you get the largest norm first, and how many do you keep?",
+)
 def test_largest_order(student, credit):
     xs, ys = _XS, _YS
     norms = _ref_norms(_mlp_loss, _PARAMS, xs, ys)
@@ -261,18 +348,40 @@ def test_largest_order(student, credit):
             got = np.asarray(call())
             values.assert_shape(got, (k,), what=f"largest_gradient_examples(..., k={k})")
             if got.dtype.kind not in "iu":
-                raise fail(f"largest_gradient_examples(..., k={k}) returns indices",
-                           expected="an integer array", observed=f"dtype {got.dtype}",
-                           fix="return the indices (argsort / top_k), not the norms")
+                raise fail(
+                    f"largest_gradient_examples(..., k={k}) returns indices",
+                    expected="an integer array",
+                    observed=f"dtype {got.dtype}",
+                    fix="return the indices (argsort / top_k), not the norms",
+                )
             expected = np.argsort(-norms, kind="stable")[:k]
             if not np.array_equal(got, expected):
-                raise _order_failure(f"largest_gradient_examples(..., k={k})", got, expected, norms, k)
+                raise _order_failure(
+                    f"largest_gradient_examples(..., k={k})", got, expected, norms, k
+                )
+
         return run
 
-    score_cases(credit, [
-        ("default k=5", case(5, lambda: _bound(student.largest_gradient_examples, _mlp_loss)(_PARAMS, xs, ys))),
-        ("k=3", case(3, lambda: _bound(student.largest_gradient_examples, _mlp_loss, k=3)(_PARAMS, xs, ys))),
-    ])
+    score_cases(
+        credit,
+        [
+            (
+                "default k=5",
+                case(
+                    5, lambda: _bound(student.largest_gradient_examples, _mlp_loss)(_PARAMS, xs, ys)
+                ),
+            ),
+            (
+                "k=3",
+                case(
+                    3,
+                    lambda: _bound(student.largest_gradient_examples, _mlp_loss, k=3)(
+                        _PARAMS, xs, ys
+                    ),
+                ),
+            ),
+        ],
+    )
 
 
 # -- all three -------------------------------------------------------------------------
@@ -285,26 +394,65 @@ _VALUES = {  # the value check each function's properties stand on
 }
 
 
-@check("the three functions compile under jax.jit", points=1,
-       hint="Is every step a JAX operation? Which arguments must stay Python values (static) under jit?")
+@check(
+    "the three functions compile under jax.jit",
+    points=1,
+    hint="Is every step a JAX operation? Which arguments must stay Python values (static) under jit?",
+)
 def test_jittable(student, credit, gate):
     args = (_sent(_mlp_loss), _PARAMS, _XS[:6], _YS[:6])
-    score_cases(credit, [
-        ("per_example_grads", lambda: (gate.require(_VALUES["per_example_grads"]), jit.assert_jittable(
-            student.per_example_grads, args, static_argnames=("loss_fn",),
-            what="per_example_grads(loss_fn, params, xs, ys)"))),
-        ("per_example_grad_norms", lambda: (gate.require(_VALUES["per_example_grad_norms"]), jit.assert_jittable(
-            student.per_example_grad_norms, args, static_argnames=("loss_fn",),
-            what="per_example_grad_norms(loss_fn, params, xs, ys)", rtol=1e-5, atol=1e-6))),
-        ("largest_gradient_examples", lambda: (gate.require(_VALUES["largest_gradient_examples"]), jit.assert_jittable(
-            student.largest_gradient_examples, args, {"k": 3}, static_argnames=("loss_fn", "k"),
-            what="largest_gradient_examples(loss_fn, params, xs, ys, k=3)"))),
-    ])
+    score_cases(
+        credit,
+        [
+            (
+                "per_example_grads",
+                lambda: (
+                    gate.require(_VALUES["per_example_grads"]),
+                    jit.assert_jittable(
+                        student.per_example_grads,
+                        args,
+                        static_argnames=("loss_fn",),
+                        what="per_example_grads(loss_fn, params, xs, ys)",
+                    ),
+                ),
+            ),
+            (
+                "per_example_grad_norms",
+                lambda: (
+                    gate.require(_VALUES["per_example_grad_norms"]),
+                    jit.assert_jittable(
+                        student.per_example_grad_norms,
+                        args,
+                        static_argnames=("loss_fn",),
+                        what="per_example_grad_norms(loss_fn, params, xs, ys)",
+                        rtol=1e-5,
+                        atol=1e-6,
+                    ),
+                ),
+            ),
+            (
+                "largest_gradient_examples",
+                lambda: (
+                    gate.require(_VALUES["largest_gradient_examples"]),
+                    jit.assert_jittable(
+                        student.largest_gradient_examples,
+                        args,
+                        {"k": 3},
+                        static_argnames=("loss_fn", "k"),
+                        what="largest_gradient_examples(loss_fn, params, xs, ys, k=3)",
+                    ),
+                ),
+            ),
+        ],
+    )
 
 
-@check("the three functions are pure", points=1,
-       hint="Do your functions change params, xs or ys, or anything at module level, or do "
-       "something only while jit traces them?")
+@check(
+    "the three functions are pure",
+    points=1,
+    hint="Do your functions change params, xs or ys, or anything at module level, or do "
+    "something only while jit traces them?",
+)
 def test_pure(student, credit, gate):
     params = jax.tree.map(np.asarray, _PARAMS)
     args = (_sent(_mlp_loss), params, np.asarray(_XS), np.asarray(_YS))
@@ -315,9 +463,14 @@ def test_pure(student, credit, gate):
             fn = getattr(student, name)
             what = f"{name}(loss_fn, params, xs, ys)"
             purity.assert_pure(fn, args, what=what, module=student)
-            purity.assert_no_trace_side_effects(fn, (_sent(_mlp_loss), _PARAMS, _XS, _YS),
-                                                static_argnames=("loss_fn",), what=what,
-                                                module=student)
+            purity.assert_no_trace_side_effects(
+                fn,
+                (_sent(_mlp_loss), _PARAMS, _XS, _YS),
+                static_argnames=("loss_fn",),
+                what=what,
+                module=student,
+            )
+
         return run
 
     score_cases(credit, [(name, case(name)) for name in _VALUES])

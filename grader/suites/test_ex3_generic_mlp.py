@@ -75,7 +75,9 @@ def _lesson_forward(params: Params, x: jax.Array) -> jax.Array:
 
 
 # -- the known mistakes, as functions, to recognise them by their output -------
-def _apply(pairs: list[tuple[jax.Array, jax.Array]], x: jax.Array, relu_last: bool = False) -> jax.Array:
+def _apply(
+    pairs: list[tuple[jax.Array, jax.Array]], x: jax.Array, relu_last: bool = False
+) -> jax.Array:
     for i, (w, b) in enumerate(pairs):
         x = x @ w + b
         if i < len(pairs) - 1 or relu_last:
@@ -160,8 +162,14 @@ def _diagnose(fn: Callable[[Params, jax.Array], Any], depth: int) -> str | None:
     return None
 
 
-def _check_forward(student: Any, params: Params, x: jax.Array, what: str, depth: int,
-                   reference: Callable[[Params, jax.Array], jax.Array] = _ref_forward) -> None:
+def _check_forward(
+    student: Any,
+    params: Params,
+    x: jax.Array,
+    what: str,
+    depth: int,
+    reference: Callable[[Params, jax.Array], jax.Array] = _ref_forward,
+) -> None:
     """mlp_forward(params, x) equals the reference; a failure names the trap when one shows."""
     expected = reference(params, x)
     try:
@@ -179,7 +187,9 @@ def _check_forward(student: Any, params: Params, x: jax.Array, what: str, depth:
     observed = (
         f"it raised {kind}: {str(error).strip().splitlines()[0][:300]}"
         if error is not None
-        else found.observed if found is not None else ""
+        else found.observed
+        if found is not None
+        else ""
     )
     if trap is not None:
         observed += (
@@ -189,7 +199,9 @@ def _check_forward(student: Any, params: Params, x: jax.Array, what: str, depth:
         )
     raise fail(
         f"mlp_forward(params, x) for {what}",
-        expected=found.expected if found is not None else f"logits of shape {tuple(expected.shape)}",
+        expected=found.expected
+        if found is not None
+        else f"logits of shape {tuple(expected.shape)}",
         observed=observed,
         cause=CAUSES[trap] if trap else (found.cause if found is not None else ""),
         fix=FIXES[trap] if trap else "",
@@ -197,30 +209,42 @@ def _check_forward(student: Any, params: Params, x: jax.Array, what: str, depth:
 
 
 # -- init_mlp ----------------------------------------------------------------
-@check("init_mlp builds the lesson dict for any number of layers", points=2,
-       hint="For sizes of length n + 1 there are n layers: what are the names, and what shape "
-       "does layer i's 'w' get if it maps sizes[i-1] inputs to sizes[i] outputs?")
+@check(
+    "init_mlp builds the lesson dict for any number of layers",
+    points=2,
+    hint="For sizes of length n + 1 there are n layers: what are the names, and what shape "
+    "does layer i's 'w' get if it maps sizes[i-1] inputs to sizes[i] outputs?",
+)
 def test_init_structure(student):
     for sizes in ((4, 3), (6, 4, 4, 3), (6, *(4,) * 11, 3)):
         params = student.init_mlp(jax.random.key(0), sizes)
         expected = {
-            f"layer{i + 1}": {"b": jax.ShapeDtypeStruct((n_out,), jnp.float32),
-                              "w": jax.ShapeDtypeStruct((n_in, n_out), jnp.float32)}
+            f"layer{i + 1}": {
+                "b": jax.ShapeDtypeStruct((n_out,), jnp.float32),
+                "w": jax.ShapeDtypeStruct((n_in, n_out), jnp.float32),
+            }
             for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes))
         }
         what = f"init_mlp(key, {sizes})"
         if not isinstance(params, dict):
-            raise fail(f"the type of {what}", expected="a dict {'layer1': {'w': ..., 'b': ...}, ...}",
-                       observed=type(params).__name__,
-                       fix="return the lesson's nested dict, one entry 'layer<i>' per layer")
+            raise fail(
+                f"the type of {what}",
+                expected="a dict {'layer1': {'w': ..., 'b': ...}, ...}",
+                observed=type(params).__name__,
+                fix="return the lesson's nested dict, one entry 'layer<i>' per layer",
+            )
         values.assert_tree_structure(
-            params, expected, what=what,
+            params,
+            expected,
+            what=what,
             fix="name the layers 'layer1' ... 'layerN' (1-based) and give each a 'w' and a 'b'",
         )
         for name, layer in expected.items():
             for leaf in ("w", "b"):
                 values.assert_shape(
-                    params[name][leaf], layer[leaf].shape, what=f"{what}['{name}']['{leaf}']",
+                    params[name][leaf],
+                    layer[leaf].shape,
+                    what=f"{what}['{name}']['{leaf}']",
                     fix="weights are stored (in, out) and used as x @ w + b; biases are (out,)",
                 )
                 dtype = np.asarray(params[name][leaf]).dtype
@@ -230,14 +254,19 @@ def test_init_structure(student):
                         expected="float32 (JAX's default float)",
                         observed=f"{dtype}",
                         cause="the array was made with NumPy (np.zeros, np.random, np.sqrt of an "
-                        "array), whose default float is float64" if dtype == np.float64 else "",
+                        "array), whose default float is float64"
+                        if dtype == np.float64
+                        else "",
                         fix="build the leaves with jax.numpy and jax.random (`jnp.zeros(n_out)`)",
                     )
 
 
-@check("init_mlp uses He initialisation and zero biases", points=2,
-       hint="What standard deviation does He initialisation give a layer with fan_in inputs, "
-       "and what should every bias start at?")
+@check(
+    "init_mlp uses He initialisation and zero biases",
+    points=2,
+    hint="What standard deviation does He initialisation give a layer with fan_in inputs, "
+    "and what should every bias start at?",
+)
 def test_init_statistics(student):
     sizes = (400, 250, 10)
     params = student.init_mlp(jax.random.key(3), sizes)
@@ -248,16 +277,22 @@ def test_init_statistics(student):
         std, mean = float(w.std()), float(w.mean())
         tolerance = max(0.05, 6.0 / np.sqrt(2.0 * w.size))  # 6 sigma of a sample std
         if not np.all(b == 0):
-            raise fail(f"the biases of init_mlp(key, {sizes}), layer{i}",
-                       expected="all zeros", observed=f"{int((b != 0).sum())} of {b.size} non-zero",
-                       fix="start every bias at jnp.zeros(n_out)")
+            raise fail(
+                f"the biases of init_mlp(key, {sizes}), layer{i}",
+                expected="all zeros",
+                observed=f"{int((b != 0).sum())} of {b.size} non-zero",
+                fix="start every bias at jnp.zeros(n_out)",
+            )
         if abs(std / target - 1.0) > tolerance or abs(mean) > 6 * target / np.sqrt(w.size):
             ratio = std / target
-            cause = ("the weights are not scaled at all (std 1): multiply the normal draw by "
-                     "sqrt(2 / fan_in)" if abs(std - 1.0) < 0.05 else
-                     "std is sqrt(1 / fan_in) (LeCun), not sqrt(2 / fan_in) (He)"
-                     if abs(ratio - np.sqrt(0.5)) < 0.05 else
-                     "fan_in is the number of INPUTS of the layer, sizes[i-1]")
+            cause = (
+                "the weights are not scaled at all (std 1): multiply the normal draw by "
+                "sqrt(2 / fan_in)"
+                if abs(std - 1.0) < 0.05
+                else "std is sqrt(1 / fan_in) (LeCun), not sqrt(2 / fan_in) (He)"
+                if abs(ratio - np.sqrt(0.5)) < 0.05
+                else "fan_in is the number of INPUTS of the layer, sizes[i-1]"
+            )
             raise fail(
                 f"the initial weights of init_mlp(key, {sizes}), layer{i} (fan_in {n_in})",
                 expected=f"mean ~0 and std sqrt(2 / {n_in}) = {target:.4f} (within {tolerance:.0%})",
@@ -267,10 +302,13 @@ def test_init_statistics(student):
             )
 
 
-@check("init_mlp gives every layer its own key", points=2,
-       hint="If two layers have the same shape and are drawn with the same key, what do their "
-       "weights look like? How many subkeys does jax.random.split give you?",
-       requires=("test_init_structure",))
+@check(
+    "init_mlp gives every layer its own key",
+    points=2,
+    hint="If two layers have the same shape and are drawn with the same key, what do their "
+    "weights look like? How many subkeys does jax.random.split give you?",
+    requires=("test_init_structure",),
+)
 def test_init_keys(student):
     sizes = (4, 4, 4, 4)  # shapes init_structure drew already: no new compilation
     params = student.init_mlp(jax.random.key(5), sizes)
@@ -285,39 +323,63 @@ def test_init_keys(student):
                     cause="both layers were drawn with the same key",
                     fix="split the key once per layer: `keys = jax.random.split(key, len(sizes) - 1)`",
                 )
-    keys.assert_no_key_reuse(student.init_mlp, (jax.random.key(5), sizes),
-                             static_argnames=("sizes",), what="init_mlp(key, sizes)")
+    keys.assert_no_key_reuse(
+        student.init_mlp,
+        (jax.random.key(5), sizes),
+        static_argnames=("sizes",),
+        what="init_mlp(key, sizes)",
+    )
 
 
-@check("init_mlp is deterministic per key and accepts raw PRNGKey keys", points=1,
-       hint="Does your init depend on anything but the key you were given, and does it work "
-       "with both jax.random.key(0) and jax.random.PRNGKey(0)?", hidden=True,
-       requires=("test_init_structure",))
+@check(
+    "init_mlp is deterministic per key and accepts raw PRNGKey keys",
+    points=1,
+    hint="Does your init depend on anything but the key you were given, and does it work "
+    "with both jax.random.key(0) and jax.random.PRNGKey(0)?",
+    hidden=True,
+    requires=("test_init_structure",),
+)
 def test_init_key_use(student):
     sizes = (6, 4, 4, 3)
     init = client.partial(student.init_mlp, client.HOLE, sizes)  # init(k) is init_mlp(k, sizes)
     keys.assert_deterministic(init, lambda k: (k,), what=f"init_mlp(key, {sizes})")
     keys.assert_varies_with_key(init, lambda k: (k,), what=f"init_mlp(key, {sizes})")
     keys.assert_accepts_raw_keys(init, lambda k: (k,), what=f"init_mlp(key, {sizes})")
-    keys.assert_ignores_global_rng(student.init_mlp, (jax.random.key(0), sizes),
-                                   static_argnames=("sizes",), what=f"init_mlp(key, {sizes})")
+    keys.assert_ignores_global_rng(
+        student.init_mlp,
+        (jax.random.key(0), sizes),
+        static_argnames=("sizes",),
+        what=f"init_mlp(key, {sizes})",
+    )
 
 
 # -- mlp_forward ---------------------------------------------------------------
-@check("mlp_forward equals the lesson's three-layer forward", points=2,
-       hint="For the lesson's three layers, is your loop doing exactly x @ w + b and ReLU, "
-       "twice, then a final x @ w + b?")
+@check(
+    "mlp_forward equals the lesson's three-layer forward",
+    points=2,
+    hint="For the lesson's three layers, is your loop doing exactly x @ w + b and ReLU, "
+    "twice, then a final x @ w + b?",
+)
 def test_forward_lesson(student, seed):
     rng = np.random.default_rng(seed)
     params = _params(rng, LESSON_SIZES)
     x = _inputs(rng, 32, LESSON_SIZES[0])
-    _check_forward(student, params, x, "the lesson's sizes (64, 256, 128, 10), batch 32", 3,
-                   reference=_lesson_forward)
+    _check_forward(
+        student,
+        params,
+        x,
+        "the lesson's sizes (64, 256, 128, 10), batch 32",
+        3,
+        reference=_lesson_forward,
+    )
 
 
-@check("mlp_forward is right for 1 to 12 layers", points=3,
-       hint="Where does your code find the depth, and in which order does it visit the layers "
-       "once there are more than nine of them?")
+@check(
+    "mlp_forward is right for 1 to 12 layers",
+    points=3,
+    hint="Where does your code find the depth, and in which order does it visit the layers "
+    "once there are more than nine of them?",
+)
 def test_forward_depths(student, seed, credit):
     rng = np.random.default_rng(seed + 1)
     failures = []
@@ -335,13 +397,18 @@ def test_forward_depths(student, seed, credit):
     depths = ", ".join(str(d) for d, _ in failures)
     if right == 0:
         raise failures[0][1]
-    credit.award(right / len(DEPTHS),
-                 f"right for {right} of {len(DEPTHS)} depths; wrong for {depths} layer(s). "
-                 f"The first one:\n{failures[0][1]}")
+    credit.award(
+        right / len(DEPTHS),
+        f"right for {right} of {len(DEPTHS)} depths; wrong for {depths} layer(s). "
+        f"The first one:\n{failures[0][1]}",
+    )
 
 
-@check("mlp_forward takes each layer's w and b by name", points=2,
-       hint="In what order does jax.tree.leaves return the two leaves of {'w': ..., 'b': ...}?")
+@check(
+    "mlp_forward takes each layer's w and b by name",
+    points=2,
+    hint="In what order does jax.tree.leaves return the two leaves of {'w': ..., 'b': ...}?",
+)
 def test_forward_pairing(student, seed):
     rng = np.random.default_rng(seed + 2)
     for depth in (1, 3):
@@ -350,9 +417,12 @@ def test_forward_pairing(student, seed):
         _check_forward(student, params, x, f"{depth} square layer(s) of width {SQUARE}", depth)
 
 
-@check("mlp_forward applies layer10 after layer9", points=2,
-       hint="Where does the string 'layer10' sort relative to 'layer2', and how can your loop "
-       "visit the layers by their number instead?")
+@check(
+    "mlp_forward applies layer10 after layer9",
+    points=2,
+    hint="Where does the string 'layer10' sort relative to 'layer2', and how can your loop "
+    "visit the layers by their number instead?",
+)
 def test_forward_order(student, seed):
     rng = np.random.default_rng(seed + 3)
     params = _params(rng, (SQUARE,) * 13)
@@ -360,17 +430,21 @@ def test_forward_order(student, seed):
     _check_forward(student, params, x, f"12 square layers of width {SQUARE}", 12)
 
 
-@check("mlp_forward compiles under jax.jit and traces once", points=1,
-       hint="Is everything your loop depends on (the number of layers, the layer names) known "
-       "from the structure of params rather than from its values?",
-       requires=("test_forward_lesson",))
+@check(
+    "mlp_forward compiles under jax.jit and traces once",
+    points=1,
+    hint="Is everything your loop depends on (the number of layers, the layer names) known "
+    "from the structure of params rather than from its values?",
+    requires=("test_forward_lesson",),
+)
 def test_forward_jit(student, seed):
     rng = np.random.default_rng(seed + 4)
     sizes = (7, 9, 8, 3, 5)
     params = _params(rng, sizes)
     x = _inputs(rng, 4, sizes[0])
-    jit.assert_jittable(student.mlp_forward, (params, x), what="mlp_forward(params, x)",
-                        rtol=1e-4, atol=1e-5)
+    jit.assert_jittable(
+        student.mlp_forward, (params, x), what="mlp_forward(params, x)", rtol=1e-4, atol=1e-5
+    )
     traces.assert_traced_once(
         student.mlp_forward,
         [(params, x), (_params(rng, sizes), _inputs(rng, 4, sizes[0]))],
@@ -378,15 +452,21 @@ def test_forward_jit(student, seed):
     )
 
 
-@check("mlp_forward is pure: params unchanged, no global state", points=1,
-       hint="Does mlp_forward write into params (or anything outside itself) while it runs?",
-       hidden=True, requires=("test_forward_lesson",))
+@check(
+    "mlp_forward is pure: params unchanged, no global state",
+    points=1,
+    hint="Does mlp_forward write into params (or anything outside itself) while it runs?",
+    hidden=True,
+    requires=("test_forward_lesson",),
+)
 def test_forward_pure(student, seed):
     rng = np.random.default_rng(seed + 5)
     sizes = (4, 6, 3)
     params = _params(rng, sizes)
     x = _inputs(rng, 3, 4)
-    purity.assert_pure(student.mlp_forward, (params, x), what="mlp_forward(params, x)",
-                       module=student)
-    purity.assert_no_trace_side_effects(student.mlp_forward, (params, x),
-                                        what="mlp_forward(params, x)", module=student)
+    purity.assert_pure(
+        student.mlp_forward, (params, x), what="mlp_forward(params, x)", module=student
+    )
+    purity.assert_no_trace_side_effects(
+        student.mlp_forward, (params, x), what="mlp_forward(params, x)", module=student
+    )

@@ -62,8 +62,10 @@ DIGITS_STEPS = 40  # both digits runs (clip on and off) serve three checks
 def _tree(rng: np.random.Generator) -> dict[str, Any]:
     """Two layers of one shape: every eager optax operation compiles for two shapes only."""
     return {
-        f"layer{i}": {"w": jnp.asarray(rng.normal(size=(4, 4)), jnp.float32),
-                      "b": jnp.asarray(rng.normal(size=(4,)), jnp.float32)}
+        f"layer{i}": {
+            "w": jnp.asarray(rng.normal(size=(4, 4)), jnp.float32),
+            "b": jnp.asarray(rng.normal(size=(4,)), jnp.float32),
+        }
         for i in (1, 2)
     }
 
@@ -98,37 +100,55 @@ def _traps(learning_rate: float, max_norm: float) -> dict[str, Any]:
     return {
         "plain Adam: nothing is clipped before Adam. Either the chain has no "
         "clip_by_global_norm, or it comes AFTER adam, where it clips Adam's updates (about "
-        "learning_rate per parameter, far below max_norm) instead of the raw gradients":
-        optax.adam(learning_rate),
+        "learning_rate per parameter, far below max_norm) instead of the raw gradients": optax.adam(
+            learning_rate
+        ),
         "optax.chain(optax.adam(learning_rate), optax.clip_by_global_norm(max_norm)): the clip "
-        "comes after Adam, so it clips the updates, not the raw gradients":
-        optax.chain(optax.adam(learning_rate), optax.clip_by_global_norm(max_norm)),
-        "clipping with max_norm=1.0 whatever max_norm was passed":
-        optax.chain(optax.clip_by_global_norm(1.0), optax.adam(learning_rate)),
-        "Adam with learning rate 1e-3 whatever learning_rate was passed":
-        optax.chain(optax.clip_by_global_norm(max_norm), optax.adam(1e-3)),
+        "comes after Adam, so it clips the updates, not the raw gradients": optax.chain(
+            optax.adam(learning_rate), optax.clip_by_global_norm(max_norm)
+        ),
+        "clipping with max_norm=1.0 whatever max_norm was passed": optax.chain(
+            optax.clip_by_global_norm(1.0), optax.adam(learning_rate)
+        ),
+        "Adam with learning rate 1e-3 whatever learning_rate was passed": optax.chain(
+            optax.clip_by_global_norm(max_norm), optax.adam(1e-3)
+        ),
         "clipping each value to [-max_norm, max_norm] (optax.clip) instead of rescaling the "
-        "whole gradient to global norm max_norm (optax.clip_by_global_norm)":
-        optax.chain(optax.clip(max_norm), optax.adam(learning_rate)),
-        "AdamW (weight decay) instead of Adam":
-        optax.chain(optax.clip_by_global_norm(max_norm), optax.adamw(learning_rate)),
-        "clip_by_global_norm(learning_rate) and adam(max_norm): the arguments are swapped":
-        optax.chain(optax.clip_by_global_norm(learning_rate), optax.adam(max_norm)),
-        "clipping even though clip=False":
-        optax.chain(optax.clip_by_global_norm(max_norm), optax.adam(learning_rate)),
+        "whole gradient to global norm max_norm (optax.clip_by_global_norm)": optax.chain(
+            optax.clip(max_norm), optax.adam(learning_rate)
+        ),
+        "AdamW (weight decay) instead of Adam": optax.chain(
+            optax.clip_by_global_norm(max_norm), optax.adamw(learning_rate)
+        ),
+        "clip_by_global_norm(learning_rate) and adam(max_norm): the arguments are swapped": optax.chain(
+            optax.clip_by_global_norm(learning_rate), optax.adam(max_norm)
+        ),
+        "clipping even though clip=False": optax.chain(
+            optax.clip_by_global_norm(max_norm), optax.adam(learning_rate)
+        ),
     }
 
 
-def _check_optimizer(student: Any, seed: int, clip: bool, learning_rate: float,
-                     max_norm: float, call: str, kwargs: dict[str, Any]) -> None:
+def _check_optimizer(
+    student: Any,
+    seed: int,
+    clip: bool,
+    learning_rate: float,
+    max_norm: float,
+    call: str,
+    kwargs: dict[str, Any],
+) -> None:
     rng = np.random.default_rng(seed)
     params = _tree(rng)
     grads = _gradients(rng, params)
     opt = student.make_optimizer(**kwargs)
     if not (callable(getattr(opt, "init", None)) and callable(getattr(opt, "update", None))):
-        raise fail(f"{call} returns an optax optimizer", expected="an optax.GradientTransformation "
-                   "(with .init and .update)", observed=repr(opt)[:200],
-                   fix="return the optax object itself, e.g. optax.chain(...)")
+        raise fail(
+            f"{call} returns an optax optimizer",
+            expected="an optax.GradientTransformation (with .init and .update)",
+            observed=repr(opt)[:200],
+            fix="return the optax object itself, e.g. optax.chain(...)",
+        )
     got = _updates(opt, params, grads)
     want = _updates(_ref_optimizer(clip, learning_rate, max_norm), params, grads)
     for step, (g, w) in enumerate(zip(got, want, strict=True)):
@@ -140,8 +160,10 @@ def _check_optimizer(student: Any, seed: int, clip: bool, learning_rate: float,
             if name.startswith("clipping even") and clip:
                 continue
             trapped = _updates(trap, params, grads)
-            if all(values.difference(a, b, rtol=1e-4, atol=1e-8) is None
-                   for a, b in zip(got, trapped, strict=True)):
+            if all(
+                values.difference(a, b, rtol=1e-4, atol=1e-8) is None
+                for a, b in zip(got, trapped, strict=True)
+            ):
                 cause = f"your updates equal those of {name}"
                 break
         norms = ", ".join(f"{n:g}" for n in GRAD_NORMS)
@@ -150,34 +172,59 @@ def _check_optimizer(student: Any, seed: int, clip: bool, learning_rate: float,
             expected=f"step {step} (gradient norm {GRAD_NORMS[step]:g}): {found.expected}",
             observed=found.observed,
             cause=cause or "the updates differ from the reference chain's",
-            fix=("optax.chain(optax.clip_by_global_norm(max_norm), optax.adam(learning_rate)): "
-                 "the chain applies its links left to right, so the raw gradients are clipped "
-                 "first" if clip else "return optax.adam(learning_rate) when clip is False"),
+            fix=(
+                "optax.chain(optax.clip_by_global_norm(max_norm), optax.adam(learning_rate)): "
+                "the chain applies its links left to right, so the raw gradients are clipped "
+                "first"
+                if clip
+                else "return optax.adam(learning_rate) when clip is False"
+            ),
         )
 
 
-@check("make_optimizer() clips the raw gradients, then applies Adam", points=3,
-       hint="In optax.chain(a, b), which transformation sees the raw gradients? Which one "
-       "should: the clipping or Adam?")
+@check(
+    "make_optimizer() clips the raw gradients, then applies Adam",
+    points=3,
+    hint="In optax.chain(a, b), which transformation sees the raw gradients? Which one "
+    "should: the clipping or Adam?",
+)
 def test_optimizer_default(student, seed):
     _check_optimizer(student, seed, True, 1e-3, 1.0, "make_optimizer()", {})
 
 
-@check("make_optimizer uses its learning_rate and max_norm", points=2,
-       hint="Are learning_rate and max_norm passed on to optax, or are the lesson's 1e-3 and "
-       "1.0 written into the chain?")
+@check(
+    "make_optimizer uses its learning_rate and max_norm",
+    points=2,
+    hint="Are learning_rate and max_norm passed on to optax, or are the lesson's 1e-3 and "
+    "1.0 written into the chain?",
+)
 def test_optimizer_arguments(student, seed):
-    _check_optimizer(student, seed + 1, True, 0.5, 0.3,
-                     "make_optimizer(clip=True, learning_rate=0.5, max_norm=0.3)",
-                     {"clip": True, "learning_rate": 0.5, "max_norm": 0.3})
+    _check_optimizer(
+        student,
+        seed + 1,
+        True,
+        0.5,
+        0.3,
+        "make_optimizer(clip=True, learning_rate=0.5, max_norm=0.3)",
+        {"clip": True, "learning_rate": 0.5, "max_norm": 0.3},
+    )
 
 
-@check("make_optimizer(clip=False) is plain Adam", points=2,
-       hint="What should the optimizer be when clip is False?")
+@check(
+    "make_optimizer(clip=False) is plain Adam",
+    points=2,
+    hint="What should the optimizer be when clip is False?",
+)
 def test_optimizer_no_clip(student, seed):
-    _check_optimizer(student, seed + 2, False, 0.01, 1.0,
-                     "make_optimizer(clip=False, learning_rate=0.01)",
-                     {"clip": False, "learning_rate": 0.01})
+    _check_optimizer(
+        student,
+        seed + 2,
+        False,
+        0.01,
+        1.0,
+        "make_optimizer(clip=False, learning_rate=0.01)",
+        {"clip": False, "learning_rate": 0.01},
+    )
 
 
 # -- the recorded norms --------------------------------------------------------
@@ -193,8 +240,9 @@ def _zero_data() -> tuple[Any, ...]:
     return x, y, x[:30], y[:30]
 
 
-def _ref_zero_run(n_steps: int, learning_rate: float, clip: bool,
-                  stale: str = "") -> tuple[list[float], list[float]]:
+def _ref_zero_run(
+    n_steps: int, learning_rate: float, clip: bool, stale: str = ""
+) -> tuple[list[float], list[float]]:
     """The loss and the raw gradient norm of every step on `_zero_data`: with x = 0 every
     hidden pre-activation is 0 (zero biases), ReLU(0) = 0 with derivative 0, so the logits
     are the last bias b3 and its gradient, softmax(b3) - onehot, is the whole gradient.
@@ -225,8 +273,15 @@ def _ref_zero_run(n_steps: int, learning_rate: float, clip: bool,
 _RUNS: dict[tuple[Any, ...], Any] = {}
 
 
-def _train(student: Any, name: str, data: Callable[[], tuple[Any, ...]], n_steps: int,
-           clip: bool, key_seed: int | str = 0, **kwargs: Any) -> dict[str, Any]:
+def _train(
+    student: Any,
+    name: str,
+    data: Callable[[], tuple[Any, ...]],
+    n_steps: int,
+    clip: bool,
+    key_seed: int | str = 0,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """train_recording_grad_norms, each distinct run once per student module; the key is
     jax.random.key(key_seed), or jax.random.PRNGKey(0) (raw) for key_seed="raw"."""
     tag = (id(student), name, n_steps, clip, key_seed, tuple(sorted(kwargs.items())))
@@ -240,52 +295,76 @@ def _train(student: Any, name: str, data: Callable[[], tuple[Any, ...]], n_steps
     if isinstance(found, Exception):
         raise found
     shown = {0: "key", "raw": "jax.random.PRNGKey(0)"}.get(key_seed, f"jax.random.key({key_seed})")
-    call = f"train_recording_grad_norms({shown}, {name}, n_steps={n_steps}, clip={clip}" + "".join(
-        f", {k}={v}" for k, v in kwargs.items()) + ")"
+    call = (
+        f"train_recording_grad_norms({shown}, {name}, n_steps={n_steps}, clip={clip}"
+        + "".join(f", {k}={v}" for k, v in kwargs.items())
+        + ")"
+    )
     _check_record(found, n_steps, call)
     return found
 
 
 def _check_record(record: Any, n_steps: int, call: str) -> None:
     if not isinstance(record, dict) or not {"loss", "grad_norm"} <= set(record):
-        raise fail(f"the result of {call}", expected="a dict with keys 'loss' and 'grad_norm'",
-                   observed=repr(record)[:200],
-                   fix="return {'loss': losses, 'grad_norm': norms}")
+        raise fail(
+            f"the result of {call}",
+            expected="a dict with keys 'loss' and 'grad_norm'",
+            observed=repr(record)[:200],
+            fix="return {'loss': losses, 'grad_norm': norms}",
+        )
     for name in ("loss", "grad_norm"):
         series = record[name]
         if not isinstance(series, list | tuple):
-            raise fail(f"{call}['{name}']", expected="a list of floats, one per step",
-                       observed=f"a {type(series).__name__}",
-                       fix="collect one float per step in a Python list")
+            raise fail(
+                f"{call}['{name}']",
+                expected="a list of floats, one per step",
+                observed=f"a {type(series).__name__}",
+                fix="collect one float per step in a Python list",
+            )
         if len(series) != n_steps:
-            raise fail(f"the length of {call}['{name}']", expected=f"{n_steps} (one per step)",
-                       observed=str(len(series)),
-                       cause="a value recorded per epoch, or the first/last step skipped",
-                       fix="append one value in every training step")
+            raise fail(
+                f"the length of {call}['{name}']",
+                expected=f"{n_steps} (one per step)",
+                observed=str(len(series)),
+                cause="a value recorded per epoch, or the first/last step skipped",
+                fix="append one value in every training step",
+            )
         try:
             numbers = [float(v) for v in series]
         except (TypeError, ValueError):
-            raise fail(f"the entries of {call}['{name}']", expected="numbers (floats)",
-                       observed=repr(series[:3])[:200],
-                       fix="convert each recorded value with float(...)") from None
+            raise fail(
+                f"the entries of {call}['{name}']",
+                expected="numbers (floats)",
+                observed=repr(series[:3])[:200],
+                fix="convert each recorded value with float(...)",
+            ) from None
         if not np.all(np.isfinite(numbers)):
-            raise fail(f"{call}['{name}'] is finite", expected="no NaN or inf",
-                       observed=f"{np.sum(~np.isfinite(numbers))} of {n_steps} entries are NaN/inf",
-                       cause="the training diverged (too large a learning rate?) or the loss is "
-                       "computed unstably (use jax.nn.log_softmax or optax's cross-entropy)")
+            raise fail(
+                f"{call}['{name}'] is finite",
+                expected="no NaN or inf",
+                observed=f"{np.sum(~np.isfinite(numbers))} of {n_steps} entries are NaN/inf",
+                cause="the training diverged (too large a learning rate?) or the loss is "
+                "computed unstably (use jax.nn.log_softmax or optax's cross-entropy)",
+            )
 
 
-@check("train_recording_grad_norms records one loss and one norm per step", points=1,
-       hint="How many entries does each list get if you append once per training step?",
-       requires=("test_loss_decreases",))
+@check(
+    "train_recording_grad_norms records one loss and one norm per step",
+    points=1,
+    hint="How many entries does each list get if you append once per training step?",
+    requires=("test_loss_decreases",),
+)
 def test_record_format(student):
     _train(student, "digits", _digits, DIGITS_STEPS, True)
 
 
-@check("the recorded norms are taken before clipping", points=3,
-       hint="Which gradient does clipping change: the one jax.grad returns, or the one you "
-       "record? Record the norm of the gradient before the optimizer sees it.",
-       requires=("test_loss_decreases",))
+@check(
+    "the recorded norms are taken before clipping",
+    points=3,
+    hint="Which gradient does clipping change: the one jax.grad returns, or the one you "
+    "record? Record the norm of the gradient before the optimizer sees it.",
+    requires=("test_loss_decreases",),
+)
 def test_norms_pre_clip(student, attach):
     with_clip = _train(student, "digits", _digits, DIGITS_STEPS, True)
     without = _train(student, "digits", _digits, DIGITS_STEPS, False)
@@ -294,13 +373,17 @@ def test_norms_pre_clip(student, attach):
     if np.isclose(first_clip, first_raw, rtol=1e-3):
         return  # (a raw norm below max_norm cannot show the difference: not held against it)
     if first_clip <= 1.0 + 1e-3 < first_raw:
-        cause = ("the norm was taken AFTER clipping: with clip=True every recorded norm is at most "
-                 "max_norm=1.0 although the raw gradient's norm was "
-                 f"{first_raw:.2f}, so the plot can never show what clipping did")
+        cause = (
+            "the norm was taken AFTER clipping: with clip=True every recorded norm is at most "
+            "max_norm=1.0 although the raw gradient's norm was "
+            f"{first_raw:.2f}, so the plot can never show what clipping did"
+        )
     else:
-        cause = ("the two runs do not start from the same parameters and first batch: does the "
-                 "key layout (init, shuffling) depend on clip, or does something besides the key "
-                 "(np.random, random) choose the initialisation or the batches?")
+        cause = (
+            "the two runs do not start from the same parameters and first batch: does the "
+            "key layout (init, shuffling) depend on clip, or does something besides the key "
+            "(np.random, random) choose the initialisation or the batches?"
+        )
     raise fail(
         "grad_norm[0] of two runs on digits with the same key (clip=True and clip=False)",
         expected=f"the same raw norm in both runs (step 0 has seen no clipping yet): {first_raw:.4f}",
@@ -311,41 +394,60 @@ def test_norms_pre_clip(student, attach):
     )
 
 
-@check("the recorded norms equal optax.tree.norm of the raw gradient", points=2,
-       hint="Is what you record the global L2 norm over all leaves of the gradient: not its "
-       "square, not one layer's, not the norm of the updates?", hidden=True)
+@check(
+    "the recorded norms equal optax.tree.norm of the raw gradient",
+    points=2,
+    hint="Is what you record the global L2 norm over all leaves of the gradient: not its "
+    "square, not one layer's, not the norm of the updates?",
+    hidden=True,
+)
 def test_norms_exact(student):
     n_steps, lr = 6, 0.05
     record = _train(student, "zero inputs", _zero_data, n_steps, False, learning_rate=lr)
     losses = [float(v) for v in record["loss"]]
     norms = [float(v) for v in record["grad_norm"]]
     ref_losses, ref_norms = _ref_zero_run(n_steps, lr, clip=False)
-    checked = ("train_recording_grad_norms on all-zero inputs with one label (only the last "
-               "bias learns, so every step is known)")
+    checked = (
+        "train_recording_grad_norms on all-zero inputs with one label (only the last "
+        "bias learns, so every step is known)"
+    )
     if np.allclose(losses, ref_losses, rtol=1e-4, atol=1e-5):
         if np.allclose(norms, ref_norms, rtol=1e-4, atol=1e-6):
             return
         ratio = np.asarray(norms) / np.asarray(ref_norms)
-        cause = ("the recorded values are the SQUARED norm: take the square root "
-                 "(optax.tree.norm does)" if np.allclose(norms, np.square(ref_norms), rtol=1e-4)
-                 else f"the recorded values are {np.median(ratio):.3g} x the raw gradient's norm")
-        raise fail(checked, expected=f"grad_norm {np.round(ref_norms, 5).tolist()}",
-                   observed=f"grad_norm {np.round(norms, 5).tolist()}", cause=cause,
-                   fix="record optax.tree.norm(grads) of the gradient jax.grad returned")
+        cause = (
+            "the recorded values are the SQUARED norm: take the square root (optax.tree.norm does)"
+            if np.allclose(norms, np.square(ref_norms), rtol=1e-4)
+            else f"the recorded values are {np.median(ratio):.3g} x the raw gradient's norm"
+        )
+        raise fail(
+            checked,
+            expected=f"grad_norm {np.round(ref_norms, 5).tolist()}",
+            observed=f"grad_norm {np.round(norms, 5).tolist()}",
+            cause=cause,
+            fix="record optax.tree.norm(grads) of the gradient jax.grad returned",
+        )
     default_losses, _ = _ref_zero_run(n_steps, 1e-3, clip=False)
     if np.allclose(losses, default_losses, rtol=1e-4, atol=1e-5):
-        raise fail(checked, expected=f"loss {np.round(ref_losses, 4).tolist()} with "
-                   f"learning_rate={lr}", observed=f"loss {np.round(losses, 4).tolist()}, the run "
-                   "of learning_rate=1e-3", cause="the learning_rate argument is not used",
-                   fix="pass learning_rate on: make_optimizer(clip, learning_rate)")
+        raise fail(
+            checked,
+            expected=f"loss {np.round(ref_losses, 4).tolist()} with learning_rate={lr}",
+            observed=f"loss {np.round(losses, 4).tolist()}, the run of learning_rate=1e-3",
+            cause="the learning_rate argument is not used",
+            fix="pass learning_rate on: make_optimizer(clip, learning_rate)",
+        )
     # The run left the known path (e.g. a ReLU whose derivative at 0 is not 0): only step 0,
     # where the last bias's gradient alone has norm sqrt(0.9), can be judged.
     if norms[0] < ref_norms[0] * (1 - 1e-4):
-        raise fail(checked, expected=f"grad_norm[0] >= {ref_norms[0]:.5f} (the last bias's "
-                   "gradient alone has this norm)", observed=f"grad_norm[0] = {norms[0]:.5f}",
-                   cause="the recorded value is not the global norm of the whole gradient "
-                   "(squared? one layer only? after the optimizer?)",
-                   fix="record optax.tree.norm(grads) of the gradient jax.grad returned")
+        raise fail(
+            checked,
+            expected=f"grad_norm[0] >= {ref_norms[0]:.5f} (the last bias's "
+            "gradient alone has this norm)",
+            observed=f"grad_norm[0] = {norms[0]:.5f}",
+            cause="the recorded value is not the global norm of the whole gradient "
+            "(squared? one layer only? after the optimizer?)",
+            fix="record optax.tree.norm(grads) of the gradient jax.grad returned",
+        )
 
 
 STALE_STEPS, STALE_LR = 12, 0.3  # on zero inputs: a dropped opt_state shows by step 3
@@ -376,8 +478,12 @@ def _check_batch_size(student: Any) -> None:
     norm = float(record["grad_norm"][0])
     if np.isclose(norm, _first_norm(127, 1), rtol=1e-5):
         return
-    for rows, n_main, n_odd in (("127", 127, 0), ("127", 126, 1), ("129 (one row twice)", 128, 1),
-                                ("129 (one row twice)", 127, 2)):
+    for rows, n_main, n_odd in (
+        ("127", 127, 0),
+        ("127", 126, 1),
+        ("129 (one row twice)", 128, 1),
+        ("129 (one row twice)", 127, 2),
+    ):
         if np.isclose(norm, _first_norm(n_main, n_odd), rtol=1e-5):  # 7e-5 apart
             raise fail(
                 "grad_norm[0] of train_recording_grad_norms(key, 128 zero rows of which one has "
@@ -390,27 +496,35 @@ def _check_batch_size(student: Any) -> None:
 
 
 def _close(a: list[float], b: list[float]) -> bool:
-    return bool(np.allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=1e-3,
-                            atol=1e-5))
+    return bool(
+        np.allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=1e-3, atol=1e-5)
+    )
 
 
-@check("training on digits lowers the loss, with and without clipping", points=2,
-       hint="Are the parameters and the optimizer state carried from one step to the next, "
-       "does each step use a new batch, and does `clip` reach the optimizer?")
+@check(
+    "training on digits lowers the loss, with and without clipping",
+    points=2,
+    hint="Are the parameters and the optimizer state carried from one step to the next, "
+    "does each step use a new batch, and does `clip` reach the optimizer?",
+)
 def test_loss_decreases(student, attach):
     # a run on zero inputs is known exactly (see _ref_zero_run): a state that is not carried
     # from step to step shows in its trajectory, even where the loss still falls
-    record = _train(student, "zero inputs", _zero_data, STALE_STEPS, False,
-                    learning_rate=STALE_LR)
+    record = _train(student, "zero inputs", _zero_data, STALE_STEPS, False, learning_rate=STALE_LR)
     losses = [float(v) for v in record["loss"]]
     reference, _ = _ref_zero_run(STALE_STEPS, STALE_LR, clip=False)
     if not _close(losses, reference):
         for stale, cause in (
-            ("opt_state", "the optimizer state is not carried from step to step: every update "
-             "starts again from the state optimizer.init gave (Adam's moments and step count "
-             "are lost), so each step is Adam's first step"),
-            ("params", "the parameters are not updated: every step starts from the initial "
-             "parameters"),
+            (
+                "opt_state",
+                "the optimizer state is not carried from step to step: every update "
+                "starts again from the state optimizer.init gave (Adam's moments and step count "
+                "are lost), so each step is Adam's first step",
+            ),
+            (
+                "params",
+                "the parameters are not updated: every step starts from the initial parameters",
+            ),
         ):
             if _close(losses, _ref_zero_run(STALE_STEPS, STALE_LR, clip=False, stale=stale)[0]):
                 raise fail(
@@ -426,8 +540,12 @@ def test_loss_decreases(student, attach):
     # the digits runs below use the defaults: learning_rate's must be the lesson's 1e-3
     default = _train(student, "zero inputs", _zero_data, 4, False)
     explicit = _train(student, "zero inputs", _zero_data, 4, False, learning_rate=1e-3)
-    if not np.allclose(np.asarray(default["loss"], np.float64),
-                       np.asarray(explicit["loss"], np.float64), rtol=1e-6, atol=0.0):
+    if not np.allclose(
+        np.asarray(default["loss"], np.float64),
+        np.asarray(explicit["loss"], np.float64),
+        rtol=1e-6,
+        atol=0.0,
+    ):
         raise fail(
             "train_recording_grad_norms(key, zero inputs, 4, clip=False) without learning_rate "
             "and with learning_rate=1e-3",
@@ -471,20 +589,33 @@ def test_loss_decreases(student, attach):
         )
 
 
-@check("train_recording_grad_norms depends on its key and nothing else", points=1,
-       hint="Is every random choice (initialisation, batch order) drawn with jax.random from the "
-       "key you are given, each layer and each shuffle with its own key: no fixed key, no "
-       "np.random or random, and does a raw jax.random.PRNGKey work too?",
-       requires=("test_loss_decreases",))
+@check(
+    "train_recording_grad_norms depends on its key and nothing else",
+    points=1,
+    hint="Is every random choice (initialisation, batch order) drawn with jax.random from the "
+    "key you are given, each layer and each shuffle with its own key: no fixed key, no "
+    "np.random or random, and does a raw jax.random.PRNGKey work too?",
+    requires=("test_loss_decreases",),
+)
 def test_train_key_use(student, seed):
     call = f"train_recording_grad_norms(key, digits, {DIGITS_STEPS}, clip=True)"
     first = _train(student, "digits", _digits, DIGITS_STEPS, True)
-    again = client.probe(after_moving_global_rngs, student.train_recording_grad_norms,
-                         (jax.random.key(0), _digits(), DIGITS_STEPS, True), seed + 7919)
-    again = _calls.observed(again, checked=f"{call} called again with the same key",
-                            attempted=call, expected="the function runs")
+    again = client.probe(
+        after_moving_global_rngs,
+        student.train_recording_grad_norms,
+        (jax.random.key(0), _digits(), DIGITS_STEPS, True),
+        seed + 7919,
+    )
+    again = _calls.observed(
+        again,
+        checked=f"{call} called again with the same key",
+        attempted=call,
+        expected="the function runs",
+    )
     _check_record(again, DIGITS_STEPS, call)
-    if not (_close(again["loss"], first["loss"]) and _close(again["grad_norm"], first["grad_norm"])):
+    if not (
+        _close(again["loss"], first["loss"]) and _close(again["grad_norm"], first["grad_norm"])
+    ):
         raise fail(
             f"{call} twice with jax.random.key(0), NumPy's and Python's global RNGs moved "
             "in between",
@@ -505,9 +636,12 @@ def test_train_key_use(student, seed):
             "(`jax.random.PRNGKey(0)`)",
             fix="derive the initialisation and shuffling keys from the key argument",
         )
-    keys.assert_no_key_reuse(student.train_recording_grad_norms,
-                             (jax.random.key(0), _digits(), 3, True), jit=False,
-                             what="train_recording_grad_norms(key, digits, 3, clip=True)")
+    keys.assert_no_key_reuse(
+        student.train_recording_grad_norms,
+        (jax.random.key(0), _digits(), 3, True),
+        jit=False,
+        what="train_recording_grad_norms(key, digits, 3, clip=True)",
+    )
     try:
         _train(student, "digits", _digits, 3, True, key_seed="raw")
     except StudentError as exc:
@@ -554,8 +688,11 @@ def _plot(student: Any, scratch: str) -> tuple[str, dict[str, Any]]:
 def _image(seen: dict[str, Any]) -> np.ndarray:
     img = seen["pixels"]
     if not isinstance(img, np.ndarray) or img.ndim not in (2, 3):
-        raise fail("the PNG plot_grad_norms writes", expected="a readable PNG",
-                   observed=f"matplotlib could not read it: {seen['unreadable']}")
+        raise fail(
+            "the PNG plot_grad_norms writes",
+            expected="a readable PNG",
+            observed=f"matplotlib could not read it: {seen['unreadable']}",
+        )
     return img if img.ndim == 3 else img[..., None].repeat(3, axis=-1)
 
 
@@ -564,9 +701,12 @@ def _file(seen: dict[str, Any]) -> bytes:
     if not isinstance(data, bytes):
         raise TypeError("the sandbox sent a malformed plot observation")
     if seen["size"] > MAX_PLOT_BYTES:
-        raise fail("the file plot_grad_norms writes", expected="a PNG plot of a few hundred KB",
-                   observed=f"a file of {seen['size']} bytes",
-                   fix="save at a moderate size and resolution, e.g. figsize=(7, 4), dpi=100")
+        raise fail(
+            "the file plot_grad_norms writes",
+            expected="a PNG plot of a few hundred KB",
+            observed=f"a file of {seen['size']} bytes",
+            fix="save at a moderate size and resolution, e.g. figsize=(7, 4), dpi=100",
+        )
     return data
 
 
@@ -604,33 +744,52 @@ def _attach_plot(attach: Attachments, data: bytes) -> None:
         attach.image("your gradient-norm plot (test data: a smooth and a spiky curve)", data)
 
 
-@check("plot_grad_norms writes a PNG at path and returns path", points=1,
-       hint="Does your function save the figure to the path it was given, as a PNG, and "
-       "return that same path?")
+@check(
+    "plot_grad_norms writes a PNG at path and returns path",
+    points=1,
+    hint="Does your function save the figure to the path it was given, as a PNG, and "
+    "return that same path?",
+)
 def test_plot_file(student, attach, scratch):
     path, seen = _plot(student, scratch)
     data = _file(seen)
     if not data:
-        raise fail("the file plot_grad_norms(with_clip, without_clip, path) writes",
-                   expected=f"a PNG file at {os.path.basename(path)}", observed="no file at path",
-                   fix="fig.savefig(path) (or plt.savefig(path)) with the path argument")
+        raise fail(
+            "the file plot_grad_norms(with_clip, without_clip, path) writes",
+            expected=f"a PNG file at {os.path.basename(path)}",
+            observed="no file at path",
+            fix="fig.savefig(path) (or plt.savefig(path)) with the path argument",
+        )
     if not data.startswith(Attachments.PNG_MAGIC):
-        raise fail("the file plot_grad_norms writes", expected="a PNG image",
-                   observed=f"a file starting with {data[:8]!r}",
-                   fix="save with format='png' (or a path ending in .png)")
+        raise fail(
+            "the file plot_grad_norms writes",
+            expected="a PNG image",
+            observed=f"a file starting with {data[:8]!r}",
+            fix="save with format='png' (or a path ending in .png)",
+        )
     img = _image(seen)
     _attach_plot(attach, data)
     if img.shape[0] < 100 or img.shape[1] < 100:
-        raise fail("the size of the plot", expected="at least 100 x 100 pixels",
-                   observed=f"{img.shape[1]} x {img.shape[0]}")
+        raise fail(
+            "the size of the plot",
+            expected="at least 100 x 100 pixels",
+            observed=f"{img.shape[1]} x {img.shape[0]}",
+        )
     if seen["returned"] != path:
-        raise fail("the return value of plot_grad_norms(with_clip, without_clip, path)",
-                   expected=repr(path), observed=str(seen["returned_repr"]), fix="return path")
+        raise fail(
+            "the return value of plot_grad_norms(with_clip, without_clip, path)",
+            expected=repr(path),
+            observed=str(seen["returned_repr"]),
+            fix="return path",
+        )
 
 
-@check("the plot shows two curves in two colours", points=2,
-       hint="Does your figure draw both lists, on the same axes, each in its own colour?",
-       requires=("test_plot_file",))
+@check(
+    "the plot shows two curves in two colours",
+    points=2,
+    hint="Does your figure draw both lists, on the same axes, each in its own colour?",
+    requires=("test_plot_file",),
+)
 def test_plot_two_series(student, scratch):
     _, seen = _plot(student, scratch)
     if not _file(seen).startswith(Attachments.PNG_MAGIC):
@@ -641,8 +800,11 @@ def test_plot_two_series(student, scratch):
     raise fail(
         "the coloured curves in the PNG plot_grad_norms wrote (a smooth and a spiky test series)",
         expected="two curves in two distinct colours",
-        observed=(f"{len(clusters)} colour" + ("" if len(clusters) == 1 else "s")
-                  + (f" (hue {clusters[0][0]:.0f} degrees, {clusters[0][1]} pixels)" if clusters else "")),
+        observed=(
+            f"{len(clusters)} colour"
+            + ("" if len(clusters) == 1 else "s")
+            + (f" (hue {clusters[0][0]:.0f} degrees, {clusters[0][1]} pixels)" if clusters else "")
+        ),
         cause="only one of the two lists was plotted (or the second went into another figure "
         "that was never saved), or both were drawn in the same colour",
         fix="ax.plot(without_clip, label='without clipping'); ax.plot(with_clip, label='with "
@@ -650,18 +812,24 @@ def test_plot_two_series(student, scratch):
     )
 
 
-@check("the plot draws both norm lists on labelled axes", points=1,
-       hint="Are both lists drawn as lines with the step on the x axis, and do both axes say "
-       "what they show?", hidden=True,
-       requires=("test_plot_file",))
+@check(
+    "the plot draws both norm lists on labelled axes",
+    points=1,
+    hint="Are both lists drawn as lines with the step on the x axis, and do both axes say "
+    "what they show?",
+    hidden=True,
+    requires=("test_plot_file",),
+)
 def test_plot_lines(student, scratch):
     _, seen = _plot(student, scratch)
     figures = seen["figures"]
     if not figures:
-        raise fail("the matplotlib figure plot_grad_norms saved",
-                   expected="a figure saved with Figure.savefig or plt.savefig",
-                   observed="no matplotlib figure was saved",
-                   fix="draw with matplotlib and save with fig.savefig(path)")
+        raise fail(
+            "the matplotlib figure plot_grad_norms saved",
+            expected="a figure saved with Figure.savefig or plt.savefig",
+            observed="no matplotlib figure was saved",
+            fix="draw with matplotlib and save with fig.savefig(path)",
+        )
     with_clip, without = _series()
     axes = [ax for fig in figures for ax in fig]
     found: dict[str, int] = {}
@@ -673,13 +841,18 @@ def test_plot_lines(student, scratch):
                     found.setdefault(name, i)
     missing = [name for name in ("with_clip", "without_clip") if name not in found]
     if missing:
-        raise fail("the lines of the saved figure", expected="one line per list, y = the norms",
-                   observed=f"no line with the values of {', '.join(missing)}",
-                   fix="ax.plot(steps, norms) for each of the two lists")
+        raise fail(
+            "the lines of the saved figure",
+            expected="one line per list, y = the norms",
+            observed=f"no line with the values of {', '.join(missing)}",
+            fix="ax.plot(steps, norms) for each of the two lists",
+        )
     for i in sorted(set(found.values())):
         xlabel, ylabel = str(axes[i]["xlabel"]), str(axes[i]["ylabel"])
         if not xlabel.strip() or not ylabel.strip():
-            raise fail("the axis labels of the plot",
-                       expected="an x label (the step) and a y label (the gradient norm)",
-                       observed=f"x label {xlabel!r}, y label {ylabel!r}",
-                       fix="ax.set_xlabel('step'); ax.set_ylabel('gradient norm')")
+            raise fail(
+                "the axis labels of the plot",
+                expected="an x label (the step) and a y label (the gradient norm)",
+                observed=f"x label {xlabel!r}, y label {ylabel!r}",
+                fix="ax.set_xlabel('step'); ax.set_ylabel('gradient norm')",
+            )

@@ -39,8 +39,20 @@ def make_class(folder: Path, students: int, lessons: list[str]) -> None:
 
 
 def timed_batch(klass: Path, out: Path, workers: int, only: str, suites: str | None) -> float:
-    cmd = [sys.executable, "-m", "grader", "batch", str(klass), "--out", str(out), "--jobs", str(workers),
-           "--only", only, "-q"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "grader",
+        "batch",
+        str(klass),
+        "--out",
+        str(out),
+        "--jobs",
+        str(workers),
+        "--only",
+        only,
+        "-q",
+    ]
     if suites:
         cmd += ["--suites", suites]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
@@ -54,17 +66,25 @@ def timed_batch(klass: Path, out: Path, workers: int, only: str, suites: str | N
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--students", type=int, default=6)
-    parser.add_argument("--only", default="01_arrays,05_pytrees", help="lesson files each submission holds")
+    parser.add_argument(
+        "--only", default="01_arrays,05_pytrees", help="lesson files each submission holds"
+    )
     parser.add_argument("--workers", default="1,2", help="worker counts to compare")
-    parser.add_argument("--repeat", type=int, default=1, help="runs per worker count (median reported)")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs per worker count (median reported)"
+    )
     parser.add_argument("--suites", help="suites folder (default: the grader's own)")
     args = parser.parse_args()
     lessons = [n.strip() for n in args.only.split(",") if n.strip()]
 
-    print(f"{os.cpu_count()} CPU(s), load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
-          f"{args.students} submissions x {len(lessons)} lesson file(s) ({', '.join(lessons)})")
+    print(
+        f"{os.cpu_count()} CPU(s), load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+        f"{args.students} submissions x {len(lessons)} lesson file(s) ({', '.join(lessons)})"
+    )
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp:
         klass = Path(tmp) / "class"
         make_class(klass, args.students, lessons)
@@ -78,9 +98,11 @@ def main() -> None:
                 graded = sum(1 for _ in csv.DictReader(handle))
             wall = statistics.median(times)
             rates[workers] = 60 * graded / wall
-            print(f"workers={workers}: {graded} submissions in {wall:.1f} s "
-                  f"(runs: {', '.join(f'{t:.1f}' for t in times)}) -> {rates[workers]:.1f} submissions/min",
-                  flush=True)
+            print(
+                f"workers={workers}: {graded} submissions in {wall:.1f} s "
+                f"(runs: {', '.join(f'{t:.1f}' for t in times)}) -> {rates[workers]:.1f} submissions/min",
+                flush=True,
+            )
         if len(rates) > 1:
             low, high = min(rates), max(rates)
             print(f"speed-up {high} vs {low} worker(s): {rates[high] / rates[low]:.2f}x")

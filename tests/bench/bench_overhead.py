@@ -31,7 +31,9 @@ def timed(cmd: list[str], env: dict[str, str]) -> float:
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
     if proc.returncode not in (0, 1):
-        sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        sys.exit(
+            f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        )
     return elapsed
 
 
@@ -49,17 +51,45 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ini = Path(tmp) / "pytest.ini"
         ini.write_text("[pytest]\naddopts =\n")
-        floor_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "grader.plugin", "-p", "no:cacheprovider",
-                     "-c", str(ini), "--rootdir", tmp, "--lesson-dir", str(ROOT / "solutions"),
-                     *[str(s.suite) for s in specs]]
-        grade_cmd = [sys.executable, "-m", "grader", str(ROOT / "solutions"), "-q", "--no-html",
-                     "--jobs", str(args.jobs), "--json", str(Path(tmp) / "r.json"),
-                     "--only", ",".join(s.name for s in specs)]
+        floor_cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "grader.plugin",
+            "-p",
+            "no:cacheprovider",
+            "-c",
+            str(ini),
+            "--rootdir",
+            tmp,
+            "--lesson-dir",
+            str(ROOT / "solutions"),
+            *[str(s.suite) for s in specs],
+        ]
+        grade_cmd = [
+            sys.executable,
+            "-m",
+            "grader",
+            str(ROOT / "solutions"),
+            "-q",
+            "--no-html",
+            "--jobs",
+            str(args.jobs),
+            "--json",
+            str(Path(tmp) / "r.json"),
+            "--only",
+            ",".join(s.name for s in specs),
+        ]
         floors, grades = [], []
         for i in range(args.repeat):
             floors.append(timed(floor_cmd, floor_env))
             grades.append(timed(grade_cmd, env))
-            print(f"run {i + 1}: plain pytest {floors[-1]:.1f} s, grade {grades[-1]:.1f} s", flush=True)
+            print(
+                f"run {i + 1}: plain pytest {floors[-1]:.1f} s, grade {grades[-1]:.1f} s",
+                flush=True,
+            )
     floor, graded = statistics.median(floors), statistics.median(grades)
     print(f"lesson files: {len(specs)} ({', '.join(s.name for s in specs)})")
     print(f"plain pytest, one process (floor): {floor:.1f} s (median of {args.repeat})")

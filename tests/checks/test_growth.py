@@ -31,7 +31,9 @@ def newton_fori(a, n_iters=20):
 
 
 def newton_while(a, n_iters=20):
-    return lax.while_loop(lambda c: c[0] < n_iters, lambda c: (c[0] + 1, 0.5 * (c[1] + a / c[1])), (0, a))[1]
+    return lax.while_loop(
+        lambda c: c[0] < n_iters, lambda c: (c[0] + 1, 0.5 * (c[1] + a / c[1])), (0, a)
+    )[1]
 
 
 def newton_unrolled(a, n_iters=20):
@@ -78,15 +80,25 @@ def test_python_loop_running_sum_fails_and_says_scan():
 
 @pytest.mark.parametrize("impl", [newton_fori, newton_while])
 def test_newton_does_not_grow_with_n_iters(impl):
-    growth.assert_no_growth(impl, lambda n: (2.0, n), sizes=(5, 40), static_argnames=("n_iters",),
-                            what="newton_sqrt(a, n_iters)")
+    growth.assert_no_growth(
+        impl,
+        lambda n: (2.0, n),
+        sizes=(5, 40),
+        static_argnames=("n_iters",),
+        what="newton_sqrt(a, n_iters)",
+    )
 
 
 def test_unrolled_newton_grows_with_n_iters():
     with pytest.raises(CheckFailure, match=r"grows with the input \(15 equations at n=5, 120"):
-        growth.assert_no_growth(newton_unrolled, lambda n: (2.0, n), sizes=(5, 40),
-                                static_argnames=("n_iters",), what="newton_sqrt(a, n_iters)",
-                                fix="use jax.lax.fori_loop")
+        growth.assert_no_growth(
+            newton_unrolled,
+            lambda n: (2.0, n),
+            sizes=(5, 40),
+            static_argnames=("n_iters",),
+            what="newton_sqrt(a, n_iters)",
+            fix="use jax.lax.fori_loop",
+        )
 
 
 def test_vmap_does_not_grow_with_batch_but_a_loop_does():

@@ -64,8 +64,13 @@ def test_numpy_on_a_tracer_says_use_jnp():
 
 
 def test_static_argnames_are_honoured():
-    out = jit.assert_jittable(newton_range, (2.0,), {"n_iters": 8}, static_argnames=("n_iters",),
-                              what="newton_sqrt(a, n_iters)")
+    out = jit.assert_jittable(
+        newton_range,
+        (2.0,),
+        {"n_iters": 8},
+        static_argnames=("n_iters",),
+        what="newton_sqrt(a, n_iters)",
+    )
     assert float(out) == pytest.approx(2**0.5, rel=1e-5)
     with pytest.raises(CheckFailure, match="Tracer"):  # a traced loop bound cannot drive range()
         jit.assert_jittable(newton_range, (2.0,), {"n_iters": 8}, what="newton_sqrt(a, n_iters)")
@@ -86,19 +91,28 @@ def test_stubs_propagate_and_eager_errors_are_located():
     def reciprocal(x):
         return 1 / 0
 
-    with pytest.raises(CheckFailure, match=r"(?s)called eagerly.*raised ZeroDivisionError.*test_jit.py, line"):
+    with pytest.raises(
+        CheckFailure, match=r"(?s)called eagerly.*raised ZeroDivisionError.*test_jit.py, line"
+    ):
         jit.assert_jittable(reciprocal, (1.0,), what="f")
 
 
 def test_an_array_passed_as_a_static_argument_is_explained():
     newton = functools.partial(jax.jit, static_argnums=(0, 1))(newton_range)
     with pytest.raises(CheckFailure, match="must be hashable Python values"):
-        jit.assert_jittable(newton, (jnp.float32(2.0),), {"n_iters": 5}, static_argnames=("n_iters",),
-                            what="newton_sqrt(a, n_iters)")
+        jit.assert_jittable(
+            newton,
+            (jnp.float32(2.0),),
+            {"n_iters": 5},
+            static_argnames=("n_iters",),
+            what="newton_sqrt(a, n_iters)",
+        )
 
 
 def test_jitted_output_is_returned_for_pytrees():
-    out = jit.assert_jittable(lambda p: jax.tree.map(lambda v: v * 2, p), ({"w": jnp.ones(2)},), what="f")
+    out = jit.assert_jittable(
+        lambda p: jax.tree.map(lambda v: v * 2, p), ({"w": jnp.ones(2)},), what="f"
+    )
     assert float(out["w"][0]) == 2.0
 
 

@@ -52,8 +52,12 @@ X = jnp.ones((5, 4))
 
 @pytest.mark.parametrize("impl", [forward_split, forward_fold_in])
 def test_one_key_per_layer_passes(impl):
-    out = keys.assert_no_key_reuse(impl, (PARAMS, X, jax.random.key(0)), static_argnames=("rate",),
-                                   what="forward_with_dropout(params, x, key)")
+    out = keys.assert_no_key_reuse(
+        impl,
+        (PARAMS, X, jax.random.key(0)),
+        static_argnames=("rate",),
+        what="forward_with_dropout(params, x, key)",
+    )
     assert out.shape == (5, 2)
     keys.assert_deterministic(impl, lambda k: (PARAMS, X, k), what="forward_with_dropout")
     keys.assert_varies_with_key(impl, lambda k: (PARAMS, X, k), what="forward_with_dropout")
@@ -63,8 +67,13 @@ def test_one_key_per_layer_passes(impl):
 @pytest.mark.parametrize("eager", [True, False])
 def test_dropout_reusing_one_key_for_two_layers_fails(eager):
     with pytest.raises(CheckFailure) as info:
-        keys.assert_no_key_reuse(forward_reused_key, (PARAMS, X, jax.random.key(0)),
-                                 static_argnames=("rate",), eager=eager, what="forward_with_dropout")
+        keys.assert_no_key_reuse(
+            forward_reused_key,
+            (PARAMS, X, jax.random.key(0)),
+            static_argnames=("rate",),
+            eager=eager,
+            what="forward_with_dropout",
+        )
     text = str(info.value)
     assert "the key was reused" in text and "jax.random.split" in text
     assert ("eagerly" if eager else "under jax.jit") in text
@@ -79,7 +88,9 @@ def test_reuse_check_needs_typed_keys():
 
 def test_global_numpy_rng_is_not_deterministic():
     with pytest.raises(CheckFailure, match="global RNG"):
-        keys.assert_deterministic(noisy_numpy, lambda k: (k, jnp.zeros(4)), what="noisy(key, x, sigma)")
+        keys.assert_deterministic(
+            noisy_numpy, lambda k: (k, jnp.zeros(4)), what="noisy(key, x, sigma)"
+        )
 
 
 def test_a_fixed_key_inside_does_not_vary():

@@ -92,12 +92,19 @@ def test_python_loop_running_sum_fails_and_says_scan():
 
 @pytest.mark.parametrize("impl", [newton_fori, newton_while])
 def test_loop_primitive_alternatives(impl):
-    primitives.assert_contains(impl, (2.0, 20), ("while", "scan"), static_argnames=("n_iters",),
-                               what="newton_sqrt(a, n_iters)")
+    primitives.assert_contains(
+        impl,
+        (2.0, 20),
+        ("while", "scan"),
+        static_argnames=("n_iters",),
+        what="newton_sqrt(a, n_iters)",
+    )
 
 
 def test_fori_loop_with_static_bounds_is_a_scan():
-    counts = primitives.primitives_of(newton_fori, (2.0,), {"n_iters": 5}, static_argnames=("n_iters",))
+    counts = primitives.primitives_of(
+        newton_fori, (2.0,), {"n_iters": 5}, static_argnames=("n_iters",)
+    )
     assert counts["scan"] == 1 and counts["while"] == 0
 
 
@@ -111,8 +118,9 @@ def test_custom_jvp_and_shard_map_bodies_are_walked():
 def test_assert_lacks():
     primitives.assert_lacks(running_sum_scan, XS, "while", what="running_sum(xs)")
     with pytest.raises(CheckFailure, match=r"`scan` x1") as info:
-        primitives.assert_lacks(running_sum_scan, XS, ("scan",), what="running_sum(xs)",
-                                fix="use jnp.cumsum")
+        primitives.assert_lacks(
+            running_sum_scan, XS, ("scan",), what="running_sum(xs)", fix="use jnp.cumsum"
+        )
     assert "use jnp.cumsum" in str(info.value)
 
 
@@ -140,8 +148,13 @@ def test_where_piecewise_has_the_right_values_all_the_same():
     def ref(x):
         return x * x if x > 0 else -x
 
-    values.assert_matches_reference(piecewise_where, ref, st.floats(-50, 50, width=32).map(lambda v: (v,)),
-                                    what="piecewise(x)", max_examples=20)
+    values.assert_matches_reference(
+        piecewise_where,
+        ref,
+        st.floats(-50, 50, width=32).map(lambda v: (v,)),
+        what="piecewise(x)",
+        max_examples=20,
+    )
 
 
 def running_sum_cumsum(xs):

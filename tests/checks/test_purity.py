@@ -83,7 +83,9 @@ def test_list_append_to_an_argument_is_reported():
         purity.assert_pure(append_to_list, ([1.0, 2.0], 3.0), what="f(items, value)")
 
 
-@pytest.mark.parametrize(("impl", "rng"), [(numpy_noise, "NumPy"), (python_noise, "Python"), (reseeding, "NumPy")])
+@pytest.mark.parametrize(
+    ("impl", "rng"), [(numpy_noise, "NumPy"), (python_noise, "Python"), (reseeding, "NumPy")]
+)
 def test_global_rngs_are_watched(impl, rng):
     with pytest.raises(CheckFailure, match=f"{rng}'s global RNG"):
         purity.assert_pure(impl, (1.0,), what="noisy(x)")
@@ -92,7 +94,9 @@ def test_global_rngs_are_watched(impl, rng):
 def test_module_globals_are_watched():
     with pytest.raises(CheckFailure, match="the global `CALLS` changed from 0 to 1"):
         purity.assert_pure(counting, (1.0,), what="f(x)")
-    with pytest.raises(CheckFailure, match=r"the global `SETTINGS`\['scale'\] changed from 1.0 to 2.0"):
+    with pytest.raises(
+        CheckFailure, match=r"the global `SETTINGS`\['scale'\] changed from 1.0 to 2.0"
+    ):
         purity.assert_pure(configuring, (1.0,), what="f(x)", module=sys.modules[__name__])
 
 
@@ -141,7 +145,9 @@ def test_print_at_trace_time_is_reported():
 
 
 def test_list_append_at_trace_time_is_reported():
-    with pytest.raises(CheckFailure, match=r"the global `HISTORY` grew .* the second call changed nothing"):
+    with pytest.raises(
+        CheckFailure, match=r"the global `HISTORY` grew .* the second call changed nothing"
+    ):
         purity.assert_no_trace_side_effects(running_total_logging, XS, what="running_sum(xs)")
 
 

@@ -127,7 +127,9 @@ def test_a_timer_that_does_not_wait_fails():
 
 def test_a_timer_without_warmup_fails():
     with pytest.raises(CheckFailure, match="the first call's compilation was timed") as info:
-        timing.assert_excludes_warmup(time_steps_no_warmup, what="time_steps", compile_s=0.2, n_steps=4)
+        timing.assert_excludes_warmup(
+            time_steps_no_warmup, what="time_steps", compile_s=0.2, n_steps=4
+        )
     assert "warm-up" in str(info.value)
     with pytest.raises(CheckFailure, match=r"(?s)5 calls for n_steps=4 .* observed: 4 calls"):
         timing.assert_chains_state(time_steps_no_warmup, what="time_steps", n_steps=4)
@@ -139,14 +141,18 @@ def test_a_timer_that_does_not_feed_the_state_fails():
 
 
 def test_jit_speedup_reports_compile_separately():
-    got = timing.assert_reports_compile(jit_speedup_good, what="jit_speedup", compile_s=0.2, n_steps=3)
+    got = timing.assert_reports_compile(
+        jit_speedup_good, what="jit_speedup", compile_s=0.2, n_steps=3
+    )
     assert got["compile_s"] >= 0.2
     with pytest.raises(CheckFailure, match="compile_s = 0 s"):
-        timing.assert_reports_compile(jit_speedup_timing_compile_inside, what="jit_speedup",
-                                      compile_s=0.2, n_steps=3)
+        timing.assert_reports_compile(
+            jit_speedup_timing_compile_inside, what="jit_speedup", compile_s=0.2, n_steps=3
+        )
     with pytest.raises(CheckFailure, match="compile_s is not an elapsed time"):
-        timing.assert_reports_compile(jit_speedup_compile_clock_sum, what="jit_speedup",
-                                      compile_s=0.2, n_steps=3)
+        timing.assert_reports_compile(
+            jit_speedup_compile_clock_sum, what="jit_speedup", compile_s=0.2, n_steps=3
+        )
 
 
 def jit_speedup_compile_clock_sum(step_fn, state, batch, n_steps=100):
@@ -172,7 +178,9 @@ def test_a_stub_passes_through_and_a_crash_is_translated():
         timing.assert_chains_state(time_steps_stub, what="time_steps", n_steps=3)
     with pytest.raises(NotImplementedError):
         timing.assert_waits_for_work(time_steps_stub, what="time_steps", work_s=0.05, n_steps=2)
-    with pytest.raises(CheckFailure, match=r"time_steps_crashing\(step_fn, state, batch, 2\) raised"):
+    with pytest.raises(
+        CheckFailure, match=r"time_steps_crashing\(step_fn, state, batch, 2\) raised"
+    ):
         timing.assert_waits_for_work(time_steps_crashing, what="time_steps", work_s=0.05, n_steps=2)
     with pytest.raises(CheckFailure, match="returns seconds per step"):
         timing.assert_chains_state(lambda f, s, b, n: "fast", what="time_steps", n_steps=3)

@@ -23,13 +23,19 @@ CALLS = [(2.0, 20), (3.0, 20), (10.0, 20)]
 
 @pytest.mark.parametrize("impl", [newton_fori, newton_jitted])
 def test_traced_once_passes(impl):
-    assert traces.assert_traced_once(impl, CALLS, static_argnames=("n_iters",), what="newton_sqrt(a, n_iters)") == 1
+    assert (
+        traces.assert_traced_once(
+            impl, CALLS, static_argnames=("n_iters",), what="newton_sqrt(a, n_iters)"
+        )
+        == 1
+    )
 
 
 def test_a_static_value_argument_recompiles_every_call():
     with pytest.raises(CheckFailure) as info:
-        traces.assert_traced_once(newton_all_static, CALLS, static_argnames=("n_iters",),
-                                  what="newton_sqrt(a, n_iters)")
+        traces.assert_traced_once(
+            newton_all_static, CALLS, static_argnames=("n_iters",), what="newton_sqrt(a, n_iters)"
+        )
     text = str(info.value)
     assert "3 new compilations for 3 calls" in text and "marked static" in text
     assert "argument 0 (2.0 -> 10.0)" in text
@@ -37,8 +43,12 @@ def test_a_static_value_argument_recompiles_every_call():
 
 def test_changing_argument_types_retrace():
     with pytest.raises(CheckFailure, match="call 2 traced again") as info:
-        traces.assert_traced_once(newton_fori, [(2.0, 20), (jnp.float32(3.0), 20)],
-                                  static_argnames=("n_iters",), what="newton_sqrt")
+        traces.assert_traced_once(
+            newton_fori,
+            [(2.0, 20), (jnp.float32(3.0), 20)],
+            static_argnames=("n_iters",),
+            what="newton_sqrt",
+        )
     assert "weak-typed" in str(info.value)
 
 
@@ -59,15 +69,26 @@ def step_growing_history(history, x):
 
 def test_jitted_steps_compile_once():
     p, x = jnp.ones(3), jnp.ones(3)
-    traces.assert_compiles_once(sgd_step, [(p, x)], what="train_step", feed=lambda out, a: (out, a[1]))
-    traces.assert_compiles_once(sgd_step_with_loss, [(p, x)], what="train_step",
-                                feed=lambda out, a: (out[0], a[1]), n_calls=4)
+    traces.assert_compiles_once(
+        sgd_step, [(p, x)], what="train_step", feed=lambda out, a: (out, a[1])
+    )
+    traces.assert_compiles_once(
+        sgd_step_with_loss,
+        [(p, x)],
+        what="train_step",
+        feed=lambda out, a: (out[0], a[1]),
+        n_calls=4,
+    )
 
 
 def test_a_state_that_changes_shape_recompiles():
     with pytest.raises(CheckFailure) as info:
-        traces.assert_compiles_once(step_growing_history, [(jnp.zeros(1), jnp.ones(3))], what="train_step",
-                                    feed=lambda out, a: (out, a[1]))
+        traces.assert_compiles_once(
+            step_growing_history,
+            [(jnp.zeros(1), jnp.ones(3))],
+            what="train_step",
+            feed=lambda out, a: (out, a[1]),
+        )
     text = str(info.value)
     assert "more trace(s)/compilation(s) after the first call" in text
     assert "float32[1]" in text and "float32[5]" in text
@@ -75,6 +96,7 @@ def test_a_state_that_changes_shape_recompiles():
 
 def test_a_plain_function_is_not_a_jitted_step():
     with pytest.raises(CheckFailure, match=r"decorate `sgd_plain` with `@jax\.jit`"):
+
         def sgd_plain(params, x):
             return params - x
 

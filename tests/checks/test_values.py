@@ -11,7 +11,9 @@ from grader.checks.failure import CheckFailure
 
 # -- standardize: two right ways, two wrong ones ------------------------------
 def standardize_jnp(x, axis=0):
-    return (x - jnp.mean(x, axis=axis, keepdims=True)) / (jnp.std(x, axis=axis, keepdims=True) + 1e-8)
+    return (x - jnp.mean(x, axis=axis, keepdims=True)) / (
+        jnp.std(x, axis=axis, keepdims=True) + 1e-8
+    )
 
 
 def standardize_np_style(x, axis=0):
@@ -31,7 +33,9 @@ def standardize_no_keepdims(x, axis=0):
 
 def _ref_standardize(x, axis=0):
     x = np.asarray(x, np.float64)
-    return ((x - x.mean(axis, keepdims=True)) / (x.std(axis, keepdims=True) + 1e-8)).astype(np.float32)
+    return ((x - x.mean(axis, keepdims=True)) / (x.std(axis, keepdims=True) + 1e-8)).astype(
+        np.float32
+    )
 
 
 X = jnp.array([[1.0, 5.0, 2.0], [3.0, 5.0, 4.0], [8.0, 5.0, 0.0]])
@@ -52,23 +56,29 @@ def test_close_names_nan_from_a_constant_column():
 def test_close_names_a_broadcast_shape_error():
     out = standardize_no_keepdims(X, axis=1)  # broadcasts (3,3) - (3,) the wrong way
     with pytest.raises(CheckFailure, match="values differ"):
-        values.assert_close(out, _ref_standardize(X, axis=1), what="standardize(x, axis=1)", atol=1e-5)
+        values.assert_close(
+            out, _ref_standardize(X, axis=1), what="standardize(x, axis=1)", atol=1e-5
+        )
     with pytest.raises(CheckFailure, match=r"shape \(3, 1\)"):
         values.assert_close(jnp.ones(3), jnp.ones((3, 1)), what="y")
 
 
 def test_close_reports_leaf_path_and_errors():
     with pytest.raises(CheckFailure) as info:
-        values.assert_close({"layer1": {"b": jnp.zeros(2), "w": jnp.ones((2, 2))}},
-                            {"layer1": {"b": jnp.zeros(2), "w": jnp.array([[1.0, 1.0], [1.0, 1.5]])}},
-                            what="params")
+        values.assert_close(
+            {"layer1": {"b": jnp.zeros(2), "w": jnp.ones((2, 2))}},
+            {"layer1": {"b": jnp.zeros(2), "w": jnp.array([[1.0, 1.0], [1.0, 1.5]])}},
+            what="params",
+        )
     text = str(info.value)
     assert "['layer1']['w']" in text and "index (1, 1)" in text and "max abs error 0.5" in text
 
 
 def test_close_structure_and_dtype():
     with pytest.raises(CheckFailure, match="a list was returned where a tuple"):
-        values.assert_close([jnp.ones(2), jnp.ones(2)], (jnp.ones(2), jnp.ones(2)), what="running_sum(xs)")
+        values.assert_close(
+            [jnp.ones(2), jnp.ones(2)], (jnp.ones(2), jnp.ones(2)), what="running_sum(xs)"
+        )
     with pytest.raises(CheckFailure, match="integer values"):
         values.assert_close(jnp.array([1, 2]), jnp.array([1.0, 2.0]), what="x")
     values.assert_close((3, jnp.ones(2)), (3.0, jnp.ones(2)), what="Python numbers are lenient")
@@ -77,7 +87,9 @@ def test_close_structure_and_dtype():
 def test_close_compares_typed_keys_by_their_data():
     import jax
 
-    values.assert_close(jax.random.split(jax.random.key(0)), jax.random.split(jax.random.key(0)), what="keys")
+    values.assert_close(
+        jax.random.split(jax.random.key(0)), jax.random.split(jax.random.key(0)), what="keys"
+    )
     with pytest.raises(CheckFailure, match="values differ"):
         values.assert_close(jax.random.key(1), jax.random.key(0), what="key")
 
@@ -103,7 +115,9 @@ def add_at_segment(x, indices, values_):
     import jax
 
     x = jnp.asarray(x)
-    return x + jax.ops.segment_sum(jnp.asarray(values_), jnp.asarray(indices), num_segments=x.shape[0])
+    return x + jax.ops.segment_sum(
+        jnp.asarray(values_), jnp.asarray(indices), num_segments=x.shape[0]
+    )
 
 
 def _broken_add_at():
@@ -132,16 +146,27 @@ def add_at_args(draw):
 
 @pytest.mark.parametrize("impl", [add_at_scatter, add_at_segment])
 def test_reference_search_passes_correct_add_at(impl):
-    tried = values.assert_matches_reference(impl, _ref_add_at, add_at_args(), what="add_at(x, indices, values)",
-                                            atol=1e-5, max_examples=25)
+    tried = values.assert_matches_reference(
+        impl,
+        _ref_add_at,
+        add_at_args(),
+        what="add_at(x, indices, values)",
+        atol=1e-5,
+        max_examples=25,
+    )
     assert tried >= 25
 
 
 def test_reference_search_shows_the_shrunk_input():
     with pytest.raises(CheckFailure) as info:
-        values.assert_matches_reference(_broken_add_at(), _ref_add_at, add_at_args(),
-                                        what="add_at(x, indices, values)", max_examples=25,
-                                        cause="duplicate indices must accumulate")
+        values.assert_matches_reference(
+            _broken_add_at(),
+            _ref_add_at,
+            add_at_args(),
+            what="add_at(x, indices, values)",
+            max_examples=25,
+            cause="duplicate indices must accumulate",
+        )
     text = str(info.value)
     assert "smallest input that differs" in text
     assert "add_at([" in text and " gave " in text
@@ -157,7 +182,9 @@ def test_reference_search_reports_a_crash_with_its_input():
         return add_at_scatter(x, indices, values_)
 
     with pytest.raises(CheckFailure, match=r"raised IndexError: only two updates") as info:
-        values.assert_matches_reference(add_at, _ref_add_at, add_at_args(), what="add_at", max_examples=25)
+        values.assert_matches_reference(
+            add_at, _ref_add_at, add_at_args(), what="add_at", max_examples=25
+        )
     assert "test_values.py, line" in str(info.value)
 
 
@@ -166,7 +193,9 @@ def test_reference_search_lets_a_stub_through():
         raise NotImplementedError("TODO")
 
     with pytest.raises(NotImplementedError):
-        values.assert_matches_reference(add_at, _ref_add_at, add_at_args(), what="add_at", max_examples=5)
+        values.assert_matches_reference(
+            add_at, _ref_add_at, add_at_args(), what="add_at", max_examples=5
+        )
 
 
 def test_relative_error_is_not_reported_against_zero_expectations():

@@ -37,23 +37,38 @@ YS = jnp.array([0, 1, 2, 0, 1, 2])
 
 @pytest.mark.parametrize("impl", [per_example_vmap, per_example_closure])
 def test_correct_per_example_grads_match_the_loop(impl):
-    out = vmap.assert_matches_loop(lambda p, x, y: impl(_loss, p, x, y), jax.grad(_loss),
-                                   (PARAMS, XS, YS), (None, 0, 0), what="per_example_grads")
+    out = vmap.assert_matches_loop(
+        lambda p, x, y: impl(_loss, p, x, y),
+        jax.grad(_loss),
+        (PARAMS, XS, YS),
+        (None, 0, 0),
+        what="per_example_grads",
+    )
     assert out["w"].shape == (6, 4, 3)
 
 
 def test_batch_gradient_copied_fails_at_the_first_example():
     with pytest.raises(CheckFailure) as info:
-        vmap.assert_matches_loop(lambda p, x, y: per_example_batch_grad(_loss, p, x, y), jax.grad(_loss),
-                                 (PARAMS, XS, YS), (None, 0, 0), what="per_example_grads")
+        vmap.assert_matches_loop(
+            lambda p, x, y: per_example_batch_grad(_loss, p, x, y),
+            jax.grad(_loss),
+            (PARAMS, XS, YS),
+            (None, 0, 0),
+            what="per_example_grads",
+        )
     text = str(info.value)
     assert "example 0 (of 6)" in text and "['b']" in text and "jax.vmap" in text
 
 
 def test_missing_batch_axis_is_named():
     with pytest.raises(CheckFailure, match="the batch axis is missing"):
-        vmap.assert_matches_loop(lambda p, x, y: per_example_mean(_loss, p, x, y), jax.grad(_loss),
-                                 (PARAMS, XS, YS), (None, 0, 0), what="per_example_grads")
+        vmap.assert_matches_loop(
+            lambda p, x, y: per_example_mean(_loss, p, x, y),
+            jax.grad(_loss),
+            (PARAMS, XS, YS),
+            (None, 0, 0),
+            what="per_example_grads",
+        )
 
 
 def test_loop_reference_stacks_pytrees():

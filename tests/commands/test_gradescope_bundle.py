@@ -105,15 +105,20 @@ def test_run_autograder_grades_a_repository_upload_with_hidden_checks(tmp_path: 
     results = autograder(tmp_path, upload)
     assert results["score"] == 12
     tests = results["tests"]
-    assert isinstance(tests, list) and len(tests) == 7  # each hidden check: a student and an instructor entry
+    assert (
+        isinstance(tests, list) and len(tests) == 7
+    )  # each hidden check: a student and an instructor entry
     named = [t for t in tests if "total of the empty list is zero" in t["name"]]
     assert [t["visibility"] for t in named] == ["hidden"]  # its real name: instructors only
     stand_ins = [t for t in tests if "hidden check" in t["name"]]
     assert stand_ins and {t["visibility"] for t in stand_ins} == {"after_published"}
     assert all("output" not in t or not t["output"] for t in stand_ins)
     assert {
-        t["visibility"] for t in tests
-        if t not in named + stand_ins and "shout keeps" not in t["name"] and t["visibility"] != "hidden"
+        t["visibility"]
+        for t in tests
+        if t not in named + stand_ins
+        and "shout keeps" not in t["name"]
+        and t["visibility"] != "hidden"
     } == {"visible"}
 
 

@@ -468,16 +468,32 @@ def test_a_kill_is_credited_to_the_check_that_failed_not_to_one_left_unreached()
     from grader.model import CheckResult, ExerciseResult
     from grader.mutate.run import outcome_of
 
-    def check(id_: str, status: str, message: str = "", blocked_by: str | None = None) -> CheckResult:
+    def check(
+        id_: str, status: str, message: str = "", blocked_by: str | None = None
+    ) -> CheckResult:
         score = 1.0 if status == "passed" else 0.0
-        return CheckResult(id_, id_, status, score, 1.0, "public", message, "hint",  # type: ignore[arg-type]
-                           blocked_by=blocked_by)
+        return CheckResult(
+            id_,
+            id_,
+            status,
+            score,
+            1.0,
+            "public",
+            message,
+            "hint",  # type: ignore[arg-type]
+            blocked_by=blocked_by,
+        )
 
-    result = ExerciseResult("x", "x", "error", (
-        check("test_a", "passed"),
-        check("test_gated", "failed", "fix the values first", blocked_by="test_c"),
-        check("test_b", "error", "not run: the suite never reached this check"),
-        check("test_c", "failed", "values are wrong"),
-    ))
+    result = ExerciseResult(
+        "x",
+        "x",
+        "error",
+        (
+            check("test_a", "passed"),
+            check("test_gated", "failed", "fix the values first", blocked_by="test_c"),
+            check("test_b", "error", "not run: the suite never reached this check"),
+            check("test_c", "failed", "values are wrong"),
+        ),
+    )
     outcome = outcome_of("x", "m", result)
     assert outcome.killed and outcome.by == "test_c"

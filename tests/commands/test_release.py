@@ -21,59 +21,102 @@ HIDDEN_NAMES = ("total of the empty list is zero", "shout keeps an empty word em
 
 
 def release(grade: Grade, course: Path, out: Path, *extra: str) -> tuple[int, str]:
-    return grade("release", str(out), "--solutions", str(course / "solutions"),
-                 "--exercises", str(course / "exercises"), "--suites", str(course / "suites"), *extra)
+    return grade(
+        "release",
+        str(out),
+        "--solutions",
+        str(course / "solutions"),
+        "--exercises",
+        str(course / "exercises"),
+        "--suites",
+        str(course / "suites"),
+        *extra,
+    )
 
 
 def all_text(folder: Path) -> str:
     return "\n".join(p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file())
 
 
-def test_release_holds_exercises_public_suites_grader_and_readme(course: Path, grade: Grade, tmp_path: Path) -> None:
+def test_release_holds_exercises_public_suites_grader_and_readme(
+    course: Path, grade: Grade, tmp_path: Path
+) -> None:
     out = tmp_path / "student-repo"
     code, text = release(grade, course, out)
     assert code == 0, text
     assert "3 public check(s); 2 hidden check(s) (5 point(s)) left out" in text
-    for rel in ("exercises/01_sums.py", "exercises/02_words.py", "grader/cli.py", "grader/suites/__init__.py",
-                "grader/suites/test_01_sums.py", "templates/report.html.j2", "pyproject.toml", "README.md",
-                ".github/workflows/grade.yml", ".gitignore"):
+    for rel in (
+        "exercises/01_sums.py",
+        "exercises/02_words.py",
+        "grader/cli.py",
+        "grader/suites/__init__.py",
+        "grader/suites/test_01_sums.py",
+        "templates/report.html.j2",
+        "pyproject.toml",
+        "README.md",
+        ".github/workflows/grade.yml",
+        ".gitignore",
+    ):
         assert (out / rel).is_file(), rel
     assert not (out / "solutions").exists() and not (out / "tests").exists()
-    assert (out / "exercises" / "01_sums.py").read_text() == (course / "exercises" / "01_sums.py").read_text()
+    assert (out / "exercises" / "01_sums.py").read_text() == (
+        course / "exercises" / "01_sums.py"
+    ).read_text()
 
     released = catalog.exercises(out / "grader" / "suites")
-    assert [(len(s.checks), s.hidden_checks, s.hidden_points) for s in released] == [(2, 1, 4.0), (1, 1, 1.0)]
+    assert [(len(s.checks), s.hidden_checks, s.hidden_points) for s in released] == [
+        (2, 1, 4.0),
+        (1, 1, 1.0),
+    ]
     readme = (out / "README.md").read_text()
-    assert "| `exercises/01_sums.py` | sums (command-test fixture) | 2 (5 pts) | 1 (4 pts) |" in readme
+    assert (
+        "| `exercises/01_sums.py` | sums (command-test fixture) | 2 (5 pts) | 1 (4 pts) |" in readme
+    )
 
 
-def test_nothing_hidden_and_no_solution_body_is_released(course: Path, grade: Grade, tmp_path: Path) -> None:
+def test_nothing_hidden_and_no_solution_body_is_released(
+    course: Path, grade: Grade, tmp_path: Path
+) -> None:
     out = tmp_path / "student-repo"
     assert release(grade, course, out)[0] == 0
     text = all_text(out)
-    for secret in (*HIDDEN_IDS, *HIDDEN_NAMES, "_secret_fsum_reference", "distinctive-solution-body-marker",
-                   'EXCLAMATION = "!"', "return word.upper() + EXCLAMATION"):
+    for secret in (
+        *HIDDEN_IDS,
+        *HIDDEN_NAMES,
+        "_secret_fsum_reference",
+        "distinctive-solution-body-marker",
+        'EXCLAMATION = "!"',
+        "return word.upper() + EXCLAMATION",
+    ):
         assert secret not in text, secret
     for path in (out / "grader" / "suites").glob("*.py"):
         assert assign.BEGIN not in path.read_text()
 
 
 def test_no_hidden_checks_name_id_message_or_hint_is_released(
-        course: Path, grade: Grade, tmp_path: Path) -> None:
+    course: Path, grade: Grade, tmp_path: Path
+) -> None:
     # Real messages: a submission that fails both hidden checks, graded with the full suites.
     wrong = tmp_path / "wrong"
     wrong.mkdir()
-    (wrong / "01_sums.py").write_text("def add(a, b):\n    return a + b\n\n\n"
-                                      "def total(xs):\n    return sum(xs) if xs else -1\n")
-    (wrong / "02_words.py").write_text("def shout(word):\n    return word.upper() + '!' if word else '?'\n")
+    (wrong / "01_sums.py").write_text(
+        "def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    return sum(xs) if xs else -1\n"
+    )
+    (wrong / "02_words.py").write_text(
+        "def shout(word):\n    return word.upper() + '!' if word else '?'\n"
+    )
     results = tmp_path / "results.json"
-    code, text = grade(str(wrong), "--suites", str(course / "suites"), "--json", str(results), "--no-html")
+    code, text = grade(
+        str(wrong), "--suites", str(course / "suites"), "--json", str(results), "--no-html"
+    )
     assert code == 0, text
     doc = json.loads(results.read_text())
     hidden = [c for e in doc["exercises"] for c in e["checks"] if c["visibility"] == "hidden"]
     assert [(c["id"], c["status"]) for c in hidden] == [(i, "failed") for i in HIDDEN_IDS]
     secrets = [s for c in hidden for s in (c["name"], c["id"], c["hint"], c["message"])]
-    secrets += [line.strip() for c in hidden for line in c["message"].splitlines()[:1]]  # what was checked
+    secrets += [
+        line.strip() for c in hidden for line in c["message"].splitlines()[:1]
+    ]  # what was checked
     assert "total([])" in secrets and "shout('')" in secrets
 
     out = tmp_path / "student-repo"
@@ -86,8 +129,14 @@ def test_no_hidden_checks_name_id_message_or_hint_is_released(
 def test_a_hidden_checks_hint_stops_the_release(course: Path, grade: Grade, tmp_path: Path) -> None:
     hint = "What is the upper case of ''?"  # the hidden shout check's hint, in no public check
     (course / "solutions" / "02_words.py").write_text(
-        (course / "solutions" / "02_words.py").read_text() + f"# {hint}\n")
-    assert grade("assign", "--solutions", str(course / "solutions"), "--out", str(course / "exercises"))[0] == 0
+        (course / "solutions" / "02_words.py").read_text() + f"# {hint}\n"
+    )
+    assert (
+        grade(
+            "assign", "--solutions", str(course / "solutions"), "--out", str(course / "exercises")
+        )[0]
+        == 0
+    )
     out = tmp_path / "student-repo"
     code, text = release(grade, course, out)
     assert code == 2
@@ -95,20 +144,38 @@ def test_a_hidden_checks_hint_stops_the_release(course: Path, grade: Grade, tmp_
     assert not out.exists()
 
 
-def test_a_leak_stops_the_release_and_leaves_nothing(course: Path, grade: Grade, tmp_path: Path) -> None:
+def test_a_leak_stops_the_release_and_leaves_nothing(
+    course: Path, grade: Grade, tmp_path: Path
+) -> None:
     stub = course / "exercises" / "02_words.py"
-    stub.write_text(stub.read_text() + "# hint: see 'shout keeps an empty word empty but exclaimed'\n")
+    stub.write_text(
+        stub.read_text() + "# hint: see 'shout keeps an empty word empty but exclaimed'\n"
+    )
     out = tmp_path / "student-repo"
-    code, text = grade("release", str(out), "--solutions", str(course / "solutions"), "--exercises",
-                       str(course / "exercises"), "--suites", str(course / "suites"))
+    code, text = grade(
+        "release",
+        str(out),
+        "--solutions",
+        str(course / "solutions"),
+        "--exercises",
+        str(course / "exercises"),
+        "--suites",
+        str(course / "suites"),
+    )
     assert code == 2
     assert "out of sync" in text  # the hand edit is caught before anything is written
     assert not out.exists()
 
     (course / "solutions" / "02_words.py").write_text(
         (course / "solutions" / "02_words.py").read_text()
-        + "# hint: see 'shout keeps an empty word empty but exclaimed'\n")
-    assert grade("assign", "--solutions", str(course / "solutions"), "--out", str(course / "exercises"))[0] == 0
+        + "# hint: see 'shout keeps an empty word empty but exclaimed'\n"
+    )
+    assert (
+        grade(
+            "assign", "--solutions", str(course / "solutions"), "--out", str(course / "exercises")
+        )[0]
+        == 0
+    )
     code, text = release(grade, course, out)
     assert code == 2
     assert "exercises/02_words.py mentions the hidden check 'shout keeps an empty word" in text
@@ -116,7 +183,8 @@ def test_a_leak_stops_the_release_and_leaves_nothing(course: Path, grade: Grade,
 
 
 def test_an_existing_folder_is_only_replaced_when_it_is_an_earlier_release(
-        course: Path, grade: Grade, tmp_path: Path) -> None:
+    course: Path, grade: Grade, tmp_path: Path
+) -> None:
     out = tmp_path / "student-repo"
     out.mkdir()
     (out / "notes.txt").write_text("mine")
@@ -152,12 +220,19 @@ def test_the_real_course_releases_without_hidden_checks(grade: Grade, tmp_path: 
 
 @pytest.mark.slow
 def test_students_see_the_hidden_count_when_grading_the_release(
-        course: Path, grade: Grade, tmp_path: Path) -> None:
+    course: Path, grade: Grade, tmp_path: Path
+) -> None:
     out = tmp_path / "student-repo"
     assert release(grade, course, out)[0] == 0
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    proc = subprocess.run([sys.executable, "-m", "grader", "exercises", "--no-html", "--no-color"],
-                          cwd=out, capture_output=True, text=True, timeout=300, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "exercises", "--no-html", "--no-color"],
+        cwd=out,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Total 0/7 (0%)" in proc.stdout
     assert "public 0/3 passed; 2 hidden check(s), 5 point(s), run at grading" in proc.stdout

@@ -27,8 +27,13 @@ def cells(*sources: str, tags: dict[int, tuple[str, ...]] | None = None) -> list
 
 
 def run(tmp_path: Path, notebook: list[Cell], limits: execution.Limits) -> list[execution.Outcome]:
-    return execution.run(notebook, cwd=tmp_path, env=execution.kernel_env(dict(os.environ)),
-                         limits=limits, log_path=tmp_path / "kernel.log")
+    return execution.run(
+        notebook,
+        cwd=tmp_path,
+        env=execution.kernel_env(dict(os.environ)),
+        limits=limits,
+        log_path=tmp_path / "kernel.log",
+    )
 
 
 def test_one_run_through_errors_timeouts_a_stuck_kernel_and_a_crash(tmp_path: Path) -> None:
@@ -47,10 +52,24 @@ def test_one_run_through_errors_timeouts_a_stuck_kernel_and_a_crash(tmp_path: Pa
         "z = x + 3",
         tags={8: ("skip-execution",)},
     )
-    outcomes = run(tmp_path, notebook, execution.Limits(cell_timeout_s=8, budget_s=200, interrupt_grace_s=3))
+    outcomes = run(
+        tmp_path, notebook, execution.Limits(cell_timeout_s=8, budget_s=200, interrupt_grace_s=3)
+    )
     status = {o.cell.number: o.status for o in outcomes}
-    assert status == {1: "ran", 2: "ran", 3: "raised", 4: "timeout", 5: "ran", 6: "timeout", 7: "ran",
-                      8: "skipped", 9: "raised", 10: "ran", 11: "ran", 12: "ran"}
+    assert status == {
+        1: "ran",
+        2: "ran",
+        3: "raised",
+        4: "timeout",
+        5: "ran",
+        6: "timeout",
+        7: "ran",
+        8: "skipped",
+        9: "raised",
+        10: "ran",
+        11: "ran",
+        12: "ran",
+    }
     by = {o.cell.number: o for o in outcomes}
     assert len(by[1].images) == 1 and by[1].images[0].startswith(PNG_MAGIC)
     assert by[3].error == "ZeroDivisionError: division by zero"
@@ -60,7 +79,9 @@ def test_one_run_through_errors_timeouts_a_stuck_kernel_and_a_crash(tmp_path: Pa
 
 
 def test_cells_past_the_budget_are_not_run(tmp_path: Path) -> None:
-    notebook = cells("import time", "time.sleep(1.5)", "time.sleep(1.5)", "time.sleep(1.5)", "z = 1")
+    notebook = cells(
+        "import time", "time.sleep(1.5)", "time.sleep(1.5)", "time.sleep(1.5)", "z = 1"
+    )
     outcomes = run(tmp_path, notebook, execution.Limits(cell_timeout_s=5, budget_s=3.5))
     assert [o.status for o in outcomes][:2] == ["ran", "ran"]
     assert outcomes[-1].status == "not_run"

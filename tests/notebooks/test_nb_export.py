@@ -30,8 +30,11 @@ def public_names(source: str) -> set[str]:
 def code_of(nb: dict[str, object]) -> str:
     cells = nb["cells"]
     assert isinstance(cells, list)
-    return "\n\n".join(c["source"] for c in cells if c["cell_type"] == "code"
-                       and "skip-execution" not in c["metadata"].get("tags", []))
+    return "\n\n".join(
+        c["source"]
+        for c in cells
+        if c["cell_type"] == "code" and "skip-execution" not in c["metadata"].get("tags", [])
+    )
 
 
 @pytest.mark.parametrize("folder", ["exercises", "solutions"])
@@ -57,8 +60,13 @@ def test_a_function_cell_holds_its_code_and_its_docstring_is_markdown() -> None:
     assert markdown["cell_type"] == "markdown" and code["cell_type"] == "code"
     assert code["source"].startswith("def running_sum(xs):")
     assert "# TODO" in code["source"] and "raise NotImplementedError" in code["source"]
-    doc = ast.get_docstring(next(n for n in ast.parse(source).body
-                                 if isinstance(n, ast.FunctionDef) and n.name == "running_sum"))
+    doc = ast.get_docstring(
+        next(
+            n
+            for n in ast.parse(source).body
+            if isinstance(n, ast.FunctionDef) and n.name == "running_sum"
+        )
+    )
     assert doc is not None and doc.splitlines()[0] in markdown["source"]
     assert doc.splitlines()[0] not in code["source"]
     imports = next(c for c in cells if c["cell_type"] == "code")
@@ -79,27 +87,69 @@ def test_output_is_deterministic() -> None:
     assert dumps(notebook_of(source, "03_jit")) == dumps(notebook_of(source, "03_jit"))
 
 
-def test_grade_notebooks_writes_keeps_and_forces(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_grade_notebooks_writes_keeps_and_forces(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "nbs"
-    assert main(["notebooks", "--from", str(ROOT / "exercises"), "--out", str(out), "--only", "03_jit,ex2_per_example_grads"]) == 0
+    assert (
+        main(
+            [
+                "notebooks",
+                "--from",
+                str(ROOT / "exercises"),
+                "--out",
+                str(out),
+                "--only",
+                "03_jit,ex2_per_example_grads",
+            ]
+        )
+        == 0
+    )
     assert sorted(p.name for p in out.iterdir()) == ["03_jit.ipynb", "ex2_per_example_grads.ipynb"]
     work = out / "03_jit.ipynb"
-    work.write_text(work.read_text().replace("raise NotImplementedError", "return 1  #"), encoding="utf-8")
+    work.write_text(
+        work.read_text().replace("raise NotImplementedError", "return 1  #"), encoding="utf-8"
+    )
     saved = work.read_text()
     capsys.readouterr()
-    assert main(["notebooks", "--from", str(ROOT / "exercises"), "--out", str(out), "--only", "03_jit"]) == 0
-    assert "kept" in capsys.readouterr().out and work.read_text() == saved  # a student's work survives
-    assert main(["notebooks", "--from", str(ROOT / "exercises"), "--out", str(out), "--only", "03_jit", "--force"]) == 0
+    assert (
+        main(
+            ["notebooks", "--from", str(ROOT / "exercises"), "--out", str(out), "--only", "03_jit"]
+        )
+        == 0
+    )
+    assert (
+        "kept" in capsys.readouterr().out and work.read_text() == saved
+    )  # a student's work survives
+    assert (
+        main(
+            [
+                "notebooks",
+                "--from",
+                str(ROOT / "exercises"),
+                "--out",
+                str(out),
+                "--only",
+                "03_jit",
+                "--force",
+            ]
+        )
+        == 0
+    )
     assert work.read_text() != saved
     json.loads(work.read_text())
 
 
-@pytest.mark.parametrize(("argv", "phrase"), [
-    (["--from", "no-such-folder"], "no such folder"),
-    (["--only", "99_nothing"], "no 99_nothing.py"),
-])
-def test_grade_notebooks_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                      argv: list[str], phrase: str) -> None:
+@pytest.mark.parametrize(
+    ("argv", "phrase"),
+    [
+        (["--from", "no-such-folder"], "no such folder"),
+        (["--only", "99_nothing"], "no 99_nothing.py"),
+    ],
+)
+def test_grade_notebooks_usage_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], phrase: str
+) -> None:
     args = ["notebooks", "--out", str(tmp_path / "o"), *argv]
     if "--from" not in argv:
         args += ["--from", str(ROOT / "exercises")]
@@ -117,13 +167,24 @@ def test_solution_notebooks_run_top_to_bottom(tmp_path: Path) -> None:
     from nbclient import NotebookClient
 
     notebooks = {
-        lesson: nbformat.reads(dumps(notebook_of((ROOT / "solutions" / f"{lesson}.py").read_text(encoding="utf-8"),
-                                                 lesson)), as_version=4)
+        lesson: nbformat.reads(
+            dumps(
+                notebook_of(
+                    (ROOT / "solutions" / f"{lesson}.py").read_text(encoding="utf-8"), lesson
+                )
+            ),
+            as_version=4,
+        )
         for lesson in LESSONS
     }
     failures = []
-    client = NotebookClient(nbformat.v4.new_notebook(), timeout=120, kernel_name="python3", allow_errors=True,
-                            resources={"metadata": {"path": str(tmp_path)}})
+    client = NotebookClient(
+        nbformat.v4.new_notebook(),
+        timeout=120,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
     with client.setup_kernel():
         for lesson, nb in notebooks.items():
             client.nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("%reset -f")])
@@ -135,5 +196,7 @@ def test_solution_notebooks_run_top_to_bottom(tmp_path: Path) -> None:
                 client.execute_cell(cell, index)
                 errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
                 if errors:
-                    failures.append(f"{lesson}, cell {index + 1}: {errors[0].ename}: {errors[0].evalue}")
+                    failures.append(
+                        f"{lesson}, cell {index + 1}: {errors[0].ename}: {errors[0].evalue}"
+                    )
     assert not failures

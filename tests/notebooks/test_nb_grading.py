@@ -23,7 +23,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = ("03_jit", "ex2_per_example_grads")
-PNG_1PX = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==")
+PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg=="
 
 pytestmark = pytest.mark.slow
 Notebook = dict[str, Any]
@@ -33,9 +33,24 @@ def grade(path: Path, *extra: str, only: tuple[str, ...] = LESSONS) -> dict[str,
     """The exercises of the JSON report, by name."""
     out = path.parent / f"{path.name}-results.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "grader", str(path), "--only", ",".join(only), "--json", str(out),
-         "--no-html", "--no-color", "-q", *extra],
-        capture_output=True, text=True, timeout=900, cwd=path.parent,
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            str(path),
+            "--only",
+            ",".join(only),
+            "--json",
+            str(out),
+            "--no-html",
+            "--no-color",
+            "-q",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=path.parent,
     )
     assert out.is_file(), proc.stdout + proc.stderr
     return {e["name"]: e for e in json.loads(out.read_text())["exercises"]}
@@ -48,7 +63,12 @@ def checks(exercise: dict[str, Any]) -> dict[str, tuple[str, float]]:
 def write_notebooks(source: str, out: Path, only: tuple[str, ...] = LESSONS) -> Path:
     from grader.cli import main
 
-    assert main(["notebooks", "--from", str(ROOT / source), "--out", str(out), "--only", ",".join(only)]) == 0
+    assert (
+        main(
+            ["notebooks", "--from", str(ROOT / source), "--out", str(out), "--only", ",".join(only)]
+        )
+        == 0
+    )
     return out
 
 
@@ -62,11 +82,22 @@ def save(nb: Notebook, path: Path) -> None:
 
 
 def code(source: str, **extra: Any) -> dict[str, Any]:
-    return {"cell_type": "code", "metadata": {}, "source": source, "outputs": [], "execution_count": None, **extra}
+    return {
+        "cell_type": "code",
+        "metadata": {},
+        "source": source,
+        "outputs": [],
+        "execution_count": None,
+        **extra,
+    }
 
 
 def index_of(nb: Notebook, start: str) -> int:
-    return next(i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code" and c["source"].startswith(start))
+    return next(
+        i
+        for i, c in enumerate(nb["cells"])
+        if c["cell_type"] == "code" and c["source"].startswith(start)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +110,9 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, A
     return grade(folder)
 
 
-def test_solution_notebooks_score_as_the_py_solutions(tmp_path: Path, reference: dict[str, dict[str, Any]]) -> None:
+def test_solution_notebooks_score_as_the_py_solutions(
+    tmp_path: Path, reference: dict[str, dict[str, Any]]
+) -> None:
     graded = grade(write_notebooks("solutions", tmp_path / "nbs"))
     for lesson in LESSONS:
         assert graded[lesson]["score"] == reference[lesson]["score"], graded[lesson]["message"]
@@ -117,15 +150,19 @@ def damaged_03_jit(nb: Notebook, probe: Path) -> Notebook:
         {"output_type": "display_data", "data": {"image/png": PNG_1PX}, "metadata": {}},
     ]
     cells[scan]["execution_count"] = 17
-    cells.extend([
-        code("!pip install --no-such-flag nothing\n%matplotlib inline\nimport matplotlib.pyplot as plt\n"
-             "plt.plot([1, 3, 2])\n%timeit -n 1 -r 1 piecewise(2.0)"),
-        code("def helper(x):\n    return 1 / x"),
-        code("helper(0)"),
-        code(PROBE.format(path=str(probe))),
-        code("while True:\n    pass"),
-        code("def after_the_loop():\n    return piecewise(-3.0)"),
-    ])
+    cells.extend(
+        [
+            code(
+                "!pip install --no-such-flag nothing\n%matplotlib inline\nimport matplotlib.pyplot as plt\n"
+                "plt.plot([1, 3, 2])\n%timeit -n 1 -r 1 piecewise(2.0)"
+            ),
+            code("def helper(x):\n    return 1 / x"),
+            code("helper(0)"),
+            code(PROBE.format(path=str(probe))),
+            code("while True:\n    pass"),
+            code("def after_the_loop():\n    return piecewise(-3.0)"),
+        ]
+    )
     return nb
 
 
@@ -142,7 +179,9 @@ def copied_and_deleted_04_vmap(nb: Notebook) -> Notebook:
     return nb
 
 
-def test_damaged_notebooks_grade_with_clear_notes(tmp_path: Path, reference: dict[str, dict[str, Any]]) -> None:
+def test_damaged_notebooks_grade_with_clear_notes(
+    tmp_path: Path, reference: dict[str, dict[str, Any]]
+) -> None:
     good = write_notebooks("solutions", tmp_path / "good", only=("03_jit", "04_vmap"))
     folder = tmp_path / "submission"
     folder.mkdir()
@@ -152,15 +191,18 @@ def test_damaged_notebooks_grade_with_clear_notes(tmp_path: Path, reference: dic
     save(damaged_03_jit(load(good / "03_jit.ipynb"), probe), folder / "03_jit.ipynb")
     save(copied_and_deleted_04_vmap(load(good / "04_vmap.ipynb")), folder / "04_vmap.ipynb")
     shutil.copy(ROOT / "solutions" / "01_arrays.py", folder)  # a .py among the notebooks
-    graded = grade(folder, "--timeout", "80", "--isolation", "basic",
-                   only=("03_jit", "04_vmap", "01_arrays"))  # 20 s per cell
+    graded = grade(
+        folder, "--timeout", "80", "--isolation", "basic", only=("03_jit", "04_vmap", "01_arrays")
+    )  # 20 s per cell
 
     jit = graded["03_jit"]
     assert jit["score"] == reference["03_jit"]["score"], jit["message"]
     assert "cell 1 (`%time print(running_sum(jnp.arange(3.0)))`) raised NameError" in jit["message"]
     assert "raised ZeroDivisionError: division by zero, at cell" in jit["message"]
     assert "line 2: `return 1 / x`" in jit["message"]
-    assert [a["title"] for a in jit["artifacts"]] == [f"03_jit.ipynb, cell {len(load(folder / '03_jit.ipynb')['cells']) - 5}"]
+    assert [a["title"] for a in jit["artifacts"]] == [
+        f"03_jit.ipynb, cell {len(load(folder / '03_jit.ipynb')['cells']) - 5}"
+    ]
     assert "(`while True:`) was still running after 20 s" in jit["message"]
     assert "cell(s)" not in jit["message"]  # the cell after the loop ran: SIGINT stopped the loop
     assert "`!pip install --no-such-flag nothing`: shell command, not run" in jit["output"]
@@ -169,11 +211,15 @@ def test_damaged_notebooks_grade_with_clear_notes(tmp_path: Path, reference: dic
     assert len(runs) == 2  # once in the kernel, once when the suite imported the module
     for run in runs:
         assert run["as"] != resource.RLIM_INFINITY  # the child's memory limit reached the kernel
-        assert Path(run["cwd"]).name == "scratch" and Path(run["cwd"]) != folder  # the sandbox's folder
+        assert (
+            Path(run["cwd"]).name == "scratch" and Path(run["cwd"]) != folder
+        )  # the sandbox's folder
         assert run["home"] == run["cwd"]
         assert run["uid"] == os.geteuid()  # `basic`: the sandbox's user is the grader's
     kernel, imported = runs
-    assert kernel["ppid"] == imported["pid"]  # the sandbox started the kernel, then imported the cells
+    assert (
+        kernel["ppid"] == imported["pid"]
+    )  # the sandbox started the kernel, then imported the cells
 
     vmap = graded["04_vmap"]
     assert "`predict` is defined in cells" in vmap["message"]
@@ -186,10 +232,18 @@ def test_damaged_notebooks_grade_with_clear_notes(tmp_path: Path, reference: dic
             assert check["status"] == "failed" and "fix the values first" in check["message"]
             assert by_id[check["blocked_by"]]["status"] == "failed"
         elif "pairwise_sq_dists" in check["message"]:
-            assert check["status"] == "failed" and "has no attribute 'pairwise_sq_dists'" in check["message"]
-        elif "ValueError: not like this" in check["message"]:  # the student's line, in the notebook's terms
-            assert check["location"] == {"path": f"04_vmap.ipynb, cell {batch_cell}", "line": 2,
-                                         "code": "raise ValueError('not like this')"}
+            assert (
+                check["status"] == "failed"
+                and "has no attribute 'pairwise_sq_dists'" in check["message"]
+            )
+        elif (
+            "ValueError: not like this" in check["message"]
+        ):  # the student's line, in the notebook's terms
+            assert check["location"] == {
+                "path": f"04_vmap.ipynb, cell {batch_cell}",
+                "line": 2,
+                "code": "raise ValueError('not like this')",
+            }
         else:
             assert check["status"] == "passed", check
     assert any("not like this" in c["message"] for c in vmap["checks"])
@@ -201,8 +255,13 @@ def test_ungradable_notebooks_are_errors_naming_the_file(tmp_path: Path) -> None
     folder = tmp_path / "submission"
     folder.mkdir()
     (folder / "03_jit.ipynb").write_bytes(b"")
-    (folder / "04_vmap.ipynb").write_text('{"cells": [{"cell_type": "code", "source": "import jax', encoding="utf-8")
-    save({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, folder / "ex2_per_example_grads.ipynb")
+    (folder / "04_vmap.ipynb").write_text(
+        '{"cells": [{"cell_type": "code", "source": "import jax', encoding="utf-8"
+    )
+    save(
+        {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5},
+        folder / "ex2_per_example_grads.ipynb",
+    )
     graded = grade(folder, only=("03_jit", "04_vmap", "ex2_per_example_grads"))
     expected = {
         "03_jit": "03_jit.ipynb is empty (0 bytes)",

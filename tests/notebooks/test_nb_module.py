@@ -31,8 +31,12 @@ def outcome(number: int, source: str, status: Status = "ran", **extra: object) -
     return result
 
 
-def load(lessons: Path, lesson: str, outcomes: list[Outcome]) -> tuple[types.ModuleType, module.Plan]:
-    chosen = module.plan(outcomes, lambda n: module.cell_filename(str(lessons), f"{lesson}.ipynb", n))
+def load(
+    lessons: Path, lesson: str, outcomes: list[Outcome]
+) -> tuple[types.ModuleType, module.Plan]:
+    chosen = module.plan(
+        outcomes, lambda n: module.cell_filename(str(lessons), f"{lesson}.ipynb", n)
+    )
     path = lessons / f"{lesson}.py"
     path.write_text(module.render(lesson, f"{lesson}.ipynb", chosen.included), encoding="utf-8")
     spec = importlib.util.spec_from_file_location(lesson, path)
@@ -47,37 +51,61 @@ def load(lessons: Path, lesson: str, outcomes: list[Outcome]) -> tuple[types.Mod
 
 
 def test_the_module_is_the_cells_that_ran_in_notebook_order(tmp_path: Path) -> None:
-    mod, chosen = load(tmp_path, "nb_order", [
-        outcome(2, "def f(x):\n    return SCALE * x"),  # uses a name defined further down
-        outcome(3, "f(undefined)", "raised", error="NameError: name 'undefined' is not defined"),
-        outcome(5, "SCALE = 3"),
-        outcome(6, "def f(x):\n    return SCALE * x + 1"),  # a later copy wins
-        outcome(7, "while True:\n    pass", "timeout", seconds=5.0),
-        outcome(8, "def g(:\n    pass", "not_run", reason="the kernel could not be restarted"),
-        outcome(9, "%time h = f(1)"),
-        outcome(10, "demo()", "skipped", reason="tagged"),
-    ])
+    mod, chosen = load(
+        tmp_path,
+        "nb_order",
+        [
+            outcome(2, "def f(x):\n    return SCALE * x"),  # uses a name defined further down
+            outcome(
+                3, "f(undefined)", "raised", error="NameError: name 'undefined' is not defined"
+            ),
+            outcome(5, "SCALE = 3"),
+            outcome(6, "def f(x):\n    return SCALE * x + 1"),  # a later copy wins
+            outcome(7, "while True:\n    pass", "timeout", seconds=5.0),
+            outcome(8, "def g(:\n    pass", "not_run", reason="the kernel could not be restarted"),
+            outcome(9, "%time h = f(1)"),
+            outcome(10, "demo()", "skipped", reason="tagged"),
+        ],
+    )
     assert [c.number for c in chosen.included] == [2, 5, 6, 9]
     assert [(o.cell.number, why) for o, why in chosen.left_out] == [
-        (3, "raised"), (7, "timeout"), (8, "syntax"), (10, "skipped")]
+        (3, "raised"),
+        (7, "timeout"),
+        (8, "syntax"),
+        (10, "skipped"),
+    ]
     assert mod.f(2) == 7 and mod.h == 4
     assert chosen.defined["f"] == [2, 6]
     assert not hasattr(mod, "_exec_cells")
 
 
 def test_tracebacks_and_getsource_name_the_notebook_cell(tmp_path: Path) -> None:
-    mod, _ = load(tmp_path, "nb_trace", [
-        outcome(4, "import math\n\ndef bad(x):\n    %time y = 1\n    raise NotImplementedError('todo')"),
-    ])
+    mod, _ = load(
+        tmp_path,
+        "nb_trace",
+        [
+            outcome(
+                4,
+                "import math\n\ndef bad(x):\n    %time y = 1\n    raise NotImplementedError('todo')",
+            ),
+        ],
+    )
     with pytest.raises(NotImplementedError) as info:
         mod.bad(1)
     where = innermost_student_line(info.value, str(tmp_path))
     assert where is not None
-    assert (where.path, where.line, where.code) == ("nb_trace.ipynb, cell 4", 5, "raise NotImplementedError('todo')")
-    assert raised_in_student_code(info.value, str(tmp_path))  # so an untouched stub is "not attempted"
+    assert (where.path, where.line, where.code) == (
+        "nb_trace.ipynb, cell 4",
+        5,
+        "raise NotImplementedError('todo')",
+    )
+    assert raised_in_student_code(
+        info.value, str(tmp_path)
+    )  # so an untouched stub is "not attempted"
     assert "%time y = 1" in inspect.getsource(mod.bad)  # the saved text, not the neutralised one
     assert 'File "' + str(tmp_path.resolve()) + '/nb_trace.ipynb, cell 4", line 5' in "".join(
-        traceback.format_exception(info.value))
+        traceback.format_exception(info.value)
+    )
 
 
 def test_expected_names_come_from_the_suite_source() -> None:
@@ -88,7 +116,9 @@ def test_expected_names_come_from_the_suite_source() -> None:
 def test_notes_name_cells_lines_duplicates_and_missing_functions() -> None:
     outcomes = [
         outcome(2, "def helper(x):\n    return 1 / x"),
-        outcome(3, "helper(0)", "raised", error="ZeroDivisionError: division by zero", where=(2, 2)),
+        outcome(
+            3, "helper(0)", "raised", error="ZeroDivisionError: division by zero", where=(2, 2)
+        ),
         outcome(4, "def running_sum(xs):\n    return xs"),
         outcome(5, "def running_sum(xs):\n    return xs"),
         outcome(6, "while True:\n    pass", "timeout", seconds=15.2),
@@ -97,9 +127,15 @@ def test_notes_name_cells_lines_duplicates_and_missing_functions() -> None:
     chosen = module.plan(outcomes, lambda n: f"/x/03_jit.ipynb, cell {n}")
     text = grading.notes("03_jit.ipynb", outcomes, chosen, {"running_sum", "piecewise"}, "")
     assert text.startswith("Notes on 03_jit.ipynb")
-    assert "cell 3 (`helper(0)`) raised ZeroDivisionError: division by zero, at cell 2, line 2: `return 1 / x`" in text
+    assert (
+        "cell 3 (`helper(0)`) raised ZeroDivisionError: division by zero, at cell 2, line 2: `return 1 / x`"
+        in text
+    )
     assert "cell 6 (`while True:`) was still running after 15 s" in text
-    assert "cell(s) 7 did not run in the notebook (the notebook's time budget (90 s) was spent)" in text
+    assert (
+        "cell(s) 7 did not run in the notebook (the notebook's time budget (90 s) was spent)"
+        in text
+    )
     assert "`running_sum` is defined in cells 4, 5: the grader uses the last one (cell 5)" in text
     assert "defines no `piecewise`" in text
 
@@ -110,12 +146,17 @@ def test_a_clean_run_has_no_notes() -> None:
     assert grading.notes("03_jit.ipynb", outcomes, chosen, {"piecewise"}, "") == ""
 
 
-def test_a_cell_that_raises_while_the_module_is_built_is_left_out(tmp_path: Path,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    mod, _ = load(tmp_path, "nb_partial", [
-        outcome(1, "x = 1\n1 / 0", "raised", error="ZeroDivisionError: division by zero"),
-        outcome(2, "y = x + 1"),  # ran in the kernel, where the raising cell had set x
-        outcome(3, "def f():\n    return 3\ndisplay(f())"),  # IPython's display() is there too
-    ])
+def test_a_cell_that_raises_while_the_module_is_built_is_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mod, _ = load(
+        tmp_path,
+        "nb_partial",
+        [
+            outcome(1, "x = 1\n1 / 0", "raised", error="ZeroDivisionError: division by zero"),
+            outcome(2, "y = x + 1"),  # ran in the kernel, where the raising cell had set x
+            outcome(3, "def f():\n    return 3\ndisplay(f())"),  # IPython's display() is there too
+        ],
+    )
     assert mod.f() == 3 and not hasattr(mod, "y")
     assert "nb_partial.ipynb, cell 2 raised NameError" in capsys.readouterr().err

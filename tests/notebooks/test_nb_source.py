@@ -24,20 +24,33 @@ def notebook(*cells: dict[str, object]) -> str:
 
 
 def code(source: str | list[str], **extra: object) -> dict[str, object]:
-    return {"cell_type": "code", "source": source, "metadata": {}, "outputs": [], "execution_count": None, **extra}
+    return {
+        "cell_type": "code",
+        "source": source,
+        "metadata": {},
+        "outputs": [],
+        "execution_count": None,
+        **extra,
+    }
 
 
 # content -> phrases the error message must contain (it always names the file)
 UNGRADABLE = {
     "zero bytes": (b"", ["is empty (0 bytes)", "never saved"]),
     "whitespace": ("  \n", ["is empty"]),
-    "cut short": ('{"cells": [{"cell_type": "code", "source": "x = 1"', ["not valid notebook JSON", "line 1"]),
+    "cut short": (
+        '{"cells": [{"cell_type": "code", "source": "x = 1"',
+        ["not valid notebook JSON", "line 1"],
+    ),
     "not utf-8": (b"\xff\xfe\x00garbage", ["not a text file"]),
     "a list": ("[1, 2]", ["not a Jupyter notebook", "list"]),
     "no cells key": ('{"metadata": {}}', ["not a Jupyter notebook", '"cells"']),
     "cell not object": ('{"cells": [3]}', ["cell 1 is not an object"]),
     "zero cells": (notebook(), ["has no cells at all", "nothing to grade"]),
-    "markdown only": (notebook({"cell_type": "markdown", "source": "# hi"}), ["1 cell(s) but no code"]),
+    "markdown only": (
+        notebook({"cell_type": "markdown", "source": "# hi"}),
+        ["1 cell(s) but no code"],
+    ),
     "blank code cells": (notebook(code(""), code("  \n")), ["2 cell(s) but no code"]),
 }
 
@@ -55,12 +68,17 @@ def test_ungradable_notebooks_name_the_file_and_the_fix(tmp_path: Path, case: st
 
 
 def test_cells_are_numbered_from_the_top_markdown_included(tmp_path: Path) -> None:
-    nb = read(write(tmp_path, notebook(
-        {"cell_type": "markdown", "source": ["# Title\n", "text"]},
-        code(["import jax\n", "x = 1"]),
-        {"cell_type": "raw", "source": "raw"},
-        code("def f(x):\n    return x", metadata={"tags": ["skip-execution"]}),
-    )))
+    nb = read(
+        write(
+            tmp_path,
+            notebook(
+                {"cell_type": "markdown", "source": ["# Title\n", "text"]},
+                code(["import jax\n", "x = 1"]),
+                {"cell_type": "raw", "source": "raw"},
+                code("def f(x):\n    return x", metadata={"tags": ["skip-execution"]}),
+            ),
+        )
+    )
     assert [c.number for c in nb.code_cells] == [2, 4]
     assert nb.code_cells[0].source == "import jax\nx = 1"  # a list of lines is joined
     assert nb.code_cells[1].tags == ("skip-execution",)
@@ -75,8 +93,10 @@ def test_nbformat_3_notebooks_are_read(tmp_path: Path) -> None:
 
 
 def test_outputs_left_in_are_ignored(tmp_path: Path) -> None:
-    stale = [{"output_type": "error", "ename": "NameError", "evalue": "old", "traceback": []},
-             {"output_type": "display_data", "data": {"image/png": "iVBORw0KGgo="}, "metadata": {}}]
+    stale = [
+        {"output_type": "error", "ename": "NameError", "evalue": "old", "traceback": []},
+        {"output_type": "display_data", "data": {"image/png": "iVBORw0KGgo="}, "metadata": {}},
+    ]
     nb = read(write(tmp_path, notebook(code("z = 3", outputs=stale, execution_count=41))))
     assert nb.code_cells[0].code == "z = 3"
 
@@ -87,8 +107,14 @@ NEUTRALISED = {
     "%timeit -n 3 -r1 g()": ("g()", "runs once"),
     "x = %time h(2)": ("x = h(2)", "runs once"),
     "%%time\nz = 3": ("# %%time  (the grader runs the body once)\nz = 3", "body runs once"),
-    "%%timeit -n1\nz = 3": ("# %%timeit -n1  (the grader runs the body once)\nz = 3", "body runs once"),
-    "!pip install optax\nimport optax": ("pass  # !pip install optax\nimport optax", "shell command, not run"),
+    "%%timeit -n1\nz = 3": (
+        "# %%timeit -n1  (the grader runs the body once)\nz = 3",
+        "body runs once",
+    ),
+    "!pip install optax\nimport optax": (
+        "pass  # !pip install optax\nimport optax",
+        "shell command, not run",
+    ),
     "files = !ls": ("files = None  # !ls", "files is None"),
     "%matplotlib inline": ("pass  # %matplotlib inline", "IPython magic, ignored"),
     "%%bash\necho hi": ("# %%bash\n# echo hi", "not Python, not run"),
@@ -96,7 +122,9 @@ NEUTRALISED = {
     "if True:\n    !ls\n    %time f()": ("if True:\n    pass  # !ls\n    f()", "shell"),
     "x = 5 % 3": ("x = 5 % 3", None),
     'def f():\n    """doc\n    %time is not a magic here\n    !nor this\n    """': (
-        'def f():\n    """doc\n    %time is not a magic here\n    !nor this\n    """', None),
+        'def f():\n    """doc\n    %time is not a magic here\n    !nor this\n    """',
+        None,
+    ),
 }
 
 

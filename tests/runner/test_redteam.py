@@ -46,17 +46,23 @@ ATTACKS = {
     "02_grad": ("kill_everyone", False),
     "06_random": ("outlive", False),
 }
-PLANTED = ("ex1_dropout", "ex2_per_example_grads", "ex3_generic_mlp", "ex4_jit_speedup", "11_frameworks")
+PLANTED = (
+    "ex1_dropout",
+    "ex2_per_example_grads",
+    "ex3_generic_mlp",
+    "ex4_jit_speedup",
+    "11_frameworks",
+)
 BYSTANDER = "03_jit"
 
-_PREAMBLE = '''
+_PREAMBLE = """
 def _redteam_answer():
     found = globals()
     if "CALL_INSTEAD" in found:
         return found["CALL_INSTEAD"]()
     return found.get("RETURN_INSTEAD", 0.0)
 
-'''
+"""
 
 
 def wrong_answers(lesson: str, payload: str = "") -> str:
@@ -75,7 +81,9 @@ def build(folder: Path, *, attacks: dict[str, str], controls: bool = False) -> N
     shutil.copy(ROOT / "solutions" / f"{BYSTANDER}.py", folder / f"{BYSTANDER}.py")
     if controls:
         return
-    (folder / "jax.py").write_text("raise SystemExit('a jax.py beside the lesson files was imported')\n")
+    (folder / "jax.py").write_text(
+        "raise SystemExit('a jax.py beside the lesson files was imported')\n"
+    )
     os.mkfifo(folder / "ex4_jit_speedup.py")
     (folder / "11_frameworks.py").mkdir()
     (folder / "ex3_generic_mlp.py").symlink_to(ROOT / "solutions" / "ex3_generic_mlp.py")
@@ -84,15 +92,34 @@ def build(folder: Path, *, attacks: dict[str, str], controls: bool = False) -> N
     (folder / "ex2_per_example_grads.py").write_bytes(b"def f():\n    return '\xff\xfe\xc3\x28'\n")
 
 
-def grade(folder: Path, out: Path, lessons: list[str], *extra: str) -> tuple[subprocess.CompletedProcess[str], dict]:
+def grade(
+    folder: Path, out: Path, lessons: list[str], *extra: str
+) -> tuple[subprocess.CompletedProcess[str], dict]:
     out.mkdir(parents=True, exist_ok=True)
     out.chmod(0o755)
     env = {**os.environ, "REDTEAM_OUT": str(out)}
     proc = subprocess.run(
-        [sys.executable, "-m", "grader", str(folder), "--only", ",".join(lessons),
-         "--json", str(out / "results.json"), "--html", str(out / "report.html"),
-         "--no-color", "--jobs", "2", *extra],
-        capture_output=True, text=True, timeout=900, cwd=out, env=env,
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            str(folder),
+            "--only",
+            ",".join(lessons),
+            "--json",
+            str(out / "results.json"),
+            "--html",
+            str(out / "report.html"),
+            "--no-color",
+            "--jobs",
+            "2",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=out,
+        env=env,
     )
     assert (out / "results.json").is_file(), proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc, json.loads((out / "results.json").read_text())
@@ -104,8 +131,13 @@ def scores(results: dict) -> dict[str, tuple[float, float, str]]:
 
 def installed_grader() -> Path:
     """The grader package `grade` runs (site-packages in CI, the checkout when editable)."""
-    out = subprocess.run([sys.executable, "-c", "import grader; print(grader.__file__)"],
-                         capture_output=True, text=True, cwd="/", check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", "import grader; print(grader.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd="/",
+        check=True,
+    )
     return Path(out.stdout.strip()).parent
 
 
@@ -176,7 +208,10 @@ def test_attacks_gain_nothing_and_reports_hold(tmp_path, control, level):
     assert "\x1b" not in proc.stdout
     before = ((tmp_path / "out" / "results.json").read_bytes(), html)
     time.sleep(6)
-    after = ((tmp_path / "out" / "results.json").read_bytes(), (tmp_path / "out" / "report.html").read_text())
+    after = (
+        (tmp_path / "out" / "results.json").read_bytes(),
+        (tmp_path / "out" / "report.html").read_text(),
+    )
     assert after == before, "a report changed after grade returned"
     assert not _found_under("/tmp", "hacked")
     assert sandbox_processes(tmp_path / "out") == []
@@ -186,5 +221,9 @@ def test_attacks_gain_nothing_and_reports_hold(tmp_path, control, level):
 def _found_under(root, prefix):
     """Paths under `root` whose name starts with `prefix` (folders other tests remove while
     this walks are skipped: os.walk ignores them)."""
-    return [os.path.join(d, n) for d, dirs, files in os.walk(root) for n in dirs + files
-            if n.startswith(prefix)]
+    return [
+        os.path.join(d, n)
+        for d, dirs, files in os.walk(root)
+        for n in dirs + files
+        if n.startswith(prefix)
+    ]

@@ -23,19 +23,33 @@ def start(level: str, folder: str, budget_s: float = 60.0) -> tuple[launch.Sandb
     os.makedirs(os.path.join(work, "lessons"))
     for name in os.listdir(folder):
         shutil.copy(os.path.join(folder, name), os.path.join(work, "lessons", name))
-    box = launch.start(lesson="lesson", lesson_dir=os.path.join(work, "lessons"), level=level,  # type: ignore[arg-type]
-                       workdir=work, masked=(os.path.join(os.path.dirname(client.__file__), ".."),),
-                       budget_s=budget_s)
+    box = launch.start(
+        lesson="lesson",
+        lesson_dir=os.path.join(work, "lessons"),
+        level=level,  # type: ignore[arg-type]
+        workdir=work,
+        masked=(os.path.join(os.path.dirname(client.__file__), ".."),),
+        budget_s=budget_s,
+    )
     return box, work
 
 
 def outcome(thunk):  # type: ignore[no-untyped-def]
     try:
         value = thunk()
-        return {"value": value if isinstance(value, (int, float, str, list, dict, type(None))) else repr(value)}
+        return {
+            "value": value
+            if isinstance(value, (int, float, str, list, dict, type(None)))
+            else repr(value)
+        }
     except client.StudentError as exc:
-        return {"error": exc.info.type, "message": exc.info.message, "location": exc.info.location,
-                "in_student": exc.info.in_student, "builtin": [c.__name__ for c in type(exc).__mro__]}
+        return {
+            "error": exc.info.type,
+            "message": exc.info.message,
+            "location": exc.info.location,
+            "in_student": exc.info.in_student,
+            "builtin": [c.__name__ for c in type(exc).__mro__],
+        }
     except client.SandboxGone as exc:
         return {"gone": str(exc)}
 

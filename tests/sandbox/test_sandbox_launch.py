@@ -13,7 +13,7 @@ import pytest
 HERE = Path(__file__).parent
 LEVELS = ["basic", "user", "strict"] if os.geteuid() == 0 else ["basic"]
 
-LESSON = '''
+LESSON = """
 import os, socket, time
 
 class Box:
@@ -52,10 +52,12 @@ def daemon():
             open(OUTSIDE, "w").write("daemon was here")
         os._exit(0)
     return "forked"
-'''
+"""
 
 
-def drive(tmp_path: Path, level: str, scenario: str, budget_s: float = 60.0, source: str = LESSON) -> dict:
+def drive(
+    tmp_path: Path, level: str, scenario: str, budget_s: float = 60.0, source: str = LESSON
+) -> dict:
     folder = tmp_path / "lesson"
     folder.mkdir(exist_ok=True)
     outside = tmp_path / "outside.txt"
@@ -63,8 +65,18 @@ def drive(tmp_path: Path, level: str, scenario: str, budget_s: float = 60.0, sou
         source + f"\nREPO_FILE = {str(HERE / 'test_launch.py')!r}\nOUTSIDE = {str(outside)!r}\n"
     )
     proc = subprocess.run(
-        [sys.executable, str(HERE / "drive_sandbox.py"), level, str(folder), scenario, str(budget_s)],
-        capture_output=True, text=True, timeout=180, cwd=tmp_path,
+        [
+            sys.executable,
+            str(HERE / "drive_sandbox.py"),
+            level,
+            str(folder),
+            scenario,
+            str(budget_s),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -78,7 +90,9 @@ def test_calls_errors_and_handles_cross_as_data(tmp_path, level):
     assert seen["ok"] == {"value": [1, 2.5, "x"]}
     assert seen["broken"]["error"] == "ZeroDivisionError"
     assert seen["broken"]["location"][0] == "lesson.py" and "1 / 0" in seen["broken"]["location"][2]
-    assert "ZeroDivisionError" in seen["broken"]["builtin"]  # `except ZeroDivisionError` works in the judge
+    assert (
+        "ZeroDivisionError" in seen["broken"]["builtin"]
+    )  # `except ZeroDivisionError` works in the judge
     assert seen["stub"]["error"] == "NotImplementedError" and seen["stub"]["in_student"] is True
     assert seen["make_box"]["value"].startswith("<student Box")  # an object stays in the sandbox
     assert (seen["whoami"]["value"] != 0) == (level != "basic")
@@ -105,7 +119,10 @@ def test_an_endless_call_is_stopped_at_the_deadline(tmp_path):
 def test_strict_sees_no_repository_no_network_and_writes_nowhere_else(tmp_path):
     seen = drive(tmp_path, "strict", "read_repo,network,write_outside")
     assert seen["read_repo"]["value"] == "FileNotFoundError"
-    assert seen["network"]["value"] in ("OSError", "ConnectionRefusedError")  # unreachable: no route
+    assert seen["network"]["value"] in (
+        "OSError",
+        "ConnectionRefusedError",
+    )  # unreachable: no route
     assert seen["write_outside"]["value"] in ("FileNotFoundError", "PermissionError", "OSError")
     assert not (tmp_path / "outside.txt").exists()
 

@@ -31,8 +31,9 @@ def test_right_values_open_every_gate():
 
 def test_wrong_values_close_the_gate_of_the_property_that_would_pass():
     g = graded("gated_const")
-    g.assert_statuses(failed={"test_double_values", "test_double_jit", "test_both_jit",
-                              "test_double_vector"})
+    g.assert_statuses(
+        failed={"test_double_values", "test_double_jit", "test_both_jit", "test_double_vector"}
+    )
     jitted = g.results["test_double_jit"]
     assert jitted["blocked_by"] == "test_double_values" and jitted["fraction"] == 0.0
     assert "values are wrong" in jitted["message"]
@@ -66,14 +67,19 @@ def _suite(tmp_path, body):
 def test_the_catalog_reads_requirements_and_refuses_unknown_or_circular_ones(tmp_path):
     spec = read_suite(SUITE)
     assert {c.id: c.requires for c in spec.checks}["test_double_jit"] == ("test_double_values",)
-    unknown = _suite(tmp_path, '@check("a", points=1, hint="h", requires=("test_nope",))\n'
-                               "def test_a(student): pass\n")
+    unknown = _suite(
+        tmp_path,
+        '@check("a", points=1, hint="h", requires=("test_nope",))\ndef test_a(student): pass\n',
+    )
     with pytest.raises(CatalogError, match="unknown checks"):
         read_suite(unknown)
-    circular = _suite(tmp_path, '@check("a", points=1, hint="h", requires=("test_b",))\n'
-                                "def test_a(student): pass\n"
-                                '@check("b", points=1, hint="h", requires=("test_a",))\n'
-                                "def test_b(student): pass\n")
+    circular = _suite(
+        tmp_path,
+        '@check("a", points=1, hint="h", requires=("test_b",))\n'
+        "def test_a(student): pass\n"
+        '@check("b", points=1, hint="h", requires=("test_a",))\n'
+        "def test_b(student): pass\n",
+    )
     with pytest.raises(CatalogError, match="requires itself"):
         read_suite(circular)
 

@@ -69,7 +69,9 @@ def test_sum_of_leaf_norms_and_ascending_top_k(graded):
     for gated in ("test_jittable", "test_pure"):  # per_example_grads' properties still count
         message = g.message(gated)
         assert "1 of 3 passed" in message, message
-        assert "per_example_grad_norms: this property is judged once the values are right" in message
+        assert (
+            "per_example_grad_norms: this property is judged once the values are right" in message
+        )
         assert g.results[gated]["fraction"] == pytest.approx(1 / 3)
     assert "not the global norm" in g.message("test_norms")
     order = g.message("test_largest_order")

@@ -28,10 +28,27 @@ def grade_trivial(root, lessons):
     for variant in trivial.VARIANTS:
         trivial.write_trivial(root / "class" / variant, variant, lessons)
     done = subprocess.run(
-        [sys.executable, "-m", "grader", "batch", str(root / "class"), "--out",
-         str(root / "out"), "--workers", "2", "--only", ",".join(lessons), "-q",
-         "--require-isolation", "basic"],
-        cwd=REPO, capture_output=True, text=True, timeout=1800, check=False,
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "batch",
+            str(root / "class"),
+            "--out",
+            str(root / "out"),
+            "--workers",
+            "2",
+            "--only",
+            ",".join(lessons),
+            "-q",
+            "--require-isolation",
+            "basic",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     graded = {}
@@ -67,7 +84,9 @@ def test_trivial_answers_score_nothing_in_any_lesson_file(tmp_path):
             assert by_lesson[lesson]["status"] != "skipped", f"{lesson} was not graded"
             for check in by_lesson[lesson]["checks"]:
                 if check["score"] > 0:
-                    paid.setdefault(lesson, []).append(f"{variant}: {check['id']} ({check['score']:g})")
+                    paid.setdefault(lesson, []).append(
+                        f"{variant}: {check['id']} ({check['score']:g})"
+                    )
     assert not paid, "trivial answers earned points:\n" + "\n".join(
         f"{lesson}: {', '.join(items)}" for lesson, items in sorted(paid.items())
     )

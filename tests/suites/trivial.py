@@ -42,12 +42,16 @@ def trivial_source(source: str, variant: str) -> str:
     """`source` with every public function's (and method's) body replaced by `variant`."""
     tree = ast.parse(source)
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not node.name.startswith("_"):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not node.name.startswith(
+            "_"
+        ):
             _rewrite(node, variant, method=False)
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
-                if isinstance(item, ast.FunctionDef) and item.name != "setup" and (
-                    item.name == "__call__" or not item.name.startswith("_")
+                if (
+                    isinstance(item, ast.FunctionDef)
+                    and item.name != "setup"
+                    and (item.name == "__call__" or not item.name.startswith("_"))
                 ):
                     _rewrite(item, variant, method=True)
     return ast.unparse(tree) + "\n"
