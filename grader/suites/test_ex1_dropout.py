@@ -75,7 +75,7 @@ def _identity_probe(width: int) -> Params:
 
 
 def _ref_forward(params: Params, x: jax.Array) -> jax.Array:
-    names = sorted(params, key=lambda name: int(name[len("layer"):]))
+    names = sorted(params, key=lambda name: int(name[len("layer") :]))
     for name in names[:-1]:
         x = jnp.maximum(x @ params[name]["w"] + params[name]["b"], 0.0)
     return x @ params[names[-1]]["w"] + params[names[-1]]["b"]
@@ -91,30 +91,47 @@ def _zeroed(out: Any) -> float:
 
 def _dropout(student: Any, key: Any, x: jax.Array, rate: float, **kwargs: Any) -> np.ndarray:
     out = student.dropout(key, x, rate, **kwargs)
-    values.assert_shape(out, tuple(x.shape), what=f"dropout(key, x, rate={rate})",
-                        fix="draw the mask with the shape of x: jax.random.bernoulli(key, p, x.shape)")
+    values.assert_shape(
+        out,
+        tuple(x.shape),
+        what=f"dropout(key, x, rate={rate})",
+        fix="draw the mask with the shape of x: jax.random.bernoulli(key, p, x.shape)",
+    )
     return np.asarray(out)
 
 
 # -- dropout ---------------------------------------------------------------------
-@check("dropout keeps the shape and dtype of x", points=1,
-       hint="Which shape should the random mask have, and does your scaling change the dtype?",
-       requires=("test_dropout_rate", "test_dropout_scale"))
+@check(
+    "dropout keeps the shape and dtype of x",
+    points=1,
+    hint="Which shape should the random mask have, and does your scaling change the dtype?",
+    requires=("test_dropout_rate", "test_dropout_scale"),
+)
 def test_dropout_shape(student):
     for shape in ((4, 10, 25), SMALL):
         x = _units(shape)
         out = student.dropout(jax.random.key(0), x, 0.3)
-        values.assert_shape(out, shape, what=f"dropout(key, x, 0.3) for x of shape {shape}",
-                            fix="draw the mask with x.shape and combine it with x elementwise")
+        values.assert_shape(
+            out,
+            shape,
+            what=f"dropout(key, x, 0.3) for x of shape {shape}",
+            fix="draw the mask with x.shape and combine it with x elementwise",
+        )
         if jnp.asarray(out).dtype != x.dtype:
-            raise fail(f"the dtype of dropout(key, x, 0.3) for a {x.dtype} x",
-                       expected=str(x.dtype), observed=str(jnp.asarray(out).dtype),
-                       fix="scale with a Python float (x / (1 - rate)) and keep x's dtype")
+            raise fail(
+                f"the dtype of dropout(key, x, 0.3) for a {x.dtype} x",
+                expected=str(x.dtype),
+                observed=str(jnp.asarray(out).dtype),
+                fix="scale with a Python float (x / (1 - rate)) and keep x's dtype",
+            )
 
 
-@check("dropout zeroes each unit with probability rate", points=3,
-       hint="Is `rate` the probability of dropping a unit or of keeping it? What probability "
-       "do you pass to jax.random.bernoulli, and what does a True in its mask mean?")
+@check(
+    "dropout zeroes each unit with probability rate",
+    points=3,
+    hint="Is `rate` the probability of dropping a unit or of keeping it? What probability "
+    "do you pass to jax.random.bernoulli, and what does a True in its mask mean?",
+)
 def test_dropout_rate(student, seed):
     x = _units(seed=seed)
     for i, rate in enumerate(RATES):
@@ -128,36 +145,51 @@ def test_dropout_rate(student, seed):
             f"the fraction of units dropout(key, x, rate={rate}) zeroes ({x.size:,} units)",
             expected=f"{rate:.3f} +- {tol:.4f} (binomial, {SIGMAS:g} sigma)",
             observed=f"{frac:.4f}",
-            cause=(f"about {frac:.0%} of units were zeroed with rate={rate}: {DROP_PROBABILITY}"
-                   if kept_reading else
-                   "nothing was dropped (is the mask applied, and is train=True the default?)"
-                   if frac == 0.0 else
-                   "the mask's probability is neither rate nor 1 - rate"),
+            cause=(
+                f"about {frac:.0%} of units were zeroed with rate={rate}: {DROP_PROBABILITY}"
+                if kept_reading
+                else "nothing was dropped (is the mask applied, and is train=True the default?)"
+                if frac == 0.0
+                else "the mask's probability is neither rate nor 1 - rate"
+            ),
             fix="keep = jax.random.bernoulli(key, 1.0 - rate, x.shape); then zero where keep "
             "is False",
         )
     out = _dropout(student, jax.random.key(seed), x, 0.0)
     if _zeroed(out) != 0.0:
-        raise fail("dropout(key, x, rate=0.0)", expected="no unit zeroed",
-                   observed=f"{_zeroed(out):.4f} of the units zeroed",
-                   cause=f"with rate=0.0 nothing may be dropped: {DROP_PROBABILITY}")
+        raise fail(
+            "dropout(key, x, rate=0.0)",
+            expected="no unit zeroed",
+            observed=f"{_zeroed(out):.4f} of the units zeroed",
+            cause=f"with rate=0.0 nothing may be dropped: {DROP_PROBABILITY}",
+        )
     small = _units(SMALL, seed=seed)
     out = _dropout(student, jax.random.key(seed + 5), small, 1.0)
     if not np.all(out == 0.0):
         bad = int(np.sum(np.isnan(out)))
-        raise fail("dropout(key, x, rate=1.0)", expected="every unit zeroed (0.0, no NaN)",
-                   observed=f"{bad} NaN of {out.size} units" if bad else
-                   f"{float(np.mean(out != 0.0)):.4f} of the units not zeroed",
-                   cause=("with rate=1.0, 1 - rate is 0: dividing the masked x by it (or multiplying "
-                          "by 1 / (1 - rate)) gives NaN (0 / 0) where every unit should be 0")
-                   if bad else f"with rate=1.0 every unit is dropped: {DROP_PROBABILITY}",
-                   fix="select with `jnp.where(keep, x / (1.0 - rate), 0.0)` (a dropped unit is 0 "
-                   "whatever the scale), or return zeros when rate == 1")
+        raise fail(
+            "dropout(key, x, rate=1.0)",
+            expected="every unit zeroed (0.0, no NaN)",
+            observed=f"{bad} NaN of {out.size} units"
+            if bad
+            else f"{float(np.mean(out != 0.0)):.4f} of the units not zeroed",
+            cause=(
+                "with rate=1.0, 1 - rate is 0: dividing the masked x by it (or multiplying "
+                "by 1 / (1 - rate)) gives NaN (0 / 0) where every unit should be 0"
+            )
+            if bad
+            else f"with rate=1.0 every unit is dropped: {DROP_PROBABILITY}",
+            fix="select with `jnp.where(keep, x / (1.0 - rate), 0.0)` (a dropped unit is 0 "
+            "whatever the scale), or return zeros when rate == 1",
+        )
 
 
-@check("dropout scales the survivors by 1 / (1 - rate)", points=2,
-       hint="After dropping a fraction `rate` of the units, by what factor must the rest grow "
-       "so that the layer's expected output is unchanged?")
+@check(
+    "dropout scales the survivors by 1 / (1 - rate)",
+    points=2,
+    hint="After dropping a fraction `rate` of the units, by what factor must the rest grow "
+    "so that the layer's expected output is unchanged?",
+)
 def test_dropout_scale(student, seed):
     x = _units(seed=seed)
     xs = np.asarray(x)
@@ -165,8 +197,11 @@ def test_dropout_scale(student, seed):
         out = _dropout(student, jax.random.key(seed + 10 + i), x, rate)
         kept = out != 0.0
         if not kept.any():
-            raise fail(f"the survivors of dropout(key, x, rate={rate})",
-                       expected="some units kept", observed="every unit was zeroed")
+            raise fail(
+                f"the survivors of dropout(key, x, rate={rate})",
+                expected="some units kept",
+                observed="every unit was zeroed",
+            )
         ratios = out[kept] / xs[kept]
         want = 1.0 / (1.0 - rate)
         if np.allclose(ratios, want, rtol=1e-5):
@@ -175,12 +210,12 @@ def test_dropout_scale(student, seed):
         cause = (
             "the kept units were not rescaled: that is the original (non-inverted) dropout, "
             "which shrinks the layer's output by 1 - rate during training only"
-            if np.isclose(median, 1.0, rtol=1e-5) else
-            f"the survivors were scaled by 1 / rate, the keep-probability convention: {DROP_PROBABILITY}"
-            if np.isclose(median, 1.0 / rate, rtol=1e-5) else
-            "the survivors were scaled by a factor other than 1 / (1 - rate)"
-            if np.allclose(ratios, median, rtol=1e-5) else
-            "the survivors were not all scaled by the same factor (is the mask multiplied in "
+            if np.isclose(median, 1.0, rtol=1e-5)
+            else f"the survivors were scaled by 1 / rate, the keep-probability convention: {DROP_PROBABILITY}"
+            if np.isclose(median, 1.0 / rate, rtol=1e-5)
+            else "the survivors were scaled by a factor other than 1 / (1 - rate)"
+            if np.allclose(ratios, median, rtol=1e-5)
+            else "the survivors were not all scaled by the same factor (is the mask multiplied in "
             "twice, or the scale drawn at random?)"
         )
         raise fail(
@@ -192,9 +227,12 @@ def test_dropout_scale(student, seed):
         )
 
 
-@check("dropout preserves the expected value of every unit", points=1,
-       hint="If a unit survives with probability 1 - rate, what must it be multiplied by for "
-       "its mean over many masks to equal its input?")
+@check(
+    "dropout preserves the expected value of every unit",
+    points=1,
+    hint="If a unit survives with probability 1 - rate, what must it be multiplied by for "
+    "its mean over many masks to equal its input?",
+)
 def test_dropout_expectation(student, seed):
     x = _units(seed=seed + 1)
     xs = np.asarray(x, np.float64)
@@ -210,16 +248,23 @@ def test_dropout_expectation(student, seed):
             f"mean(dropout(key, x, rate={rate})) / mean(x) over {xs.size:,} units",
             expected=f"1.000 +- {tol:.4f}",
             observed=f"{ratio:.4f}",
-            cause=("the mean shrank by 1 - rate: the survivors are not scaled up"
-                   if abs(ratio - keep) <= 2 * tol else
-                   "the expected value changed: the zero rate and the scale do not fit together"),
+            cause=(
+                "the mean shrank by 1 - rate: the survivors are not scaled up"
+                if abs(ratio - keep) <= 2 * tol
+                else "the expected value changed: the zero rate and the scale do not fit together"
+            ),
             fix="inverted dropout divides the kept units by the keep probability 1 - rate",
         )
 
 
-@check("dropout draws an independent mask for every unit", points=1,
-       hint="Does your mask have the full shape of x, or is one row (or one column) of it "
-       "reused across the batch?", hidden=True, requires=("test_dropout_rate", "test_dropout_scale"))
+@check(
+    "dropout draws an independent mask for every unit",
+    points=1,
+    hint="Does your mask have the full shape of x, or is one row (or one column) of it "
+    "reused across the batch?",
+    hidden=True,
+    requires=("test_dropout_rate", "test_dropout_scale"),
+)
 def test_dropout_independent(student, seed):
     x = _units(seed=seed + 2)
     dropped = np.asarray(_dropout(student, jax.random.key(seed + 30), x, 0.3)) == 0.0
@@ -239,42 +284,61 @@ def test_dropout_independent(student, seed):
             )
 
 
-@check("dropout with train=False returns x unchanged", points=1,
-       hint="What should dropout do at test time, when no unit may be dropped or rescaled?")
+@check(
+    "dropout with train=False returns x unchanged",
+    points=1,
+    hint="What should dropout do at test time, when no unit may be dropped or rescaled?",
+)
 def test_dropout_eval(student):
     x = _units(SMALL)
     for rate in (0.3, 0.9):
         out = student.dropout(jax.random.key(0), x, rate, train=False)
-        values.assert_close(out, x, what=f"dropout(key, x, rate={rate}, train=False)",
-                            rtol=0.0, atol=0.0,
-                            cause="train=False must be the identity: no mask and no scaling",
-                            fix="start with `if not train: return x`")
+        values.assert_close(
+            out,
+            x,
+            what=f"dropout(key, x, rate={rate}, train=False)",
+            rtol=0.0,
+            atol=0.0,
+            cause="train=False must be the identity: no mask and no scaling",
+            fix="start with `if not train: return x`",
+        )
 
 
-@check("dropout: the same key gives the same mask, different keys differ", points=1,
-       hint="Where does your mask's randomness come from: only from the key argument?",
-       requires=("test_dropout_rate", "test_dropout_scale"))
+@check(
+    "dropout: the same key gives the same mask, different keys differ",
+    points=1,
+    hint="Where does your mask's randomness come from: only from the key argument?",
+    requires=("test_dropout_rate", "test_dropout_scale"),
+)
 def test_dropout_key_use(student):
     x = _units(SMALL)
     what = "dropout(key, x, 0.3)"
     drop = client.partial(student.dropout, client.HOLE, x, 0.3)  # drop(k) is dropout(k, x, 0.3)
     keys.assert_deterministic(drop, lambda k: (k,), what=what)
-    keys.assert_ignores_global_rng(student.dropout, (jax.random.key(0), x, 0.3),
-                                   static_argnames=("rate", "train"), what=what)
+    keys.assert_ignores_global_rng(
+        student.dropout, (jax.random.key(0), x, 0.3), static_argnames=("rate", "train"), what=what
+    )
     keys.assert_varies_with_key(drop, lambda k: (k,), what=what)
     keys.assert_accepts_raw_keys(drop, lambda k: (k,), what=what)
 
 
-@check("dropout compiles under jax.jit with rate and train static", points=1,
-       hint="rate and train are Python values: can your code branch on them with a plain `if`, "
-       "and does everything else stay traceable?",
-       requires=("test_dropout_rate", "test_dropout_scale", "test_dropout_eval"))
+@check(
+    "dropout compiles under jax.jit with rate and train static",
+    points=1,
+    hint="rate and train are Python values: can your code branch on them with a plain `if`, "
+    "and does everything else stay traceable?",
+    requires=("test_dropout_rate", "test_dropout_scale", "test_dropout_eval"),
+)
 def test_dropout_jit(student):
     x = _units(SMALL)
     for train in (True, False):
-        jit.assert_jittable(student.dropout, (jax.random.key(3), x, 0.3), {"train": train},
-                            static_argnames=("rate", "train"),
-                            what=f"dropout(key, x, 0.3, train={train})")
+        jit.assert_jittable(
+            student.dropout,
+            (jax.random.key(3), x, 0.3),
+            {"train": train},
+            static_argnames=("rate", "train"),
+            what=f"dropout(key, x, 0.3, train={train})",
+        )
 
 
 def _pure(student, name, args, what):
@@ -282,69 +346,112 @@ def _pure(student, name, args, what):
     time (rate and train, the last two arguments, static)."""
     fn = getattr(student, name)
     purity.assert_pure(fn, args, what=what, module=student)
-    purity.assert_no_trace_side_effects(fn, args, static_argnames=("rate", "train"), what=what,
-                                        module=student)
+    purity.assert_no_trace_side_effects(
+        fn, args, static_argnames=("rate", "train"), what=what, module=student
+    )
 
 
-@check("dropout and forward_with_dropout are pure and leave NumPy's global RNG alone", points=1,
-       hint="Does every random number come from jax.random and the key, never np.random, and does "
-       "anything (a global, a print) change only while jit traces?",
-       hidden=True)
+@check(
+    "dropout and forward_with_dropout are pure and leave NumPy's global RNG alone",
+    points=1,
+    hint="Does every random number come from jax.random and the key, never np.random, and does "
+    "anything (a global, a print) change only while jit traces?",
+    hidden=True,
+)
 def test_dropout_pure(student, credit, gate):
     rng = np.random.default_rng(5)
     params = _params(rng, SIZES)
     x = jnp.asarray(rng.normal(size=(8, SIZES[0])), jnp.float32)
-    score_cases(credit, [
-        ("dropout", lambda: (gate.require("test_dropout_rate", "test_dropout_scale"),
-                             _pure(student, "dropout", (jax.random.key(4), _units(SMALL), 0.3, True),
-                                   "dropout(key, x, 0.3)"))),
-        ("forward_with_dropout", lambda: (
-            gate.require("test_forward_eval", "test_forward_masks"),
-            _pure(student, "forward_with_dropout", (params, x, jax.random.key(4), 0.5, True),
-                  "forward_with_dropout(params, x, key, rate=0.5)"))),
-    ])
+    score_cases(
+        credit,
+        [
+            (
+                "dropout",
+                lambda: (
+                    gate.require("test_dropout_rate", "test_dropout_scale"),
+                    _pure(
+                        student,
+                        "dropout",
+                        (jax.random.key(4), _units(SMALL), 0.3, True),
+                        "dropout(key, x, 0.3)",
+                    ),
+                ),
+            ),
+            (
+                "forward_with_dropout",
+                lambda: (
+                    gate.require("test_forward_eval", "test_forward_masks"),
+                    _pure(
+                        student,
+                        "forward_with_dropout",
+                        (params, x, jax.random.key(4), 0.5, True),
+                        "forward_with_dropout(params, x, key, rate=0.5)",
+                    ),
+                ),
+            ),
+        ],
+    )
 
 
 # -- forward_with_dropout ------------------------------------------------------
-@check("forward_with_dropout with train=False is the plain forward pass", points=1,
-       hint="Without dropout, what is left of the lesson's forward pass: x @ w + b and ReLU, "
-       "layer by layer, with no ReLU on the logits?")
+@check(
+    "forward_with_dropout with train=False is the plain forward pass",
+    points=1,
+    hint="Without dropout, what is left of the lesson's forward pass: x @ w + b and ReLU, "
+    "layer by layer, with no ReLU on the logits?",
+)
 def test_forward_eval(student, seed):
     rng = np.random.default_rng(seed)
     params = _params(rng, SIZES)
     x = jnp.asarray(rng.normal(size=(8, SIZES[0])), jnp.float32)
     out = student.forward_with_dropout(params, x, jax.random.key(0), rate=0.5, train=False)
-    values.assert_close(out, _ref_forward(params, x),
-                        what="forward_with_dropout(params, x, key, rate=0.5, train=False)",
-                        rtol=1e-4, atol=1e-5,
-                        fix="with train=False every dropout call is the identity, so the result "
-                        "is the lesson's forward(params, x)")
+    values.assert_close(
+        out,
+        _ref_forward(params, x),
+        what="forward_with_dropout(params, x, key, rate=0.5, train=False)",
+        rtol=1e-4,
+        atol=1e-5,
+        fix="with train=False every dropout call is the identity, so the result "
+        "is the lesson's forward(params, x)",
+    )
 
 
-@check("forward_with_dropout gives every dropout layer its own key", points=2,
-       hint="How many random masks does one forward pass draw, and how many keys do you get "
-       "from jax.random.split(key, n)?",
-       requires=("test_forward_eval",))
+@check(
+    "forward_with_dropout gives every dropout layer its own key",
+    points=2,
+    hint="How many random masks does one forward pass draw, and how many keys do you get "
+    "from jax.random.split(key, n)?",
+    requires=("test_forward_eval",),
+)
 def test_forward_key_reuse(student, seed):
     rng = np.random.default_rng(seed + 1)
     params = _params(rng, SIZES)
     x = jnp.asarray(rng.normal(size=(8, SIZES[0])), jnp.float32)
-    keys.assert_no_key_reuse(student.forward_with_dropout, (params, x, jax.random.key(1)),
-                             kwargs={"rate": 0.5, "train": True}, static_argnames=("rate", "train"),
-                             what="forward_with_dropout(params, x, key, rate=0.5)")
+    keys.assert_no_key_reuse(
+        student.forward_with_dropout,
+        (params, x, jax.random.key(1)),
+        kwargs={"rate": 0.5, "train": True},
+        static_argnames=("rate", "train"),
+        what="forward_with_dropout(params, x, key, rate=0.5)",
+    )
 
 
-@check("forward_with_dropout drops units after each hidden ReLU, independently", points=1,
-       hint="With one key per layer, a unit that survives layer 1 must still face an "
-       "independent draw in layer 2: are your two masks really different draws?")
+@check(
+    "forward_with_dropout drops units after each hidden ReLU, independently",
+    points=1,
+    hint="With one key per layer, a unit that survives layer 1 must still face an "
+    "independent draw in layer 2: are your two masks really different draws?",
+)
 def test_forward_masks(student):
     params = _identity_probe(BIG[1])
     x = jnp.ones(BIG, jnp.float32)
     for rate in (0.5, 0.2):  # 0.2 shows a rate that is not passed on (or read as keep)
-        out = np.asarray(student.forward_with_dropout(params, x, jax.random.key(7), rate=rate,
-                                                      train=True))
-        values.assert_shape(out, BIG,
-                            what="forward_with_dropout on a probe of three identity layers")
+        out = np.asarray(
+            student.forward_with_dropout(params, x, jax.random.key(7), rate=rate, train=True)
+        )
+        values.assert_shape(
+            out, BIG, what="forward_with_dropout on a probe of three identity layers"
+        )
         _assert_two_masks(out, rate)
 
 
@@ -359,56 +466,76 @@ def _assert_two_masks(out, rate):
     if near(want):
         return
     survivors = out[out != 0.0]
-    checked = (f"forward_with_dropout(params, ones, key, rate={rate}) on a probe "
-               "of three identity layers (each output unit is its input after both dropout layers)")
-    expected = (f"{want:.2f} of the units zeroed: two independent masks each keep 1 - rate, so "
-                f"1 - (1 - rate)^2 = {want:.2f} are dropped by one layer or the other")
-    observed = (f"{zeroed:.3f} zeroed (survivors: {np.unique(np.round(survivors, 4))[:4].tolist()})")
+    checked = (
+        f"forward_with_dropout(params, ones, key, rate={rate}) on a probe "
+        "of three identity layers (each output unit is its input after both dropout layers)"
+    )
+    expected = (
+        f"{want:.2f} of the units zeroed: two independent masks each keep 1 - rate, so "
+        f"1 - (1 - rate)^2 = {want:.2f} are dropped by one layer or the other"
+    )
+    observed = f"{zeroed:.3f} zeroed (survivors: {np.unique(np.round(survivors, 4))[:4].tolist()})"
     one_layer = survivors.size > 0 and np.allclose(survivors, 1.0 / keep, rtol=1e-5)
     fix = "after each hidden ReLU: x = dropout(subkey_i, x, rate, train)"
     if near(rate) and one_layer:
         cause = "only one of the two hidden layers applies dropout"
         fix = "apply dropout after every hidden ReLU (not on the logits)"
     elif near(rate):
-        cause = ("both hidden layers drew the SAME mask: every unit dropped by layer 1 was dropped "
-                 "again by layer 2, and every survivor survived both. The same key (or the same "
-                 "subkey) was used for both dropout layers")
-        fix = ("split the key once per dropout layer: `k1, k2 = jax.random.split(key)`, and "
-               "pass k1 to the first dropout, k2 to the second")
+        cause = (
+            "both hidden layers drew the SAME mask: every unit dropped by layer 1 was dropped "
+            "again by layer 2, and every survivor survived both. The same key (or the same "
+            "subkey) was used for both dropout layers"
+        )
+        fix = (
+            "split the key once per dropout layer: `k1, k2 = jax.random.split(key)`, and "
+            "pass k1 to the first dropout, k2 to the second"
+        )
     elif rate != 0.5 and near(0.75) and survivors.size and np.allclose(survivors, 4.0, rtol=1e-5):
-        cause = (f"every layer dropped half of the units with rate={rate}: the rate argument is not "
-                 "passed on to dropout (a fixed 0.5, or the default)")
+        cause = (
+            f"every layer dropped half of the units with rate={rate}: the rate argument is not "
+            "passed on to dropout (a fixed 0.5, or the default)"
+        )
         fix = "pass forward_with_dropout's own `rate` (and `train`) to every dropout call"
     elif near(1.0 - rate**2):
-        cause = (f"each layer dropped {keep:.0%} of the units with rate={rate}: the rate is read as "
-                 "the KEEP probability somewhere (in dropout, or 1 - rate passed to it). "
-                 + DROP_PROBABILITY)
+        cause = (
+            f"each layer dropped {keep:.0%} of the units with rate={rate}: the rate is read as "
+            "the KEEP probability somewhere (in dropout, or 1 - rate passed to it). "
+            + DROP_PROBABILITY
+        )
         fix = "pass `rate` itself to dropout, and drop each unit with probability rate there"
     else:
         cause = f"the output does not show two independent dropout layers of rate {rate}"
     raise fail(checked, expected=expected, observed=observed, cause=cause, fix=fix)
 
 
-@check("forward_with_dropout leaves the logits undropped", points=1,
-       hint="Where does the lesson put dropout: after the hidden ReLUs, or also on the output?",
-       hidden=True, requires=("test_forward_eval",))
+@check(
+    "forward_with_dropout leaves the logits undropped",
+    points=1,
+    hint="Where does the lesson put dropout: after the hidden ReLUs, or also on the output?",
+    hidden=True,
+    requires=("test_forward_eval",),
+)
 def test_forward_logits(student, seed):
     rng = np.random.default_rng(seed + 2)
     params = _params(rng, SIZES)  # non-zero output biases: a logit is never exactly 0
     x = jnp.asarray(rng.normal(size=(8, SIZES[0])), jnp.float32)
     out = np.asarray(student.forward_with_dropout(params, x, jax.random.key(2), rate=0.5))
     if _zeroed(out) > 0.01:
-        raise fail("forward_with_dropout(params, x, key, rate=0.5): exact zeros among the logits",
-                   expected="none (the last layer adds a non-zero bias after the last dropout)",
-                   observed=f"{_zeroed(out):.1%} of the logits are exactly 0",
-                   cause="dropout was applied to the logits as well",
-                   fix="apply dropout only after the hidden ReLUs, not after the last layer")
+        raise fail(
+            "forward_with_dropout(params, x, key, rate=0.5): exact zeros among the logits",
+            expected="none (the last layer adds a non-zero bias after the last dropout)",
+            observed=f"{_zeroed(out):.1%} of the logits are exactly 0",
+            cause="dropout was applied to the logits as well",
+            fix="apply dropout only after the hidden ReLUs, not after the last layer",
+        )
 
 
-@check("forward_with_dropout: deterministic per key, varies with the key, raw keys work",
-       points=1,
-       hint="Does every mask in your forward pass come from the key argument?",
-       requires=("test_forward_eval",))
+@check(
+    "forward_with_dropout: deterministic per key, varies with the key, raw keys work",
+    points=1,
+    hint="Does every mask in your forward pass come from the key argument?",
+    requires=("test_forward_eval",),
+)
 def test_forward_key_use(student, seed):
     rng = np.random.default_rng(seed + 3)
     params = _params(rng, SIZES)
@@ -417,26 +544,38 @@ def test_forward_key_use(student, seed):
     # run(k) is forward_with_dropout(params, x, k, rate=0.5, train=True)
     run = client.partial(student.forward_with_dropout, params, x, rate=0.5, train=True)
     keys.assert_deterministic(run, lambda k: (k,), what=what)
-    keys.assert_ignores_global_rng(student.forward_with_dropout, (params, x, jax.random.key(0)),
-                                   kwargs={"rate": 0.5, "train": True},
-                                   static_argnames=("rate", "train"), what=what)
+    keys.assert_ignores_global_rng(
+        student.forward_with_dropout,
+        (params, x, jax.random.key(0)),
+        kwargs={"rate": 0.5, "train": True},
+        static_argnames=("rate", "train"),
+        what=what,
+    )
     keys.assert_varies_with_key(run, lambda k: (k,), what=what)
     keys.assert_accepts_raw_keys(run, lambda k: (k,), what=what)
 
 
-@check("forward_with_dropout compiles under jax.jit", points=1,
-       hint="Are rate and train used only as Python values, and is the key split with "
-       "jax.random (not with Python on the key's contents)?",
-       requires=("test_forward_eval",))
+@check(
+    "forward_with_dropout compiles under jax.jit",
+    points=1,
+    hint="Are rate and train used only as Python values, and is the key split with "
+    "jax.random (not with Python on the key's contents)?",
+    requires=("test_forward_eval",),
+)
 def test_forward_jit(student, seed):
     rng = np.random.default_rng(seed + 4)
     params = _params(rng, SIZES)
     x = jnp.asarray(rng.normal(size=(8, SIZES[0])), jnp.float32)
     for train in (True, False):
-        jit.assert_jittable(student.forward_with_dropout, (params, x, jax.random.key(5)),
-                            {"rate": 0.5, "train": train}, static_argnames=("rate", "train"),
-                            what=f"forward_with_dropout(params, x, key, rate=0.5, train={train})",
-                            rtol=1e-4, atol=1e-5)
+        jit.assert_jittable(
+            student.forward_with_dropout,
+            (params, x, jax.random.key(5)),
+            {"rate": 0.5, "train": train},
+            static_argnames=("rate", "train"),
+            what=f"forward_with_dropout(params, x, key, rate=0.5, train={train})",
+            rtol=1e-4,
+            atol=1e-5,
+        )
 
 
 # -- compare_dropout -------------------------------------------------------------
@@ -445,32 +584,42 @@ def _digits() -> tuple[Any, ...]:
     return load_digits()
 
 
-@check("compare_dropout returns two plausible test accuracies on digits", points=1,
-       hint="Does each run train from fresh parameters for n_epochs, is the test accuracy "
-       "measured with train=False, and is each value a plain number between 0 and 1?")
+@check(
+    "compare_dropout returns two plausible test accuracies on digits",
+    points=1,
+    hint="Does each run train from fresh parameters for n_epochs, is the test accuracy "
+    "measured with train=False, and is each value a plain number between 0 and 1?",
+)
 def test_compare(student, attach):
     call = "compare_dropout(key, digits, rate=0.5, n_epochs=10)"
     result = student.compare_dropout(jax.random.key(0), _digits(), rate=0.5, n_epochs=10)
     if not isinstance(result, dict) or set(result) != {"with_dropout", "without_dropout"}:
-        raise fail(f"the result of {call}",
-                   expected="a dict with keys 'with_dropout' and 'without_dropout'",
-                   observed=repr(result)[:200],
-                   fix="return {'with_dropout': acc_with, 'without_dropout': acc_without}")
+        raise fail(
+            f"the result of {call}",
+            expected="a dict with keys 'with_dropout' and 'without_dropout'",
+            observed=repr(result)[:200],
+            fix="return {'with_dropout': acc_with, 'without_dropout': acc_without}",
+        )
     accuracies = {}
     for name, value in sorted(result.items()):
         try:
             accuracies[name] = float(value)
         except (TypeError, ValueError):
-            raise fail(f"{call}['{name}']", expected="a float test accuracy",
-                       observed=repr(value)[:200],
-                       fix="convert with float(accuracy(params, x_test, y_test))") from None
+            raise fail(
+                f"{call}['{name}']",
+                expected="a float test accuracy",
+                observed=repr(value)[:200],
+                fix="convert with float(accuracy(params, x_test, y_test))",
+            ) from None
         attach.metric(f"test accuracy {name.replace('_', ' ')}", accuracies[name])
     floors = {"without_dropout": 0.90, "with_dropout": 0.85}
     for name, acc in accuracies.items():
         if not 0.0 <= acc <= 1.0:
-            raise fail(f"{call}['{name}']",
-                       expected="an accuracy in [0, 1] (a fraction, not a percentage or a loss)",
-                       observed=f"{acc}")
+            raise fail(
+                f"{call}['{name}']",
+                expected="an accuracy in [0, 1] (a fraction, not a percentage or a loss)",
+                observed=f"{acc}",
+            )
         if acc < floors[name]:
             raise fail(
                 f"{call}['{name}']",
@@ -482,36 +631,45 @@ def test_compare(student, attach):
             )
 
 
-def _accuracies(student: Any, call: str, data: tuple[Any, ...], rate: float,
-                n_epochs: int) -> dict[str, float]:
+def _accuracies(
+    student: Any, call: str, data: tuple[Any, ...], rate: float, n_epochs: int
+) -> dict[str, float]:
     result = student.compare_dropout(jax.random.key(0), data, rate=rate, n_epochs=n_epochs)
     try:
         return {name: float(result[name]) for name in ("with_dropout", "without_dropout")}
     except (TypeError, KeyError, ValueError):
-        raise fail(f"the result of {call}",
-                   expected="{'with_dropout': float, 'without_dropout': float}",
-                   observed=repr(result)[:200]) from None
+        raise fail(
+            f"the result of {call}",
+            expected="{'with_dropout': float, 'without_dropout': float}",
+            observed=repr(result)[:200],
+        ) from None
 
 
-@check("compare_dropout trains its dropout run with rate: at rate=1.0 it learns nothing", points=1,
-       hint="With rate=1.0 every hidden unit is dropped in every training step: what can the "
-       "hidden layers learn, and what test accuracy should the dropout run reach?",
-       requires=("test_compare",))
+@check(
+    "compare_dropout trains its dropout run with rate: at rate=1.0 it learns nothing",
+    points=1,
+    hint="With rate=1.0 every hidden unit is dropped in every training step: what can the "
+    "hidden layers learn, and what test accuracy should the dropout run reach?",
+    requires=("test_compare",),
+)
 def test_compare_rate_one(student):
     call = "compare_dropout(key, digits, rate=1.0, n_epochs=2)"
     got = _accuracies(student, call, _digits(), rate=1.0, n_epochs=2)
     if got["with_dropout"] < 0.4:
         return
-    raise fail(call, expected="with_dropout near chance (below 0.4): with every hidden unit "
-               "dropped in training, the hidden layers get no gradient and the network cannot "
-               "learn the digits",
-               observed=f"with_dropout {got['with_dropout']:.3f} (without_dropout "
-               f"{got['without_dropout']:.3f})",
-               cause="the dropout run did not drop units with probability rate in training "
-               "(train=False or rate 0 passed to the training forward pass, or rate read as the "
-               "keep probability)",
-               fix="train the dropout run with forward_with_dropout(params, x, step_key, "
-               "rate=rate, train=True)")
+    raise fail(
+        call,
+        expected="with_dropout near chance (below 0.4): with every hidden unit "
+        "dropped in training, the hidden layers get no gradient and the network cannot "
+        "learn the digits",
+        observed=f"with_dropout {got['with_dropout']:.3f} (without_dropout "
+        f"{got['without_dropout']:.3f})",
+        cause="the dropout run did not drop units with probability rate in training "
+        "(train=False or rate 0 passed to the training forward pass, or rate read as the "
+        "keep probability)",
+        fix="train the dropout run with forward_with_dropout(params, x, step_key, "
+        "rate=rate, train=True)",
+    )
 
 
 @cache
@@ -519,31 +677,43 @@ def _majority_three() -> tuple[Any, ...]:
     """128 training digits (one batch), 64 of them 3s, and 360 blank test images labelled 3."""
     x_train, y_train, x_test, y_test = _digits()
     threes = np.flatnonzero(np.asarray(y_train) == 3)[:64]
-    others = np.concatenate([np.flatnonzero(np.asarray(y_train) == c)[:8]
-                             for c in range(10) if c != 3])[:64]
+    others = np.concatenate(
+        [np.flatnonzero(np.asarray(y_train) == c)[:8] for c in range(10) if c != 3]
+    )[:64]
     chosen = np.concatenate([threes, others])
-    return (np.asarray(x_train)[chosen], np.asarray(y_train)[chosen],
-            np.zeros_like(np.asarray(x_test)), np.full_like(np.asarray(y_test), 3))
+    return (
+        np.asarray(x_train)[chosen],
+        np.asarray(y_train)[chosen],
+        np.zeros_like(np.asarray(x_test)),
+        np.full_like(np.asarray(y_test), 3),
+    )
 
 
-@check("compare_dropout tests each run with the plain forward pass after training on every "
-       "batch", points=1,
-       hint="With rate=1.0 only the output bias can learn: which class does it favour, and what "
-       "do the logits of a blank image reduce to when the hidden biases start at zero?",
-       requires=("test_compare",))
+@check(
+    "compare_dropout tests each run with the plain forward pass after training on every batch",
+    points=1,
+    hint="With rate=1.0 only the output bias can learn: which class does it favour, and what "
+    "do the logits of a blank image reduce to when the hidden biases start at zero?",
+    requires=("test_compare",),
+)
 def test_compare_output_bias(student):
-    call = ("compare_dropout(key, data, rate=1.0, n_epochs=3) on 128 training digits (64 of them "
-            "3s, one batch) and 360 blank test images labelled 3")
+    call = (
+        "compare_dropout(key, data, rate=1.0, n_epochs=3) on 128 training digits (64 of them "
+        "3s, one batch) and 360 blank test images labelled 3"
+    )
     got = _accuracies(student, call, _majority_three(), rate=1.0, n_epochs=3)
     if got["with_dropout"] == 1.0:
         return
-    raise fail(call, expected="with_dropout = 1.0: with every hidden unit dropped in training "
-               "only the output bias learns, and it favours the majority class 3; a blank "
-               "image's hidden units are 0 (zero hidden biases, never updated), so its logits "
-               "are that bias",
-               observed=f"with_dropout {got['with_dropout']:.3f}",
-               cause="the test accuracy is not that of the trained parameters' plain forward "
-               "pass (a wrong sign or a missing bias in the last layer's `x @ w + b`), or the "
-               "training skipped the set's only batch (the last batch of an epoch dropped)",
-               fix="every epoch, train on all len(x_train) // 128 batches; test with "
-               "forward_with_dropout(params, x_test, key, train=False) (the plain forward pass)")
+    raise fail(
+        call,
+        expected="with_dropout = 1.0: with every hidden unit dropped in training "
+        "only the output bias learns, and it favours the majority class 3; a blank "
+        "image's hidden units are 0 (zero hidden biases, never updated), so its logits "
+        "are that bias",
+        observed=f"with_dropout {got['with_dropout']:.3f}",
+        cause="the test accuracy is not that of the trained parameters' plain forward "
+        "pass (a wrong sign or a missing bias in the last layer's `x @ w + b`), or the "
+        "training skipped the set's only batch (the last batch of an epoch dropped)",
+        fix="every epoch, train on all len(x_train) // 128 batches; test with "
+        "forward_with_dropout(params, x_test, key, train=False) (the plain forward pass)",
+    )

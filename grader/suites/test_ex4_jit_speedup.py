@@ -58,37 +58,54 @@ def _step_calls(timer: Any, call: str, *n_steps: int) -> int:
     """How many times `timer(recording_step, state, batch, *n_steps)` calls the step eagerly."""
     state, batch = jnp.zeros(3, jnp.float32), jnp.ones(3, jnp.float32)
     seen = client.probe(inputs.step_calls, client.handle(timer), state, batch, *n_steps)
-    _calls.observed(seen["reported"], checked=f"{call} on a test step", attempted=call,
-                    expected="it returns its timings")
+    _calls.observed(
+        seen["reported"],
+        checked=f"{call} on a test step",
+        attempted=call,
+        expected="it returns its timings",
+    )
     return int(seen["eager_calls"])
 
 
 def _timings(result: Any, call: str) -> dict[str, float]:
     if not isinstance(result, dict):
-        raise fail(f"the result of {call}", expected="a dict with eager_s, jit_s, compile_s, speedup",
-                   observed=f"a {type(result).__name__}: {result!r}"[:200])
+        raise fail(
+            f"the result of {call}",
+            expected="a dict with eager_s, jit_s, compile_s, speedup",
+            observed=f"a {type(result).__name__}: {result!r}"[:200],
+        )
     missing = sorted({"eager_s", "jit_s", "compile_s", "speedup"} - set(result))
     if missing:
-        raise fail(f"the keys of {call}", expected="eager_s, jit_s, compile_s, speedup",
-                   observed=f"{sorted(result)} (missing {missing})")
+        raise fail(
+            f"the keys of {call}",
+            expected="eager_s, jit_s, compile_s, speedup",
+            observed=f"{sorted(result)} (missing {missing})",
+        )
     out = {}
     for name in ("eager_s", "jit_s", "compile_s", "speedup"):
         try:
             out[name] = float(result[name])
         except (TypeError, ValueError):
-            raise fail(f"{call}['{name}']", expected="a float",
-                       observed=repr(result[name])[:200]) from None
+            raise fail(
+                f"{call}['{name}']", expected="a float", observed=repr(result[name])[:200]
+            ) from None
         if not np.isfinite(out[name]) or out[name] <= 0.0:
-            raise fail(f"{call}['{name}']", expected="a positive, finite number",
-                       observed=f"{out[name]}",
-                       cause="a timing of 0 means the clock was read before any work ran")
+            raise fail(
+                f"{call}['{name}']",
+                expected="a positive, finite number",
+                observed=f"{out[name]}",
+                cause="a timing of 0 means the clock was read before any work ran",
+            )
     return out
 
 
 # -- time_steps ------------------------------------------------------------------
-@check("time_steps returns seconds per step", points=2,
-       hint="After timing n_steps calls, what do you divide the elapsed time by, and in which "
-       "unit does time.perf_counter() count?")
+@check(
+    "time_steps returns seconds per step",
+    points=2,
+    hint="After timing n_steps calls, what do you divide the elapsed time by, and in which "
+    "unit does time.perf_counter() count?",
+)
 def test_time_steps_per_step(student):
     n_steps = 5
     slow, fast = timing.sleep_step(0.04), timing.sleep_step(0.004)
@@ -112,11 +129,15 @@ def test_time_steps_per_step(student):
             "jax.block_until_ready(state); return (time.perf_counter() - start) / n_steps",
         )
     ratio = reported / slow.step_s
-    cause = (f"the total of the {n_steps} steps was returned, not the time per step"
-             if abs(ratio / n_steps - 1.0) < 0.5 else
-             "the time is in milliseconds, not seconds" if abs(ratio / 1000 - 1.0) < 0.5 else
-             "the elapsed time is divided by the wrong count" if ratio < 0.5 else
-             "more than the timed calls was measured")
+    cause = (
+        f"the total of the {n_steps} steps was returned, not the time per step"
+        if abs(ratio / n_steps - 1.0) < 0.5
+        else "the time is in milliseconds, not seconds"
+        if abs(ratio / 1000 - 1.0) < 0.5
+        else "the elapsed time is divided by the wrong count"
+        if ratio < 0.5
+        else "more than the timed calls was measured"
+    )
     raise fail(
         f"time_steps(step, state, batch, n_steps={n_steps}) on a step that takes "
         f"{slow.step_s:.3g} s per call",
@@ -127,41 +148,56 @@ def test_time_steps_per_step(student):
     )
 
 
-@check("time_steps makes one warm-up call, then n_steps chained calls", points=2,
-       hint="How many times is step_fn called in total, and does each call get the state the "
-       "previous call returned?",
-       requires=("test_time_steps_per_step",))
+@check(
+    "time_steps makes one warm-up call, then n_steps chained calls",
+    points=2,
+    hint="How many times is step_fn called in total, and does each call get the state the "
+    "previous call returned?",
+    requires=("test_time_steps_per_step",),
+)
 def test_time_steps_chain(student):
     what = "time_steps(step_fn, state, batch, n_steps)"
     timing.assert_chains_state(student.time_steps, what=what)
     timing.assert_chains_state(student.time_steps, what=what, n_steps=1)  # 1 is a positive int
     seen = _step_calls(student.time_steps, "time_steps(step_fn, state, batch)")
     if seen != DEFAULT_STEPS + 1:
-        raise fail("how time_steps(step_fn, state, batch) calls the step function when n_steps "
-                   "is not given", expected=f"{DEFAULT_STEPS + 1} calls: one warm-up, then "
-                   f"the default n_steps={DEFAULT_STEPS}", observed=f"{seen} calls",
-                   fix=f"keep the signature's default: `def time_steps(step_fn, state, batch, "
-                   f"n_steps={DEFAULT_STEPS})`")
+        raise fail(
+            "how time_steps(step_fn, state, batch) calls the step function when n_steps "
+            "is not given",
+            expected=f"{DEFAULT_STEPS + 1} calls: one warm-up, then "
+            f"the default n_steps={DEFAULT_STEPS}",
+            observed=f"{seen} calls",
+            fix=f"keep the signature's default: `def time_steps(step_fn, state, batch, "
+            f"n_steps={DEFAULT_STEPS})`",
+        )
 
 
-@check("time_steps waits for asynchronous results", points=3,
-       hint="When a jitted call returns, has its computation finished? What does "
-       "jax.block_until_ready do, and on which value should you call it?",
-       requires=("test_time_steps_per_step",))
+@check(
+    "time_steps waits for asynchronous results",
+    points=3,
+    hint="When a jitted call returns, has its computation finished? What does "
+    "jax.block_until_ready do, and on which value should you call it?",
+    requires=("test_time_steps_per_step",),
+)
 def test_time_steps_waits(student):
     # a twentieth of the judge's measurement: correct timers were seen at a fifth of it on a
     # loaded machine, timers that do not wait read the dispatch time, a thousandth of it
-    timing.assert_waits_for_work(student.time_steps, what="time_steps(step_fn, state, batch, n_steps)",
-                                 fraction=0.05)
+    timing.assert_waits_for_work(
+        student.time_steps, what="time_steps(step_fn, state, batch, n_steps)", fraction=0.05
+    )
 
 
-@check("time_steps leaves the compiling first call out of the timing", points=2,
-       hint="What does the first call of a jitted function do besides running it, and should "
-       "that count as the cost of a step?",
-       requires=("test_time_steps_per_step",))
+@check(
+    "time_steps leaves the compiling first call out of the timing",
+    points=2,
+    hint="What does the first call of a jitted function do besides running it, and should "
+    "that count as the cost of a step?",
+    requires=("test_time_steps_per_step",),
+)
 def test_time_steps_warmup(student):
-    timing.assert_excludes_warmup(student.time_steps,
-                                  what="time_steps(step_fn, state, batch, n_steps)")
+    timing.assert_excludes_warmup(
+        student.time_steps, what="time_steps(step_fn, state, batch, n_steps)"
+    )
     # the warm-up call's work is heavy, the timed calls' tiny: a clock started before the
     # warm-up finished reads ~heavy_s / n_steps per step, a correct one ~1e-4 s (a loaded
     # machine can stall one reading: a wrong timer fails all three)
@@ -169,48 +205,61 @@ def test_time_steps_warmup(student):
     n_steps = 2
     limit = 0.3 * heavy_s / n_steps
     for _ in range(3):
-        reported = float(student.time_steps(_heavy_first_step(jitted=True),
-                                            _heavy_first_state(), _heavy_first_batch(), n_steps))
+        reported = float(
+            student.time_steps(
+                _heavy_first_step(jitted=True), _heavy_first_state(), _heavy_first_batch(), n_steps
+            )
+        )
         if reported <= limit:
             break
     if reported > limit:
-        raise fail(f"time_steps(step, state, batch, n_steps={n_steps}) on a jitted step whose "
-                   f"warm-up call computes for {heavy_s:.3g} s and whose timed calls do almost "
-                   "nothing (all return at once: asynchronous dispatch)",
-                   expected=f"well under {limit:.2g} s per step: the warm-up's "
-                   "work finished before the clock started",
-                   observed=f"{reported:.3g} s per step (the first call's work shared among "
-                   f"the {n_steps} steps would read {heavy_s / n_steps:.3g} s)",
-                   cause="the first call's work was timed: there is no untimed warm-up call, or "
-                   "it was not waited for (its work still ran when the clock started)",
-                   fix="state = jax.block_until_ready(step_fn(state, batch)) before starting "
-                   "the clock")
+        raise fail(
+            f"time_steps(step, state, batch, n_steps={n_steps}) on a jitted step whose "
+            f"warm-up call computes for {heavy_s:.3g} s and whose timed calls do almost "
+            "nothing (all return at once: asynchronous dispatch)",
+            expected=f"well under {limit:.2g} s per step: the warm-up's "
+            "work finished before the clock started",
+            observed=f"{reported:.3g} s per step (the first call's work shared among "
+            f"the {n_steps} steps would read {heavy_s / n_steps:.3g} s)",
+            cause="the first call's work was timed: there is no untimed warm-up call, or "
+            "it was not waited for (its work still ran when the clock started)",
+            fix="state = jax.block_until_ready(step_fn(state, batch)) before starting the clock",
+        )
 
 
 # -- jit_speedup -------------------------------------------------------------------
-@check("jit_speedup reports compilation in compile_s, not in jit_s", points=3,
-       hint="Which call of jax.jit(step_fn) pays for tracing and compiling? Time that call on "
-       "its own, and time the steps only after it.",
-       requires=("test_speedup_which_is_which",))
+@check(
+    "jit_speedup reports compilation in compile_s, not in jit_s",
+    points=3,
+    hint="Which call of jax.jit(step_fn) pays for tracing and compiling? Time that call on "
+    "its own, and time the steps only after it.",
+    requires=("test_speedup_which_is_which",),
+)
 def test_speedup_compile(student):
-    timing.assert_reports_compile(student.jit_speedup,
-                                  what="jit_speedup(step_fn, state, batch, n_steps)")
+    timing.assert_reports_compile(
+        student.jit_speedup, what="jit_speedup(step_fn, state, batch, n_steps)"
+    )
     # a step whose first call computes for heavy_s and compiles in no time (its program is
     # in JAX's cache): compile_s, the wall time of the first jitted call, includes that work
     heavy_s = client.probe(inputs.heavy_first_seconds, student)
-    got = _timings(student.jit_speedup(_heavy_first_step(jitted=False), _heavy_first_state(),
-                                       _heavy_first_batch(), 2),
-                   "jit_speedup(step, state, batch, 2)")
+    got = _timings(
+        student.jit_speedup(
+            _heavy_first_step(jitted=False), _heavy_first_state(), _heavy_first_batch(), 2
+        ),
+        "jit_speedup(step, state, batch, 2)",
+    )
     if got["compile_s"] < 0.25 * heavy_s:
-        raise fail("jit_speedup(step, state, batch, 2) on a step whose first call computes for "
-                   f"{heavy_s:.3g} s (already compiled: its first jitted call only runs)",
-                   expected=f"compile_s of at least {heavy_s:.3g} s: the wall time of the first "
-                   "jitted call, until its result is ready",
-                   observed=f"compile_s = {got['compile_s']:.3g} s",
-                   cause="the first jitted call was not waited for: its result is computed "
-                   "asynchronously, after the clock was read",
-                   fix="compile_s: start the clock, `jax.block_until_ready(jitted(state, "
-                   "batch))`, read the clock")
+        raise fail(
+            "jit_speedup(step, state, batch, 2) on a step whose first call computes for "
+            f"{heavy_s:.3g} s (already compiled: its first jitted call only runs)",
+            expected=f"compile_s of at least {heavy_s:.3g} s: the wall time of the first "
+            "jitted call, until its result is ready",
+            observed=f"compile_s = {got['compile_s']:.3g} s",
+            cause="the first jitted call was not waited for: its result is computed "
+            "asynchronously, after the clock was read",
+            fix="compile_s: start the clock, `jax.block_until_ready(jitted(state, "
+            "batch))`, read the clock",
+        )
 
 
 _SLEEP_RESULTS: dict[int, Any] = {}
@@ -232,79 +281,107 @@ def _sleep_speedup(student: Any) -> tuple[Any, dict[str, float]]:
     return case, _timings(got, f"jit_speedup(sleep_step, state, batch, {SLEEP_STEPS})")
 
 
-@check("jit_speedup times step_fn eagerly and jax.jit(step_fn) compiled", points=2,
-       hint="Which of your two measurements runs the function exactly as given, and which one "
-       "runs jax.jit of it?")
+@check(
+    "jit_speedup times step_fn eagerly and jax.jit(step_fn) compiled",
+    points=2,
+    hint="Which of your two measurements runs the function exactly as given, and which one "
+    "runs jax.jit of it?",
+)
 def test_speedup_which_is_which(student):
     case, got = _sleep_speedup(student)
-    checked = (f"jit_speedup on a plain step that sleeps {case.step_s:.3g} s per eager call "
-               "(under jit the sleep happens once, while tracing)")
+    checked = (
+        f"jit_speedup on a plain step that sleeps {case.step_s:.3g} s per eager call "
+        "(under jit the sleep happens once, while tracing)"
+    )
     if got["eager_s"] < 0.5 * case.step_s:
-        raise fail(checked, expected=f"eager_s about {case.step_s:.3g} s",
-                   observed=f"eager_s = {got['eager_s']:.3g} s",
-                   cause="the 'eager' timing ran a jitted version of step_fn",
-                   fix="time step_fn itself, as given, for eager_s")
+        raise fail(
+            checked,
+            expected=f"eager_s about {case.step_s:.3g} s",
+            observed=f"eager_s = {got['eager_s']:.3g} s",
+            cause="the 'eager' timing ran a jitted version of step_fn",
+            fix="time step_fn itself, as given, for eager_s",
+        )
     if got["eager_s"] > 3.0 * case.step_s + 0.01:
-        raise fail(checked, expected=f"eager_s about {case.step_s:.3g} s",
-                   observed=f"eager_s = {got['eager_s']:.3g} s",
-                   cause="more than the eager steps was timed (the total of the steps, "
-                   "milliseconds, or the compilation too)",
-                   fix="eager_s = time_steps(step_fn, state, batch, n_steps)")
+        raise fail(
+            checked,
+            expected=f"eager_s about {case.step_s:.3g} s",
+            observed=f"eager_s = {got['eager_s']:.3g} s",
+            cause="more than the eager steps was timed (the total of the steps, "
+            "milliseconds, or the compilation too)",
+            fix="eager_s = time_steps(step_fn, state, batch, n_steps)",
+        )
     short = timing.sleep_step(0.004)
     for _ in range(3):  # a loaded machine can stall one reading; a wrong timer fails all three
-        quick = _timings(student.jit_speedup(short.step, short.state, short.batch, 10),
-                         "jit_speedup(sleep_step, state, batch, 10)")
+        quick = _timings(
+            student.jit_speedup(short.step, short.state, short.batch, 10),
+            "jit_speedup(sleep_step, state, batch, 10)",
+        )
         if got["eager_s"] > 1.5 * quick["eager_s"]:
             break
     if not got["eager_s"] > 1.5 * quick["eager_s"]:
-        raise fail(f"jit_speedup on two plain steps that sleep {case.step_s:.3g} s and "
-                   f"{short.step_s:.3g} s per eager call",
-                   expected=f"eager_s about {case.step_s:.3g} s and {short.step_s:.3g} s",
-                   observed=f"eager_s = {got['eager_s']:.3g} s and {quick['eager_s']:.3g} s",
-                   cause="eager_s does not follow the cost of the step: it is not the measured "
-                   "wall time of the calls",
-                   fix="eager_s = time_steps(step_fn, state, batch, n_steps)")
+        raise fail(
+            f"jit_speedup on two plain steps that sleep {case.step_s:.3g} s and "
+            f"{short.step_s:.3g} s per eager call",
+            expected=f"eager_s about {case.step_s:.3g} s and {short.step_s:.3g} s",
+            observed=f"eager_s = {got['eager_s']:.3g} s and {quick['eager_s']:.3g} s",
+            cause="eager_s does not follow the cost of the step: it is not the measured "
+            "wall time of the calls",
+            fix="eager_s = time_steps(step_fn, state, batch, n_steps)",
+        )
     # Under jit the sleep happens once: even a timing that wrongly includes that first call
     # stays near (step_s + compilation) / SLEEP_STEPS; only a step that sleeps on every call
     # reaches step_s.
     if got["jit_s"] >= 0.5 * case.step_s:
-        raise fail(checked, expected=f"jit_s far below {case.step_s:.3g} s",
-                   observed=f"jit_s = {got['jit_s']:.3g} s",
-                   cause="the 'jit' timing did not run jax.jit(step_fn) (or re-traced it on "
-                   "every call)",
-                   fix="jitted = jax.jit(step_fn) once, then time jitted")
+        raise fail(
+            checked,
+            expected=f"jit_s far below {case.step_s:.3g} s",
+            observed=f"jit_s = {got['jit_s']:.3g} s",
+            cause="the 'jit' timing did not run jax.jit(step_fn) (or re-traced it on every call)",
+            fix="jitted = jax.jit(step_fn) once, then time jitted",
+        )
 
 
-@check("jit_speedup's speedup is eager_s / jit_s", points=1,
-       hint="Which of the two per-step times goes on top of the fraction?",
-       requires=("test_speedup_which_is_which",))
+@check(
+    "jit_speedup's speedup is eager_s / jit_s",
+    points=1,
+    hint="Which of the two per-step times goes on top of the fraction?",
+    requires=("test_speedup_which_is_which",),
+)
 def test_speedup_ratio(student):
     _, got = _sleep_speedup(student)
     want = got["eager_s"] / got["jit_s"]
     if np.isclose(got["speedup"], want, rtol=1e-6):
         return
     inverted = np.isclose(got["speedup"], 1.0 / want, rtol=1e-6)
-    raise fail("jit_speedup(...)['speedup']",
-               expected=f"eager_s / jit_s = {want:.4g}", observed=f"{got['speedup']:.4g}",
-               cause="the fraction is upside down (jit_s / eager_s)" if inverted else "",
-               fix="speedup = eager_s / jit_s")
+    raise fail(
+        "jit_speedup(...)['speedup']",
+        expected=f"eager_s / jit_s = {want:.4g}",
+        observed=f"{got['speedup']:.4g}",
+        cause="the fraction is upside down (jit_s / eager_s)" if inverted else "",
+        fix="speedup = eager_s / jit_s",
+    )
 
 
-@check("jit_speedup times n_steps steps, 100 when n_steps is not given", points=1,
-       hint="What is n_steps when the caller leaves it out, and does jit_speedup pass it on to "
-       "both timings?",
-       requires=("test_speedup_which_is_which",))
+@check(
+    "jit_speedup times n_steps steps, 100 when n_steps is not given",
+    points=1,
+    hint="What is n_steps when the caller leaves it out, and does jit_speedup pass it on to "
+    "both timings?",
+    requires=("test_speedup_which_is_which",),
+)
 def test_speedup_default_steps(student):
     given = _step_calls(student.jit_speedup, "jit_speedup(step_fn, state, batch, 3)", 3)
     default = _step_calls(student.jit_speedup, "jit_speedup(step_fn, state, batch)")
     timed = default - (given - 3)  # the eager calls beyond the timed ones do not depend on n
     if timed != DEFAULT_STEPS:
-        raise fail("the eager calls of step_fn by jit_speedup(step_fn, state, batch) without "
-                   "n_steps", expected=f"{given - 3} untimed + {DEFAULT_STEPS} timed calls (the "
-                   f"default n_steps={DEFAULT_STEPS}; with n_steps=3 it made {given} calls)",
-                   observed=f"{default} calls: {timed} timed",
-                   fix=f"keep the signature's default: `def jit_speedup(step_fn, state, batch, "
-                   f"n_steps={DEFAULT_STEPS})`, and pass n_steps on to time_steps")
+        raise fail(
+            "the eager calls of step_fn by jit_speedup(step_fn, state, batch) without n_steps",
+            expected=f"{given - 3} untimed + {DEFAULT_STEPS} timed calls (the "
+            f"default n_steps={DEFAULT_STEPS}; with n_steps=3 it made {given} calls)",
+            observed=f"{default} calls: {timed} timed",
+            fix=f"keep the signature's default: `def jit_speedup(step_fn, state, batch, "
+            f"n_steps={DEFAULT_STEPS})`, and pass n_steps on to time_steps",
+        )
 
 
 # -- the lesson's train step, small -------------------------------------------------
@@ -332,39 +409,61 @@ def _bar_chart(got: dict[str, float]) -> bytes:
     bars = ax.bar(names, ms, color=["#d62728", "#1f77b4"])
     ax.set_yscale("log")
     ax.set_ylabel("ms per step (log scale)")
-    ax.set_title(f"train step of a {'-'.join(map(str, TRAIN_SIZES))} MLP, batch 128\n"
-                 f"{got['speedup']:.0f}x faster per step with jax.jit", fontsize=10)
+    ax.set_title(
+        f"train step of a {'-'.join(map(str, TRAIN_SIZES))} MLP, batch 128\n"
+        f"{got['speedup']:.0f}x faster per step with jax.jit",
+        fontsize=10,
+    )
     for bar, value in zip(bars, ms, strict=True):
-        ax.annotate(f"{value:.3g} ms", (bar.get_x() + bar.get_width() / 2, value),
-                    ha="center", va="bottom", fontsize=9)
+        ax.annotate(
+            f"{value:.3g} ms",
+            (bar.get_x() + bar.get_width() / 2, value),
+            ha="center",
+            va="bottom",
+            fontsize=9,
+        )
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100)
     return buffer.getvalue()
 
 
-@check("jit_speedup measures a plausible speedup on the lesson's train step", points=2,
-       hint="For a training step made of many small operations, which should be faster per "
-       "step: running them one by one, or one compiled program?",
-       requires=("test_speedup_which_is_which",))
+@check(
+    "jit_speedup measures a plausible speedup on the lesson's train step",
+    points=2,
+    hint="For a training step made of many small operations, which should be faster per "
+    "step: running them one by one, or one compiled program?",
+    requires=("test_speedup_which_is_which",),
+)
 def test_speedup_train_step(student, attach):
     step, state, batch = _train_case()
-    got = _timings(student.jit_speedup(step, state, batch, TRAIN_STEPS),
-                   f"jit_speedup(train_step, state, batch, {TRAIN_STEPS})")
+    got = _timings(
+        student.jit_speedup(step, state, batch, TRAIN_STEPS),
+        f"jit_speedup(train_step, state, batch, {TRAIN_STEPS})",
+    )
     for name in ("eager_s", "jit_s", "compile_s", "speedup"):
         attach.metric(name, got[name])
     attach.image("seconds per train step, eager and jitted", _bar_chart(got))
-    checked = (f"jit_speedup on a small lesson train step (MLP {TRAIN_SIZES}, Adam, batch 128), "
-               f"{TRAIN_STEPS} steps")
+    checked = (
+        f"jit_speedup on a small lesson train step (MLP {TRAIN_SIZES}, Adam, batch 128), "
+        f"{TRAIN_STEPS} steps"
+    )
     if not 1.5 < got["speedup"] < 1e5:
-        raise fail(checked, expected="a speedup between 1.5 and 100,000 (typically 30-100x here)",
-                   observed=f"eager_s {got['eager_s']:.3g} s, jit_s {got['jit_s']:.3g} s, "
-                   f"speedup {got['speedup']:.3g}",
-                   cause="jit_s is larger than eager_s: the first jitted call, which compiles, "
-                   "was counted as a step" if got["jit_s"] > got["eager_s"] else
-                   "the eager and jitted timings measure the same thing, or one of them does not "
-                   "wait for the work")
+        raise fail(
+            checked,
+            expected="a speedup between 1.5 and 100,000 (typically 30-100x here)",
+            observed=f"eager_s {got['eager_s']:.3g} s, jit_s {got['jit_s']:.3g} s, "
+            f"speedup {got['speedup']:.3g}",
+            cause="jit_s is larger than eager_s: the first jitted call, which compiles, "
+            "was counted as a step"
+            if got["jit_s"] > got["eager_s"]
+            else "the eager and jitted timings measure the same thing, or one of them does not "
+            "wait for the work",
+        )
     if got["compile_s"] < got["jit_s"]:
-        raise fail(checked, expected="compile_s (the first jitted call) longer than one compiled "
-                   "step", observed=f"compile_s {got['compile_s']:.3g} s, jit_s {got['jit_s']:.3g} s",
-                   cause="compile_s does not time the first call of a fresh jax.jit(step_fn)")
+        raise fail(
+            checked,
+            expected="compile_s (the first jitted call) longer than one compiled step",
+            observed=f"compile_s {got['compile_s']:.3g} s, jit_s {got['jit_s']:.3g} s",
+            cause="compile_s does not time the first call of a fresh jax.jit(step_fn)",
+        )
