@@ -37,6 +37,27 @@ def compiled(fn, static_argnames=()):
     return call
 
 
+_ONCE: dict[tuple[object, ...], tuple[bool, object]] = {}
+
+
+def once(student, tag, compute):
+    """`compute()` run once per student module and `tag` (any hashable), its result shared by
+    every check that asks for it: a training run, a reference, a compiled program. An
+    exception is kept too and raised again to each check that asks, so a run that fails is
+    paid for once and reported by every check that stands on it."""
+    key = (id(student), tag)
+    if key not in _ONCE:
+        try:
+            _ONCE[key] = (True, compute())
+        except BaseException as exc:  # kept, and raised again below, to every check that asks
+            _ONCE[key] = (False, exc)
+    ok, value = _ONCE[key]
+    if not ok:
+        assert isinstance(value, BaseException)
+        raise value
+    return value
+
+
 def rebuilt(fn):
     """`fn` called with freshly rebuilt containers (dicts, lists, tuples) around the same
     leaves, so a function that updates its argument in place cannot change what a later
