@@ -20,10 +20,11 @@ nothing else refers to it.
 Who may write it: only the judge. A cached program is machine code the next
 judge would load and run, so whoever can write the folder decides what later
 gradings run. The sandbox turns the cache off before anything else, and once
-its privileges are dropped may read the judge's entries (`read_only`: a
-`jnp.sin` the judge compiled is loaded, not compiled again) but writes none.
-A submission that turns writing back on, or writes into the folder directly,
-is stopped by the isolation level:
+its privileges are dropped reads the judge's entries (a `jnp.sin` the judge
+compiled is loaded, not compiled again) and writes its own programs into a
+cache of its own (`private`, below), never into the judge's folder. A
+submission that turns writing to the judge's folder back on, or writes into it
+directly, is stopped by the isolation level:
 - `strict`: the folder is bound read-only into the sandbox's filesystem;
 - `user`: the sandbox runs as another user, and the folder is its owner's
   alone to write (the sandbox reads it only where it can reach it: not under a
@@ -32,6 +33,33 @@ is stopped by the isolation level:
   they can write the grader's installation): the cache there protects nothing
   and risks nothing beyond that user's own gradings. `grade batch` below `user`
   grades without the cache, so one student cannot plant a program for another.
+
+The sandbox's own cache (`private`). A student's program compiled again and
+again within one grading (a `jax.jit` applied inside the function a check calls
+several times: a new function object each call, the same program) is compiled
+once and loaded afterwards. Each sandbox caches in a folder of its own,
+`<the sandbox's workdir>/xla` (`private_dir`): the judge creates it empty when it
+starts the sandbox, it is writable by the sandbox alone (`strict`: bound
+read-write into its filesystem, the only place beside its lesson and scratch
+folders; `user`: owned by the sandbox's user, mode 0700),
+and it is deleted with that workdir when the sandbox is closed
+(`grader.plugin`'s `stop_sandbox`), a few hundred kilobytes at most. So what a
+submission writes there is loaded by that same sandbox only: never by the
+judge (which caches in its own folder and never opens this one), another
+student's sandbox or a later grading. It is on exactly when the judge's cache
+is (`$GRADE_COMPILATION_CACHE=off` and `grade batch` below `user` turn both off).
+
+How the two are layered: JAX takes one cache folder, so the sandbox installs
+its own cache object (`Layered`: `get` looks in the private folder, then in the
+judge's; `put` writes the private folder only) in place of the one JAX would
+build. Chosen over a private folder seeded with symlinks to the judge's entries
+because it costs nothing at start (no link per entry: ~450 after a lesson run),
+sees the entries the judge adds while the sandbox runs, and never opens a path
+in the judge's folder for writing (JAX's `LRUCache.put` checks `exists()` then
+`write_bytes`, which follows a link that dangles once the judge's entry is
+gone). It uses JAX's private API (`jax._src.compilation_cache._cache`); where
+that is missing, the sandbox caches in its private folder alone (a plain
+`jax_compilation_cache_dir`, without the judge's entries).
 """
 
 from __future__ import annotations
@@ -92,6 +120,13 @@ def prepare(path: str) -> tuple[str, str]:
     return path, ""
 
 
+NO_XLA_CACHES = "none"
+"""`jax_persistent_cache_enable_xla_caches` for the judge and the sandbox: by default JAX
+also points XLA's GPU autotuning cache into the cache folder, and that folder's path then
+enters every program's key: a sandbox caching in a folder of its own would find none of
+the judge's programs (and on a GPU, XLA would write there beside JAX's entries)."""
+
+
 def configure(path: str) -> None:
     """In the judge, before its suite runs (and before it compiles anything): cache every
     program JAX compiles in `path`, whatever its size or compile time."""
@@ -102,25 +137,78 @@ def configure(path: str) -> None:
     update("jax_enable_compilation_cache", True)  # type: ignore[no-untyped-call]
     update("jax_persistent_cache_min_compile_time_secs", 0.0)  # type: ignore[no-untyped-call]
     update("jax_persistent_cache_min_entry_size_bytes", -1)  # type: ignore[no-untyped-call]
+    update("jax_persistent_cache_enable_xla_caches", NO_XLA_CACHES)  # type: ignore[no-untyped-call]
 
 
-NEVER_WRITE_S = 1e9
-"""A compile time no program reaches: a reader's JAX writes no entry."""
+PRIVATE = "xla"
+"""The sandbox's own cache: this folder in its workdir (`private_dir`)."""
 
 
-def read_only(path: str) -> None:
-    """In the sandbox, after its privileges are dropped: load the judge's programs from
-    `path` when this process may reach it, and write none (JAX writes only programs that
-    took longer than `NEVER_WRITE_S` to compile). Where the sandbox could write the folder
-    anyway (`basic`), this keeps a submission that does not try from writing."""
-    if not os.access(path, os.X_OK):
-        return
+def private_dir(workdir: str) -> str:
+    """In the judge, when it starts a sandbox: create the sandbox's own cache folder (empty,
+    mode 0700) in the sandbox's `workdir` and return it; the sandbox is given it to write."""
+    path = os.path.join(workdir, PRIVATE)
+    os.makedirs(path, mode=0o700)
+    return path
+
+
+def private(own: str, judge: str) -> str:
+    """In the sandbox, after its privileges are dropped: cache every program JAX compiles
+    in `own` (the sandbox's folder), and load from the judge's folder `judge` too when this
+    process may reach it ("" for none). Returns how: "layered" (both), "private" (JAX's
+    private API is missing: `own` alone), "" (no cache: `own` is not given)."""
+    if not own:
+        return ""
     import jax
 
     update = jax.config.update
-    update("jax_persistent_cache_min_compile_time_secs", NEVER_WRITE_S)  # type: ignore[no-untyped-call]
-    update("jax_compilation_cache_dir", path)  # type: ignore[no-untyped-call]
+    update("jax_compilation_cache_dir", own)  # type: ignore[no-untyped-call]
     update("jax_enable_compilation_cache", True)  # type: ignore[no-untyped-call]
+    update("jax_persistent_cache_min_compile_time_secs", 0.0)  # type: ignore[no-untyped-call]
+    update("jax_persistent_cache_min_entry_size_bytes", -1)  # type: ignore[no-untyped-call]
+    update("jax_persistent_cache_enable_xla_caches", NO_XLA_CACHES)  # type: ignore[no-untyped-call]
+    reachable = judge if judge and os.access(judge, os.X_OK) else ""
+    return "layered" if _install_layered(own, reachable) else "private"
+
+
+def _install_layered(own: str, judge: str) -> bool:
+    """Put a `Layered` cache in place of the one JAX would build from its configuration."""
+    try:
+        from jax._src import compilation_cache as jax_cache
+        from jax._src import lru_cache
+        from jax._src.compilation_cache_interface import CacheInterface
+
+        mutex = jax_cache._cache_initialized_mutex
+        suffix = str(getattr(lru_cache, "_CACHE_SUFFIX", "-cache"))
+        jax_cache.reset_cache()
+    except (ImportError, AttributeError):
+        return False
+
+    class Layered(CacheInterface):
+        """Reads the sandbox's folder, then the judge's; writes the sandbox's only."""
+
+        def __init__(self) -> None:
+            self._own = lru_cache.LRUCache(own, max_size=-1)
+            self._path = self._own._path
+            self._judge = Path(judge) if judge else None
+
+        def get(self, key: str) -> bytes | None:
+            found = self._own.get(key)
+            if found is None and self._judge is not None:
+                try:
+                    found = (self._judge / f"{key}{suffix}").read_bytes()
+                except OSError:
+                    return None
+            return found
+
+        def put(self, key: str, value: bytes) -> None:
+            self._own.put(key, value)
+
+    layered = Layered()
+    with mutex:
+        jax_cache._cache = layered
+        jax_cache._cache_initialized = True
+    return True
 
 
 def disable() -> None:

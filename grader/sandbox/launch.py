@@ -110,14 +110,19 @@ def start(
     given, runs in the sandbox before the import (a notebook's kernel) and returns notes."""
     judge_end, sandbox_end = wire.socketpair()
     # The judge's compilation cache: bound read-only into a strict sandbox, which loads the
-    # judge's programs (a jnp.sin it compiled too) and never writes (grader.runner.cache).
+    # judge's programs (a jnp.sin it compiled too) and never writes there; it writes its own
+    # programs into a folder of its own in `workdir`, when the judge's cache is on
+    # (grader.runner.cache).
     judge_cache = cache.configured_dir()
     shared = (os.path.realpath(judge_cache),) if judge_cache else ()
+    own_cache = os.path.realpath(cache.private_dir(workdir)) if judge_cache else ""
     scratch = os.path.join(workdir, "scratch")
     os.makedirs(scratch, exist_ok=True)
     plan = isolation.Plan(
         uid=isolation.sandbox_uid(os.getpid()),
-        writable=(os.path.realpath(lesson_dir), os.path.realpath(scratch)),
+        writable=(os.path.realpath(lesson_dir),)
+        + ((own_cache,) if own_cache else ())
+        + (os.path.realpath(scratch),),
         readable=isolation.python_paths() + shared,
         masked=masked,
         newroot=os.path.join(workdir, "root"),
@@ -128,7 +133,9 @@ def start(
     pid = os.fork()
     if pid == 0:
         judge_end.close()
-        _sandbox_main(sandbox_end, lesson, lesson_dir, level, plan, close_fds, prepare, judge_cache)
+        _sandbox_main(
+            sandbox_end, lesson, lesson_dir, level, plan, close_fds, prepare, judge_cache, own_cache
+        )
     sandbox_end.close()
     # Answers must be in a little before the file's time limit, so the judge itself can say
     # which check ran out of time (and record every other check) before it is killed.
@@ -150,6 +157,7 @@ def _sandbox_main(
     close_fds: tuple[int, ...],
     prepare: Callable[[], dict[str, Any]] | None,
     judge_cache: str = "",
+    own_cache: str = "",
 ) -> NoReturn:
     code = 0
     try:
@@ -158,7 +166,7 @@ def _sandbox_main(
                 os.close(fd)
         for name in ("JAX_COMPILATION_CACHE_DIR", cache.ENV):
             os.environ.pop(name, None)
-        cache.disable()  # until privileges are dropped: then at most read (below)
+        cache.disable()  # until privileges are dropped: then its own cache (below)
         if level == "strict":
             isolation.unshare(
                 isolation.CLONE_NEWNS
@@ -174,8 +182,7 @@ def _sandbox_main(
                 os._exit(0)
             isolation.prctl(isolation.PR_SET_PDEATHSIG, signal.SIGKILL)
         isolation.enter(level, plan)
-        if judge_cache:
-            cache.read_only(judge_cache)
+        cache.private(own_cache, judge_cache)
         os.chdir(plan.writable[-1])
         os.environ.update(
             {

@@ -1,8 +1,9 @@
 """The judge's compilation cache: only the judge writes it, and a second grading loads it.
 
 The hostile lesson file is the correct 03_jit with a payload run at import: it writes a
-file into the judge's cache folder and turns JAX's cache back on, with writing, to store
-a program of its own (`planted_by_student`) there. Graded by the real `grade` at the
+file into the judge's cache folder and points JAX's cache at that folder (dropping the
+cache the sandbox writes its own programs to), to store a program of its own
+(`planted_by_student`) there. Graded by the real `grade` at the
 strongest level this machine allows, nothing of it reaches the folder, and grading it
 again adds no entry (every program the judge compiles is found); the same payload at
 `basic` (the grader's own user) does reach it, which shows the payload works.
@@ -42,10 +43,13 @@ def _plant():
     except OSError:
         pass
     try:
+        from jax._src import compilation_cache as _jax_cache
+
         _jax.config.update("jax_compilation_cache_dir", _CACHE)
         _jax.config.update("jax_enable_compilation_cache", True)
         _jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
         _jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+        _jax_cache.reset_cache()  # drop the sandbox's own cache: JAX builds one for _CACHE
 
         def planted_by_student(x):
             return x * 3.25 + 1.5

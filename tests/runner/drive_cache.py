@@ -1,0 +1,78 @@
+"""Drive a real sandbox against a judge's compilation cache; print what it saw as JSON.
+
+Run as a fresh process (the sandbox is a fork, and JAX must not have started its backend
+in the forking process):
+
+    python drive_cache.py seed JUDGE LESSONS          the judge compiles lesson.seed()
+    python drive_cache.py sandbox LEVEL JUDGE LESSONS  a sandbox runs lesson.SCENARIO
+
+`seed` stands for a judge that compiled a program before (it imports the lesson file
+itself: test code, not a submission). `sandbox` configures the judge's cache as the
+grader's child does, starts the sandbox as `grader.plugin` does (its own workdir, which
+it deletes afterwards) and calls each function named in the lesson's `SCENARIO`,
+reporting their answers.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+from grader.runner import cache
+from grader.sandbox import client, launch, probes
+
+
+def seed(judge: str, lessons: str) -> None:
+    cache.configure(judge)
+    spec = importlib.util.spec_from_file_location("lesson", os.path.join(lessons, "lesson.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    print(json.dumps({"seed": module.seed()}))
+
+
+def sandbox(level: str, judge: str, lessons: str) -> None:
+    cache.configure(judge)
+    probes.load_all()
+    work = tempfile.mkdtemp(prefix="grader-sandbox-test-")
+    os.chmod(work, 0o711)
+    os.makedirs(os.path.join(work, "lessons"))
+    for name in os.listdir(lessons):
+        shutil.copy(os.path.join(lessons, name), os.path.join(work, "lessons", name))
+    box = launch.start(
+        lesson="lesson",
+        lesson_dir=os.path.join(work, "lessons"),
+        level=level,  # type: ignore[arg-type]
+        workdir=work,
+        masked=(os.path.join(os.path.dirname(client.__file__), ".."),),
+        budget_s=120.0,
+    )
+    report: dict[str, object] = {"hello_ok": box.hello.ok if box.hello else None}
+    if box.hello is not None and box.hello.error is not None:
+        report["hello_error"] = [box.hello.error.type, box.hello.error.message]
+    if box.hello is not None and box.hello.ok:
+        answers = []
+        for name in box.module.SCENARIO:
+            try:
+                answers.append([name, getattr(box.module, name)()])
+            except client.StudentError as exc:
+                answers.append([name, {"error": exc.info.type, "message": exc.info.message}])
+        report["answers"] = answers
+    box.close()
+    shutil.rmtree(work, ignore_errors=True)  # as grader.plugin's stop_sandbox does
+    print(json.dumps(report))
+
+
+def main() -> None:
+    if sys.argv[1] == "seed":
+        seed(*sys.argv[2:4])
+    else:
+        sandbox(*sys.argv[2:5])
+
+
+if __name__ == "__main__":
+    main()
