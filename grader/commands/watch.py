@@ -35,12 +35,13 @@ from grader.commands import shared
 from grader.commands.shared import UsageError
 from grader.model import ExerciseResult, Report
 from grader.reports import console as consoles
+from grader.reports import history
 from grader.runner import engine
 from grader.runner.submission import Submission, SubmissionError, find
 from grader.sandbox.isolation import Level
 from grader.watch import screen, source
-from grader.watch.events import Event, Graded, Inbox, Keys, Ready, Saved, SaveWatcher
-from grader.watch.regrader import Regrader
+from grader.watch.events import Event, Graded, Inbox, Keys, Problem, Ready, Saved, SaveWatcher
+from grader.watch.regrader import Job, Regrader
 
 POKE_S = 0.05
 """How often the loop checks that a stale grading's judge has been stopped."""
@@ -125,6 +126,7 @@ class _Session:
         self.body = Text()
         self.footer = Text("starting: importing JAX once ...", style="dim")
         self.shown = ""  # the lesson the body is about
+        self.job: Job | None = None  # the grading asked for last (None: nothing to grade)
 
     def loop(self) -> None:
         inbox = Inbox()
@@ -137,6 +139,7 @@ class _Session:
                 self.preload,
                 on_result=lambda job, result: inbox.put(Graded(job, result)),
                 on_ready=lambda: inbox.put(Ready()),
+                on_problem=lambda job, result: inbox.put(Problem(job, result)),
             )
             watcher = SaveWatcher(self.folder, self.names, inbox)
             with Keys() as keys:
@@ -170,11 +173,18 @@ class _Session:
     def handle(self, event: Event, regrader: Regrader) -> None:
         if isinstance(event, Saved):
             self.saved(regrader, event.path)
-        elif isinstance(event, Graded):
+        elif isinstance(event, Graded) and event.job is self.job:
             job = event.job
             file = job.submission.files[job.spec.name]
             exercise = self.shown_to_student(event.result, job.submission, file)
             self.body, self.footer = screen.result(exercise), screen.next_step(exercise, file)
+            self.shown = job.spec.name
+            self.draw()
+        elif isinstance(event, Problem) and event.job is self.job:
+            job = event.job
+            file = job.submission.files[job.spec.name]
+            exercise = self.policy_applied(event.result, file)
+            self.body, self.footer = screen.partial(exercise), screen.partial_next(exercise, file)
             self.shown = job.spec.name
             self.draw()
         elif isinstance(event, Ready) and not regrader.busy:
@@ -186,6 +196,7 @@ class _Session:
         problem = source.syntax_problem(file)
         if problem is not None:
             regrader.cancel()
+            self.job = None
             self.body, self.footer = screen.syntax(problem), screen.syntax_next(problem)
         else:
             try:
@@ -194,7 +205,7 @@ class _Session:
                 self.body, self.footer = Text(str(exc)), Text()
                 self.draw()
                 return
-            regrader.submit(self.specs[name], self.submission)
+            self.job = regrader.submit(self.specs[name], self.submission)
             if self.shown != name:
                 self.body = Text()
             self.footer = screen.grading(file.name)
@@ -205,15 +216,32 @@ class _Session:
         self, result: ExerciseResult, submission: Submission, file: Path
     ) -> ExerciseResult:
         """`result` as `grade` would show it: the course's policy on fixes and what the
-        student revealed applied, its next step named, kept for `grade hint`."""
-        report = Report(
+        student revealed applied, its next step named, kept for `grade hint`; the run joins
+        the history (`.grade/history.jsonl`), as a run of `grade` does."""
+        report = self.report(result, file)
+        report = hints.after_grading(report, submission, suites=self.suites)
+        history.record(report, Path.cwd())
+        return report.exercises[0]
+
+    def policy_applied(self, result: ExerciseResult, file: Path) -> ExerciseResult:
+        """A result so far with only the help the student may see (nothing is kept: the
+        file's grading has not ended)."""
+        folder = Path.cwd()
+        try:
+            setting = hints.show_fixes(folder)
+        except hints.SettingError:
+            setting = "never"  # the full result says why, once it comes
+        report = hints.apply(self.report(result, file), hints.load_revealed(folder), setting)
+        return report.exercises[0]
+
+    def report(self, result: ExerciseResult, file: Path) -> Report:
+        return Report(
             exercises=(result,),
             seed=self.options.seed,
             submission=str(file),
             grader_version=grader.__version__,
             duration_s=result.duration_s,
         )
-        return hints.after_grading(report, submission, suites=self.suites).exercises[0]
 
     def draw(self) -> None:
         parts = [self.header, Text()]

@@ -27,6 +27,7 @@ import os
 import queue
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -124,8 +125,16 @@ class WorkerLost(Exception):
     pass
 
 
+OnRecords = Callable[[list[str]], None]
+"""Gets the judge's record lines (undecoded) while a file is graded, a batch at a time."""
+
+
 class Worker:
-    """One warm worker process and its line protocol."""
+    """One warm worker process and its line protocol.
+
+    Beside the protocol, the worker streams the judge's record lines to a pipe of their own
+    as it reads them (`run(..., on_records=)`: a preview; the reply holds them all), and
+    `cancel` stops the file being graded (its reply comes as usual)."""
 
     def __init__(self, log_dir: Path, preload: tuple[str, ...] = ()) -> None:
         self.log_path = log_dir / f"worker-{time.monotonic_ns()}.log"
@@ -139,14 +148,22 @@ class Worker:
             k: v for k, v in os.environ.items() if k != "XLA_FLAGS" and not k.startswith("PYTHON")
         }
         env.update({"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg", "TF_CPP_MIN_LOG_LEVEL": "2"})
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", bootstrap, json.dumps(list(preload))],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            env=env,
-            start_new_session=True,
-        )
+        self._stream, stream_w = os.pipe()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-c", bootstrap, json.dumps(list(preload)), str(stream_w)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._log,
+                env=env,
+                start_new_session=True,
+                pass_fds=(stream_w,),
+            )
+        finally:
+            os.close(stream_w)
+        os.set_blocking(self._stream, False)
+        self._streamed = bytearray()
+        self._on_records: OnRecords | None = None
         self._buffer = bytearray()
         self.child_pid: int | None = None
         try:
@@ -167,8 +184,11 @@ class Worker:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise WorkerLost("the grading worker stopped answering")
-            ready, _, _ = select.select([fd], [], [], remaining)
-            if ready:
+            watched = [fd, self._stream] if self._on_records is not None else [fd]
+            ready, _, _ = select.select(watched, [], [], remaining)
+            if self._stream in ready:
+                self._take_stream()
+            if fd in ready:
                 chunk = os.read(fd, 1 << 20)
                 if not chunk:
                     raise WorkerLost("the grading worker died")
@@ -180,18 +200,51 @@ class Worker:
         except wire.ProtocolError as exc:
             raise WorkerLost(f"the grading worker sent something unexpected ({exc})") from None
 
-    def run(self, request: Request) -> Ended:
+    def _take_stream(self, discard: bool = False) -> None:
+        """Read the streamed record lines; the complete ones go to `on_records`."""
+        with contextlib.suppress(BlockingIOError):
+            while chunk := os.read(self._stream, 1 << 16):
+                self._streamed += chunk
+        if discard:
+            self._streamed.clear()
+            return
+        end = self._streamed.rfind(b"\n") + 1
+        if end:
+            lines = bytes(self._streamed[:end]).decode("utf-8", errors="replace").splitlines()
+            del self._streamed[:end]
+            if self._on_records is not None:
+                self._on_records(lines)
+
+    def run(self, request: Request, on_records: OnRecords | None = None) -> Ended:
+        """Grade one file; `on_records` gets its record lines as they come (a preview:
+        some may be missing, the reply's `Ended.records` has them all)."""
         assert self.proc.stdin is not None
+        self._take_stream(discard=True)  # what an earlier file's grading left unread
+        self._on_records = on_records
         try:
             self.proc.stdin.write(wire.encode(request).encode())
             self.proc.stdin.flush()
         except OSError as exc:
             raise WorkerLost(f"the grading worker died ({exc})") from None
         deadline = request.timeout_s + REPLY_GRACE_S
-        self.child_pid = self._read(Started, deadline).pid
-        ended = self._read(Ended, deadline)
-        self.child_pid = None
+        try:
+            self.child_pid = self._read(Started, deadline).pid
+            ended = self._read(Ended, deadline)
+        finally:
+            self.child_pid = None
+            self._on_records = None
         return ended
+
+    def cancel(self) -> bool:
+        """Stop the file being graded: its judge's process group is killed (the worker reaps
+        what it left and replies as usual, the judge killed by SIGKILL); False when no judge
+        has been announced yet (call again: one may start in a moment). Safe from another
+        thread than the one in `run`."""
+        pid = self.child_pid
+        if pid:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+        return bool(pid)
 
     def log_tail(self, limit: int = 2000) -> str:
         try:
@@ -200,8 +253,6 @@ class Worker:
             return ""
 
     def close(self, kill: bool = False) -> None:
-        import signal
-
         for pid in (self.child_pid, self.proc.pid) if kill else ():
             if pid:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -215,6 +266,8 @@ class Worker:
             self.proc.kill()
             self.proc.wait()
         self._log.close()
+        with contextlib.suppress(OSError):
+            os.close(self._stream)
 
 
 def cache_dir(options: Options) -> str:
@@ -237,10 +290,12 @@ def grade_one(
     scratch: Path,
     preload: tuple[str, ...],
     log_dir: Path | None = None,
+    on_records: OnRecords | None = None,
 ) -> tuple[ExerciseResult, Worker | None]:
     """Grade one lesson file on `worker` (a fresh one, logging to `log_dir` or `scratch`,
-    when None or lost); returns the result and the worker to use next (`grade` and
-    `grade mutate` share it)."""
+    when None or lost); returns the result and the worker to use next (`grade`, `grade
+    mutate` and `grade watch` share it). `on_records` gets the judge's record lines as they
+    come (`Worker.run`; `preview` turns them into a result so far)."""
     if not submission.has(spec.name):
         return records.missing(spec, str(submission.root)), worker
     absent = _missing_requirements(spec)
@@ -273,7 +328,7 @@ def grade_one(
     try:
         if worker is None:
             worker = Worker(log_dir or scratch, preload)
-        ending = records.Ending(worker.run(request), timeout_s)
+        ending = records.Ending(worker.run(request, on_records), timeout_s)
     except WorkerLost as exc:
         tail = worker.log_tail() if worker else ""
         if worker is not None:

@@ -119,10 +119,19 @@ class _Capped:
         return tuple(line.decode("utf-8", errors="replace") for line in kept), self.total - used
 
 
-def supervise(pid: int, out_fd: int, records_fd: int, timeout_s: float, output_cap: int) -> Ended:
+def supervise(
+    pid: int,
+    out_fd: int,
+    records_fd: int,
+    timeout_s: float,
+    output_cap: int,
+    on_lines: Callable[[bytes], None] | None = None,
+) -> Ended:
     """Wait for the child, keeping the first `output_cap` bytes of its output and its records.
 
-    Then kill its process group and every process left behind (see `reap_leftovers`), and
+    `on_lines` gets each batch of complete record lines as soon as it is read (the kept
+    ones: what `Ended.records` will hold), so the parent can show a check's verdict before
+    the file's grading ends. Then kill its process group and every process left behind (see `reap_leftovers`), and
     only then read what remains in the pipes: no writer is left to wait on."""
     started = time.monotonic()
     deadline = started + timeout_s
@@ -131,6 +140,7 @@ def supervise(pid: int, out_fd: int, records_fd: int, timeout_s: float, output_c
     pipes = {out_fd: output, records_fd: found}
     status: int | None = None
     timed_out = False
+    sent = 0  # bytes of `found.kept` already given to `on_lines`
     while status is None:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -141,6 +151,11 @@ def supervise(pid: int, out_fd: int, records_fd: int, timeout_s: float, output_c
             ready, _, _ = select.select(open_fds, [], [], min(remaining, 0.2))
             for fd in ready:
                 pipes[fd].read(fd)
+            if on_lines is not None and records_fd in ready:
+                end = found.kept.rfind(b"\n") + 1
+                if end > sent:
+                    on_lines(bytes(found.kept[sent:end]))
+                    sent = end
         else:
             time.sleep(min(remaining, 0.02))
         done, raw = os.waitpid(pid, os.WNOHANG)
@@ -220,7 +235,12 @@ def _reap(deadline: float) -> None:
             time.sleep(0.005)
 
 
-def serve(request: Request, base_vm: int, announce: Callable[[Message], None]) -> Ended:
+def serve(
+    request: Request,
+    base_vm: int,
+    announce: Callable[[Message], None],
+    stream: Stream | None = None,
+) -> Ended:
     from grader.runner import child
 
     out_r, out_w = os.pipe()
@@ -229,19 +249,45 @@ def serve(request: Request, base_vm: int, announce: Callable[[Message], None]) -
     if pid == 0:  # the child: never returns
         os.close(out_r)
         os.close(records_r)
+        if stream is not None:
+            os.close(stream.fd)  # the parent's: no judge or sandbox may write previews
         child.run(request, out_w, records_w, base_vm)
     os.close(out_w)
     os.close(records_w)
     announce(Started(pid))
     cap = min(request.output_cap, wire.MAX_OUTPUT_CHARS)  # what a reply may carry
-    ended = supervise(pid, out_r, records_r, request.timeout_s, cap)
+    ended = supervise(pid, out_r, records_r, request.timeout_s, cap, stream)
     return replace(ended, memory_limit=base_vm + request.memory_bytes)
+
+
+class Stream:
+    """Record lines written to `fd` (the parent's stream pipe, `engine.Worker`) as they come.
+
+    A preview only (the reply's `Ended.records` is what counts), so it never holds the
+    grading up: when the parent does not read, what does not fit is dropped (the parent
+    decodes only whole, valid lines). Never inherited by a judge (`serve` closes it there)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.broken = False
+        os.set_blocking(fd, False)
+
+    def __call__(self, lines: bytes) -> None:
+        if self.broken:
+            return
+        try:
+            os.write(self.fd, lines)
+        except BlockingIOError:
+            pass  # the parent is not reading: a preview lost, the reply still complete
+        except OSError:
+            self.broken = True  # the parent closed it
 
 
 def main() -> None:
     # The protocol owns the real stdout; anything printed by accident goes to stderr.
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
+    stream = Stream(int(sys.argv[2])) if len(sys.argv) > 2 else None
     # Orphans of the children become the worker's, so none outlives its file (reap_leftovers).
     isolation.make_subreaper()
     preload(json.loads(sys.argv[1]) if len(sys.argv) > 1 else [])
@@ -254,7 +300,7 @@ def main() -> None:
     say(Ready(os.getpid()))
     for line in sys.stdin:
         if line.strip():
-            say(serve(wire.decode_as(line, Request), base_vm, say))
+            say(serve(wire.decode_as(line, Request), base_vm, say, stream))
 
 
 if __name__ == "__main__":

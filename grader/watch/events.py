@@ -43,11 +43,20 @@ class Graded:
 
 
 @dataclass(frozen=True)
+class Problem:
+    """The first failing check of `job`, recorded while its other checks still run
+    (`grader.watch.regrader.preview`)."""
+
+    job: Job
+    result: ExerciseResult
+
+
+@dataclass(frozen=True)
 class Ready:
     """The warm worker has imported JAX."""
 
 
-Event = Saved | Graded | Ready
+Event = Saved | Graded | Problem | Ready
 
 
 class Inbox:

@@ -8,7 +8,9 @@ left and answers as usual, the answer is dropped, and the newest save is graded
 next on the same warm worker. A judge that has not announced itself yet is killed
 by `poke`, which the command's loop calls a few times a second.
 
-Results go to `on_result` from the grading thread, only for the newest request.
+Results go to `on_result` from the grading thread, only for the newest request; before
+that, `on_problem` gets the first failing check as soon as the judge records it (`preview`:
+the verdict of a broken file is on screen before its other checks have run).
 `close` ends everything: the judge, the worker, and (the process is made a
 subreaper) whatever they started, so nothing outlives `grade watch`.
 """
@@ -16,6 +18,7 @@ subreaper) whatever they started, so nothing outlives `grade watch`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import signal
@@ -26,8 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.catalog import ExerciseSpec
-from grader.model import ExerciseResult
-from grader.runner import engine
+from grader.model import ExerciseResult, ExerciseStatus
+from grader.protocol.worker import Ended
+from grader.runner import engine, records
 from grader.runner import worker as warm
 from grader.runner.submission import Submission
 from grader.sandbox import isolation
@@ -49,6 +53,33 @@ class Job:
 OnResult = Callable[[Job, ExerciseResult], None]
 
 
+def preview(spec: ExerciseSpec, lines: list[str], filename: str) -> ExerciseResult | None:
+    """The result so far from the judge's first record `lines`, once they show a problem
+    (a check that did not pass, or a lesson file that does not import); else None.
+
+    Checks not recorded yet are `skipped` (worth nothing yet), so the file's status is the
+    verdict of the checks run so far: `failed`, or `error` (a check that crashed or ran out
+    of time, the file does not import)."""
+    parsed = records.read_records(lines, (c.id for c in spec.checks))
+    broken = parsed.imported is not None and not parsed.imported.ok
+    if not broken and all(r.status == "passed" for r in parsed.results.values()):
+        return None
+    result = records.assemble(spec, records.Ending(Ended(records=tuple(lines))), filename)
+    if broken:
+        return result
+    checks = tuple(
+        c
+        if c.id in parsed.results
+        else dataclasses.replace(
+            c, status="skipped", score=0.0, max_score=0.0, message="not run yet"
+        )
+        for c in result.checks
+    )
+    statuses = {c.status for c in checks}
+    status: ExerciseStatus = "error" if statuses & {"error", "timeout"} else "failed"
+    return dataclasses.replace(result, checks=checks, status=status, message="")
+
+
 class Regrader:
     """The warm worker and the grading thread that feeds it (see the module's docstring)."""
 
@@ -59,9 +90,10 @@ class Regrader:
         preload: tuple[str, ...],
         on_result: OnResult,
         on_ready: Callable[[], None] = lambda: None,
+        on_problem: OnResult | None = None,
     ) -> None:
         self.options, self.level, self.preload = options, level, preload
-        self.on_result, self.on_ready = on_result, on_ready
+        self.on_result, self.on_ready, self.on_problem = on_result, on_ready, on_problem
         self.worker: engine.Worker | None = None
         self._cond = threading.Condition()
         self._latest = 0  # the newest job's number (or a cancel's)
@@ -139,10 +171,28 @@ class Regrader:
     def _kill_judge(self) -> bool:
         """Kill the running judge's process group; False when none has started yet."""
         worker = self.worker
-        pid = worker.child_pid if worker is not None else None
-        if pid:
-            _kill_group(pid)
-        return bool(pid)
+        return worker is not None and worker.cancel()
+
+    def _streamed(self, job: Job) -> engine.OnRecords | None:
+        """What takes the judge's record lines for `job`: `on_problem` once, with the first
+        problem (`preview`), while `job` is the newest."""
+        on_problem = self.on_problem
+        if on_problem is None:
+            return None
+        seen: list[str] = []
+        shown = [False]
+        filename = job.submission.files[job.spec.name].name
+
+        def take(lines: list[str]) -> None:
+            if shown[0]:
+                return
+            seen.extend(lines)
+            found = preview(job.spec, seen, filename)
+            if found is not None and job.number == self._latest and not self._closed:
+                shown[0] = True
+                on_problem(job, found)
+
+        return take
 
     def _serve(self) -> None:
         try:
@@ -168,6 +218,7 @@ class Regrader:
                 self.level,
                 scratch,
                 self.preload,
+                on_records=self._streamed(job),
             )
             shutil.rmtree(scratch, ignore_errors=True)
             with self._cond:

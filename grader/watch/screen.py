@@ -75,6 +75,34 @@ def result(exercise: ExerciseResult) -> Text:
     return Text("\n").join(lines)
 
 
+def partial(exercise: ExerciseResult) -> Text:
+    """The verdict so far (`grader.watch.regrader.preview`): the file fails, and its first
+    problem; the line says that the other checks are still running."""
+    exercise = controls.visible_in(exercise)
+    run = [c for c in exercise.checks if c.status != "skipped"]
+    word = labels.EXERCISE_WORDS[exercise.status]
+    pts = labels.points(exercise.score, exercise.max_score)
+    head = Text(word, style="bold red") + Text(
+        f"  {pts} so far  {exercise.name} ({len(run)} of {len(exercise.checks)} checks run, "
+        "the others still running ...)"
+    )
+    lines = [head]
+    if exercise.message:
+        lines += [Text(), *_ansi(terminal.problem_lines(exercise, color=True))]
+    else:
+        entry = first_problem(exercise)
+        if entry is not None:
+            lines += [Text(), *_ansi(terminal.problem_lines(exercise, entry, color=True))]
+    return Text("\n").join(lines)
+
+
+def partial_next(exercise: ExerciseResult, file: Path) -> Text:
+    entry = None if exercise.message else first_problem(exercise)
+    what = f'"{entry.check.name}"' if entry is not None else "the problem above"
+    text = f"Next: fix {what} in {file.name} and save (no need to wait for the other checks)."
+    return Text(controls.visible(text), style="bold")
+
+
 def _ansi(lines: list[str]) -> list[Text]:
     """The summary's own lines (its only escape codes are its colours; the console drops
     them where colour is off)."""

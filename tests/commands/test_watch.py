@@ -2,7 +2,7 @@
 pseudo-terminal, on a copy of one lesson file with the real suite (slow).
 
 One session (the warm worker starts once): a broken 03_jit is saved and its failing check
-shown, the fixed file is saved and passes, a syntax error is shown at once (no grading run),
+shown (first while the other checks still run, then in the complete verdict), the fixed file is saved and passes, a syntax error is shown at once (no grading run),
 a save made during a grading restarts it, and Ctrl-C leaves with no process of the watch
 left. A second, short session leaves with `q` while the worker is still starting.
 
@@ -197,12 +197,21 @@ def test_watch_regrades_saves_and_leaves_nothing_behind(lessons: Path) -> None:
 
         since = term.mark()
         save(lesson, BROKEN)
-        shown = term.wait_for(r"Next: fix", since)
-        assert re.search(r"FAIL\s+\S+/21\s+03_jit", shown), shown
+        # Streamed: the first failing check is drawn as soon as the judge records it, while
+        # the other checks still run; the complete verdict replaces it when they end.
+        early = term.wait_for(r"so far[\s\S]*Next: fix", since)
+        assert re.search(r"FAIL\s+\S+ so far\s+03_jit \(\d+ of 14 checks run", early), early
+        assert "running_sum uses jax.lax.scan" in early  # the first failing check, named
+        assert "hint: " in early and "fix: " not in early  # the course's policy: no fix yet
+        shown = term.wait_for(r"FAIL\s+\S+/21\s+03_jit \([\d.]+ s\)[\s\S]*Next: fix", since)
+        assert shown.index("so far") < shown.index("/21  03_jit")  # drawn before the end
+        shown = shown[shown.index("/21  03_jit") :]
         assert "running_sum uses jax.lax.scan" in shown  # the first failing check, named
         assert "hint: " in shown and "fix: " not in shown  # the course's policy: no fix yet
         assert "grade hint 03_jit" in shown
         assert (lessons.parent / ".grade" / "last.json").is_file()  # kept for `grade hint`
+        runs = (lessons.parent / ".grade" / "history.jsonl").read_text().splitlines()
+        assert len(runs) == 1 and '"03_jit"' in runs[0]  # the run joins the history
 
         # A save during a grading restarts it: the running judge is killed at once (this
         # version sleeps 60 s at import, so its grading cannot end on its own within the
@@ -362,3 +371,29 @@ def test_only_lesson_files_in_the_folder_count_as_saves(tmp_path: Path) -> None:
     finally:
         watcher.close()
         inbox.close()
+
+
+def test_a_preview_shows_the_first_problem_once_a_check_fails() -> None:
+    from grader import catalog
+    from grader.protocol import records as rec
+    from grader.watch.regrader import preview
+
+    spec = next(s for s in catalog.exercises(catalog.SUITES_DIR) if s.name == "03_jit")
+    first, second = spec.checks[0].id, spec.checks[1].id
+
+    def lines(*records: rec.Record) -> list[str]:
+        return [rec.encode(r).decode().rstrip("\n") for r in records]
+
+    passed = lines(rec.Collected(), rec.Start(first), rec.Result(first, "passed", 1.0))
+    assert preview(spec, passed, "03_jit.py") is None  # nothing to show before the end
+    failed = passed + lines(rec.Start(second), rec.Result(second, "failed", message="wrong"))
+    found = preview(spec, failed, "03_jit.py")
+    assert found is not None and found.status == "failed" and found.message == ""
+    by_id = {c.id: c for c in found.checks}
+    assert by_id[first].status == "passed" and by_id[second].status == "failed"
+    assert {c.status for c in found.checks[2:]} == {"skipped"}  # not run yet: worth nothing
+    assert found.max_score == spec.checks[0].points + spec.checks[1].points
+    assert screen.first_problem(found) is not None
+    text = screen.partial(found).plain
+    assert text.startswith("FAIL") and f"2 of {len(spec.checks)} checks run" in text
+    assert "wrong" in text
