@@ -29,7 +29,7 @@ from rich.console import Console
 from rich.text import Text
 
 import grader
-from grader import hints
+from grader import catalog, hints, next_step
 from grader.catalog import ExerciseSpec
 from grader.commands import shared
 from grader.commands.shared import UsageError
@@ -115,6 +115,7 @@ class _Session:
         self.specs = {s.name: s for s in specs}
         self.order = [s.name for s in specs]
         self.suites = suites  # the catalog's order of lessons comes from there
+        self.lesson_order = [spec.name for spec in catalog.exercises(suites)]
         self.path, self.submission = path, submission
         self.folder = submission.root
         self.names = {submission.single} if submission.single else set(self.specs)
@@ -139,7 +140,7 @@ class _Session:
                 self.preload,
                 on_result=lambda job, result: inbox.put(Graded(job, result)),
                 on_ready=lambda: inbox.put(Ready()),
-                on_problem=lambda job, result: inbox.put(Problem(job, result)),
+                on_problem=lambda job, result, done: inbox.put(Problem(job, result, done)),
             )
             watcher = SaveWatcher(self.folder, self.names, inbox)
             with Keys() as keys:
@@ -183,8 +184,13 @@ class _Session:
         elif isinstance(event, Problem) and event.job is self.job:
             job = event.job
             file = job.submission.files[job.spec.name]
-            exercise = self.policy_applied(event.result, file)
-            self.body, self.footer = screen.partial(exercise), screen.partial_next(exercise, file)
+            exercise = self.policy_applied(event.result, job.submission, file)
+            if event.complete:  # every check answered: the verdict, before the judge exits
+                self.body = screen.result(exercise)
+                self.footer = screen.next_step(exercise, file)
+            else:
+                self.body = screen.partial(exercise)
+                self.footer = screen.partial_next(exercise, file)
             self.shown = job.spec.name
             self.draw()
         elif isinstance(event, Ready) and not regrader.busy:
@@ -223,15 +229,19 @@ class _Session:
         history.record(report, Path.cwd())
         return report.exercises[0]
 
-    def policy_applied(self, result: ExerciseResult, file: Path) -> ExerciseResult:
-        """A result so far with only the help the student may see (nothing is kept: the
-        file's grading has not ended)."""
+    def policy_applied(
+        self, result: ExerciseResult, submission: Submission, file: Path
+    ) -> ExerciseResult:
+        """A result read from the records as they came (`regrader.preview`, `complete`) with
+        its next step and only the help the student may see; nothing is kept (the worker's
+        reply, `Graded`, is what `grade hint` and the history keep)."""
         folder = Path.cwd()
         try:
             setting = hints.show_fixes(folder)
         except hints.SettingError:
-            setting = "never"  # the full result says why, once it comes
-        report = hints.apply(self.report(result, file), hints.load_revealed(folder), setting)
+            setting = "never"  # the reply's result says why, once it comes
+        report = next_step.fill(self.report(result, file), submission, self.lesson_order)
+        report = hints.apply(report, hints.load_revealed(folder), setting)
         return report.exercises[0]
 
     def report(self, result: ExerciseResult, file: Path) -> Report:

@@ -44,11 +44,13 @@ class Graded:
 
 @dataclass(frozen=True)
 class Problem:
-    """The first failing check of `job`, recorded while its other checks still run
-    (`grader.watch.regrader.preview`)."""
+    """A result of `job` read from the judge's records as they came: its first failing
+    check while the other checks still run (`grader.watch.regrader.preview`), or, when
+    `complete`, every check's (`regrader.complete`: before the judge has exited)."""
 
     job: Job
     result: ExerciseResult
+    complete: bool = False
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,10 @@ by `poke`, which the command's loop calls a few times a second.
 
 Results go to `on_result` from the grading thread, only for the newest request; before
 that, `on_problem` gets the first failing check as soon as the judge records it (`preview`:
-the verdict of a broken file is on screen before its other checks have run).
+the verdict of a broken file is on screen before its other checks have run), and again the
+whole verdict once the judge records that its suite is done (`complete`: before the judge
+and its sandbox have exited and been reaped, which takes a few tenths of a second more).
+`on_result` has the last word (the worker's reply: how the judge ended, its output).
 `close` ends everything: the judge, the worker, and (the process is made a
 subreaper) whatever they started, so nothing outlives `grade watch`.
 """
@@ -24,6 +27,7 @@ import shutil
 import signal
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +55,21 @@ class Job:
 
 
 OnResult = Callable[[Job, ExerciseResult], None]
+OnRecorded = Callable[[Job, ExerciseResult, bool], None]
+"""Gets a result read from the judge's records as they come, and whether it is complete."""
+
+
+def complete(
+    spec: ExerciseSpec, lines: list[str], filename: str, duration_s: float
+) -> ExerciseResult | None:
+    """The whole result from the judge's record `lines` once they end with its `Done`
+    record (every check has answered), as the worker's reply will give it unless the judge
+    then fails to exit (the reply's `on_result` says so); else None."""
+    parsed = records.read_records(lines, (c.id for c in spec.checks))
+    if not parsed.done:
+        return None
+    ended = Ended(exit_code=0, records=tuple(lines), duration_s=duration_s)
+    return records.assemble(spec, records.Ending(ended), filename)
 
 
 def preview(spec: ExerciseSpec, lines: list[str], filename: str) -> ExerciseResult | None:
@@ -90,7 +109,7 @@ class Regrader:
         preload: tuple[str, ...],
         on_result: OnResult,
         on_ready: Callable[[], None] = lambda: None,
-        on_problem: OnResult | None = None,
+        on_problem: OnRecorded | None = None,
     ) -> None:
         self.options, self.level, self.preload = options, level, preload
         self.on_result, self.on_ready, self.on_problem = on_result, on_ready, on_problem
@@ -174,23 +193,30 @@ class Regrader:
         return worker is not None and worker.cancel()
 
     def _streamed(self, job: Job) -> engine.OnRecords | None:
-        """What takes the judge's record lines for `job`: `on_problem` once, with the first
-        problem (`preview`), while `job` is the newest."""
+        """What takes the judge's record lines for `job`, while `job` is the newest: to
+        `on_problem` once with the first problem (`preview`), once with the whole verdict
+        (`complete`)."""
         on_problem = self.on_problem
         if on_problem is None:
             return None
         seen: list[str] = []
-        shown = [False]
+        shown = {"problem": False, "complete": False}
         filename = job.submission.files[job.spec.name].name
+        started = time.monotonic()
 
         def take(lines: list[str]) -> None:
-            if shown[0]:
+            if shown["complete"]:
                 return
             seen.extend(lines)
-            found = preview(job.spec, seen, filename)
-            if found is not None and job.number == self._latest and not self._closed:
-                shown[0] = True
-                on_problem(job, found)
+            if job.number != self._latest or self._closed:
+                return
+            found = complete(job.spec, seen, filename, time.monotonic() - started)
+            if found is not None:
+                shown["complete"] = True
+                on_problem(job, found, True)
+            elif not shown["problem"] and (found := preview(job.spec, seen, filename)):
+                shown["problem"] = True
+                on_problem(job, found, False)
 
         return take
 

@@ -105,6 +105,12 @@ def main() -> None:
                 seen = time.monotonic() - saved
                 match = re.search(rf"{word}\s+\S+\s+{re.escape(args.lesson)} \(([\d.]+) s\)", shown)
                 graded = float(match.group(1)) if match else float("nan")
+                # The verdict is drawn from the judge's records, before the judge has exited:
+                # its CPU time is the worker's once it has been reaped.
+                deadline = time.monotonic() + 30
+                while term.grading_processes() and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                time.sleep(0.2)
                 cpu = cpu_s(worker) + cpu_s(term.proc.pid) - cpu_before
                 rows.append((word, seen, graded, cpu, first))
                 label = "first" if i == 0 else f"{i:>5}"

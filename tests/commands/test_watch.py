@@ -23,6 +23,7 @@ import termios
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -174,6 +175,15 @@ def _parent(pid: int) -> int:
         return 0
 
 
+def _eventually(condition: Callable[[], bool], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def save(path: Path, source: Path | str) -> None:
     """Write a lesson file in one go, as an editor saves it."""
     text = source.read_text() if isinstance(source, Path) else source
@@ -209,8 +219,12 @@ def test_watch_regrades_saves_and_leaves_nothing_behind(lessons: Path) -> None:
         assert "running_sum uses jax.lax.scan" in shown  # the first failing check, named
         assert "hint: " in shown and "fix: " not in shown  # the course's policy: no fix yet
         assert "grade hint 03_jit" in shown
+        # The verdict is drawn from the judge's records once it is done; what `grade` keeps
+        # is written when the worker's reply comes (the judge and its sandbox reaped).
+        history = lessons.parent / ".grade" / "history.jsonl"
+        assert _eventually(history.is_file, 10.0)
         assert (lessons.parent / ".grade" / "last.json").is_file()  # kept for `grade hint`
-        runs = (lessons.parent / ".grade" / "history.jsonl").read_text().splitlines()
+        runs = history.read_text().splitlines()
         assert len(runs) == 1 and '"03_jit"' in runs[0]  # the run joins the history
 
         # A save during a grading restarts it: the running judge is killed at once (this
@@ -376,7 +390,7 @@ def test_only_lesson_files_in_the_folder_count_as_saves(tmp_path: Path) -> None:
 def test_a_preview_shows_the_first_problem_once_a_check_fails() -> None:
     from grader import catalog
     from grader.protocol import records as rec
-    from grader.watch.regrader import preview
+    from grader.watch.regrader import complete, preview
 
     spec = next(s for s in catalog.exercises(catalog.SUITES_DIR) if s.name == "03_jit")
     first, second = spec.checks[0].id, spec.checks[1].id
@@ -397,3 +411,8 @@ def test_a_preview_shows_the_first_problem_once_a_check_fails() -> None:
     text = screen.partial(found).plain
     assert text.startswith("FAIL") and f"2 of {len(spec.checks)} checks run" in text
     assert "wrong" in text
+    assert complete(spec, failed, "03_jit.py", 1.5) is None  # the judge is not done yet
+    rest = [rec.Result(c.id, "passed", 1.0) for c in spec.checks[2:]]
+    done = complete(spec, failed + lines(*rest, rec.Done()), "03_jit.py", 1.5)
+    assert done is not None and done.status == "failed" and done.duration_s == 1.5
+    assert {c.status for c in done.checks} == {"passed", "failed"}
