@@ -30,6 +30,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).parent / "drive_cache.py"
+COURSE = ROOT / "tests" / "commands" / "fixtures"
 LEVEL = isolation.detect().level
 LEVELS = [level for level in isolation.LEVELS if isolation.at_least(LEVEL, level)]
 
@@ -172,8 +173,9 @@ def test_the_sandbox_loads_its_own_programs_and_the_judges_and_writes_only_its_o
 @pytest.mark.skipif(LEVEL == "basic", reason="a batch below `user` grades without the cache")
 def test_two_students_of_a_batch_never_share_the_sandbox_cache(tmp_path: Path) -> None:
     """ann plants a file in her sandbox's cache folder; bo's lesson file refuses to load
-    (an error, score 0) if his folder holds anything planted, or if he has no folder."""
-    solution = (ROOT / "solutions" / "03_jit.py").read_text()
+    (an error, score 0) if his folder holds anything planted, or if he has no folder.
+    The course is the command tests' small one (plain-Python suites: fast to grade)."""
+    solution = (COURSE / "submissions" / "alice" / "01_sums.py").read_text()
     probe = """
 import os as _os
 import jax as _jax
@@ -194,7 +196,7 @@ if not _FOLDER or not _os.access(_FOLDER, _os.W_OK):
     submissions = tmp_path / "class"
     for name, payload in (("ann", plant), ("bo", look)):
         (submissions / name).mkdir(parents=True)
-        (submissions / name / "03_jit.py").write_text(payload + solution)
+        (submissions / name / "01_sums.py").write_text(payload + solution)
     out = tmp_path / "out"
     proc = subprocess.run(
         [
@@ -205,8 +207,10 @@ if not _FOLDER or not _os.access(_FOLDER, _os.W_OK):
             str(submissions),
             "--out",
             str(out),
+            "--suites",
+            str(COURSE / "suites"),
             "--only",
-            "03_jit",
+            "01_sums",
             "--jobs",
             "1",
         ],
