@@ -48,6 +48,9 @@ submission writes there is loaded by that same sandbox only: never by the
 judge (which caches in its own folder and never opens this one), another
 student's sandbox or a later grading. It is on exactly when the judge's cache
 is (`$GRADE_COMPILATION_CACHE=off` and `grade batch` below `user` turn both off).
+One exception may be wired by `grade watch`: a folder for the whole session of
+one student (`session_dir`), so that a regrading loads what the previous
+grading of the same student's files compiled.
 
 How the two are layered: JAX takes one cache folder, so the sandbox installs
 its own cache object (`Layered`: `get` looks in the private folder, then in the
@@ -149,6 +152,21 @@ def private_dir(workdir: str) -> str:
     mode 0700) in the sandbox's `workdir` and return it; the sandbox is given it to write."""
     path = os.path.join(workdir, PRIVATE)
     os.makedirs(path, mode=0o700)
+    return path
+
+
+def session_dir(root: str) -> str:
+    """For the owner of `grade watch`: a cache folder for one student's watch session, in the
+    session's own scratch folder `root` (created, mode 0700; deleted with `root`). Passed to
+    each sandbox of the session (`grader.sandbox.launch.start(own_cache=...)`) in place of a
+    fresh folder, it lets a regrading load the programs the previous grading compiled. Only
+    for one student's own session: never for a batch, or any folder that two students'
+    gradings, or a later grading of another submission, would share."""
+    path = os.path.join(root, PRIVATE)
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    why = unsafe(path)
+    if why:
+        raise OSError(why)
     return path
 
 

@@ -104,10 +104,13 @@ def start(
     close_fds: tuple[int, ...] = (),
     prepare: Callable[[], dict[str, Any]] | None = None,
     budget_s: float = 600.0,
+    own_cache: str = "",
 ) -> Sandbox:
     """Fork the sandbox for `lesson` (in `lesson_dir`); `close_fds` are the judge's own
     (its record pipe) and are closed in the sandbox before anything else. `prepare`, if
-    given, runs in the sandbox before the import (a notebook's kernel) and returns notes."""
+    given, runs in the sandbox before the import (a notebook's kernel) and returns notes.
+    `own_cache`, if given, is the folder the sandbox caches its compiled programs in (one
+    student's `grade watch` session: `cache.session_dir`); else a fresh one in `workdir`."""
     judge_end, sandbox_end = wire.socketpair()
     # The judge's compilation cache: bound read-only into a strict sandbox, which loads the
     # judge's programs (a jnp.sin it compiled too) and never writes there; it writes its own
@@ -115,7 +118,7 @@ def start(
     # (grader.runner.cache).
     judge_cache = cache.configured_dir()
     shared = (os.path.realpath(judge_cache),) if judge_cache else ()
-    own_cache = os.path.realpath(cache.private_dir(workdir)) if judge_cache else ""
+    own_cache = os.path.realpath(own_cache or cache.private_dir(workdir)) if judge_cache else ""
     scratch = os.path.join(workdir, "scratch")
     os.makedirs(scratch, exist_ok=True)
     plan = isolation.Plan(

@@ -4,13 +4,14 @@ Run as a fresh process (the sandbox is a fork, and JAX must not have started its
 in the forking process):
 
     python drive_cache.py seed JUDGE LESSONS          the judge compiles lesson.seed()
-    python drive_cache.py sandbox LEVEL JUDGE LESSONS  a sandbox runs lesson.SCENARIO
+    python drive_cache.py sandbox LEVEL JUDGE LESSONS [OWN]  a sandbox runs lesson.SCENARIO
 
 `seed` stands for a judge that compiled a program before (it imports the lesson file
 itself: test code, not a submission). `sandbox` configures the judge's cache as the
 grader's child does, starts the sandbox as `grader.plugin` does (its own workdir, which
 it deletes afterwards) and calls each function named in the lesson's `SCENARIO`,
-reporting their answers.
+reporting their answers; OWN, if given, is the folder it caches in (`launch.start`'s
+`own_cache`: a `grade watch` session's), else a fresh one in its workdir.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def seed(judge: str, lessons: str) -> None:
     print(json.dumps({"seed": module.seed()}))
 
 
-def sandbox(level: str, judge: str, lessons: str) -> None:
+def sandbox(level: str, judge: str, lessons: str, own: str = "") -> None:
     cache.configure(judge)
     probes.load_all()
     work = tempfile.mkdtemp(prefix="grader-sandbox-test-")
@@ -50,6 +51,7 @@ def sandbox(level: str, judge: str, lessons: str) -> None:
         workdir=work,
         masked=(os.path.join(os.path.dirname(client.__file__), ".."),),
         budget_s=120.0,
+        own_cache=own,
     )
     report: dict[str, object] = {"hello_ok": box.hello.ok if box.hello else None}
     if box.hello is not None and box.hello.error is not None:
@@ -71,7 +73,7 @@ def main() -> None:
     if sys.argv[1] == "seed":
         seed(*sys.argv[2:4])
     else:
-        sandbox(*sys.argv[2:5])
+        sandbox(*sys.argv[2:])
 
 
 if __name__ == "__main__":

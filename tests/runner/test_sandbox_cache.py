@@ -41,8 +41,7 @@ import jax
 import jax.numpy as jnp
 
 JUDGE = {judge!r}
-HOSTILE = {hostile!r}
-SCENARIO = ("where", "train", "train", "shared") + (("plant",) if HOSTILE else ())
+SCENARIO = {scenario!r}
 
 _EVENTS = {{"hits": 0, "misses": 0}}
 
@@ -151,7 +150,8 @@ def test_the_sandbox_loads_its_own_programs_and_the_judges_and_writes_only_its_o
     lessons = tmp_path / "lessons"
     lessons.mkdir()
     hostile = level != "basic"  # at `basic` the sandbox is the judge's user: no protection
-    (lessons / "lesson.py").write_text(LESSON.format(judge=str(judge), hostile=hostile))
+    scenario = ("where", "train", "train", "shared") + (("plant",) if hostile else ())
+    (lessons / "lesson.py").write_text(LESSON.format(judge=str(judge), scenario=scenario))
     drive("seed", str(judge), str(lessons))
     before = contents(judge)
     assert any(name.startswith("jit_judge_program") for name in before)
@@ -168,6 +168,28 @@ def test_the_sandbox_loads_its_own_programs_and_the_judges_and_writes_only_its_o
         # The file is refused by the system; JAX only warns when it cannot write an entry.
         assert "file" not in answers[4][1], answers[4]
     assert contents(judge) == before
+
+
+def test_a_watch_session_folder_serves_the_next_sandbox_of_the_session(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """`cache.session_dir` (for `grade watch`): the second sandbox given the same folder
+    loads the program the first compiled."""
+    top = Path(tempfile.mkdtemp(prefix="grader-judge-cache-test-"))
+    request.addfinalizer(lambda: shutil.rmtree(top, ignore_errors=True))
+    top.chmod(0o711)
+    judge = top / "xla"
+    assert cache.prepare(str(judge)) == (str(judge), "")
+    session = cache.session_dir(str(top / "session"))
+    lessons = tmp_path / "lessons"
+    lessons.mkdir()
+    (lessons / "lesson.py").write_text(LESSON.format(judge=str(judge), scenario=("train",)))
+    first = drive("sandbox", LEVEL, str(judge), str(lessons), session)
+    second = drive("sandbox", LEVEL, str(judge), str(lessons), session)
+    assert first["answers"][0][1]["misses"] >= 1, first
+    loaded = second["answers"][0][1]  # the step and the eager ops around it: all loaded
+    assert loaded["hits"] >= 1 and loaded["misses"] == 0, second
+    assert os.listdir(judge) == []
 
 
 @pytest.mark.skipif(LEVEL == "basic", reason="a batch below `user` grades without the cache")
