@@ -30,6 +30,7 @@ from grader.checks import jit, keys, purity, values  # noqa: E402
 from grader.checks.failure import fail  # noqa: E402
 from grader.sandbox import client  # noqa: E402
 from grader.suite import check  # noqa: E402
+from grader.suites._shared import once  # noqa: E402
 
 inputs = importlib.import_module("grader.inputs.11_frameworks")
 
@@ -38,7 +39,14 @@ EQUINOX_PARAMS = 269_322  # 784*256 + 256 + 256*256 + 256 + 256*10 + 10
 TOL = {"rtol": 1e-4, "atol": 1e-5}
 
 
-def _batch(n=5, seed=0):
+# Batch sizes: every new one costs the student's model a compile of each of its eager ops
+# (matmul, add, relu per layer), so the checks share two: 1 (Flax's init traces a batch of
+# one) and _N for Flax, one example and _N_EQX for Equinox.
+_N = 5
+_N_EQX = 4
+
+
+def _batch(n=_N, seed=0):
     rng = np.random.default_rng(seed)
     return jnp.asarray(rng.uniform(size=(n, 784)), jnp.float32)
 
@@ -68,9 +76,15 @@ def _derives(seen, cls):
 # -- Flax -------------------------------------------------------------------------------------
 
 
-def _flax_init(student, seed=0):
-    model = student.FlaxMLP()
-    return model, model.init(jax.random.key(seed), jnp.ones((1, 784)))
+def _flax_init(student):
+    """FlaxMLP() and its variables from key 0, built once per student: every check reads the
+    same model (init's eager ops compile once)."""
+
+    def build():
+        model = student.FlaxMLP()
+        return model, model.init(jax.random.key(0), jnp.ones((1, 784)))
+
+    return once(student, "flax_init", build)
 
 
 def _flax_layers(variables):
@@ -148,7 +162,7 @@ def test_flax_output_shape(student):
             fix="`class FlaxMLP(nn.Module):` with an `@nn.compact def __call__(self, x)`",
         )
     model, variables = _flax_init(student)
-    for n in (5, 1):
+    for n in (_N, 1):
         values.assert_shape(
             model.apply(variables, _batch(n)),
             (n, 10),
@@ -194,7 +208,7 @@ def test_flax_relu(student):
             observed=f"{len(layers)} found by shape",
             fix="Dense 256 -> relu -> Dense 128 -> relu -> Dense 10",
         )
-    x = _batch(6, seed=1) - 0.5  # mixed signs: relu matters at every layer
+    x = _batch(_N, seed=1) - 0.5  # mixed signs: relu matters at every layer
     out = model.apply(variables, x)
     values.assert_close(
         out,
@@ -220,16 +234,21 @@ def test_flax_keys_and_jit(student):
     keys.assert_deterministic(lambda k: model.init(k, x), lambda k: (k,), what="FlaxMLP().init")
     keys.assert_varies_with_key(lambda k: model.init(k, x), lambda k: (k,), what="FlaxMLP().init")
     _, variables = _flax_init(student)
-    jit.assert_jittable(model.apply, (variables, _batch(3)), what="FlaxMLP().apply", **TOL)
+    jit.assert_jittable(model.apply, (variables, _batch()), what="FlaxMLP().apply", **TOL)
     purity.assert_pure(
-        model.apply, (variables, _batch(3)), what="FlaxMLP().apply(variables, x)", module=student
+        model.apply, (variables, _batch()), what="FlaxMLP().apply(variables, x)", module=student
     )
     purity.assert_no_trace_side_effects(
-        model.apply, (variables, _batch(3)), what="FlaxMLP().apply(variables, x)", module=student
+        model.apply, (variables, _batch()), what="FlaxMLP().apply(variables, x)", module=student
     )
 
 
 # -- Equinox ------------------------------------------------------------------------------------
+
+
+def _equinox_model(student):
+    """make_equinox_mlp(key 0), built once per student and read by every check."""
+    return once(student, "equinox_model", lambda: student.make_equinox_mlp(jax.random.key(0)))
 
 
 def _linears(model):
@@ -248,7 +267,7 @@ def _arrays(model):
     hint="Does an Equinox model take a batch or one example, and how do you run it on a batch?",
 )
 def test_equinox_output_shape(student):
-    model = student.make_equinox_mlp(jax.random.key(0))
+    model = _equinox_model(student)
     seen = _types(model)
     if seen["is_class"] or not _derives(seen, eqx.Module):
         raise fail(
@@ -262,7 +281,9 @@ def test_equinox_output_shape(student):
         model(_batch(1)[0]), (10,), what="model(x) for one example x of shape (784,)"
     )
     values.assert_shape(
-        client.vmap(model)(_batch(4)), (4, 10), what="jax.vmap(model)(x of shape (4, 784))"
+        client.vmap(model)(_batch(_N_EQX)),
+        (_N_EQX, 10),
+        what=f"jax.vmap(model)(x of shape ({_N_EQX}, 784))",
     )
 
 
@@ -272,7 +293,7 @@ def test_equinox_output_shape(student):
     hint="In eqx.nn.MLP, how many hidden layers does `depth` count, and how wide is each of them?",
 )
 def test_equinox_param_count(student):
-    model = student.make_equinox_mlp(jax.random.key(0))
+    model = _equinox_model(student)
     total = _count(_arrays(model))
     if total != EQUINOX_PARAMS:
         shapes = [tuple(np.shape(layer["weight"])) for layer in _linears(model)]
@@ -295,7 +316,7 @@ def test_equinox_param_count(student):
     "activation after the last layer?",
 )
 def test_equinox_relu(student):
-    model = student.make_equinox_mlp(jax.random.key(0))
+    model = _equinox_model(student)
     layers = [
         (
             np.asarray(lin["weight"]).T,
@@ -305,7 +326,7 @@ def test_equinox_relu(student):
         )
         for lin in _linears(model)
     ]
-    x = _batch(6, seed=2) - 0.5
+    x = _batch(_N_EQX, seed=2) - 0.5
     out = client.vmap(model)(x)
     values.assert_close(
         out,
