@@ -31,6 +31,11 @@ from typing import NoReturn
 from grader.protocol.worker import Request
 
 FILE_SIZE_LIMIT = 256 << 20
+SANDBOX_CACHE_ENV = "GRADE_SESSION_SANDBOX_CACHE"
+"""Set by `engine.Worker(sandbox_cache=...)` alone (one student's `grade watch` session): the
+folder every sandbox of the session caches its programs in (`grader.runner.cache.session_dir`),
+so a regrading loads what the previous one compiled. Removed from the judge's environment
+before the suite runs; never inherited from the grader's own environment."""
 
 
 def _limit(kind: int, value: int) -> None:
@@ -38,6 +43,15 @@ def _limit(kind: int, value: int) -> None:
     if hard != resource.RLIM_INFINITY:
         value = min(value, hard)
     resource.setrlimit(kind, (value, hard if hard != resource.RLIM_INFINITY else value))
+
+
+def _sandboxes_cache_in(folder: str) -> None:
+    """Every sandbox this judge starts caches its programs in `folder` (the session's)."""
+    import functools
+
+    from grader.sandbox import launch
+
+    launch.start = functools.partial(launch.start, own_cache=folder)
 
 
 def pytest_args(request: Request, records_fd: int) -> list[str]:
@@ -117,10 +131,13 @@ def run(request: Request, out_fd: int, records_fd: int, base_vm: int) -> NoRetur
 
         if request.devices > 1:
             jax.config.update("jax_num_cpu_devices", request.devices)  # type: ignore[no-untyped-call]
+        session_cache = os.environ.pop(SANDBOX_CACHE_ENV, "")
         if request.cache_dir:  # the judge's alone: its sandbox turns it off (grader.runner.cache)
             from grader.runner import cache
 
             cache.configure(request.cache_dir)
+            if session_cache:
+                _sandboxes_cache_in(session_cache)
 
         import pytest
 

@@ -43,7 +43,7 @@ from grader.catalog import ExerciseSpec
 from grader.model import ExerciseResult, Report
 from grader.protocol import worker as wire
 from grader.protocol.worker import Ended, Ready, Request, Started
-from grader.runner import cache, records
+from grader.runner import cache, child, records
 from grader.runner.submission import Submission, copy_lessons
 from grader.sandbox import isolation
 from grader.sandbox.isolation import Isolation, Level
@@ -136,7 +136,12 @@ class Worker:
     as it reads them (`run(..., on_records=)`: a preview; the reply holds them all), and
     `cancel` stops the file being graded (its reply comes as usual)."""
 
-    def __init__(self, log_dir: Path, preload: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, log_dir: Path, preload: tuple[str, ...] = (), sandbox_cache: str = ""
+    ) -> None:
+        """`sandbox_cache`: for one student's `grade watch` session only, the folder every
+        sandbox of this worker caches its compiled programs in (`cache.session_dir`), so a
+        regrading loads what the one before compiled; never for a batch."""
         self.log_path = log_dir / f"worker-{time.monotonic_ns()}.log"
         self._log: IO[bytes] = open(self.log_path, "wb")  # noqa: SIM115
         source_root = str(Path(grader.__file__).resolve().parent.parent)
@@ -148,6 +153,9 @@ class Worker:
             k: v for k, v in os.environ.items() if k != "XLA_FLAGS" and not k.startswith("PYTHON")
         }
         env.update({"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg", "TF_CPP_MIN_LOG_LEVEL": "2"})
+        env.pop(child.SANDBOX_CACHE_ENV, None)  # only ever this worker's own argument
+        if sandbox_cache:
+            env[child.SANDBOX_CACHE_ENV] = sandbox_cache
         self._stream, stream_w = os.pipe()
         try:
             self.proc = subprocess.Popen(

@@ -35,7 +35,7 @@ from pathlib import Path
 from grader.catalog import ExerciseSpec
 from grader.model import ExerciseResult, ExerciseStatus
 from grader.protocol.worker import Ended
-from grader.runner import engine, records
+from grader.runner import cache, engine, records
 from grader.runner import worker as warm
 from grader.runner.submission import Submission
 from grader.sandbox import isolation
@@ -220,9 +220,20 @@ class Regrader:
 
         return take
 
+    def _session_cache(self) -> str:
+        """The session's sandbox cache (`cache.session_dir`): a regrading loads the programs
+        the one before compiled (most of a lesson file's are the same from save to save); ""
+        when the grader's cache is off or the folder is not safely ours."""
+        if not engine.cache_dir(self.options):
+            return ""
+        try:
+            return cache.session_dir(str(self._scratch))
+        except OSError:
+            return ""
+
     def _serve(self) -> None:
         try:
-            self.worker = engine.Worker(self._scratch, self.preload)
+            self.worker = engine.Worker(self._scratch, self.preload, self._session_cache())
         except engine.WorkerLost:
             self.worker = None  # grade_one starts one again, and reports it if it fails
         if not self._closed:

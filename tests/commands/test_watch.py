@@ -30,6 +30,7 @@ import pytest
 import watchfiles
 
 from grader.model import CheckResult, ExerciseResult, NextStep, SourceLine
+from grader.runner import cache
 from grader.watch import screen
 from grader.watch.events import Inbox, SaveWatcher
 from grader.watch.source import syntax_problem
@@ -53,11 +54,21 @@ class WatchTerminal:
     Every process it starts carries `MARKER=<token>` in its environment, so what is
     left of it afterwards can be found (`leftovers`)."""
 
-    def __init__(self, *args: str, cwd: Path, cols: int = 120, rows: int = 50) -> None:
+    def __init__(
+        self,
+        *args: str,
+        cwd: Path,
+        cols: int = 120,
+        rows: int = 50,
+        env: dict[str, str] | None = None,
+    ) -> None:
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         self.token = uuid.uuid4().hex
-        env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS")}
+        env = {
+            **{k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS")},
+            **(env or {}),
+        }
         env.update({"TERM": "xterm-256color", MARKER: self.token})
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "grader", "watch", *args],
@@ -200,7 +211,11 @@ def lessons(tmp_path: Path) -> Path:
 
 @pytest.mark.slow
 def test_watch_regrades_saves_and_leaves_nothing_behind(lessons: Path) -> None:
-    term = WatchTerminal("exercises", "--only", "03_jit", cwd=lessons.parent)
+    scratch = lessons.parent / "tmp"
+    scratch.mkdir()
+    term = WatchTerminal(
+        "exercises", "--only", "03_jit", cwd=lessons.parent, env={"TMPDIR": str(scratch)}
+    )
     lesson = lessons / "03_jit.py"
     try:
         term.wait_for(r"Ready: save a lesson file")
@@ -226,6 +241,11 @@ def test_watch_regrades_saves_and_leaves_nothing_behind(lessons: Path) -> None:
         assert (lessons.parent / ".grade" / "last.json").is_file()  # kept for `grade hint`
         runs = history.read_text().splitlines()
         assert len(runs) == 1 and '"03_jit"' in runs[0]  # the run joins the history
+        # The session's sandboxes cache their programs in one folder (cache.session_dir):
+        # the next grading of the same file loads them instead of compiling again.
+        (session,) = scratch.glob("grade-watch-*")
+        if cache.default_dir():  # not turned off by $GRADE_COMPILATION_CACHE
+            assert any((session / "xla").iterdir())
 
         # A save during a grading restarts it: the running judge is killed at once (this
         # version sleeps 60 s at import, so its grading cannot end on its own within the
@@ -265,6 +285,7 @@ def test_watch_regrades_saves_and_leaves_nothing_behind(lessons: Path) -> None:
         code = term.close()
     assert code == 0
     assert term.descendants() == set()
+    assert not list(scratch.glob("grade-watch-*"))  # the session's folder, its cache too
 
 
 @pytest.mark.slow
