@@ -329,7 +329,7 @@ def test_traced_once(student, credit, gate):
     hint="Does anything in your functions happen only the first time they are traced, or change module state?",
 )
 def test_pure(student, credit, gate):
-    xs = np.arange(6, dtype=np.float32)
+    xs = np.arange(8, dtype=np.float32)  # the shape running_sum_jit compiles: its programs again
     score_cases(
         credit,
         [
