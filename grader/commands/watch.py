@@ -6,8 +6,10 @@
 Watches PATH (a folder of lesson files, default exercises/, or one lesson file,
 which is graded at once). Each save grades only the file saved, and the screen
 shows its line (as `grade` prints it), its first failing check (with the checks
-that share its cause), the hint, and what to do next. JAX is imported once, when
-the command starts: a regrade costs the file's checks only. A file saved while
+that share its cause), the hint, and what to do next; the first failing check is
+drawn as soon as it fails, while the file's other checks still run. JAX is imported
+once, when the command starts, and the session's sandboxes share a compilation
+cache: a regrade costs the file's checks, with little compiling. A file saved while
 it is being graded is graded again from the start; a syntax error is shown at
 once, without a grading run. `q` or Ctrl-C leaves, and ends every process the
 command started.
