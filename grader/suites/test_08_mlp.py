@@ -36,6 +36,7 @@ N_CLASSES = 10
 B = 8  # one batch size for the small checks: every function compiles once
 TRAIN_EPOCHS = 20
 TARGET_ACCURACY = 0.95
+DIGITS_TRAIN_SHAPE, DIGITS_TEST_ROWS = (1437, 64), 360  # load_digits(): the 80/20 split
 TOL = {"rtol": 1e-4, "atol": 1e-5}
 
 # The probe that watches the batches train hands to train_step (grader/inputs/08_mlp.py).
@@ -854,13 +855,16 @@ def _row_indices(rows, row_of):
     requires=("test_train_accuracy",),
 )
 def test_train_reshuffles(student):
-    n, dim, batch, epochs = 256, 8, 32, 3
+    # The digits run's shapes (1,437 training rows of 64, 360 test rows), so the student's
+    # init, shuffle and accuracy are already compiled; 3 full batches of 479 an epoch (a batch
+    # size other than the default: one that is ignored shows).
+    (n, dim), n_test, batch, epochs = DIGITS_TRAIN_SHAPE, DIGITS_TEST_ROWS, 479, 3
     per_epoch = n // batch
     rng = np.random.default_rng(21)
     x_train = rng.uniform(size=(n, dim)).astype(np.float32)
     y_train = rng.integers(0, 10, size=n).astype(np.int32)
     row_of = {row.tobytes(): i for i, row in enumerate(x_train)}
-    data = (x_train, y_train, x_train[:32], y_train[:32])
+    data = (x_train, y_train, x_train[:n_test], y_train[:n_test])
     call = f"train(key, data of {n} rows, n_epochs={epochs}, batch_size={batch})"
     orders, finals = [], []
     for seed in (0, 1):
