@@ -176,7 +176,9 @@ def test_hessian_exact(student, seed):
         **TOL,
     )
     # Any n, as the spec says f: R^n -> R (a Hessian built for 4 inputs fails here).
-    chain = student.hessian(_f_chain)
+    # jitted in the sandbox (one program per n; eager if it does not compile): eagerly, three
+    # sizes of a Hessian cost ~170 one-operation compiles
+    chain = compiled(student.hessian(_f_chain))
     for n in (2, 3, 7):
         v = np.linspace(-1.2, 0.9, n, dtype=np.float32)
         try:
