@@ -224,7 +224,10 @@ def _install_layered(own: str, judge: str) -> bool:
         def put(self, key: str, value: bytes) -> None:
             self._own.put(key, value)
 
-    layered = Layered()
+    try:
+        layered = Layered()
+    except Exception:  # another JAX's LRUCache: JAX builds its own cache from the config
+        return False
     with mutex:
         jax_cache._cache = layered
         jax_cache._cache_initialized = True
