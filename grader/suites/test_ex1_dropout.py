@@ -14,7 +14,10 @@ keeps 1 - rate), which also catches reuse of raw `PRNGKey` keys.
 
 Every eager random draw compiles once per shape and key type (about a second
 each here), so the checks share a few shapes: BIG for the statistics (and the
-probe's hidden layers), SMALL for the rest, one set of network sizes.
+probe's hidden layers), SMALL for the rest, one set of network sizes whose hidden
+activations have the shape SMALL (a batch of SMALL[0] rows, hidden layers of
+SMALL[1] units), so forward_with_dropout's eager dropout draws the masks dropout's
+own checks compiled. The judge's references are NumPy (nothing to compile).
 """
 
 import itertools
@@ -37,7 +40,7 @@ TITLE = "Exercise 1: dropout with explicit PRNG keys"
 
 BIG = (1000, 1000)
 SMALL = (50, 40)
-SIZES = (12, 32, 16, 5)
+SIZES = (12, SMALL[1], SMALL[1], 5)  # hidden activations of a batch of SMALL[0]: SMALL
 SIGMAS = 6.0
 RATES = (0.3, 0.1, 0.75)
 
@@ -67,18 +70,31 @@ def _params(rng: np.random.Generator, sizes: tuple[int, ...]) -> Params:
     }
 
 
+def _network(seed: int) -> tuple[Params, jax.Array]:
+    """Parameters of SIZES and a batch of SMALL[0] inputs."""
+    rng = np.random.default_rng(seed)
+    params = _params(rng, SIZES)
+    return params, jnp.asarray(rng.normal(size=(SMALL[0], SIZES[0])), jnp.float32)
+
+
 def _identity_probe(width: int) -> Params:
     """Three identity layers: the logits are the units that survived both dropout layers."""
-    eye = jnp.eye(width, dtype=jnp.float32)
-    zero = jnp.zeros(width, jnp.float32)
+    eye = jnp.asarray(np.eye(width, dtype=np.float32))
+    zero = jnp.asarray(np.zeros(width, np.float32))
     return {f"layer{i}": {"w": eye, "b": zero} for i in (1, 2, 3)}
 
 
-def _ref_forward(params: Params, x: jax.Array) -> jax.Array:
+def _ref_forward(params: Params, x: jax.Array) -> np.ndarray:
+    """The plain forward pass in NumPy (float64)."""
     names = sorted(params, key=lambda name: int(name[len("layer") :]))
-    for name in names[:-1]:
-        x = jnp.maximum(x @ params[name]["w"] + params[name]["b"], 0.0)
-    return x @ params[names[-1]]["w"] + params[names[-1]]["b"]
+    h = np.asarray(x, np.float64)
+    for name in names:
+        h = h @ np.asarray(params[name]["w"], np.float64) + np.asarray(
+            params[name]["b"], np.float64
+        )
+        if name != names[-1]:
+            h = np.maximum(h, 0.0)
+    return h
 
 
 def _binomial_tolerance(p: float, n: int) -> float:
@@ -359,9 +375,7 @@ def _pure(student, name, args, what):
     hidden=True,
 )
 def test_dropout_pure(student, credit, gate):
-    rng = np.random.default_rng(5)
-    params = _params(rng, SIZES)
-    x = jnp.asarray(rng.normal(size=(8, SIZES[0])), jnp.float32)
+    params, x = _network(5)
     score_cases(
         credit,
         [
@@ -401,9 +415,7 @@ def test_dropout_pure(student, credit, gate):
     "layer by layer, with no ReLU on the logits?",
 )
 def test_forward_eval(student, seed):
-    rng = np.random.default_rng(seed)
-    params = _params(rng, SIZES)
-    x = jnp.asarray(rng.normal(size=(8, SIZES[0])), jnp.float32)
+    params, x = _network(seed)
     out = student.forward_with_dropout(params, x, jax.random.key(0), rate=0.5, train=False)
     values.assert_close(
         out,
@@ -424,9 +436,7 @@ def test_forward_eval(student, seed):
     requires=("test_forward_eval",),
 )
 def test_forward_key_reuse(student, seed):
-    rng = np.random.default_rng(seed + 1)
-    params = _params(rng, SIZES)
-    x = jnp.asarray(rng.normal(size=(8, SIZES[0])), jnp.float32)
+    params, x = _network(seed + 1)
     keys.assert_no_key_reuse(
         student.forward_with_dropout,
         (params, x, jax.random.key(1)),
@@ -444,7 +454,7 @@ def test_forward_key_reuse(student, seed):
 )
 def test_forward_masks(student):
     params = _identity_probe(BIG[1])
-    x = jnp.ones(BIG, jnp.float32)
+    x = jnp.asarray(np.ones(BIG, np.float32))
     for rate in (0.5, 0.2):  # 0.2 shows a rate that is not passed on (or read as keep)
         out = np.asarray(
             student.forward_with_dropout(params, x, jax.random.key(7), rate=rate, train=True)
@@ -516,9 +526,7 @@ def _assert_two_masks(out, rate):
     requires=("test_forward_eval",),
 )
 def test_forward_logits(student, seed):
-    rng = np.random.default_rng(seed + 2)
-    params = _params(rng, SIZES)  # non-zero output biases: a logit is never exactly 0
-    x = jnp.asarray(rng.normal(size=(8, SIZES[0])), jnp.float32)
+    params, x = _network(seed + 2)  # non-zero output biases: a logit is never exactly 0
     out = np.asarray(student.forward_with_dropout(params, x, jax.random.key(2), rate=0.5))
     if _zeroed(out) > 0.01:
         raise fail(
@@ -537,9 +545,7 @@ def test_forward_logits(student, seed):
     requires=("test_forward_eval",),
 )
 def test_forward_key_use(student, seed):
-    rng = np.random.default_rng(seed + 3)
-    params = _params(rng, SIZES)
-    x = jnp.asarray(rng.normal(size=(8, SIZES[0])), jnp.float32)
+    params, x = _network(seed + 3)
     what = "forward_with_dropout(params, x, key, rate=0.5)"
     # run(k) is forward_with_dropout(params, x, k, rate=0.5, train=True)
     run = client.partial(student.forward_with_dropout, params, x, rate=0.5, train=True)
@@ -563,9 +569,7 @@ def test_forward_key_use(student, seed):
     requires=("test_forward_eval",),
 )
 def test_forward_jit(student, seed):
-    rng = np.random.default_rng(seed + 4)
-    params = _params(rng, SIZES)
-    x = jnp.asarray(rng.normal(size=(8, SIZES[0])), jnp.float32)
+    params, x = _network(seed + 4)
     for train in (True, False):
         jit.assert_jittable(
             student.forward_with_dropout,
