@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -168,3 +169,63 @@ def test_a_partial_record_line_is_dropped() -> None:
     lines, dropped = capped.lines()
     assert lines == ('{"type": "done"}',)
     assert dropped == capped.total - len(lines[0]) - 1 > 0
+
+
+@pytest.mark.slow
+def test_a_warm_worker_streams_a_files_records_and_cancels_its_grading(tmp_path: Path) -> None:
+    """`engine.Worker.run(on_records=)` gets the judge's records while the file is graded
+    (what `grade watch` draws early), and `cancel` stops a grading that would not end."""
+    from grader import catalog
+    from grader.runner import engine, records
+    from grader.runner.submission import find
+
+    spec = next(s for s in catalog.exercises(SUITES) if s.name == "whoami")
+    ids = [c.id for c in spec.checks]
+    options = engine.Options(timeout_s=60)
+    worker: engine.Worker | None = engine.Worker(tmp_path, engine.preload_for([spec]))
+    try:
+        streamed: list[str] = []
+        submission = find(SUBMISSIONS / "whoami", ["whoami"])
+        result, worker = engine.grade_one(
+            worker,
+            spec,
+            submission,
+            options,
+            "basic",
+            tmp_path / "a",
+            (),
+            on_records=streamed.extend,
+        )
+        assert result.status == "passed", result
+        parsed = records.read_records(streamed, ids)
+        assert parsed.done and set(parsed.results) == set(ids)  # every record, as they came
+
+        folder = tmp_path / "hangs"
+        folder.mkdir()
+        base = (SUBMISSIONS / "whoami" / "whoami.py").read_text()
+        (folder / "whoami.py").write_text(base + "\nimport time\n\ntime.sleep(600)\n")
+        assert worker is not None and not worker.cancel()  # nothing to stop between files
+        cancelled: list[bool] = []
+
+        def cancel() -> None:
+            deadline = time.monotonic() + 30
+            while not (worker is not None and worker.cancel()) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            cancelled.append(True)
+
+        started = time.monotonic()
+        stopper = threading.Thread(target=cancel)
+        stopper.start()
+        result, worker = engine.grade_one(
+            worker, spec, find(folder, ["whoami"]), options, "basic", tmp_path / "b", ()
+        )
+        stopper.join()
+        assert cancelled and time.monotonic() - started < 30  # not the 60 s time limit
+        assert result.status == "error", result  # killed (SIGKILL) wherever it was
+        assert "SIGKILL" in result.message or "signal 9" in result.message, result.message
+        assert worker is not None  # the same warm worker serves the next file
+        again, _ = engine.grade_one(worker, spec, submission, options, "basic", tmp_path / "c", ())
+        assert again.status == "passed"
+    finally:
+        if worker is not None:
+            worker.close()
