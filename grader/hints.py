@@ -43,7 +43,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from grader import catalog, next_step
-from grader.checks.failure import CAUSE_LABEL
 from grader.model import CheckResult, ExerciseResult, Report, SourceLine
 from grader.runner.submission import Submission
 
@@ -132,24 +131,17 @@ class Level:
     text: str
 
 
-def cause_of(message: str) -> str:
-    """The likely cause a failure's message states (`likely cause: ...`), or ""."""
-    prefix = CAUSE_LABEL + " "
-    for line in message.splitlines():
-        if line.strip().startswith(prefix):
-            return line.strip().removeprefix(prefix).strip()
-    return ""
-
-
 def fallback_nudge(check: CheckResult) -> str:
-    """Level 1 for a check without an authored nudge: where to look, and the likely cause."""
+    """Level 1 for a check without an authored nudge: the line to look at, asked as a
+    question (the likely cause is in the failure's message already; never repeated here).
+    Nothing without a line: the next level is then the fix."""
     where = check.location
-    cause = cause_of(check.message)
-    if where is not None and cause:
-        return f"Look at {where.path} line {where.line} (`{where.code.strip()}`): {cause}."
-    if where is not None:
-        return f"Look at {where.path} line {where.line}: `{where.code.strip()}`."
-    return f"The likely cause: {cause}." if cause else ""
+    if where is None:
+        return ""
+    return (
+        f"Look at {where.path} line {where.line} (`{where.code.strip()}`): what does it do with "
+        "the input shown above, against what the check expected?"
+    )
 
 
 def levels(check: CheckResult, setting: ShowFixes = DEFAULT_SHOW_FIXES) -> list[Level]:
