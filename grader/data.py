@@ -26,6 +26,12 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+# At the top, not in load_digits: a suite that uses the digits imports this module, so the
+# warm worker (which preloads a suite's imports) imports scikit-learn once, before it forks
+# a judge, instead of each judge paying about a second for it on its first load_digits.
+from sklearn.datasets import load_digits as sklearn_digits
+from sklearn.model_selection import train_test_split
+
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int32]
 Dataset = tuple[FloatArray, IntArray, FloatArray, IntArray]
@@ -74,9 +80,6 @@ def load_digits() -> Dataset:
 
     Returns (x_train (1437, 64), y_train (1437,), x_test (360, 64), y_test (360,)).
     """
-    from sklearn.datasets import load_digits as sklearn_digits
-    from sklearn.model_selection import train_test_split
-
     bunch = sklearn_digits()
     x = (np.asarray(bunch.data, dtype=np.float64) / 16.0).astype(np.float32)
     y = np.asarray(bunch.target).astype(np.int32)

@@ -27,8 +27,6 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-import sklearn.datasets
-import sklearn.model_selection  # noqa: F401 (preloaded, see below)
 
 from grader.checks import jit, keys, purity, values
 from grader.checks.failure import fail
@@ -36,10 +34,6 @@ from grader.data import load_digits
 from grader.sandbox import client
 from grader.suite import check
 from grader.suites._shared import score_cases
-
-# scikit-learn is imported above, unused, so that the warm worker imports it once, before it
-# forks a judge (it preloads a suite's top-level imports): load_digits imports it on first
-# use, which each judge paid for again (about a second on a quiet machine).
 
 LESSON = "ex1_dropout"
 TITLE = "Exercise 1: dropout with explicit PRNG keys"

@@ -50,8 +50,6 @@ import matplotlib.image
 import matplotlib.pyplot  # noqa: F401 (preloaded, see below)
 import numpy as np
 import optax
-import sklearn.datasets
-import sklearn.model_selection  # noqa: F401
 
 from grader.checks import _calls, keys, values
 from grader.checks.failure import fail
@@ -63,11 +61,11 @@ from grader.sandbox.client import StudentError
 from grader.suite import Attachments, check
 from grader.suites._shared import once
 
-# matplotlib and scikit-learn are imported above, unused, so that the warm worker imports them
-# once, before it forks a judge and its sandbox (it preloads a suite's top-level imports):
-# scikit-learn for load_digits in the judge, matplotlib for the student's module, the plot
-# probe and the judge's pixel reading. Imported where they are used, each judge (and each
-# sandbox) paid for them again: about a second each on a quiet machine.
+# matplotlib is imported above, unused, so that the warm worker imports it once, before it
+# forks a judge and its sandbox (it preloads a suite's top-level imports): for the student's
+# module, the plot probe and the judge's pixel reading. Imported where it is used, each judge
+# (and each sandbox) paid for it again: about a second on a quiet machine. (scikit-learn
+# comes with grader.data.)
 
 LESSON = "ex5_grad_clipping"
 TITLE = "Exercise 5: gradient clipping with optax"
