@@ -1,6 +1,8 @@
 """The judge's compilation cache: only the judge writes it, and a second grading loads it.
 
-The hostile lesson file is the correct 03_jit with a payload run at import: it writes a
+The hostile lesson file is the correct 04_vmap (a lesson whose judge compiles references of
+its own; 03_jit's judge now builds its inputs in NumPy and compiles nothing) with a payload
+run at import: it writes a
 file into the judge's cache folder and points JAX's cache at that folder (dropping the
 cache the sandbox writes its own programs to), to store a program of its own
 (`planted_by_student`) there. Graded by the real `grade` at the
@@ -26,6 +28,7 @@ from grader.runner import cache
 from grader.sandbox import isolation
 
 ROOT = Path(__file__).resolve().parents[2]
+LESSON = "04_vmap"
 
 PAYLOAD = """
 import os as _os
@@ -71,8 +74,8 @@ def hostile(tmp_path: Path, folder: Path) -> Path:
     submission = tmp_path / "submission"
     submission.mkdir()
     submission.chmod(0o755)
-    solution = (ROOT / "solutions" / "03_jit.py").read_text()
-    (submission / "03_jit.py").write_text(PAYLOAD.format(cache=str(folder)) + solution)
+    solution = (ROOT / "solutions" / f"{LESSON}.py").read_text()
+    (submission / f"{LESSON}.py").write_text(PAYLOAD.format(cache=str(folder)) + solution)
     return submission
 
 
@@ -85,7 +88,7 @@ def grade(submission: Path, folder: Path, *extra: str) -> dict[str, Any]:
             "grader",
             str(submission),
             "--only",
-            "03_jit",
+            LESSON,
             "--json",
             str(out),
             "--html",
