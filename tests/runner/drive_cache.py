@@ -21,10 +21,13 @@ import json
 import os
 import shutil
 import sys
-import tempfile
+from pathlib import Path
 
 from grader.runner import cache
-from grader.sandbox import client, launch, probes
+from grader.sandbox import client
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sandbox"))
+import drive_sandbox  # tests/sandbox: how a test starts a real sandbox
 
 
 def seed(judge: str, lessons: str) -> None:
@@ -37,22 +40,8 @@ def seed(judge: str, lessons: str) -> None:
 
 
 def sandbox(level: str, judge: str, lessons: str, own: str = "") -> None:
-    cache.configure(judge)
-    probes.load_all()
-    work = tempfile.mkdtemp(prefix="grader-sandbox-test-")
-    os.chmod(work, 0o711)
-    os.makedirs(os.path.join(work, "lessons"))
-    for name in os.listdir(lessons):
-        shutil.copy(os.path.join(lessons, name), os.path.join(work, "lessons", name))
-    box = launch.start(
-        lesson="lesson",
-        lesson_dir=os.path.join(work, "lessons"),
-        level=level,  # type: ignore[arg-type]
-        workdir=work,
-        masked=(os.path.join(os.path.dirname(client.__file__), ".."),),
-        budget_s=120.0,
-        own_cache=own,
-    )
+    cache.configure(judge)  # before the sandbox is forked, as the grader's child does
+    box, work = drive_sandbox.start(level, lessons, budget_s=120.0, own_cache=own)
     report: dict[str, object] = {"hello_ok": box.hello.ok if box.hello else None}
     if box.hello is not None and box.hello.error is not None:
         report["hello_error"] = [box.hello.error.type, box.hello.error.message]

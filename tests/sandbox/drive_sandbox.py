@@ -16,7 +16,11 @@ import time
 from grader.sandbox import client, launch, probes
 
 
-def start(level: str, folder: str, budget_s: float = 60.0) -> tuple[launch.Sandbox, str]:
+def start(
+    level: str, folder: str, budget_s: float = 60.0, own_cache: str = ""
+) -> tuple[launch.Sandbox, str]:
+    """A sandbox on a copy of `folder` in a workdir of its own, as `grader.plugin` starts
+    one; `own_cache` as `launch.start`'s. Returns it and the workdir (the caller deletes it)."""
     probes.load_all()
     work = tempfile.mkdtemp(prefix="grader-sandbox-test-")
     os.chmod(work, 0o711)
@@ -30,6 +34,7 @@ def start(level: str, folder: str, budget_s: float = 60.0) -> tuple[launch.Sandb
         workdir=work,
         masked=(os.path.join(os.path.dirname(client.__file__), ".."),),
         budget_s=budget_s,
+        own_cache=own_cache,
     )
     return box, work
 
