@@ -58,6 +58,22 @@ def once(student, tag, compute):
     return value
 
 
+def for_the_cache(fn):
+    """`fn` (no arguments) run at most once per judge, and only when the judge has a
+    compilation cache: for a judge that runs the lesson's canonical programs so that the
+    sandbox loads them instead of compiling them. Without a cache that would add the judge's
+    compiles and spare the sandbox none. No verdict may read what `fn` computes."""
+
+    @functools.cache
+    def run():
+        from grader.runner import cache
+
+        if cache.configured_dir():
+            fn()
+
+    return functools.wraps(fn)(run)
+
+
 def rebuilt(fn):
     """`fn` called with freshly rebuilt containers (dicts, lists, tuples) around the same
     leaves, so a function that updates its argument in place cannot change what a later

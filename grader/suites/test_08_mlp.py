@@ -9,7 +9,6 @@ is shared by the checks that need it.
 """
 
 import contextlib
-import functools
 import importlib
 import itertools
 import math
@@ -23,10 +22,9 @@ import optax
 from grader.checks import _calls, jit, keys, purity, traces, values
 from grader.checks.failure import fail
 from grader.data import load_digits
-from grader.runner import cache
 from grader.sandbox import client
 from grader.suite import check
-from grader.suites._shared import once, score_cases
+from grader.suites._shared import for_the_cache, once, score_cases
 
 LESSON = "08_mlp"
 TITLE = "build: the lesson's MLP"
@@ -189,17 +187,13 @@ def _digits_run(student):
 # -- the judge's compilation cache ---------------------------------------------------------
 
 
-@functools.cache
+@for_the_cache
 def _random_programs_cached():
     """Draw in the judge, once, what the lesson's init and train draw: `jax.random.split`
     into 1 to 4 keys and `jax.random.normal` of every weight shape the checks ask for
     (the lesson's sizes, 16 x 16, and the digits run's first layer). With a judge
     compilation cache (`grade`) these programs are in it, and a submission that draws
-    the same way loads them instead of compiling them (~0.4 s each for the normals);
-    without one this would add the judge's compiles and spare the sandbox none. No
-    verdict reads it."""
-    if not cache.configured_dir():
-        return
+    the same way loads them instead of compiling them (~0.4 s each for the normals)."""
     key = jax.random.key(0)
     shapes = {*itertools.pairwise(LESSON_SIZES), (16, 16), (DIGITS_TRAIN_SHAPE[1], 256)}
     drawn = [jax.random.split(key, n) for n in (1, 2, 3, 4)]

@@ -23,9 +23,9 @@ import numpy as np
 
 from grader.checks import _calls, timing
 from grader.checks.failure import fail
-from grader.runner import cache
 from grader.sandbox import client
 from grader.suite import check
+from grader.suites._shared import for_the_cache
 
 inputs = importlib.import_module("grader.inputs.ex4_jit_speedup")
 
@@ -394,16 +394,13 @@ def _batch() -> tuple[jax.Array, jax.Array]:
     return x, jnp.asarray(rng.integers(0, 10, size=128), jnp.int32)
 
 
-@functools.cache
+@for_the_cache
 def _eager_programs_cached() -> None:
     """Run the public train step once eagerly in the judge, so that the ~100 one-operation
     programs its eager call compiles are in the judge's compilation cache, where the
     sandbox loads them: the student's untimed warm-up call then loads them instead of
     compiling them (the timed calls and the jitted program, which compile_s reports, are
-    untouched; the judge never compiles that program). Only with a judge cache (`grade`):
-    without one this would add the judge's compiles and spare the sandbox none."""
-    if not cache.configured_dir():
-        return
+    untouched; the judge never compiles that program)."""
     step = inputs.ex4_train_step()
     jax.block_until_ready(step(inputs.ex4_train_state(TRAIN_SIZES), _batch()))
 
