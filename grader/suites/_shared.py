@@ -1,11 +1,71 @@
 """Small helpers the lesson suites share (not a suite: the catalog reads only `test_*.py`)."""
 
 import functools
+import itertools
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 
 from grader.checks.failure import CheckFailure, fail
 from grader.sandbox import client
+
+# -- named tolerances ------------------------------------------------------------------------
+# A suite compares with one of these (`values.assert_close(..., **FLOAT32)`), or with a named
+# constant of its own that says why it differs; never with a bare number.
+
+#: Bit for bit: the same key, the same program, a restored checkpoint, an eval-mode pass.
+EXACT = {"rtol": 0.0, "atol": 0.0}
+#: The same operations, compiled or eager: float32 rounding of a few ulps.
+TIGHT = {"rtol": 1e-5, "atol": 1e-6}
+#: The same maths written another way (a matmul against a loop, `jnp.mean` against a sum
+#: over n): float32 sums in another order, relative to values of order one.
+FLOAT32 = {"rtol": 1e-4, "atol": 1e-5}
+
+
+# -- inputs the suites build (in NumPy: building them compiles nothing) ----------------------
+
+
+def mlp_params(sizes, rng=0, *, w_std=1.0, b_std=1.0, exact=False):
+    """The lesson's MLP params, `{"layer1": {"w": (n_in, n_out), "b": (n_out,)}, ...}`, as
+    float32 JAX arrays drawn from NumPy's `rng` (a seed or a Generator; per layer, `w` then
+    `b`): normal with standard deviation `w_std` (a number, or "he" for sqrt(2 / n_in), the
+    lesson's init, or "lecun" for 1 / sqrt(n_in)) and `b_std`. With `exact`, every value is a
+    quarter in [-1, 1]: sums and products of a few of them are exact in float32, so a check
+    can ask for equality whatever order the student adds in."""
+    rng = np.random.default_rng(rng) if isinstance(rng, int) else rng
+
+    def draw(shape, std):
+        if exact:
+            return rng.integers(-4, 5, size=shape).astype(np.float32) / 4
+        return std * rng.normal(size=shape)
+
+    def w_scale(n_in):
+        if w_std == "he":
+            return np.sqrt(2.0 / n_in)
+        if w_std == "lecun":
+            return 1.0 / np.sqrt(n_in)
+        return w_std
+
+    return {
+        f"layer{i}": {
+            "w": jnp.asarray(draw((n_in, n_out), w_scale(n_in)), jnp.float32),
+            "b": jnp.asarray(draw((n_out,), b_std), jnp.float32),
+        }
+        for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes), start=1)
+    }
+
+
+def labelled_batch(n, dim, classes, seed=1):
+    """`(x, y)`: `n` standard-normal float32 inputs of width `dim` and int32 labels in
+    `[0, classes)`, as JAX arrays."""
+    rng = np.random.default_rng(seed)
+    x = jnp.asarray(rng.normal(size=(n, dim)), jnp.float32)
+    y = jnp.asarray(rng.integers(0, classes, size=n), jnp.int32)
+    return x, y
+
+
+# -- running the student's code ---------------------------------------------------------------
 
 
 def compiled(fn, static_argnames=()):
