@@ -7,7 +7,6 @@ kinds up to a few levels deep.
 """
 
 import importlib
-import itertools
 
 import jax
 import jax.numpy as jnp
@@ -18,7 +17,7 @@ from hypothesis.extra import numpy as hnp
 from grader.checks import jit, purity, values
 from grader.checks.failure import fail
 from grader.suite import check
-from grader.suites._shared import compiled
+from grader.suites._shared import compiled, mlp_params
 
 LESSON = "05_pytrees"
 TITLE = "pytrees"
@@ -75,15 +74,9 @@ def _ref_shapes(tree):
     return _ref_map(lambda leaf: tuple(np.shape(leaf)), tree)
 
 
-def _lesson_params(sizes=(784, 256, 128, 10), seed=0):
-    rng = np.random.default_rng(seed)
-    return {
-        f"layer{i + 1}": {
-            "w": jnp.asarray(rng.integers(-4, 5, size=(m, n)).astype(np.float32) / 4),
-            "b": jnp.asarray(rng.integers(-4, 5, size=n).astype(np.float32) / 4),
-        }
-        for i, (m, n) in enumerate(itertools.pairwise(sizes))
-    }
+# The lesson's MLP; its params (`mlp_params(..., exact=True)`) are quarters in [-1, 1], so
+# sums stay exact in float32.
+_LESSON_SIZES = (784, 256, 128, 10)
 
 
 # -- generated trees -------------------------------------------------------------------
@@ -141,7 +134,7 @@ _STRUCTURE_FIX = (
     hint="Is it the number of leaves, or the number of scalars in them? What does `.size` give?",
 )
 def test_count_params_lesson(student):
-    got = student.count_params(_lesson_params())
+    got = student.count_params(mlp_params(_LESSON_SIZES, exact=True))
     if int(got) != 235_146:
         raise fail(
             "count_params(params) for the lesson's 784-256-128-10 MLP",
@@ -180,7 +173,7 @@ def test_count_params_nested(student, seed):
     hint="Which jax.tree function applies a two-argument function to matching leaves of two trees?",
 )
 def test_tree_sgd_lesson(student):
-    params, grads = _lesson_params((6, 5, 4, 3)), _lesson_params((6, 5, 4, 3), seed=1)
+    params, grads = mlp_params((6, 5, 4, 3), exact=True), mlp_params((6, 5, 4, 3), 1, exact=True)
     expected = _ref_sgd(params, grads, 0.5)
     got = student.tree_sgd(params, grads, 0.5)
     values.assert_tree_structure(
@@ -233,8 +226,8 @@ def test_tree_sgd_pure(student):
     requires=("test_tree_sgd_lesson",),
 )
 def test_tree_sgd_jit(student):
-    params = _lesson_params((4, 3, 2))
-    grads = _lesson_params((4, 3, 2), seed=1)
+    params = mlp_params((4, 3, 2), exact=True)
+    grads = mlp_params((4, 3, 2), 1, exact=True)
     # The eager and the jitted call each get their own copy of the arguments in the sandbox:
     # an in-place update of params (judged by test_tree_sgd_pure) cannot change what the other sees.
     jit.assert_jittable(student.tree_sgd, (params, grads, 0.25), what="tree_sgd(params, grads, lr)")
@@ -268,7 +261,7 @@ def test_global_norm_values(student, seed):
     requires=("test_global_norm_values",),
 )
 def test_global_norm_jit(student):
-    tree = _lesson_params((5, 4, 3))
+    tree = mlp_params((5, 4, 3), exact=True)
     jit.assert_jittable(student.tree_global_norm, (tree,), what="tree_global_norm(tree)")
     purity.assert_pure(
         student.tree_global_norm, (tree,), what="tree_global_norm(tree)", module=student
@@ -287,7 +280,7 @@ def test_global_norm_jit(student):
     hint="Which function maps every leaf to something else but keeps the dict-of-dicts around it?",
 )
 def test_layer_shapes_lesson(student):
-    params = _lesson_params()
+    params = mlp_params(_LESSON_SIZES, exact=True)
     expected = {
         "layer1": {"w": (784, 256), "b": (256,)},
         "layer2": {"w": (256, 128), "b": (128,)},

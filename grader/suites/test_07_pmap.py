@@ -21,13 +21,11 @@ from grader.checks import jit, primitives, purity, values
 from grader.checks.failure import fail
 from grader.sandbox import client
 from grader.suite import check
+from grader.suites._shared import EXACT, TIGHT
 
 LESSON = "07_pmap"
 TITLE = "data parallelism with pmap"
 DEVICES = 8
-
-TOL = {"rtol": 1e-5, "atol": 1e-6}
-
 
 # -- devices ----------------------------------------------------------------------
 
@@ -132,13 +130,13 @@ def _diagnose(out, loss_fn, params, xs, ys):
     """Name the usual mistake when the averaged gradients are wrong."""
     n = xs.shape[0]
     per_device = _ref_per_device_grads(loss_fn, params, xs, ys)
-    if values.difference(out, per_device, **TOL) is None:
+    if values.difference(out, per_device, **TIGHT) is None:
         return (
             "every device returned the gradient of its OWN shard: the gradients were never "
             "averaged across devices (no `jax.lax.pmean` inside the pmapped function)"
         )
     summed = jax.tree.map(lambda g: n * g, _ref_mean_grads(loss_fn, params, xs, ys))
-    if values.difference(out, summed, **TOL) is None:
+    if values.difference(out, summed, **TIGHT) is None:
         return (
             f"every device holds {n} times the mean gradient: the gradients were summed across "
             "devices (`jax.lax.psum`) instead of averaged (`jax.lax.pmean`)"
@@ -153,7 +151,7 @@ def _assert_full_batch_mean(student, loss_fn, params, xs, ys, what):
         out,
         expected,
         what=what,
-        **TOL,
+        **TIGHT,
         cause=_diagnose(out, loss_fn, params, xs, ys),
         fix="inside the function you pmap, compute `grads = jax.grad(loss_fn)(params, x, y)` "
         "and return `jax.lax.pmean(grads, axis_name=...)` with the same axis_name you gave "
@@ -185,11 +183,10 @@ def test_shard_layout(student):
             out,
             expected,
             what=f"shard(x of shape {batch.shape}, {n})",
-            rtol=0,
-            atol=0,
+            **EXACT,
             cause="the rows were dealt out round-robin (device i got x[i::n]) instead of in "
             "consecutive slices (device i gets rows i*b to (i+1)*b - 1)"
-            if values.difference(out, interleaved, rtol=0, atol=0) is None
+            if values.difference(out, interleaved, **EXACT) is None
             else "",
             fix="`x.reshape((n_devices, x.shape[0] // n_devices) + x.shape[1:])`",
         )
@@ -214,8 +211,7 @@ def test_shard_jits(student):
         (x, 4),
         static_argnames=("n_devices",),
         what="shard(x, n_devices)",
-        rtol=0,
-        atol=0,
+        **EXACT,
     )
 
 
@@ -350,8 +346,7 @@ def test_jit_and_repeat(student):
         again,
         first,
         what="two calls of parallel_mean_grads with the same inputs",
-        rtol=0,
-        atol=0,
+        **EXACT,
         cause="the result depends on state kept between calls",
         fix="compute the gradients from the arguments only",
     )
@@ -363,5 +358,5 @@ def test_jit_and_repeat(student):
         client.partial(student.parallel_mean_grads, _public(_mse)),
         (params, xs, ys),
         what="parallel_mean_grads(loss_fn, params, xs, ys)",
-        **TOL,
+        **TIGHT,
     )
