@@ -94,6 +94,7 @@ class GraderPlugin:
         self.lesson = config.getoption("grader_lesson") or _lesson_from_args(config.args)
         self.sandbox: launch.Sandbox | None = None
         self.sandbox_dir = ""
+        self._sandboxes = config.getoption("grader_sandbox_dir") or None
         self._unreadable = ""
         self._outcomes: dict[str, _Outcome] = {}
         self._credits: dict[str, Credit] = {}
@@ -111,7 +112,9 @@ class GraderPlugin:
         """Fork the sandbox that imports the student's lesson file (before any suite is imported)."""
         if self.lesson is None:
             return
-        self.sandbox_dir = tempfile.mkdtemp(prefix="grader-sandbox-")
+        # In the folder the runner removes once this judge has ended, however it ends
+        # (`engine.grade_one`): a judge killed before `stop_sandbox` leaves nothing behind.
+        self.sandbox_dir = tempfile.mkdtemp(prefix="grader-sandbox-", dir=self._sandboxes)
         os.chmod(self.sandbox_dir, 0o711)
         lessons = os.path.join(self.sandbox_dir, "lessons")
         copy_regular_files(self.lesson_dir, lessons)
@@ -558,6 +561,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="how far the sandbox is isolated (the runner passes what it detected)",
     )
     group.addoption("--grader-timeout", default="600", help="seconds the whole suite may take")
+    group.addoption(
+        "--grader-sandbox-dir",
+        default=None,
+        help="make the sandbox's folder in this one (the runner's: it removes it after the "
+        "judge ends); default: the system temp folder",
+    )
     group.addoption(
         "--grader-notebook",
         action="store_true",

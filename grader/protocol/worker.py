@@ -55,6 +55,8 @@ class Request:
     isolation: Level = "basic"  # how the sandbox drops privileges (detected by the parent)
     maxfail: int = 0  # stop the suite after this many failed checks (0: run every check)
     cache_dir: str = ""  # the judge's compilation cache (grader.runner.cache); "" for none
+    sandbox_dir: str = ""  # where the judge makes its sandbox folders (the parent's: it removes
+    # them after the judge ends, however it ends); "" for the system temp folder
 
 
 @dataclass(frozen=True)
@@ -189,6 +191,7 @@ _FIELDS: dict[type[Message], dict[str, Any]] = {
         "isolation": _level,
         "maxfail": _count,
         "cache_dir": _text,
+        "sandbox_dir": _text,
     },
     Ready: {"pid": _int},
     Started: {"pid": _int},

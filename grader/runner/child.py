@@ -88,6 +88,7 @@ def pytest_args(request: Request, records_fd: int) -> list[str]:
         str(request.timeout_s),
         *(["--grader-notebook"] if request.notebook else []),
         *(["--maxfail", str(request.maxfail)] if request.maxfail else []),
+        *(["--grader-sandbox-dir", request.sandbox_dir] if request.sandbox_dir else []),
     ]
 
 

@@ -318,6 +318,13 @@ def grade_one(
     copy_lessons(submission, lessons)
     timeout_s = options.timeout_s or spec.timeout_s
     notebook = submission.files[spec.name].suffix == ".ipynb"
+    # The judge makes its sandbox's folder in here and removes it when it closes the sandbox;
+    # when the judge is killed first (the time limit, `cancel`, a SIGKILL), this removes what
+    # it left, once every process of the grading is gone. In the system temp folder, beside
+    # the other students' (not in `scratch`, which the sandbox's user could not enter):
+    # traversable (0711), not listable, so a sandbox reaches only its own folder.
+    sandboxes = tempfile.mkdtemp(prefix="grader-sandboxes-")
+    os.chmod(sandboxes, 0o711)
     request = Request(
         suite=str(spec.suite),
         workdir=str(work),
@@ -331,6 +338,7 @@ def grade_one(
         isolation=level,
         maxfail=options.maxfail,
         cache_dir=cache_dir(options),
+        sandbox_dir=sandboxes,
     )
     started = time.monotonic()
     try:
@@ -348,6 +356,8 @@ def grade_one(
             lost=f"{exc} while grading this file (it was killed or crashed); the other files "
             "are graded by a fresh worker." + (f"\nworker log: {tail}" if tail.strip() else ""),
         )
+    finally:
+        shutil.rmtree(sandboxes, ignore_errors=True)  # the worker replies once all is reaped
     return records.assemble(spec, ending, submission.files[spec.name].name), worker
 
 

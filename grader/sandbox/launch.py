@@ -120,7 +120,7 @@ def start(
     shared = (os.path.realpath(judge_cache),) if judge_cache else ()
     own_cache = os.path.realpath(own_cache or cache.private_dir(workdir)) if judge_cache else ""
     scratch = os.path.join(workdir, "scratch")
-    os.makedirs(scratch, exist_ok=True)
+    os.makedirs(scratch, mode=0o700, exist_ok=True)  # its user's alone (chowned at user, strict)
     plan = isolation.Plan(
         uid=isolation.sandbox_uid(os.getpid()),
         writable=(os.path.realpath(lesson_dir),)

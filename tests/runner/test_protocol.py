@@ -188,6 +188,7 @@ MESSAGES: list[wire.Message] = [
         notebook="03_jit",
         isolation="strict",
         cache_dir="/root/.cache/jax-lesson-grader/xla",
+        sandbox_dir="/tmp/grader-sandboxes-x",
     ),
     wire.Ready(pid=12),
     wire.Started(pid=13),
