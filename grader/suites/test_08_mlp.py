@@ -24,7 +24,15 @@ from grader.checks.failure import fail
 from grader.data import load_digits
 from grader.sandbox import client
 from grader.suite import check
-from grader.suites._shared import for_the_cache, once, score_cases
+from grader.suites._shared import (
+    EXACT,
+    FLOAT32,
+    for_the_cache,
+    labelled_batch,
+    mlp_params,
+    once,
+    score_cases,
+)
 
 LESSON = "08_mlp"
 TITLE = "build: the lesson's MLP"
@@ -37,7 +45,10 @@ B = 8  # one batch size for the small checks: every function compiles once
 TRAIN_EPOCHS = 20
 TARGET_ACCURACY = 0.95
 DIGITS_TRAIN_SHAPE, DIGITS_TEST_ROWS = (1437, 64), 360  # load_digits(): the 80/20 split
-TOL = {"rtol": 1e-4, "atol": 1e-5}
+# loss_fn on logits of order 1e4: float32's spacing there is ~1e-3, far above FLOAT32's atol
+LARGE_LOSS_TOL = {"rtol": 1e-5, "atol": 1e-3}
+# an accuracy is k / n, exact but for the rounding of one float32 division
+ACCURACY_TOL = {"rtol": 0.0, "atol": 1e-6}
 
 # The probe that watches the batches train hands to train_step (grader/inputs/08_mlp.py).
 _inputs = importlib.import_module("grader.inputs.08_mlp")
@@ -95,23 +106,9 @@ def _ref_step(params, opt_state, x, y):
 # -- inputs -----------------------------------------------------------------------------
 
 
-def _params(sizes, seed=0, scale=0.7):
+def _params(sizes, seed=0):
     """Deterministic params with mixed-sign pre-activations (so ReLU matters)."""
-    rng = np.random.default_rng(seed)
-    return {
-        f"layer{i}": {
-            "w": jnp.asarray(scale * rng.normal(size=(m, n)), jnp.float32),
-            "b": jnp.asarray(0.3 * rng.normal(size=n), jnp.float32),
-        }
-        for i, (m, n) in enumerate(itertools.pairwise(sizes), start=1)
-    }
-
-
-def _batch(n, dim, classes, seed=1):
-    rng = np.random.default_rng(seed)
-    x = jnp.asarray(rng.normal(size=(n, dim)), jnp.float32)
-    y = jnp.asarray(rng.integers(0, classes, size=n), jnp.int32)
-    return x, y
+    return mlp_params(sizes, seed, w_std=0.7, b_std=0.3)
 
 
 def _skeleton(sizes):
@@ -353,7 +350,7 @@ def test_init_keys(student):
 )
 def test_forward_values(student):
     params = _params(SMALL_SIZES)
-    x, _ = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
+    x, _ = labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
     out = student.forward(params, x)
     cause = ""
     for flags, text in (
@@ -363,13 +360,13 @@ def test_forward_values(student):
         ),
         ({"relu_hidden": False}, "no ReLU between the layers: the network is linear"),
     ):
-        if values.difference(out, _ref_forward(params, x, **flags), **TOL) is None:
+        if values.difference(out, _ref_forward(params, x, **flags), **FLOAT32) is None:
             cause = text
     values.assert_close(
         out,
         _ref_forward(params, x),
         what="forward(params, x)",
-        **TOL,
+        **FLOAT32,
         cause=cause,
         fix="`x = jax.nn.relu(x @ w + b)` for layer1 and layer2, plain `x @ w + b` for layer3",
     )
@@ -383,9 +380,9 @@ def test_forward_values(student):
 )
 def test_forward_loss_jit_pure(student):
     params = _params(SMALL_SIZES)
-    x, y = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
-    jit.assert_jittable(student.forward, (params, x), what="forward(params, x)", **TOL)
-    jit.assert_jittable(student.loss_fn, (params, x, y), what="loss_fn(params, x, y)", **TOL)
+    x, y = labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
+    jit.assert_jittable(student.forward, (params, x), what="forward(params, x)", **FLOAT32)
+    jit.assert_jittable(student.loss_fn, (params, x, y), what="loss_fn(params, x, y)", **FLOAT32)
     for name in ("forward", "loss_fn"):
         args = (params, x) if name == "forward" else (params, x, y)
         what = f"{name}({', '.join(('params', 'x', 'y')[: len(args)])})"
@@ -401,7 +398,7 @@ def test_forward_loss_jit_pure(student):
 )
 def test_loss_value(student):
     params = _params(SMALL_SIZES)
-    x, y = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
+    x, y = labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
     with _loss_errors_named("loss_fn(params, x, y) with 10 classes"):
         loss = student.loss_fn(params, x, y)
     values.assert_shape(
@@ -415,7 +412,7 @@ def test_loss_value(student):
         loss,
         np.float64(expected),
         what="loss_fn(params, x, y)",
-        **TOL,
+        **FLOAT32,
         cause=cause,
         fix="`-jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * "
         "jax.nn.one_hot(y, n_classes), axis=-1))`",
@@ -434,7 +431,7 @@ def test_loss_stable(student):
         "w": jnp.zeros((4, N_CLASSES)),
         "b": jnp.asarray([1e4, 0.0] + [-1e4] * (N_CLASSES - 2), jnp.float32),
     }
-    x, _ = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
+    x, _ = labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
     y = jnp.asarray([0, 1, 2, 0, 1, 2, 0, 1], jnp.int32)  # per-row losses 0, 1e4, 2e4, ...
     expected = np.float64(np.mean([0.0, 1e4, 2e4, 0.0, 1e4, 2e4, 0.0, 1e4]))
     with _loss_errors_named("loss_fn(params, x, y) with 10 classes"):
@@ -452,8 +449,7 @@ def test_loss_stable(student):
         loss,
         expected,
         what="loss_fn with logits [1e4, 0, -1e4, ..., -1e4] and labels [0, 1, 2, 0, 1, 2, 0, 1]",
-        rtol=1e-5,
-        atol=1e-3,
+        **LARGE_LOSS_TOL,
         fix=fix,
     )
     grads = client.jit(client.grad(student.loss_fn))(params, x, y)
@@ -470,7 +466,7 @@ def test_loss_stable(student):
 )
 def test_loss_gradients(student):
     params = _params(SMALL_SIZES, seed=4)
-    x, y = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1], seed=5)
+    x, y = labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1], seed=5)
     with _loss_errors_named("jax.grad(loss_fn)(params, x, y) with 10 classes"):
         grads = client.jit(client.grad(student.loss_fn))(params, x, y)
     expected = jax.tree.map(np.asarray, _ref_grad(params, x, y))  # NumPy: no eager JAX op
@@ -479,10 +475,10 @@ def test_loss_gradients(student):
         grads,
         expected,
         what="jax.grad(loss_fn)(params, x, y)",
-        **TOL,
+        **FLOAT32,
         cause=f"the gradients are {B} x the reference for a batch of {B}: the loss is summed "
         "over the batch instead of averaged"
-        if values.difference(grads, summed, **TOL) is None
+        if values.difference(grads, summed, **FLOAT32) is None
         else "",
     )
 
@@ -512,7 +508,9 @@ def test_optimizer_is_adam(student):
     reference = optax.adam(1e-3)
     state, ref_state = tx.init(params), reference.init(params)
     # NumPy leaves: the judge scales them without an eager JAX op (one compile per shape)
-    grads = jax.tree.map(np.asarray, _ref_grad(params, *_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])))
+    grads = jax.tree.map(
+        np.asarray, _ref_grad(params, *labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1]))
+    )
     update, ref_update = client.jit(tx.update), jax.jit(reference.update)  # one compile each
     for step, scale in enumerate((1.0, 10.0, 0.1, 3.0)):
         g = jax.tree.map(lambda a, s=scale: s * a, grads)
@@ -520,7 +518,7 @@ def test_optimizer_is_adam(student):
         expected, ref_state = ref_update(g, ref_state, params)
         sgd = jax.tree.map(lambda a: -1e-3 * a, g)
         cause = ""
-        if values.difference(updates, sgd, **TOL) is None:
+        if values.difference(updates, sgd, **FLOAT32) is None:
             cause = "the updates are -1e-3 * grads: plain SGD, not Adam"
         else:
             ratio = float(
@@ -533,7 +531,7 @@ def test_optimizer_is_adam(student):
             updates,
             expected,
             what=f"optimizer.update at step {step + 1}",
-            **TOL,
+            **FLOAT32,
             cause=cause,
             fix="`optimizer = optax.adam(1e-3)`",
         )
@@ -548,7 +546,7 @@ def test_optimizer_is_adam(student):
 def test_train_step_values(student):
     params = _params(SMALL_SIZES)
     opt_state = _opt_state(student, params)
-    x, y = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
+    x, y = labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
     with _loss_errors_named("train_step(params, opt_state, x, y) with 10 classes"):
         out = student.train_step(params, opt_state, x, y)
     if not (isinstance(out, tuple) and len(out) == 3):
@@ -565,10 +563,10 @@ def test_train_step_values(student):
         new_params,
         ref_params,
         what="the params train_step returns",
-        **TOL,
+        **FLOAT32,
         # asked only when the params differ: the diagnosis runs Adam eagerly on both sides
         cause=""
-        if values.difference(new_params, ref_params, **TOL) is None
+        if values.difference(new_params, ref_params, **FLOAT32) is None
         else _step_cause(student, params, x, y),
     )
     values.assert_tree_structure(
@@ -590,7 +588,7 @@ def test_train_step_values(student):
         loss,
         ref_loss,
         what="the loss train_step returns",
-        **TOL,
+        **FLOAT32,
         cause=cause,
         fix="return the loss from `jax.value_and_grad(loss_fn)(params, x, y)`",
     )
@@ -605,7 +603,7 @@ def _step_cause(student, params, x, y):
     except Exception:
         return "the module's `optimizer` is not usable (see its check)"
     theirs, _ = optax.adam(1e-3).update(grads, optax.adam(1e-3).init(params), params)
-    if values.difference(mine, theirs, **TOL) is not None:
+    if values.difference(mine, theirs, **FLOAT32) is not None:
         return "the module's `optimizer` is not optax.adam(1e-3) (see its check)"
     return (
         "the update is not applied as `optax.apply_updates(params, updates)` with the "
@@ -628,7 +626,7 @@ def test_train_step_trajectory(student):
     opt_state = _opt_state(student, params)
     ref_params, ref_state = params, optax.adam(1e-3).init(params)
     for step in range(TRAJECTORY_STEPS):
-        x, y = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1], seed=30 + step)
+        x, y = labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1], seed=30 + step)
         with _loss_errors_named("train_step(params, opt_state, x, y) with 10 classes"):
             out = student.train_step(params, opt_state, x, y)
         if not (isinstance(out, tuple) and len(out) == 3):
@@ -641,12 +639,12 @@ def test_train_step_trajectory(student):
         new_params, new_state, loss = out
         ref_params, ref_state, ref_loss = _ref_step(ref_params, ref_state, x, y)
         cause = ""
-        if step > 0 and values.difference(new_state, opt_state, rtol=0, atol=0) is None:
+        if step > 0 and values.difference(new_state, opt_state, **EXACT) is None:
             cause = (
                 "train_step returns the opt_state it was given: Adam's step count and moments "
                 "never advance, so every step acts like a first step (exact for one step only)"
             )
-        elif step > 0 and values.difference(new_params, params, rtol=0, atol=0) is None:
+        elif step > 0 and values.difference(new_params, params, **EXACT) is None:
             cause = "train_step returns the params it was given: the update is not applied"
         what = (
             f"step {step + 1} of {TRAJECTORY_STEPS}, each fed the params and opt_state the "
@@ -656,7 +654,7 @@ def test_train_step_trajectory(student):
             new_params,
             ref_params,
             what=f"the params after {what}",
-            **TOL,
+            **FLOAT32,
             cause=cause,
             fix="return the new state from `optimizer.update(grads, opt_state, params)` and "
             "the params from `optax.apply_updates(params, updates)`",
@@ -665,7 +663,7 @@ def test_train_step_trajectory(student):
             loss,
             ref_loss,
             what=f"the loss at {what}",
-            **TOL,
+            **FLOAT32,
             cause=cause,
         )
         params, opt_state = new_params, new_state
@@ -679,7 +677,7 @@ def test_train_step_trajectory(student):
 )
 def test_step_accuracy_pure(student, credit, gate):
     params = _params(SMALL_SIZES, seed=12)
-    x, y = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1], seed=13)
+    x, y = labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1], seed=13)
 
     def step_case():
         gate.require("test_train_step_values")
@@ -691,7 +689,7 @@ def test_step_accuracy_pure(student, credit, gate):
     def accuracy_case():
         gate.require("test_accuracy")
         what = "accuracy(params, x, y)"
-        jit.assert_jittable(student.accuracy, (params, x, y), what=what, rtol=0, atol=1e-6)
+        jit.assert_jittable(student.accuracy, (params, x, y), what=what, **ACCURACY_TOL)
         purity.assert_pure(student.accuracy, (params, x, y), what=what, module=student)
         purity.assert_no_trace_side_effects(
             student.accuracy, (params, x, y), what=what, module=student
@@ -717,7 +715,7 @@ def _traces_during(step, args):
 def test_train_step_compiles_once(student):
     params = _params(SMALL_SIZES, seed=9)
     opt_state = _opt_state(student, params)
-    x, y = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1], seed=10)
+    x, y = labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1], seed=10)
     step = student.train_step
     if not traces.is_jitted(step):
         args = (params, opt_state, x, y)
@@ -750,7 +748,7 @@ def test_train_step_compiles_once(student):
 )
 def test_accuracy(student):
     params = _params(SMALL_SIZES, seed=2)
-    x, _ = _batch(B, SMALL_SIZES[0], SMALL_SIZES[-1], seed=3)
+    x, _ = labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1], seed=3)
     predicted = _ref_forward(params, x).argmax(axis=-1)
     y = np.asarray(predicted, np.int32).copy()
     y[::4] = (y[::4] + 1) % SMALL_SIZES[-1]  # exactly 2 of 8 wrong
@@ -760,8 +758,7 @@ def test_accuracy(student):
         acc,
         np.float64(0.75),
         what="accuracy(params, x, y) with 6 of 8 rows right",
-        rtol=0,
-        atol=1e-6,
+        **ACCURACY_TOL,
         fix="`jnp.mean(jnp.argmax(forward(params, x), axis=-1) == y)`",
     )
 
@@ -917,7 +914,7 @@ def test_train_reshuffles(student):
     if len(orders) < 2:
         # The batch order cannot be seen: judge what training produces for two keys.
         if all(f is not None for f in finals) and (
-            values.difference(finals[0], finals[1], rtol=0, atol=0) is None
+            values.difference(finals[0], finals[1], **EXACT) is None
         ):
             raise fail(
                 f"the params {call} returns for keys 0 and 1",

@@ -16,7 +16,6 @@ import importlib
 import math
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import optax
 
@@ -24,7 +23,7 @@ from grader.checks import jit, purity, values
 from grader.checks.failure import fail
 from grader.sandbox import client
 from grader.suite import check
-from grader.suites._shared import score_cases
+from grader.suites._shared import FLOAT32, TIGHT, score_cases
 
 inputs = importlib.import_module("grader.inputs.09_optax")
 
@@ -42,6 +41,24 @@ DEFAULTS_SCHEDULE = (DEFAULTS["peak_lr"], DEFAULTS["warmup_steps"], DEFAULTS["de
 MIXED_NORMS = (1e-3, 0.3, 5.0, 200.0, 0.02, 1.5, 40.0, 0.7, 3.0, 0.05, 12.0, 0.4)
 SMALL_NORMS = (0.01, 0.2, 0.05, 0.3, 0.002, 0.15, 0.08, 0.25, 0.03, 0.1, 0.2, 0.06)
 
+# -- tolerances (besides _shared's) --
+# Updates: FLOAT32 (another order of float32 operations), atol relative to the largest
+# update of the step, as updates scale with the learning rate.
+# Learning rates: TIGHT's rtol, atol 1e-7 of peak_lr (TIGHT's 1e-6 would pass a learning
+# rate of a few 1e-7 where the schedule is 0, at step 0 and from decay_steps on).
+SCHEDULE_ATOL_PER_PEAK = 1e-7
+# A diagnosis only (does the schedule end at warmup_steps + decay_steps?): FLOAT32's rtol,
+# an atol far below any learning rate the check uses.
+LATE_END = {"rtol": 1e-4, "atol": 1e-9}
+# A diagnosis only (does the schedule start at peak_lr?): within 1e-6 of peak_lr.
+STARTS_AT_PEAK = 1e-6
+# The same schedule compiled and eager: learning rates of 1e-2 to 0.5, judged to float32's
+# precision (TIGHT's atol 1e-6 is too coarse for the smallest).
+SCHEDULE_JIT = {"rtol": 1e-6, "atol": 1e-9}
+# The same update compiled and eager: TIGHT's rtol, an atol far below updates of order
+# lr = 1e-2 (TIGHT's 1e-6 would pass an error the size of an early warm-up update).
+UPDATE_JIT = {"rtol": TIGHT["rtol"], "atol": 1e-9}
+
 
 # -- references (written here, independently of solutions/) ---------------------------
 
@@ -53,6 +70,43 @@ def _ref_schedule_value(step, peak_lr, warmup_steps, decay_steps):
     span = decay_steps - warmup_steps
     progress = min(step - warmup_steps, span) / span
     return peak_lr * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+def _ref_updates(params, grads, learning_rates, weight_decay, max_norm):
+    """The updates of clip_by_global_norm(max_norm), then AdamW (b1 0.9, b2 0.999, eps 1e-8)
+    at these learning rates (one per step), params held fixed: in float64 NumPy, so the judge
+    compiles nothing. As float32 leaves, the dtype the student's updates have."""
+    leaves, treedef = jax.tree.flatten(params)
+    params = [np.asarray(p, np.float64) for p in leaves]
+    mu = [np.zeros_like(p) for p in params]
+    nu = [np.zeros_like(p) for p in params]
+    out = []
+    for t, (g, lr) in enumerate(zip(grads, learning_rates, strict=True), start=1):
+        g = [np.asarray(leaf, np.float64) for leaf in jax.tree.leaves(g)]
+        norm = math.sqrt(sum(float(np.sum(leaf**2)) for leaf in g))
+        if norm >= max_norm:
+            g = [leaf / norm * max_norm for leaf in g]
+        mu = [0.9 * m + 0.1 * leaf for m, leaf in zip(mu, g, strict=True)]
+        nu = [0.999 * v + 0.001 * leaf**2 for v, leaf in zip(nu, g, strict=True)]
+        updates = [
+            -lr * ((m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8) + weight_decay * p)
+            for m, v, p in zip(mu, nu, params, strict=True)
+        ]
+        out.append(jax.tree.unflatten(treedef, [u.astype(np.float32) for u in updates]))
+    return out
+
+
+def _learning_rates(schedule, own, n, peak_lr, warmup_steps, decay_steps):
+    """The learning rates of steps 0 .. n-1: the student's schedule (called as optax calls it,
+    on an int32 step count) when `own`, else the formula."""
+    if own:
+        return [float(schedule(_step(t))) for t in range(n)]
+    return [_ref_schedule_value(t, peak_lr, warmup_steps, decay_steps) for t in range(n)]
+
+
+def _step(t):
+    """A step count as optax holds it, an int32 JAX array (put on the device, not computed)."""
+    return jax.device_put(np.int32(t))
 
 
 def _ref_optimizer(schedule, weight_decay, max_norm):
@@ -75,7 +129,7 @@ def _schedule_for(student, peak_lr, warmup_steps, decay_steps):
     try:
         schedule = student.make_schedule(peak_lr, warmup_steps, decay_steps)
         for step in (0, warmup_steps, decay_steps):
-            float(schedule(jnp.asarray(step)))
+            float(schedule(_step(step)))
     except Exception:
         return _ref_schedule(peak_lr, warmup_steps, decay_steps), False
     return schedule, True
@@ -140,10 +194,16 @@ def _variants(schedule, peak_lr, warmup_steps, decay_steps, weight_decay, max_no
 # -- inputs ----------------------------------------------------------------------------
 
 
+def _f32(a):
+    """`a` as a float32 JAX array, converted in NumPy and put on the device: the array
+    `jnp.asarray(a, jnp.float32)` gives, without an eager JAX op (a compile) in the judge."""
+    return jax.device_put(np.asarray(a, np.float32))
+
+
 def _params(zero):
     rng = np.random.default_rng(0)
     params = {"w": rng.normal(size=(4, 3)), "b": rng.normal(size=3)}
-    return jax.tree.map(lambda a: jnp.asarray(0 * a if zero else a, jnp.float32), params)
+    return jax.tree.map(lambda a: _f32(0 * a if zero else a), params)
 
 
 def _gradients(norms, seed=1):
@@ -153,9 +213,7 @@ def _gradients(norms, seed=1):
     for norm in norms:
         g = {"w": rng.normal(size=(4, 3)), "b": rng.normal(size=3)}
         total = math.sqrt(sum(float(np.sum(a**2)) for a in g.values()))
-        grads.append(
-            jax.tree.map(lambda a, n=norm, t=total: jnp.asarray(a * n / t, jnp.float32), g)
-        )
+        grads.append(jax.tree.map(lambda a, n=norm, t=total: _f32(a * n / t), g))
     return grads
 
 
@@ -174,7 +232,7 @@ def _first_difference(updates, expected):
     """(step, Difference) of the first step whose updates differ, or None."""
     for step, (u, e) in enumerate(zip(updates, expected, strict=True)):
         scale = max(float(np.max(np.abs(leaf))) for leaf in jax.tree.leaves(e))
-        found = values.difference(u, e, rtol=1e-4, atol=1e-5 * scale)
+        found = values.difference(u, e, rtol=FLOAT32["rtol"], atol=FLOAT32["atol"] * scale)
         if found is not None:
             return step, found
     return None
@@ -203,19 +261,17 @@ def _assert_updates(student, kwargs, *, zero_params, norms, what):
     schedule, own = _schedule_for(
         student, args["peak_lr"], args["warmup_steps"], args["decay_steps"]
     )
-    # The student's schedule may be plain Python (a jit problem its own check reports):
-    # run the reference eagerly then.
-    expected = _run(
-        _ref_optimizer(schedule, args["weight_decay"], args["max_norm"]),
-        params,
-        grads,
-        compiled=not own,
+    learning_rates = _learning_rates(
+        schedule, own, len(grads), args["peak_lr"], args["warmup_steps"], args["decay_steps"]
     )
+    expected = _ref_updates(params, grads, learning_rates, args["weight_decay"], args["max_norm"])
     found = _first_difference(updates, expected)
     if found is None:
         return
     step, difference = found
     cause = difference.cause
+    # The variants are Optax chains, run only for updates that differ. The student's schedule
+    # may be plain Python (a jit problem its own check reports): run them eagerly then.
     for variant, text in _variants(schedule, **args):
         if _first_difference(updates, _run(variant, params, grads, compiled=not own)) is None:
             cause = text
@@ -258,13 +314,13 @@ def test_schedule_values(student):
                 decay + 7,
             }
         )
-        got = np.array([float(schedule(jnp.asarray(s))) for s in steps])
+        got = np.array([float(schedule(_step(s))) for s in steps])
         expected = np.array([_ref_schedule_value(s, peak, warmup, decay) for s in steps])
         late = np.array([_ref_schedule_value(s, peak, warmup, warmup + decay) for s in steps])
         cause = ""
-        if abs(got[0] - peak) < 1e-6 * peak:
+        if abs(got[0] - peak) < STARTS_AT_PEAK * peak:
             cause = "the schedule starts at peak_lr: init_value must be 0.0"
-        elif np.allclose(got, late, rtol=1e-4, atol=1e-9):
+        elif np.allclose(got, late, **LATE_END):
             cause = (
                 "the cosine ends at warmup_steps + decay_steps: decay_steps counts from step "
                 "0, warm-up included"
@@ -273,8 +329,8 @@ def test_schedule_values(student):
             got,
             expected,
             what=f"make_schedule({peak}, {warmup}, {decay}) at steps {steps}",
-            rtol=1e-5,
-            atol=1e-7 * peak,
+            rtol=TIGHT["rtol"],
+            atol=SCHEDULE_ATOL_PER_PEAK * peak,
             cause=cause,
             fix="`optax.warmup_cosine_decay_schedule(0.0, peak_lr, warmup_steps, decay_steps)`",
         )
@@ -289,9 +345,7 @@ def test_schedule_values(student):
 def test_schedule_jits(student):
     schedule = student.make_schedule(0.5, 10, 30)
     for step in (3, 20):
-        jit.assert_jittable(
-            schedule, (jnp.asarray(step),), what=f"schedule(step={step})", rtol=1e-6, atol=1e-9
-        )
+        jit.assert_jittable(schedule, (_step(step),), what=f"schedule(step={step})", **SCHEDULE_JIT)
 
 
 # -- make_optimizer ------------------------------------------------------------------
@@ -429,8 +483,7 @@ def test_update_jits(student):
             update,
             (g, state, params),
             what="make_optimizer(...).update(grads, state, params)",
-            rtol=1e-5,
-            atol=1e-9,
+            **UPDATE_JIT,
         )
         _, state = tx.update(g, state, params)
 
@@ -449,7 +502,7 @@ def test_pure(student, credit, gate):
         gate.require("test_schedule_jits")  # a jit failure is reported there, once
         schedule = student.make_schedule(0.5, 10, 30)
         for step in (3, 20):
-            args, what = (jnp.asarray(step),), f"make_schedule(0.5, 10, 30)(step={step})"
+            args, what = (_step(step),), f"make_schedule(0.5, 10, 30)(step={step})"
             purity.assert_pure(schedule, args, what=what, module=student)
             purity.assert_no_trace_side_effects(schedule, args, what=what, module=student)
 

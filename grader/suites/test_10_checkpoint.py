@@ -12,7 +12,7 @@ are listed and damaged there, by probes (`grader.checks.files`), never opened he
 
 import importlib
 import io
-import itertools
+import math
 import os
 import pathlib
 
@@ -25,6 +25,7 @@ from grader.checks import files, values
 from grader.checks.failure import fail
 from grader.sandbox import client
 from grader.suite import check
+from grader.suites._shared import EXACT, mlp_params
 
 inputs = importlib.import_module("grader.inputs.10_checkpoint")
 
@@ -35,29 +36,43 @@ TITLE = "saving and restoring pytrees"
 # -- trees ----------------------------------------------------------------------------
 
 
+# The trees are built in NumPy and put on the device, optimizer states shaped by
+# `jax.eval_shape` (which traces and compiles nothing): the judge runs no eager JAX op, each
+# of which would compile a program per shape and dtype.
+
+
 def _params(sizes=(5, 4, 3), seed=0):
-    rng = np.random.default_rng(seed)
-    return {
-        f"layer{i}": {
-            "w": jnp.asarray(rng.normal(size=(m, n)), jnp.float32),
-            "b": jnp.asarray(rng.normal(size=n), jnp.float32),
-        }
-        for i, (m, n) in enumerate(itertools.pairwise(sizes), start=1)
-    }
+    return mlp_params(sizes, seed)
+
+
+def _zeros(shape, dtype):
+    return jax.device_put(np.zeros(shape, dtype))
 
 
 def _zeros_like(tree):
-    return jax.tree.map(jnp.zeros_like, tree)
+    return jax.tree.map(lambda a: _zeros(np.shape(a), a.dtype), tree)
 
 
 def _trained_state(params, steps=3):
-    """An Adam-in-a-chain state after a few updates: count 3, nonzero moments."""
+    """An Adam-in-a-chain state after a few updates: count 3, nonzero moments (computed in
+    NumPy as clip_by_global_norm(1.0) and adam keep them)."""
     tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(1e-3))
-    state, update = tx.init(params), jax.jit(tx.update)
+    mu = jax.tree.map(lambda p: np.zeros(p.shape, np.float32), params)
+    nu = jax.tree.map(lambda p: np.zeros(p.shape, np.float32), params)
     for k in range(steps):
-        grads = jax.tree.map(lambda p, k=k: jnp.cos(p * (k + 1)), params)
-        _, state = update(grads, state, params)
-    return tx, state
+        grads = jax.tree.map(lambda p, k=k: np.cos(np.asarray(p) * (k + 1)), params)
+        norm = math.sqrt(sum(float(np.sum(g**2)) for g in jax.tree.leaves(grads)))
+        grads = jax.tree.map(lambda g, n=norm: g / max(n, 1.0), grads)
+        mu = jax.tree.map(lambda m, g: (0.9 * m + 0.1 * g).astype(np.float32), mu, grads)
+        nu = jax.tree.map(lambda v, g: (0.999 * v + 0.001 * g**2).astype(np.float32), nu, grads)
+    leaves = [np.int32(steps), *jax.tree.leaves(mu), *jax.tree.leaves(nu)]
+    shape = jax.tree.structure(jax.eval_shape(tx.init, params))
+    return tx, jax.tree.unflatten(shape, [jax.device_put(a) for a in leaves])
+
+
+def _like_state(tx, params):
+    """tx.init's state for `params`, built without running it: zeros of its leaves' shapes."""
+    return jax.tree.map(lambda a: _zeros(a.shape, a.dtype), jax.eval_shape(tx.init, params))
 
 
 def _foreign_npz():
@@ -141,11 +156,10 @@ def _assert_exact(restored, tree, like, *, what):
         jax.tree.map(lambda a: np.asarray(a).astype(np.float64), restored),
         jax.tree.map(lambda a: np.asarray(a).astype(np.float64), tree),
         what=what,
-        rtol=0,
-        atol=0,
+        **EXACT,
         cause="values come from `like` (zeros) rather than from the file"
         if values.difference(
-            jax.tree.map(np.asarray, restored), jax.tree.map(np.asarray, like), rtol=0, atol=0
+            jax.tree.map(np.asarray, restored), jax.tree.map(np.asarray, like), **EXACT
         )
         is None
         else "",
@@ -212,7 +226,7 @@ def test_opt_state_round_trip(student, scratch):
     params = _params()
     tx, state = _trained_state(params)
     tree = (params, state)
-    like = (_zeros_like(params), tx.init(_zeros_like(params)))
+    like = (_zeros_like(params), _like_state(tx, params))
     client.probe(inputs.import_optax, student)  # so the states arrive there as optax's own
     restored = _round_trip(student, _folder(student, scratch) / "state.ckpt", tree, like)
     _assert_exact(
@@ -226,7 +240,9 @@ def test_opt_state_round_trip(student, scratch):
             observed=f"a {type(adam).__name__}",
             fix="restore with like's structure",
         )
-    jax.jit(tx.update)(jax.tree.map(jnp.ones_like, params), restored[1], restored[0])
+    # optimizer.update accepts the restored state (traced, not compiled: only its structure,
+    # shapes and dtypes decide)
+    jax.eval_shape(tx.update, params, restored[1], restored[0])
 
 
 @check(
@@ -237,14 +253,15 @@ def test_opt_state_round_trip(student, scratch):
 )
 def test_dtypes_survive(student, scratch):
     tree = {
-        "bf16": jnp.asarray([1.5, -2.25, 3.0], jnp.bfloat16),
-        "f16": jnp.asarray([[0.1, 2.0]], jnp.float16),
-        "i8": jnp.asarray([-3, 7], jnp.int8),
-        "u32": jnp.asarray(4_000_000_000, jnp.uint32),
-        "mask": jnp.asarray([True, False, True]),
-        "step": jnp.asarray(12, jnp.int32),
+        "bf16": ([1.5, -2.25, 3.0], jnp.bfloat16),
+        "f16": ([[0.1, 2.0]], np.float16),
+        "i8": ([-3, 7], np.int8),
+        "u32": (4_000_000_000, np.uint32),
+        "mask": ([True, False, True], np.bool_),
+        "step": (12, np.int32),
     }
-    like = jax.tree.map(lambda a: jnp.zeros(a.shape, jnp.float32), tree)
+    tree = {name: jax.device_put(np.asarray(v, dtype)) for name, (v, dtype) in tree.items()}
+    like = jax.tree.map(lambda a: _zeros(a.shape, np.float32), tree)
     restored = _round_trip(student, _folder(student, scratch) / "dtypes.ckpt", tree, like)
     _assert_exact(restored, tree, like, what="restore_checkpoint(path, like) of mixed dtypes")
 
@@ -411,7 +428,7 @@ def test_structure_mismatch(student, scratch, credit):
     deeper = _zeros_like(_params((5, 4, 3, 2)))
     renamed = {"dense1": _zeros_like(params)["layer1"], "dense2": _zeros_like(params)["layer2"]}
     scalar = _zeros_like(params)
-    scalar["layer2"]["b"] = jnp.zeros((), jnp.float32)  # the file holds a vector of 3 there
+    scalar["layer2"]["b"] = _zeros((), np.float32)  # the file holds a vector of 3 there
     problems = [
         _expect_error(
             student, path, deeper, ValueError, what="like with an extra layer", folder=folder
@@ -505,8 +522,7 @@ def test_overwrite_and_untouched(student, scratch):
         after,
         before,
         what="the tree after save_checkpoint(path, tree)",
-        rtol=0,
-        atol=0,
+        **EXACT,
         cause="save_checkpoint modified the tree it was given",
     )
     restored = student.restore_checkpoint(str(path), _zeros_like(first))

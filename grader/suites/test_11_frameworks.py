@@ -30,13 +30,12 @@ from grader.checks import jit, keys, purity, values  # noqa: E402
 from grader.checks.failure import fail  # noqa: E402
 from grader.sandbox import client  # noqa: E402
 from grader.suite import check  # noqa: E402
-from grader.suites._shared import once  # noqa: E402
+from grader.suites._shared import FLOAT32, once  # noqa: E402
 
 inputs = importlib.import_module("grader.inputs.11_frameworks")
 
 FLAX_PARAMS = 235_146  # 784*256 + 256 + 256*128 + 128 + 128*10 + 10
 EQUINOX_PARAMS = 269_322  # 784*256 + 256 + 256*256 + 256 + 256*10 + 10
-TOL = {"rtol": 1e-4, "atol": 1e-5}
 
 
 # Batch sizes: every new one costs the student's model a compile of each of its eager ops
@@ -141,7 +140,7 @@ def _relu_cause(out, layers, x):
             "the model returns log-probabilities (a log_softmax after the last layer), not logits",
         ),
     ):
-        if values.difference(out, wrong, **TOL) is None:
+        if values.difference(out, wrong, **FLOAT32) is None:
             return text
     return ""
 
@@ -214,7 +213,7 @@ def test_flax_relu(student):
         out,
         _np_forward(layers, x),
         what="FlaxMLP().apply(variables, x)",
-        **TOL,
+        **FLOAT32,
         cause=_relu_cause(out, layers, x),
         fix="`x = nn.relu(nn.Dense(256)(x))`, `x = nn.relu(nn.Dense(128)(x))`, "
         "`return nn.Dense(10)(x)`",
@@ -234,7 +233,7 @@ def test_flax_keys_and_jit(student):
     keys.assert_deterministic(lambda k: model.init(k, x), lambda k: (k,), what="FlaxMLP().init")
     keys.assert_varies_with_key(lambda k: model.init(k, x), lambda k: (k,), what="FlaxMLP().init")
     _, variables = _flax_init(student)
-    jit.assert_jittable(model.apply, (variables, _batch()), what="FlaxMLP().apply", **TOL)
+    jit.assert_jittable(model.apply, (variables, _batch()), what="FlaxMLP().apply", **FLOAT32)
     purity.assert_pure(
         model.apply, (variables, _batch()), what="FlaxMLP().apply(variables, x)", module=student
     )
@@ -332,7 +331,7 @@ def test_equinox_relu(student):
         out,
         _np_forward(layers, x),
         what="jax.vmap(model)(x)",
-        **TOL,
+        **FLOAT32,
         cause=_relu_cause(out, layers, x),
         fix="`activation=jax.nn.relu` and the default final_activation (identity)",
     )

@@ -20,7 +20,6 @@ SMALL[1] units), so forward_with_dropout's eager dropout draws the masks dropout
 own checks compiled. The judge's references are NumPy (nothing to compile).
 """
 
-import itertools
 from functools import cache
 from typing import Any
 
@@ -33,7 +32,7 @@ from grader.checks.failure import fail
 from grader.data import load_digits
 from grader.sandbox import client
 from grader.suite import check
-from grader.suites._shared import score_cases
+from grader.suites._shared import EXACT, FLOAT32, mlp_params, score_cases
 
 LESSON = "ex1_dropout"
 TITLE = "Exercise 1: dropout with explicit PRNG keys"
@@ -42,6 +41,9 @@ BIG = (1000, 1000)
 SMALL = (50, 40)
 SIZES = (12, SMALL[1], SMALL[1], 5)  # hidden activations of a batch of SMALL[0]: SMALL
 SIGMAS = 6.0
+# a ratio of two float32 values of order 1 (a survivor over its input): TIGHT's rtol, with
+# NumPy's default atol (it plays no part at that size)
+RATIO_TOL = {"rtol": 1e-5, "atol": 1e-8}
 RATES = (0.3, 0.1, 0.75)
 
 Params = dict[str, dict[str, Any]]
@@ -60,20 +62,10 @@ def _units(shape: tuple[int, ...] = BIG, seed: int = 0) -> jax.Array:
     return jnp.asarray(rng.uniform(0.5, 1.5, shape), jnp.float32)
 
 
-def _params(rng: np.random.Generator, sizes: tuple[int, ...]) -> Params:
-    return {
-        f"layer{i + 1}": {
-            "w": jnp.asarray(rng.normal(0.0, np.sqrt(2.0 / n_in), (n_in, n_out)), jnp.float32),
-            "b": jnp.asarray(rng.normal(0.0, 0.3, (n_out,)), jnp.float32),
-        }
-        for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes))
-    }
-
-
 def _network(seed: int) -> tuple[Params, jax.Array]:
     """Parameters of SIZES and a batch of SMALL[0] inputs."""
     rng = np.random.default_rng(seed)
-    params = _params(rng, SIZES)
+    params = mlp_params(SIZES, rng, w_std="he", b_std=0.3)
     return params, jnp.asarray(rng.normal(size=(SMALL[0], SIZES[0])), jnp.float32)
 
 
@@ -220,17 +212,17 @@ def test_dropout_scale(student, seed):
             )
         ratios = out[kept] / xs[kept]
         want = 1.0 / (1.0 - rate)
-        if np.allclose(ratios, want, rtol=1e-5):
+        if np.allclose(ratios, want, **RATIO_TOL):
             continue
         median = float(np.median(ratios))
         cause = (
             "the kept units were not rescaled: that is the original (non-inverted) dropout, "
             "which shrinks the layer's output by 1 - rate during training only"
-            if np.isclose(median, 1.0, rtol=1e-5)
+            if np.isclose(median, 1.0, **RATIO_TOL)
             else f"the survivors were scaled by 1 / rate, the keep-probability convention: {DROP_PROBABILITY}"
-            if np.isclose(median, 1.0 / rate, rtol=1e-5)
+            if np.isclose(median, 1.0 / rate, **RATIO_TOL)
             else "the survivors were scaled by a factor other than 1 / (1 - rate)"
-            if np.allclose(ratios, median, rtol=1e-5)
+            if np.allclose(ratios, median, **RATIO_TOL)
             else "the survivors were not all scaled by the same factor (is the mask multiplied in "
             "twice, or the scale drawn at random?)"
         )
@@ -313,8 +305,7 @@ def test_dropout_eval(student):
             out,
             x,
             what=f"dropout(key, x, rate={rate}, train=False)",
-            rtol=0.0,
-            atol=0.0,
+            **EXACT,
             cause="train=False must be the identity: no mask and no scaling",
             fix="start with `if not train: return x`",
         )
@@ -421,8 +412,7 @@ def test_forward_eval(student, seed):
         out,
         _ref_forward(params, x),
         what="forward_with_dropout(params, x, key, rate=0.5, train=False)",
-        rtol=1e-4,
-        atol=1e-5,
+        **FLOAT32,
         fix="with train=False every dropout call is the identity, so the result "
         "is the lesson's forward(params, x)",
     )
@@ -485,7 +475,7 @@ def _assert_two_masks(out, rate):
         f"1 - (1 - rate)^2 = {want:.2f} are dropped by one layer or the other"
     )
     observed = f"{zeroed:.3f} zeroed (survivors: {np.unique(np.round(survivors, 4))[:4].tolist()})"
-    one_layer = survivors.size > 0 and np.allclose(survivors, 1.0 / keep, rtol=1e-5)
+    one_layer = survivors.size > 0 and np.allclose(survivors, 1.0 / keep, **RATIO_TOL)
     fix = "after each hidden ReLU: x = dropout(subkey_i, x, rate, train)"
     if near(rate) and one_layer:
         cause = "only one of the two hidden layers applies dropout"
@@ -500,7 +490,7 @@ def _assert_two_masks(out, rate):
             "split the key once per dropout layer: `k1, k2 = jax.random.split(key)`, and "
             "pass k1 to the first dropout, k2 to the second"
         )
-    elif rate != 0.5 and near(0.75) and survivors.size and np.allclose(survivors, 4.0, rtol=1e-5):
+    elif rate != 0.5 and near(0.75) and survivors.size and np.allclose(survivors, 4.0, **RATIO_TOL):
         cause = (
             f"every layer dropped half of the units with rate={rate}: the rate argument is not "
             "passed on to dropout (a fixed 0.5, or the default)"
@@ -577,8 +567,7 @@ def test_forward_jit(student, seed):
             {"rate": 0.5, "train": train},
             static_argnames=("rate", "train"),
             what=f"forward_with_dropout(params, x, key, rate=0.5, train={train})",
-            rtol=1e-4,
-            atol=1e-5,
+            **FLOAT32,
         )
 
 

@@ -8,7 +8,6 @@ compared with references computed here in float64.
 """
 
 import functools
-import itertools
 
 import jax
 import jax.numpy as jnp
@@ -19,12 +18,22 @@ from grader.checks.failure import CheckFailure, fail
 from grader.inputs import ex2_per_example_grads as inputs
 from grader.sandbox import client
 from grader.suite import check
-from grader.suites._shared import score_cases, with_cause
+from grader.suites._shared import TIGHT, labelled_batch, mlp_params, score_cases, with_cause
 
 LESSON = "ex2_per_example_grads"
 TITLE = "Exercise 2: per-example gradients with vmap(grad)"
 
 _VMAP_FIX = "`jax.vmap(jax.grad(loss_fn), in_axes=(None, 0, 0))(params, xs, ys)`"
+
+# Tolerances other than _shared's:
+# "one gradient repeated": copies of one float32 vector are equal, so TIGHT's rtol, with an
+# atol below the smallest gradient entries that tell two examples apart
+SAME_GRADIENT_TOL = {"rtol": 1e-5, "atol": 1e-7}
+# "every norm the same": as above, relative (norms are of order one; atol is NumPy's default)
+SAME_NORM_TOL = {"rtol": 1e-6, "atol": 1e-8}
+# a sum in another order (a batch mean, a norm over all leaves): FLOAT32's rtol, with an atol
+# ten times smaller so that gradient entries and norms much below one still count
+SUM_TOL = {"rtol": 1e-4, "atol": 1e-6}
 
 
 # -- losses of ONE example and their params (written here, not taken from solutions/) ---
@@ -40,27 +49,9 @@ def _sent(loss_fn):
     return client.Public(loss_fn.__name__)
 
 
-def _mlp_params(sizes, seed=0):
-    rng = np.random.default_rng(seed)
-    return {
-        f"layer{i}": {
-            "w": jnp.asarray(rng.normal(size=(n_in, n_out)) * np.sqrt(2.0 / n_in), jnp.float32),
-            "b": jnp.asarray(rng.normal(size=n_out) * 0.1, jnp.float32),
-        }
-        for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes), start=1)
-    }
-
-
-def _batch(n, d, classes, seed=1):
-    rng = np.random.default_rng(seed)
-    xs = jnp.asarray(rng.normal(size=(n, d)), jnp.float32)
-    ys = jnp.asarray(rng.integers(0, classes, size=n), jnp.int32)
-    return xs, ys
-
-
 _SMALL = (8, 16, 4)
-_PARAMS = _mlp_params(_SMALL)
-_XS, _YS = _batch(12, 8, 4)
+_PARAMS = mlp_params(_SMALL, w_std="he", b_std=0.1)
+_XS, _YS = labelled_batch(12, 8, 4)
 # One gradient function per loss, jitted once: the loop reference of test_matches_loop jits the
 # same `jax.grad(loss)` object (JAX reuses that compiled program; a jit of the jitted function
 # would compile again), and the other references call the jitted one.
@@ -99,7 +90,7 @@ def _mixing_cause(grads, loss_fn, params, xs, ys):
     n = len(xs)
     if not leaves or any(np.ndim(g) < 1 or np.shape(g)[0] != n for g in leaves):
         return None
-    if not all(np.allclose(g, g[:1], rtol=1e-5, atol=1e-7) for g in leaves):
+    if not all(np.allclose(g, g[:1], **SAME_GRADIENT_TOL) for g in leaves):
         return None
     first = jax.tree.map(lambda g: np.asarray(g)[0], grads)
     full = _ref_full_batch_grad(loss_fn, params, xs, ys)
@@ -107,7 +98,7 @@ def _mixing_cause(grads, loss_fn, params, xs, ys):
         target = jax.tree.map(lambda g, s=scale: np.asarray(g, np.float64) * s, full)
         if (
             values.structure_difference(first, target) is None
-            and values.difference(first, target, rtol=1e-4, atol=1e-6) is None
+            and values.difference(first, target, **SUM_TOL) is None
         ):
             return (
                 f"every example got the same gradient: the gradient of the whole batch's {loss} "
@@ -154,8 +145,7 @@ def test_matches_loop(student, credit):
                     (params, xs, ys),
                     (None, 0, 0),
                     what=what,
-                    rtol=1e-5,
-                    atol=1e-6,
+                    **TIGHT,
                 )
             except CheckFailure as failure:
                 raise _per_example_failure(
@@ -224,8 +214,7 @@ def test_mean_is_full_batch_grad(student):
         mean,
         _ref_full_batch_grad(_mlp_loss, _PARAMS, _XS, _YS),
         what="the mean over the batch of per_example_grads(...)",
-        rtol=1e-5,
-        atol=1e-6,
+        **TIGHT,
         cause="each example's gradient is not the gradient of ITS OWN loss (a batch "
         "reduction inside, or examples mixed up)",
         fix=_VMAP_FIX,
@@ -239,8 +228,8 @@ def test_mean_is_full_batch_grad(student):
     requires=("test_matches_loop",),
 )
 def test_no_growth(student):
-    params = _mlp_params(_SMALL)
-    xs, ys = _batch(32, 8, 4, seed=3)
+    params = mlp_params(_SMALL, w_std="he", b_std=0.1)
+    xs, ys = labelled_batch(32, 8, 4, seed=3)
     growth.assert_no_growth(
         student.per_example_grads,
         lambda n: (_sent(_mlp_loss), params, xs[:n], ys[:n]),
@@ -259,7 +248,7 @@ def test_no_growth(student):
     hint="Do your shapes hold for the lesson's 784-256-128-10 network and 32 examples?",
 )
 def test_batch_of_32(student):
-    params = _mlp_params((784, 256, 128, 10), seed=4)
+    params = mlp_params((784, 256, 128, 10), 4, w_std="he", b_std=0.1)
     rng = np.random.default_rng(5)
     xs = jnp.asarray(rng.uniform(0, 1, size=(32, 784)), jnp.float32)
     ys = jnp.asarray(rng.integers(0, 10, size=32), jnp.int32)
@@ -280,8 +269,7 @@ def test_batch_of_32(student):
                 jax.tree.map(lambda g, i=i: np.asarray(g)[i], grads),
                 grad(params, xs_np[i], ys_np[i]),
                 what=f"per_example_grads(...) for example {i} of 32",
-                rtol=1e-5,
-                atol=1e-6,
+                **TIGHT,
             )
         except CheckFailure as failure:
             raise _per_example_failure(failure, lambda: grads, _mlp_loss, params, xs, ys) from None
@@ -303,13 +291,14 @@ def test_norms(student):
         what="per_example_grad_norms(...) for 12 examples",
         fix="one norm per example: reduce every axis of each leaf except the batch axis",
     )
-    same = np.allclose(np.asarray(got, np.float64), np.asarray(got, np.float64)[:1], rtol=1e-6)
+    same = np.allclose(
+        np.asarray(got, np.float64), np.asarray(got, np.float64)[:1], **SAME_NORM_TOL
+    )
     values.assert_close(
         got,
         _ref_norms(_mlp_loss, _PARAMS, _XS, _YS).astype(np.float32),
         what="per_example_grad_norms(...)",
-        rtol=1e-4,
-        atol=1e-6,
+        **SUM_TOL,
         cause="every example has the same norm: its gradient is not its own (the same gradient for "
         "every example, e.g. the full-batch gradient repeated)"
         if same
@@ -432,8 +421,7 @@ def test_jittable(student, credit, gate):
                         args,
                         static_argnames=("loss_fn",),
                         what="per_example_grad_norms(loss_fn, params, xs, ys)",
-                        rtol=1e-5,
-                        atol=1e-6,
+                        **TIGHT,
                     ),
                 ),
             ),

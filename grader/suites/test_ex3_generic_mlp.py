@@ -21,6 +21,7 @@ from grader.checks.failure import fail
 from grader.sandbox import client
 from grader.sandbox.client import StudentError
 from grader.suite import check
+from grader.suites._shared import FLOAT32, mlp_params
 
 LESSON = "ex3_generic_mlp"
 TITLE = "Exercise 3: an MLP of any depth"
@@ -43,13 +44,7 @@ Params = dict[str, dict[str, Any]]
 # -- fixtures built in the suite (NumPy generators, never the global RNG) -------
 def _params(rng: np.random.Generator, sizes: tuple[int, ...]) -> Params:
     """Lesson-dict params with non-zero biases, so that every leaf matters."""
-    return {
-        f"layer{i + 1}": {
-            "w": jnp.asarray(rng.normal(0.0, 1.0 / np.sqrt(n_in), (n_in, n_out)), jnp.float32),
-            "b": jnp.asarray(rng.normal(0.0, 0.5, (n_out,)), jnp.float32),
-        }
-        for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes))
-    }
+    return mlp_params(sizes, rng, w_std="lecun", b_std=0.5)
 
 
 def _inputs(rng: np.random.Generator, batch: int, n_in: int) -> jax.Array:
@@ -162,10 +157,10 @@ def _diagnose(fn: Callable[[Params, jax.Array], Any], depth: int) -> str | None:
         raise
     except Exception:
         return None
-    if values.difference(out, _ref_forward(params, x), rtol=1e-4, atol=1e-5) is None:
+    if values.difference(out, _ref_forward(params, x), **FLOAT32) is None:
         return None
     for name, trap in TRAPS.items():
-        if values.difference(out, trap(params, x), rtol=1e-4, atol=1e-5) is None:
+        if values.difference(out, trap(params, x), **FLOAT32) is None:
             return name
     return None
 
@@ -182,7 +177,7 @@ def _check_forward(
     expected = reference(params, x)
     try:
         out = student.mlp_forward(params, x)
-        found = values.difference(out, expected, rtol=1e-4, atol=1e-5)
+        found = values.difference(out, expected, **FLOAT32)
         error = None
     except NotImplementedError:
         raise
@@ -450,9 +445,7 @@ def test_forward_jit(student, seed):
     sizes = JIT_SIZES
     params = _params(rng, sizes)
     x = _inputs(rng, JIT_BATCH, sizes[0])
-    jit.assert_jittable(
-        student.mlp_forward, (params, x), what="mlp_forward(params, x)", rtol=1e-4, atol=1e-5
-    )
+    jit.assert_jittable(student.mlp_forward, (params, x), what="mlp_forward(params, x)", **FLOAT32)
     traces.assert_traced_once(
         student.mlp_forward,
         [(params, x), (_params(rng, sizes), _inputs(rng, JIT_BATCH, sizes[0]))],

@@ -59,7 +59,7 @@ from grader.inputs.ex5_grad_clipping import after_moving_global_rngs, saved_plot
 from grader.sandbox import client
 from grader.sandbox.client import StudentError
 from grader.suite import Attachments, check
-from grader.suites._shared import once
+from grader.suites._shared import FLOAT32, mlp_params, once
 
 # matplotlib is imported above, unused, so that the warm worker imports it once, before it
 # forks a judge and its sandbox (it preloads a suite's top-level imports): for the student's
@@ -78,19 +78,28 @@ ODD_LABEL = 5
 ODD_STEPS = 4  # on `_one_odd_label`: the batch size (step 0) and the default learning rate
 ODD_NAME = "128 zero rows (one of another label)"
 
+# values far below 1 (Adam's updates, about the learning rate per value; squared norms):
+# FLOAT32's rtol without its atol, which would pass an update 1% off
+SMALL_VALUES_TOL = {"rtol": 1e-4, "atol": 1e-8}
+# the raw norms on zero inputs fall toward 0 as the last bias learns: a tenth of FLOAT32's atol
+NORM_TOL = {"rtol": 1e-4, "atol": 1e-6}
+# grad_norm[0] of two runs that start alike (clip on and off), from the student's program:
+# only a norm taken after clipping (at most max_norm, against a raw ~2.5) must fail
+FIRST_NORMS_TOL = {"rtol": 1e-3, "atol": 1e-8}
+# two trajectories of training (the student's runs, or one against the reference's): float32
+# errors compound over the steps
+RUN_TOL = {"rtol": 1e-3, "atol": 1e-5}
+# the same program run twice (a default argument against the same value passed): no
+# difference beyond a few ulps, where a learning rate or a clip changed shows at 1e-3
+SAME_RUN_TOL = {"rtol": 1e-6, "atol": 0.0}
+# first raw norms of batches of 127, 128 and 129 rows, 7e-5 apart (relative): TIGHT's rtol
+# with NumPy's default atol (the norms are about 0.9)
+BATCH_NORM_TOL = {"rtol": 1e-5, "atol": 1e-8}
+# the lists the plot was given, as matplotlib keeps them (float64, or a float32 copy: 6e-8)
+PLOTTED_TOL = {"rtol": 1e-6, "atol": 1e-8}
+
 
 # -- the optimizer -------------------------------------------------------------
-def _tree(rng: np.random.Generator) -> dict[str, Any]:
-    """Two layers of one shape: every eager optax operation compiles for two shapes only."""
-    return {
-        f"layer{i}": {
-            "w": jnp.asarray(rng.normal(size=(4, 4)), jnp.float32),
-            "b": jnp.asarray(rng.normal(size=(4,)), jnp.float32),
-        }
-        for i in (1, 2)
-    }
-
-
 def _gradients(rng: np.random.Generator, like: Any) -> list[Any]:
     """Gradients of global norms GRAD_NORMS, in random directions."""
     grads = []
@@ -160,7 +169,7 @@ def _check_optimizer(
     kwargs: dict[str, Any],
 ) -> None:
     rng = np.random.default_rng(seed)
-    params = _tree(rng)
+    params = mlp_params((4, 4, 4), rng)  # two layers of one shape: eager optax compiles little
     grads = _gradients(rng, params)
     opt = student.make_optimizer(**kwargs)
     if not (callable(getattr(opt, "init", None)) and callable(getattr(opt, "update", None))):
@@ -173,7 +182,7 @@ def _check_optimizer(
     got = _updates(opt, params, grads)
     want = _updates(_ref_optimizer(clip, learning_rate, max_norm), params, grads)
     for step, (g, w) in enumerate(zip(got, want, strict=True)):
-        found = values.difference(g, w, rtol=1e-4, atol=1e-8)
+        found = values.difference(g, w, **SMALL_VALUES_TOL)
         if found is None:
             continue
         cause = ""
@@ -182,7 +191,7 @@ def _check_optimizer(
                 continue
             trapped = _updates(trap, params, grads)
             if all(
-                values.difference(a, b, rtol=1e-4, atol=1e-8) is None
+                values.difference(a, b, **SMALL_VALUES_TOL) is None
                 for a, b in zip(got, trapped, strict=True)
             ):
                 cause = f"your updates equal those of {name}"
@@ -389,7 +398,7 @@ def test_norms_pre_clip(student, attach):
     without = _train(student, "digits", _digits, DIGITS_STEPS, False)
     first_clip, first_raw = float(with_clip["grad_norm"][0]), float(without["grad_norm"][0])
     attach.metric("raw gradient norm at step 0 (digits)", first_raw)
-    if np.isclose(first_clip, first_raw, rtol=1e-3):
+    if np.isclose(first_clip, first_raw, **FIRST_NORMS_TOL):
         return  # (a raw norm below max_norm cannot show the difference: not held against it)
     if first_clip <= 1.0 + 1e-3 < first_raw:
         cause = (
@@ -430,13 +439,13 @@ def test_norms_exact(student):
         "train_recording_grad_norms on all-zero inputs with one label (only the last "
         "bias learns, so every step is known)"
     )
-    if np.allclose(losses, ref_losses, rtol=1e-4, atol=1e-5):
-        if np.allclose(norms, ref_norms, rtol=1e-4, atol=1e-6):
+    if np.allclose(losses, ref_losses, **FLOAT32):
+        if np.allclose(norms, ref_norms, **NORM_TOL):
             return
         ratio = np.asarray(norms) / np.asarray(ref_norms)
         cause = (
             "the recorded values are the SQUARED norm: take the square root (optax.tree.norm does)"
-            if np.allclose(norms, np.square(ref_norms), rtol=1e-4)
+            if np.allclose(norms, np.square(ref_norms), **SMALL_VALUES_TOL)
             else f"the recorded values are {np.median(ratio):.3g} x the raw gradient's norm"
         )
         raise fail(
@@ -447,7 +456,7 @@ def test_norms_exact(student):
             fix="record optax.tree.norm(grads) of the gradient jax.grad returned",
         )
     default_losses, _ = _ref_zero_run(n_steps, 1e-3, clip=False)
-    if np.allclose(losses, default_losses, rtol=1e-4, atol=1e-5):
+    if np.allclose(losses, default_losses, **FLOAT32):
         raise fail(
             checked,
             expected=f"loss {np.round(ref_losses, 4).tolist()} with learning_rate={lr}",
@@ -490,7 +499,7 @@ def _check_batch_size(record: dict[str, Any]) -> None:
     """Each step trains on batch_size=128 rows: on `_one_odd_label` the first raw norm of a
     127-row batch (the odd row or another left out) is another known number."""
     norm = float(record["grad_norm"][0])
-    if np.isclose(norm, _first_norm(127, 1), rtol=1e-5):
+    if np.isclose(norm, _first_norm(127, 1), **BATCH_NORM_TOL):
         return
     for rows, n_main, n_odd in (
         ("127", 127, 0),
@@ -498,7 +507,7 @@ def _check_batch_size(record: dict[str, Any]) -> None:
         ("129 (one row twice)", 128, 1),
         ("129 (one row twice)", 127, 2),
     ):
-        if np.isclose(norm, _first_norm(n_main, n_odd), rtol=1e-5):  # 7e-5 apart
+        if np.isclose(norm, _first_norm(n_main, n_odd), **BATCH_NORM_TOL):  # 7e-5 apart
             raise fail(
                 f"grad_norm[0] of train_recording_grad_norms(key, 128 zero rows of which one has "
                 f"another label, {ODD_STEPS}, clip=False): with batch_size=128 the first batch "
@@ -511,9 +520,7 @@ def _check_batch_size(record: dict[str, Any]) -> None:
 
 
 def _close(a: list[float], b: list[float]) -> bool:
-    return bool(
-        np.allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=1e-3, atol=1e-5)
-    )
+    return bool(np.allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), **RUN_TOL))
 
 
 @check(
@@ -559,8 +566,7 @@ def test_loss_decreases(student, attach):
     if not np.allclose(
         np.asarray(default["loss"], np.float64),
         np.asarray(explicit["loss"], np.float64),
-        rtol=1e-6,
-        atol=0.0,
+        **SAME_RUN_TOL,
     ):
         raise fail(
             f"train_recording_grad_norms(key, {ODD_NAME}, {ODD_STEPS}, clip=False) without "
@@ -592,7 +598,7 @@ def test_loss_decreases(student, attach):
     # digits runs' losses part by 1e-3 at step 3 and by 10% at step 40.
     raw = np.asarray(runs[False]["grad_norm"], np.float64)
     with_clip, without = (np.asarray(runs[c]["loss"], np.float64) for c in (True, False))
-    if int(np.sum(raw > 1.05)) >= 3 and np.allclose(with_clip, without, rtol=1e-6, atol=0.0):
+    if int(np.sum(raw > 1.05)) >= 3 and np.allclose(with_clip, without, **SAME_RUN_TOL):
         raise fail(
             f"the runs train_recording_grad_norms(key, digits, {DIGITS_STEPS}, clip=True) and "
             "(..., clip=False) with the same key",
@@ -888,7 +894,7 @@ def test_plot_lines(student, scratch):
         for line in ax["lines"]:
             y = np.asarray(line, np.float64)
             for name, series in (("with_clip", with_clip), ("without_clip", without)):
-                if y.shape == (len(series),) and np.allclose(y, series, rtol=1e-6):
+                if y.shape == (len(series),) and np.allclose(y, series, **PLOTTED_TOL):
                     found.setdefault(name, i)
     missing = [name for name in ("with_clip", "without_clip") if name not in found]
     if missing:
