@@ -1,9 +1,9 @@
 """The judge's compilation cache: only the judge writes it, and a second grading loads it.
 
-The hostile lesson file is the correct 04_vmap (a lesson whose judge compiles references of
-its own; 03_jit's judge now builds its inputs in NumPy and compiles nothing) with a payload
-run at import: it writes a
-file into the judge's cache folder and points JAX's cache at that folder (dropping the
+The suite is `submissions/cache_suites/test_cached.py`, whose judge compiles a reference
+of its own (the lesson suites compile less and less in the judge: which of them still do
+is not this test's business). The hostile lesson file is a correct `cached.py` with a
+payload run at import: it writes a file into the judge's cache folder and points JAX's cache at that folder (dropping the
 cache the sandbox writes its own programs to), to store a program of its own
 (`planted_by_student`) there. Graded by the real `grade` at the
 strongest level this machine allows, nothing of it reaches the folder, and grading it
@@ -27,8 +27,12 @@ import pytest
 from grader.runner import cache
 from grader.sandbox import isolation
 
-ROOT = Path(__file__).resolve().parents[2]
-LESSON = "04_vmap"
+LESSON = "cached"
+SUITES = Path(__file__).parent / "submissions" / "cache_suites"
+SOLUTION = """
+def affine(x):
+    return x * 2.0 + 1.0
+"""
 
 PAYLOAD = """
 import os as _os
@@ -74,8 +78,7 @@ def hostile(tmp_path: Path, folder: Path) -> Path:
     submission = tmp_path / "submission"
     submission.mkdir()
     submission.chmod(0o755)
-    solution = (ROOT / "solutions" / f"{LESSON}.py").read_text()
-    (submission / f"{LESSON}.py").write_text(PAYLOAD.format(cache=str(folder)) + solution)
+    (submission / f"{LESSON}.py").write_text(PAYLOAD.format(cache=str(folder)) + SOLUTION)
     return submission
 
 
@@ -87,6 +90,8 @@ def grade(submission: Path, folder: Path, *extra: str) -> dict[str, Any]:
             "-m",
             "grader",
             str(submission),
+            "--suites",
+            str(SUITES),
             "--only",
             LESSON,
             "--json",
