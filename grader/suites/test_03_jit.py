@@ -27,6 +27,17 @@ _SCAN_FIX = (
 )
 _LOOP_FIX = "run the Newton step with `jax.lax.fori_loop(0, n_iters, body, x0)`"
 
+# -- tolerances (besides _shared's) --
+# running sums of up to 12 float32 values of up to 100 in another order: TIGHT's rtol, an
+# atol for partial sums that cancel to near zero
+SUM_TOL = {"rtol": 1e-5, "atol": 1e-4}
+# a square root or a Newton step, float32 against float64: relative only (roots span 0.1 to 100)
+ROOT_TOL = {"rtol": 1e-5, "atol": 0.0}
+# the same compiled program with the default n_iters and n_iters=20 passed: a few ulps
+SAME_PROGRAM_TOL = {"rtol": 1e-6, "atol": 0.0}
+# did the iterates move at all between 1 and 6 steps (a diagnosis only)
+MOVED_RTOL = 1e-3
+
 
 # -- references (written independently of solutions/) ---------------------------------
 
@@ -115,8 +126,7 @@ def test_running_sum_values(student):
         _ref_running_sum,
         _SERIES,
         what="running_sum(xs)",
-        rtol=1e-5,
-        atol=1e-4,
+        **SUM_TOL,
         max_examples=30,
     )
 
@@ -171,8 +181,7 @@ def test_newton_values(student):
         _ref_sqrt,
         _POSITIVES,
         what="newton_sqrt(a)",
-        rtol=1e-5,
-        atol=0.0,
+        **ROOT_TOL,
         max_examples=30,
         cause="the iteration has not converged after 20 steps, or the "
         "update is not x <- 0.5 * (x + a / x)",
@@ -243,15 +252,14 @@ def test_newton_steps(student):
     moved = False
     for a in (0.01, 2.0, 30.0, 1e4):
         xs = [np.float64(np.asarray(newton(np.float32(a), n_iters=k))) for k in counts]
-        moved = moved or not np.isclose(xs[0], xs[-1], rtol=1e-3)
+        moved = moved or not np.isclose(xs[0], xs[-1], rtol=MOVED_RTOL)
         for k, (x, nxt) in enumerate(itertools.pairwise(xs), start=1):
             values.assert_close(
                 np.float32(nxt),
                 np.float32(0.5 * (x + a / x)),
                 what=f"newton_sqrt({a:g}, n_iters={k + 1}) against one Newton step from "
                 f"newton_sqrt({a:g}, n_iters={k}) = {x:.7g}",
-                rtol=1e-5,
-                atol=0.0,
+                **ROOT_TOL,
                 cause="one more iteration is not one more Newton step x <- (x + a / x) / 2: the loop "
                 "does not run n_iters times (a constant or shifted trip count) or the step differs",
                 fix=_LOOP_FIX,
@@ -263,8 +271,7 @@ def test_newton_steps(student):
             newton(np.float32(a)),
             newton(np.float32(a), n_iters=20),
             what=f"newton_sqrt({a:g}) against newton_sqrt({a:g}, n_iters=20)",
-            rtol=1e-6,
-            atol=0.0,
+            **SAME_PROGRAM_TOL,
             cause="the default number of iterations is not 20, as the signature `newton_sqrt(a, "
             "n_iters=20)` says",
             fix="keep the signature `def newton_sqrt(a, n_iters=20)`",

@@ -28,6 +28,8 @@ _SHAPES = ((64, 32), (32,), (16, 8))
 # compile), with two draws instead of three (each draw is ~0.25 s of XLA compile).
 _JIT_SHAPES = ((16, 8), (32,))
 _X_SHAPE = (100, 200)
+# the same draws compiled and eager: TIGHT's rtol, an atol for normals near zero
+JIT_TOL = {"rtol": 1e-5, "atol": 1e-5}
 
 _inputs = importlib.import_module("grader.inputs.06_random")
 
@@ -518,8 +520,7 @@ def test_jit(student, credit, gate):
                         (jax.random.key(2), _JIT_SHAPES),
                         static_argnames=("shapes",),
                         what="init_weights(key, shapes)",
-                        rtol=1e-5,
-                        atol=1e-5,
+                        **JIT_TOL,
                     ),
                 ),
                 (
@@ -528,8 +529,7 @@ def test_jit(student, credit, gate):
                         student.noisy,
                         (jax.random.key(2), x, 0.5),
                         what="noisy(key, x, sigma)",
-                        rtol=1e-5,
-                        atol=1e-5,
+                        **JIT_TOL,
                     ),
                 ),
             ],

@@ -40,6 +40,8 @@ SLEEP_STEPS = 30  # a timing that wrongly includes the compiling call stays belo
 
 
 DEFAULT_STEPS = 100  # the signatures' default n_steps
+# a ratio of the student's own two floats, computed again here: float64 rounding only
+RATIO_RTOL = 1e-6
 
 
 def _heavy_first_step(*, jitted: bool) -> client.Public:
@@ -350,9 +352,9 @@ def test_speedup_which_is_which(student):
 def test_speedup_ratio(student):
     _, got = _sleep_speedup(student)
     want = got["eager_s"] / got["jit_s"]
-    if np.isclose(got["speedup"], want, rtol=1e-6):
+    if np.isclose(got["speedup"], want, rtol=RATIO_RTOL):
         return
-    inverted = np.isclose(got["speedup"], 1.0 / want, rtol=1e-6)
+    inverted = np.isclose(got["speedup"], 1.0 / want, rtol=RATIO_RTOL)
     raise fail(
         "jit_speedup(...)['speedup']",
         expected=f"eager_s / jit_s = {want:.4g}",
