@@ -25,7 +25,7 @@ from grader.checks import _calls, timing
 from grader.checks.failure import fail
 from grader.sandbox import client
 from grader.suite import check
-from grader.suites._shared import for_the_cache
+from grader.suites._shared import for_the_cache, once
 
 inputs = importlib.import_module("grader.inputs.ex4_jit_speedup")
 
@@ -40,6 +40,9 @@ SLEEP_STEPS = 30  # a timing that wrongly includes the compiling call stays belo
 
 
 DEFAULT_STEPS = 100  # the signatures' default n_steps
+# compile_s of a first jitted call that computes for heavy_s: at least this share of heavy_s
+# (a timer that does not wait for it reports the dispatch, well under 1%)
+COMPILE_SHARE = 0.25
 # a ratio of the student's own two floats, computed again here: float64 rounding only
 RATIO_RTOL = 1e-6
 
@@ -241,22 +244,33 @@ def test_speedup_compile(student):
     timing.assert_reports_compile(
         student.jit_speedup, what="jit_speedup(step_fn, state, batch, n_steps)"
     )
+
     # a step whose first call computes for heavy_s and compiles in no time (its program is
     # in JAX's cache): compile_s, the wall time of the first jitted call, includes that work
-    heavy_s = client.probe(inputs.heavy_first_seconds, student)
-    got = _timings(
-        student.jit_speedup(
-            _heavy_first_step(jitted=False), _heavy_first_state(), _heavy_first_batch(), 2
-        ),
-        "jit_speedup(step, state, batch, 2)",
-    )
-    if got["compile_s"] < 0.25 * heavy_s:
+    def measure() -> tuple[float, float]:
+        heavy_s = client.probe(inputs.heavy_first_seconds, student)
+        got = _timings(
+            student.jit_speedup(
+                _heavy_first_step(jitted=False), _heavy_first_state(), _heavy_first_batch(), 2
+            ),
+            "jit_speedup(step, state, batch, 2)",
+        )
+        return heavy_s, got["compile_s"]
+
+    heavy_s, compile_s = measure()
+    if compile_s < COMPILE_SHARE * heavy_s:
+        # two readings of wall time a moment apart: on a loaded machine the heavy call can be
+        # slowed while the student's is not. A timer that does not wait reports a dispatch
+        # time every time, so a second measurement confirms the verdict before it is given.
+        heavy_again, compile_again = measure()
+        heavy_s, compile_s = min(heavy_s, heavy_again), max(compile_s, compile_again)
+    if compile_s < COMPILE_SHARE * heavy_s:
         raise fail(
             "jit_speedup(step, state, batch, 2) on a step whose first call computes for "
             f"{heavy_s:.3g} s (already compiled: its first jitted call only runs)",
             expected=f"compile_s of at least {heavy_s:.3g} s: the wall time of the first "
             "jitted call, until its result is ready",
-            observed=f"compile_s = {got['compile_s']:.3g} s",
+            observed=f"compile_s = {compile_s:.3g} s",
             cause="the first jitted call was not waited for: its result is computed "
             "asynchronously, after the clock was read",
             fix="compile_s: start the clock, `jax.block_until_ready(jitted(state, "
@@ -264,22 +278,15 @@ def test_speedup_compile(student):
         )
 
 
-_SLEEP_RESULTS: dict[int, Any] = {}
-
-
 def _sleep_speedup(student: Any) -> tuple[Any, dict[str, float]]:
-    """jit_speedup on a step that sleeps 40 ms per eager call (once, at trace time, under jit)."""
-    if id(student) not in _SLEEP_RESULTS:
+    """jit_speedup on a step that sleeps 40 ms per eager call (once, at trace time, under jit),
+    run once per student for the checks that read it (an error it raised, to each of them)."""
+
+    def compute() -> tuple[Any, Any]:
         case = timing.sleep_step(0.04)
-        try:
-            got = student.jit_speedup(case.step, case.state, case.batch, SLEEP_STEPS)
-            _SLEEP_RESULTS[id(student)] = (case, got)
-        except Exception as exc:
-            _SLEEP_RESULTS[id(student)] = exc
-    found = _SLEEP_RESULTS[id(student)]
-    if isinstance(found, Exception):
-        raise found
-    case, got = found
+        return case, student.jit_speedup(case.step, case.state, case.batch, SLEEP_STEPS)
+
+    case, got = once(student, "sleep_speedup", compute)
     return case, _timings(got, f"jit_speedup(sleep_step, state, batch, {SLEEP_STEPS})")
 
 
