@@ -49,6 +49,9 @@ DIGITS_TRAIN_SHAPE, DIGITS_TEST_ROWS = (1437, 64), 360  # load_digits(): the 80/
 LARGE_LOSS_TOL = {"rtol": 1e-5, "atol": 1e-3}
 # an accuracy is k / n, exact but for the rounding of one float32 division
 ACCURACY_TOL = {"rtol": 0.0, "atol": 1e-6}
+# the last epoch's mean batch loss, as multiples of the returned params' training loss
+# (and an atol of 0.03 above): a wide band around the measured 0.97-1.15
+HISTORY_LOSS_BAND = (0.25, 2.5)
 
 # The probe that watches the batches train hands to train_step (grader/inputs/08_mlp.py).
 _inputs = importlib.import_module("grader.inputs.08_mlp")
@@ -209,14 +212,18 @@ def _random_programs_cached():
 )
 def test_init_shapes(student):
     _random_programs_cached()
-    for sizes in (LESSON_SIZES, (16, 16, 16, 16, 16), (16, 16)):
-        params = student.init_params(jax.random.key(0), sizes)
+    # None: the signature's default sizes, which the spec fixes at the lesson's (784, 256, 128, 10)
+    for given in (LESSON_SIZES, (16, 16, 16, 16, 16), (16, 16), None):
+        sizes = LESSON_SIZES if given is None else given
+        call = "init_params(key)" if given is None else f"init_params(key, sizes={sizes})"
+        key = jax.random.key(0)
+        params = student.init_params(key) if given is None else student.init_params(key, sizes)
         shapes = jax.tree.map(lambda a: tuple(np.shape(a)), params)
         expected = _skeleton(sizes)
         values.assert_tree_structure(
             params,
             jax.tree.map(np.zeros, expected, is_leaf=lambda s: isinstance(s, tuple)),
-            what=f"init_params(key, sizes={sizes})",
+            what=call,
             fix="one entry 'layer1' ... 'layerN' per pair of consecutive sizes, each "
             "{'w': ..., 'b': ...}",
         )
@@ -224,16 +231,22 @@ def test_init_shapes(student):
             transposed = jax.tree.map(
                 lambda s: s[::-1], expected, is_leaf=lambda s: isinstance(s, tuple)
             )
+            swapped = {k: v["w"] for k, v in shapes.items()} == {
+                k: v["w"] for k, v in transposed.items()
+            }
             raise fail(
-                f"the shapes of init_params(key, sizes={sizes})",
+                f"the shapes of {call}",
                 expected=str(expected),
                 observed=str(shapes),
                 cause="the weights are stored (out, in); the lesson stores them (in, out) and "
                 "computes `x @ w + b`"
-                if {k: v["w"] for k, v in shapes.items()}
-                == {k: v["w"] for k, v in transposed.items()}
+                if swapped
+                else "the default sizes differ from the lesson's"
+                if given is None
                 else "",
-                fix="layer i: `w` of shape (sizes[i-1], sizes[i]), `b` of shape (sizes[i],)",
+                fix="keep the signature `def init_params(key, sizes=(784, 256, 128, 10))`"
+                if given is None and not swapped
+                else "layer i: `w` of shape (sizes[i-1], sizes[i]), `b` of shape (sizes[i],)",
             )
 
 
@@ -776,14 +789,21 @@ def test_train_accuracy(student, attach):
     with _loss_errors_named(f"train(key, digits, n_epochs={TRAIN_EPOCHS})"):
         data, params, _ = _digits_run(student)
     _, _, x_test, y_test = data
+    expected = _skeleton((DIGITS_TRAIN_SHAPE[1], 256, 128, 10))
     values.assert_tree_structure(
         params,
-        jax.tree.map(
-            np.zeros, _skeleton((64, 256, 128, 10)), is_leaf=lambda s: isinstance(s, tuple)
-        ),
+        jax.tree.map(np.zeros, expected, is_leaf=lambda s: isinstance(s, tuple)),
         what="the params train returns",
         fix="size the network (x_train.shape[1], 256, 128, 10)",
     )
+    shapes = jax.tree.map(lambda a: tuple(np.shape(a)), params)
+    if shapes != expected:
+        raise fail(
+            "the shapes of the params train(key, digits) returns",
+            expected=f"{expected}: the layer sizes (x_train.shape[1], 256, 128, 10)",
+            observed=str(shapes),
+            fix="size the network `(x_train.shape[1], 256, 128, 10)`, as the lesson does",
+        )
     acc = float(np.mean(_ref_forward(params, x_test).argmax(axis=-1) == y_test))
     attach.metric("test_accuracy", acc)
     if acc < TARGET_ACCURACY:
@@ -844,6 +864,29 @@ def test_train_history(student):
             expected=f"the test accuracy of the returned params: {final:.4f}",
             observed=f"{last:.4f}",
             cause="the accuracy was measured on other data or before the epoch's updates",
+        )
+    # the last epoch's mean batch loss against the loss of the params it ends with: measured
+    # 0.97-1.15 x (0.028-0.030) on digits after 20 epochs, seeds 0-2; a sum over batches
+    # (n_batches x), a division by the examples (/ 128), a running total that does not start at
+    # 0 (+1 / n_batches = +0.09) fall out
+    # (the student's own loss_fn, on batches of train's default 128 rows: a loss_fn that is
+    # wrong, a sum over the batch, say, is its own checks' failure, not this one's)
+    batches = [slice(i, i + 128) for i in range(0, len(x_train) - 127, 128)]
+    end = float(
+        np.mean([np.asarray(student.loss_fn(params, x_train[b], y_train[b])) for b in batches])
+    )
+    low, high = HISTORY_LOSS_BAND
+    if not low * end <= history[-1]["loss"] <= high * end + 0.03:
+        raise fail(
+            "history[-1]['loss']",
+            expected=f"about the mean loss_fn of the returned params over batches of the "
+            f"training rows, {end:.4f} "
+            f"(the mean batch loss of the last epoch: between {low * end:.4f} and "
+            f"{high * end + 0.03:.4f})",
+            observed=f"{history[-1]['loss']:.4f}",
+            cause="the epoch's loss is not the mean of its batch losses: a sum over batches, "
+            "a total that does not start at 0 each epoch, or a division by something else "
+            "than the number of batches",
         )
     if not history[-1]["loss"] < history[0]["loss"]:
         raise fail(

@@ -26,6 +26,8 @@ VARIANTS = (
     "trace_counter",
     "onehot_width",
     "train_acc_on_test",
+    "sizes_off",
+    "loss_per_example",
 )
 MAX_SCORE = 23
 HIDDEN = {"test_train_reshuffles"}
@@ -208,3 +210,31 @@ def test_train_acc_measured_on_the_test_set(graded):
     g = graded("train_acc_on_test")
     g.assert_statuses(failed={"test_train_history"})
     assert "measured on other data (the test set?)" in g.message("test_train_history")
+
+
+@pytest.mark.slow
+def test_default_sizes_and_trained_shapes_are_the_lessons(graded):
+    # init_params(key) with the signature's default sizes, and the network train builds: the
+    # spec fixes both at the lesson's (784 / x_train.shape[1], 256, 128, 10)
+    g = graded("sizes_off")
+    g.assert_statuses(
+        failed={
+            "test_init_shapes",
+            "test_init_keys",
+            "test_train_accuracy",
+            "test_train_reshuffles",
+        }
+    )
+    assert "init_params(key)" in g.message("test_init_shapes")
+    assert "(x_train.shape[1], 256, 128, 10)" in g.message("test_train_accuracy")
+    for check_id in ("test_init_keys", "test_train_reshuffles"):  # judged after the values
+        assert g.results[check_id]["blocked_by"], check_id
+
+
+@pytest.mark.slow
+def test_history_loss_is_the_mean_batch_loss(graded):
+    g = graded("loss_per_example")
+    g.assert_statuses(failed={"test_train_history"})
+    message = g.message("test_train_history")
+    assert "history[-1]['loss']" in message
+    assert "not the mean of its batch losses" in message
