@@ -453,6 +453,25 @@ def test_forward_masks(student):
             out, BIG, what="forward_with_dropout on a probe of three identity layers"
         )
         _assert_two_masks(out, rate)
+    # the signature's defaults, rate=0.5 and train=True: judged by the share of units
+    # dropped (as above), so a key that draws other masks on a new trace is not blamed here
+    out = np.asarray(student.forward_with_dropout(params, x, jax.random.key(7)))
+    zeroed, want = _zeroed(out), 1.0 - 0.5**2
+    if abs(zeroed - want) > _binomial_tolerance(want, out.size):
+        raise fail(
+            "forward_with_dropout(params, ones, key) on the probe of three identity layers, "
+            "rate and train left at their defaults",
+            expected=f"{want:.2f} of the units zeroed, as with rate=0.5, train=True",
+            observed=f"{zeroed:.3f} zeroed",
+            cause="the defaults of rate or train differ from the lesson's"
+            + (
+                ": nothing is dropped, as with train=False"
+                if zeroed == 0.0 and np.isfinite(out).all()
+                else ""
+            ),
+            fix="keep the signature `def forward_with_dropout(params, x, key, rate=0.5, "
+            "train=True)`",
+        )
 
 
 def _assert_two_masks(out, rate):

@@ -23,6 +23,7 @@ VARIANTS = (
     "rate_one_nan",
     "fixed_rate",
     "training_slips",
+    "eval_by_default",
 )
 MAX_SCORE = 22
 HIDDEN = {"test_dropout_independent", "test_dropout_pure", "test_forward_logits"}
@@ -208,3 +209,16 @@ def test_compare_dropout_training_slips_are_named(graded):
     bias = g.message("test_compare_output_bias")
     assert "with_dropout 0.000" in bias
     assert "skipped the set's only batch" in bias
+
+
+@pytest.mark.slow
+def test_defaults_are_the_signatures(graded):
+    # forward_with_dropout(params, x, key) must train with rate 0.5, as its signature says
+    g = graded("eval_by_default")
+    g.assert_statuses(failed={"test_forward_masks", "test_dropout_pure"})
+    message = g.message("test_forward_masks")
+    assert "rate and train left at their defaults" in message
+    assert "nothing is dropped, as with train=False" in message
+    assert "def forward_with_dropout(params, x, key, rate=0.5, train=True)" in message
+    pure = g.results["test_dropout_pure"]  # gated per function: dropout's half is earned
+    assert pure["fraction"] == pytest.approx(0.5)
