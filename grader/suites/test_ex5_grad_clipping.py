@@ -377,13 +377,26 @@ def _check_record(record: Any, n_steps: int, call: str) -> None:
 
 
 @check(
-    "train_recording_grad_norms records one loss and one norm per step",
+    "train_recording_grad_norms records one loss and one norm per step, as Python floats",
     points=1,
-    hint="How many entries does each list get if you append once per training step?",
+    hint="How many entries does each list get if you append once per training step, and "
+    "what type is each entry?",
     requires=("test_loss_decreases",),
 )
 def test_record_format(student):
-    _train(student, "digits", _digits, DIGITS_STEPS, True)
+    call = f"train_recording_grad_norms(key, digits, n_steps={DIGITS_STEPS}, clip=True)"
+    record = _train(student, "digits", _digits, DIGITS_STEPS, True)
+    for name in ("loss", "grad_norm"):
+        # the spec's "lists of floats": NumPy or JAX scalars convert, but are not floats
+        bad = sorted({type(v).__name__ for v in record[name] if not isinstance(v, float)})
+        if bad:
+            raise fail(
+                f"the entries of {call}['{name}']",
+                expected="Python floats",
+                observed=f"entries of type {', '.join(bad)}",
+                fix="convert each recorded value with `float(...)`, so the lists hold numbers, "
+                "not device arrays or NumPy scalars",
+            )
 
 
 @check(

@@ -25,6 +25,7 @@ VARIANTS = (
     "same_key_layers",
     "default_lr_changed",
     "batch_off_by_one",
+    "numpy_scalars",
 )
 MAX_SCORE = 20
 HIDDEN = {"test_norms_exact", "test_plot_lines"}
@@ -183,3 +184,14 @@ def test_batches_one_row_short(graded):
     message = g.message("test_loss_decreases")
     assert "the raw gradient of a batch of 127 rows" in message
     assert "an off-by-one in the batch slice" in message
+
+
+@pytest.mark.slow
+def test_recorded_values_are_python_floats(graded):
+    # the spec's "lists of floats": float32 NumPy scalars convert, and are judged by the
+    # other checks as numbers; only the format check asks for their type
+    g = graded("numpy_scalars")
+    g.assert_statuses(failed={"test_record_format"})
+    message = g.message("test_record_format")
+    assert "Python floats" in message
+    assert "float32" in message
