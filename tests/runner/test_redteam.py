@@ -15,6 +15,13 @@ correct bystander (03_jit from solutions/). For every level the machine allows:
 
 `basic` (the judge/sandbox split alone, same user) runs only the attacks it is meant to
 stop: the process-killing and report-rewriting payloads would, as root, reach the machine.
+
+Every payload aims only at what the test hands it (`REDTEAM_TARGETS`, written in front of it):
+a decoy folder of records and reports inside the test's own folder, a decoy process the test
+started, the run's report folder, the installed grader. At `strict` and `user` the decoys come
+through unchanged; at `basic`, which confines nothing, the forged records reach the decoy
+folder (the payload works) and still gain nothing. No payload names a machine-wide place;
+`tests/conftest.py` guards canaries in `/tmp`, `/var/tmp` and the home folder.
 """
 
 from __future__ import annotations
@@ -26,7 +33,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -72,11 +78,21 @@ def wrong_answers(lesson: str, payload: str = "") -> str:
     return payload + _PREAMBLE + body
 
 
-def build(folder: Path, *, attacks: dict[str, str], controls: bool = False) -> None:
+def build(
+    folder: Path,
+    *,
+    attacks: dict[str, str],
+    controls: bool = False,
+    targets: dict[str, object] | None = None,
+) -> None:
+    """`targets`: what the payloads may aim at (`REDTEAM_TARGETS`): `folders`, `pids`, `grader`."""
     folder.mkdir(parents=True)
     folder.chmod(0o755)
+    aimed = (
+        f"REDTEAM_TARGETS = {json.dumps(targets or {'folders': [], 'pids': [], 'grader': ''})}\n"
+    )
     for lesson, payload in attacks.items():
-        text = "" if controls else (PAYLOADS / f"{payload}.payload.py").read_text() + "\n"
+        text = "" if controls else aimed + (PAYLOADS / f"{payload}.payload.py").read_text() + "\n"
         (folder / f"{lesson}.py").write_text(wrong_answers(lesson, text))
     shutil.copy(ROOT / "solutions" / f"{BYSTANDER}.py", folder / f"{BYSTANDER}.py")
     if controls:
@@ -92,34 +108,46 @@ def build(folder: Path, *, attacks: dict[str, str], controls: bool = False) -> N
     (folder / "ex2_per_example_grads.py").write_bytes(b"def f():\n    return '\xff\xfe\xc3\x28'\n")
 
 
+REAPER = Path(__file__).parent / "reaper.py"
+LINGER_S = 6.0  # the outlive payload's daemon acts 4 s after the grading
+
+
 def grade(
-    folder: Path, out: Path, lessons: list[str], *extra: str
+    folder: Path, out: Path, lessons: list[str], *extra: str, watch: bool = False
 ) -> tuple[subprocess.CompletedProcess[str], dict]:
+    """Grade `folder` with the real `grade`. With `watch`, under `reaper.py`: the reports are
+    watched for LINGER_S after `grade` returned, and `out/reaper.json` says what changed and
+    which processes of this run were left behind."""
     out.mkdir(parents=True, exist_ok=True)
     out.chmod(0o755)
-    env = {**os.environ, "REDTEAM_OUT": str(out)}
+    command = [
+        sys.executable,
+        "-m",
+        "grader",
+        str(folder),
+        "--only",
+        ",".join(lessons),
+        "--json",
+        str(out / "results.json"),
+        "--html",
+        str(out / "report.html"),
+        "--no-color",
+        "--jobs",
+        "2",
+        *extra,
+    ]
+    if watch:
+        reports = f"{out / 'results.json'}:{out / 'report.html'}"
+        command = [
+            sys.executable, str(REAPER), str(out / "reaper.json"), str(LINGER_S), reports, "--",
+            *command,
+        ]  # fmt: skip
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "grader",
-            str(folder),
-            "--only",
-            ",".join(lessons),
-            "--json",
-            str(out / "results.json"),
-            "--html",
-            str(out / "report.html"),
-            "--no-color",
-            "--jobs",
-            "2",
-            *extra,
-        ],
+        command,
         capture_output=True,
         text=True,
         timeout=900,
         cwd=out,
-        env=env,
     )
     assert (out / "results.json").is_file(), proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc, json.loads((out / "results.json").read_text())
@@ -148,24 +176,6 @@ def tree_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def sandbox_processes(out: Path) -> list[str]:
-    """Processes of this run's sandboxes still alive: a sandbox uid and this run's environment
-    (other tests grade at the same time, with sandboxes of their own)."""
-    from grader.sandbox.isolation import UID_BASE
-
-    marker = f"REDTEAM_OUT={out}".encode()
-    found = []
-    for pid in os.listdir("/proc"):
-        try:
-            if pid.isdigit() and os.stat(f"/proc/{pid}").st_uid >= UID_BASE:
-                with open(f"/proc/{pid}/environ", "rb") as fh:
-                    if marker in fh.read().split(b"\0"):
-                        found.append(pid)
-        except OSError:
-            pass
-    return found
-
-
 @pytest.fixture(scope="module")
 def control(tmp_path_factory) -> dict[str, tuple[float, float, str]]:
     base = tmp_path_factory.mktemp("control")
@@ -179,17 +189,48 @@ def control(tmp_path_factory) -> dict[str, tuple[float, float, str]]:
 LEVELS = ["strict", "user", "basic"] if ROOT_ONLY else ["basic"]
 
 
+DECOYS = {
+    "history.jsonl": '{"decoy": "a run history the payloads may aim at"}\n',
+    "results.json": '{"decoy": "a report the payloads may aim at"}\n',
+    "report.html": "<p>a decoy report</p>\n",
+}
+
+
+def decoy_folder(base: Path) -> Path:
+    """Records and reports of the grader's names inside the test's folder, for the payloads."""
+    folder = base / "decoy"
+    folder.mkdir()
+    folder.chmod(0o755)
+    for name, text in DECOYS.items():
+        (folder / name).write_text(text)
+        (folder / name).chmod(0o644)
+    return folder
+
+
 @pytest.mark.parametrize("level", LEVELS)
 def test_attacks_gain_nothing_and_reports_hold(tmp_path, control, level):
     tmp_path.chmod(0o755)
     attacks = {k: v for k, (v, any_level) in ATTACKS.items() if any_level or level != "basic"}
     folder = tmp_path / "submission"
-    build(folder, attacks=attacks)
-    installed = tree_digest(installed_grader())
-    lessons = [*attacks, BYSTANDER, *PLANTED]
-    proc, results = grade(folder, tmp_path / "out", lessons, "--isolation", level)
+    decoys = decoy_folder(tmp_path)
+    bystander = subprocess.Popen(["sleep", "900"], start_new_session=True)  # a decoy process
+    try:
+        targets = {
+            "folders": [str(decoys), str(tmp_path / "out")],
+            "pids": [bystander.pid],
+            "grader": str(installed_grader()),
+        }
+        build(folder, attacks=attacks, targets=targets)
+        installed = tree_digest(installed_grader())
+        lessons = [*attacks, BYSTANDER, *PLANTED]
+        proc, results = grade(folder, tmp_path / "out", lessons, "--isolation", level, watch=True)
+        alive = bystander.poll() is None
+    finally:
+        bystander.kill()
+        bystander.wait()
 
-    assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    reaped = json.loads((tmp_path / "out" / "reaper.json").read_text())
+    assert reaped["returncode"] in (0, 1), proc.stderr[-3000:]
     assert results["isolation"]["level"] == level
     got = scores(results)
     assert sorted(got) == sorted(lessons), "every lesson file of the run is in the report"
@@ -206,24 +247,16 @@ def test_attacks_gain_nothing_and_reports_hold(tmp_path, control, level):
     html = (tmp_path / "out" / "report.html").read_text()
     assert "Content-Security-Policy" in html and "<script>alert" not in html
     assert "\x1b" not in proc.stdout
-    before = ((tmp_path / "out" / "results.json").read_bytes(), html)
-    time.sleep(6)
-    after = (
-        (tmp_path / "out" / "results.json").read_bytes(),
-        (tmp_path / "out" / "report.html").read_text(),
-    )
-    assert after == before, "a report changed after grade returned"
-    assert not _found_under("/tmp", "hacked")
-    assert sandbox_processes(tmp_path / "out") == []
+    assert reaped["changed"] == [], "a report changed after grade returned"
+    assert reaped["leftover"] == [], "processes of the grading outlived it"
     assert tree_digest(installed_grader()) == installed, "the installed grader was modified"
 
-
-def _found_under(root, prefix):
-    """Paths under `root` whose name starts with `prefix` (folders other tests remove while
-    this walks are skipped: os.walk ignores them)."""
-    return [
-        os.path.join(d, n)
-        for d, dirs, files in os.walk(root)
-        for n in dirs + files
-        if n.startswith(prefix)
-    ]
+    # The decoys: untouched where the level confines the sandbox; at `basic`, which does not,
+    # the forged records reach them (the payload works) and, above, still gained nothing.
+    now = {name: (decoys / name).read_text() for name in DECOYS}
+    if level == "basic":
+        assert now["history.jsonl"] != DECOYS["history.jsonl"], "the payload did not run"
+        assert '"status": "passed"' in now["history.jsonl"]
+    else:
+        assert now == DECOYS, "the sandbox wrote into the test's decoy folder"
+        assert alive, "the sandbox killed a process it was handed"

