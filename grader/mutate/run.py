@@ -27,7 +27,7 @@ from pathlib import Path
 from grader.catalog import ExerciseSpec
 from grader.model import ExerciseResult
 from grader.mutate.generate import Mutant
-from grader.runner import engine
+from grader.runner import budget, engine
 from grader.runner.submission import find
 from grader.sandbox.isolation import Level
 
@@ -92,6 +92,7 @@ class Pool:
         self.solutions = solutions
         self.settings = settings
         self.jobs = max(1, jobs)
+        self.threads = budget.share(self.jobs)  # each worker's share of the cores
         self.scratch = Path(tempfile.mkdtemp(prefix="grade-mutate-"))
         self.preload = tuple(sorted({m for s in specs for m in s.imports}))
         self.workers: list[engine.Worker | None] = [None] * self.jobs
@@ -127,9 +128,16 @@ class Pool:
             submission = find(lessons, [p.stem for p in lessons.glob("*.py")])
             worker = self.workers[slot]
             if worker is None:
-                worker = engine.Worker(self.scratch, self.preload)
+                worker = engine.Worker(self.scratch, self.preload, threads=self.threads)
             result, self.workers[slot] = engine.grade_one(
-                worker, spec, submission, options, self.settings.level, folder, self.preload
+                worker,
+                spec,
+                submission,
+                options,
+                self.settings.level,
+                folder,
+                self.preload,
+                threads=self.threads,
             )
         finally:
             shutil.rmtree(folder, ignore_errors=True)

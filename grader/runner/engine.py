@@ -43,7 +43,7 @@ from grader.catalog import ExerciseSpec
 from grader.model import ExerciseResult, Report
 from grader.protocol import worker as wire
 from grader.protocol.worker import Ended, Ready, Request, Started
-from grader.runner import cache, child, records
+from grader.runner import budget, cache, child, records
 from grader.runner.submission import Submission, copy_lessons
 from grader.sandbox import isolation
 from grader.sandbox.isolation import Isolation, Level
@@ -121,6 +121,20 @@ def isolation_for(options: Options) -> Isolation:
 # -- the warm worker ----------------------------------------------------------------------
 
 
+def import_path() -> list[str]:
+    """Where the worker imports from: the grader's own source root, then this process's
+    `sys.path` (PYTHONPATH, `.pth` files and user site included: the worker runs isolated,
+    `-I`, so it would see none of them), without '' and the working folder, where a
+    submission may be."""
+    here = os.path.realpath(os.getcwd())
+    paths = [str(Path(grader.__file__).resolve().parent.parent)]
+    for entry in sys.path:
+        usable = entry and os.path.isabs(entry) and os.path.realpath(entry) != here
+        if usable and entry not in paths:
+            paths.append(entry)
+    return paths
+
+
 class WorkerLost(Exception):
     pass
 
@@ -137,22 +151,29 @@ class Worker:
     `cancel` stops the file being graded (its reply comes as usual)."""
 
     def __init__(
-        self, log_dir: Path, preload: tuple[str, ...] = (), sandbox_cache: str = ""
+        self,
+        log_dir: Path,
+        preload: tuple[str, ...] = (),
+        sandbox_cache: str = "",
+        threads: int | None = None,
     ) -> None:
         """`sandbox_cache`: for one student's `grade watch` session only, the folder every
         sandbox of this worker caches its compiled programs in (`cache.session_dir`), so a
-        regrading loads what the one before compiled; never for a batch."""
+        regrading loads what the one before compiled; never for a batch. `threads`: each
+        judge's and sandbox's share of the cores (`budget.share`; default: all of them)."""
         self.log_path = log_dir / f"worker-{time.monotonic_ns()}.log"
         self._log: IO[bytes] = open(self.log_path, "wb")  # noqa: SIM115
-        source_root = str(Path(grader.__file__).resolve().parent.parent)
+        paths = import_path()
         bootstrap = (
-            f"import sys; sys.path.insert(0, {source_root!r}); "
+            f"import sys; wanted = {paths!r}; "
+            "sys.path[:] = wanted + [p for p in sys.path if p not in wanted]; "
             "from grader.runner.worker import main; main()"
         )
         env = {
             k: v for k, v in os.environ.items() if k != "XLA_FLAGS" and not k.startswith("PYTHON")
         }
         env.update({"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg", "TF_CPP_MIN_LOG_LEVEL": "2"})
+        env.update(budget.environment(budget.share(1) if threads is None else threads))
         env.pop(child.SANDBOX_CACHE_ENV, None)  # only ever this worker's own argument
         if sandbox_cache:
             env[child.SANDBOX_CACHE_ENV] = sandbox_cache
@@ -299,11 +320,13 @@ def grade_one(
     preload: tuple[str, ...],
     log_dir: Path | None = None,
     on_records: OnRecords | None = None,
+    threads: int | None = None,
 ) -> tuple[ExerciseResult, Worker | None]:
     """Grade one lesson file on `worker` (a fresh one, logging to `log_dir` or `scratch`,
     when None or lost); returns the result and the worker to use next (`grade`, `grade
     mutate` and `grade watch` share it). `on_records` gets the judge's record lines as they
-    come (`Worker.run`; `preview` turns them into a result so far)."""
+    come (`Worker.run`; `preview` turns them into a result so far). `threads`: the share of
+    the cores of a worker it starts (`budget.share`)."""
     if not submission.has(spec.name):
         return records.missing(spec, str(submission.root)), worker
     absent = _missing_requirements(spec)
@@ -343,7 +366,7 @@ def grade_one(
     started = time.monotonic()
     try:
         if worker is None:
-            worker = Worker(log_dir or scratch, preload)
+            worker = Worker(log_dir or scratch, preload, threads=threads)
         ending = records.Ending(worker.run(request, on_records), timeout_s)
     except WorkerLost as exc:
         tail = worker.log_tail() if worker else ""
@@ -441,6 +464,10 @@ def grade(
         todo.put(spec)
     lock = threading.Lock()
     preload = pool.preload if pool is not None else preload_for(specs, submission)
+    jobs = max(1, min(options.jobs, len(specs)))
+    # Every grading running at once gets its share of the cores: a pool's size of them (the
+    # students of a batch), else this submission's jobs.
+    threads = budget.share(pool.size if pool is not None else jobs)
 
     def record(spec: ExerciseSpec, result: ExerciseResult) -> None:
         with lock:
@@ -457,7 +484,14 @@ def grade(
                 except queue.Empty:
                     return
                 result, worker = grade_one(
-                    worker, spec, submission, options, in_force.level, scratch, preload
+                    worker,
+                    spec,
+                    submission,
+                    options,
+                    in_force.level,
+                    scratch,
+                    preload,
+                    threads=threads,
                 )
                 record(spec, result)
         finally:
@@ -482,6 +516,7 @@ def grade(
                     scratch,
                     preload,
                     log_dir=shared.log_dir,
+                    threads=threads,
                 )
             except BaseException:
                 if worker is not None:
@@ -491,17 +526,16 @@ def grade(
             shared.release(worker, fresh=worker is not None and worker is not before)
             record(spec, result)
 
-    jobs = max(1, min(options.jobs, len(specs)))
-    threads = [
+    servers = [
         threading.Thread(target=serve, name=f"grade-{i}")
         if pool is None
         else threading.Thread(target=serve_from, args=(pool,), name=f"grade-{i}")
         for i in range(jobs)
     ]
     try:
-        for thread in threads:
+        for thread in servers:
             thread.start()
-        for thread in threads:
+        for thread in servers:
             thread.join()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

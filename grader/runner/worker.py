@@ -35,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from grader.protocol import records
 from grader.protocol import worker as wire
 from grader.protocol.worker import Ended, Message, Ready, Request, Started
+from grader.runner import budget
 from grader.sandbox import isolation
 
 # Always imported before the first fork; the suites' own imports are added to these.
@@ -327,7 +328,9 @@ def main() -> None:
     # judge and sandbox forked from here skips it in every collection (a judge's collections
     # took ~0.8 s of a 03_jit grading, ~0.1 s after this).
     gc.freeze()
-    base_vm = vm_size()
+    # The limit counts from here, plus what this process's threads reserve and never use
+    # (their stacks and malloc arenas: budget.headroom), so it measures memory on any core count.
+    base_vm = vm_size() + budget.headroom(budget.threads_of_this_process())
 
     def say(message: Message) -> None:
         protocol.write(wire.encode(message))

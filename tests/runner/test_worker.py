@@ -95,6 +95,7 @@ def test_the_sandbox_runs_at_the_level_asked_for(level: str, tmp_path: Path) -> 
     assert {k: c["status"] for k, c in checks.items()} == {
         "test_level": "passed",
         "test_record_pipe": "passed",
+        "test_thread_budget": "passed",
     }, checks
     assert doc["isolation"]["level"] == level
     assert bool(doc["isolation"]["missing"]) == (level != "strict")  # strict lacks nothing

@@ -28,3 +28,14 @@ def test_record_pipe(student, request):
     assert fd is not None, "the runner gives the judge a record pipe"
     pipe = os.fstat(fd)
     assert [pipe.st_dev, pipe.st_ino] not in student.open_files()
+
+
+@check("the sandbox runs on the judge's share of the cores, with few malloc arenas", points=1, hint="-")
+def test_thread_budget(student):
+    from grader.runner import budget
+
+    share = os.environ["NPROC"]
+    assert 1 <= int(share) <= budget.cpus(), share
+    want = {name: share for name in budget.THREAD_VARIABLES}
+    want["MALLOC_ARENA_MAX"] = str(budget.MALLOC_ARENAS)
+    assert student.budget() == want, (student.budget(), want)

@@ -14,3 +14,9 @@ def open_files():
             continue
         found.append([st.st_dev, st.st_ino])
     return found
+
+
+def budget():
+    """The thread and malloc settings this sandbox was started with."""
+    names = ("NPROC", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "MALLOC_ARENA_MAX")
+    return {name: os.environ.get(name) for name in names}
