@@ -21,14 +21,14 @@ VARIANTS = (
     "numpy_salt",
     "layer_counter",
     "rate_one_nan",
+    "rate_one_zero_division",
     "fixed_rate",
-    "training_slips",
     "eval_by_default",
 )
-MAX_SCORE = 22
+MAX_SCORE = 20
 HIDDEN = {"test_dropout_independent", "test_dropout_pure", "test_forward_logits"}
 # the broken fixtures leave compare_dropout unwritten (it trains twice)
-COMPARE = {"test_compare", "test_compare_rate_one", "test_compare_output_bias"}
+COMPARE = {"test_compare"}
 # Properties of dropout, judged once its values (rate and scale) are right.
 DROPOUT_GATED = {
     "test_dropout_shape",
@@ -180,12 +180,14 @@ def test_a_module_counter_in_forward_with_dropout_is_impure(graded):
 
 
 @pytest.mark.slow
-def test_rate_one_gives_nan_when_dividing_by_zero(graded):
-    g = graded("rate_one_nan")
-    g.assert_statuses(failed={"test_dropout_rate"} | _dropout_gated(g) | _unfinished(g, COMPARE))
-    message = g.message("test_dropout_rate")
-    assert "dropout(key, x, rate=1.0)" in message and "2000 NaN of 2000 units" in message
-    assert "NaN (0 / 0)" in message
+@pytest.mark.parametrize("variant", ["rate_one_nan", "rate_one_zero_division"])
+def test_dropout_undefined_at_rate_one_gets_full_marks(graded, variant):
+    """The spec scales survivors by 1 / (1 - rate), which has no value at rate=1.0: a
+    dropout that returns NaN there (x * mask / (1 - rate)) or raises ZeroDivisionError
+    (the scale computed in Python) is correct, and no check may call it there."""
+    g = graded(variant)
+    g.assert_statuses()
+    assert all(r["fraction"] == 1.0 for r in g.results.values())
 
 
 @pytest.mark.slow
@@ -196,19 +198,6 @@ def test_a_rate_not_passed_on_to_the_dropout_layers(graded):
     assert "rate=0.2" in message and "the rate argument is not passed on to dropout" in message
     pure = g.results["test_dropout_pure"]  # forward_with_dropout's case stands on its masks
     assert pure["fraction"] == pytest.approx(0.5)
-
-
-@pytest.mark.slow
-def test_compare_dropout_training_slips_are_named(graded):
-    # no dropout in the training forward pass; the last batch of every epoch skipped
-    g = graded("training_slips")
-    g.assert_statuses(failed={"test_compare_rate_one", "test_compare_output_bias"})
-    rate_one = g.message("test_compare_rate_one")
-    assert "compare_dropout(key, digits, rate=1.0, n_epochs=2)" in rate_one
-    assert "did not drop units with probability rate in training" in rate_one
-    bias = g.message("test_compare_output_bias")
-    assert "with_dropout 0.000" in bias
-    assert "skipped the set's only batch" in bias
 
 
 @pytest.mark.slow
