@@ -1,7 +1,5 @@
 """Public inputs and probes of 10_checkpoint: what the suite builds or observes in the sandbox.
 
-- `pathlib_path(text)`: a `pathlib.Path` (student code must accept one as `path`); in a
-  suite, `client.Public("pathlib_path", (str(path),))`.
 - `import_optax(where)`: loads optax in the sandbox, so the optimizer states the suite
   sends there arrive as optax's own namedtuples (`ScaleByAdamState`, `EmptyState`),
   which only a process that imported optax can rebuild (see `grader.protocol.values`).
@@ -13,19 +11,12 @@
 """
 
 import os
-import pathlib
 import stat
 from collections.abc import Callable
 from typing import Any
 
 from grader.checks import files
 from grader.sandbox.probes import probe
-from grader.sandbox.public import factory
-
-
-@factory
-def pathlib_path(text: str) -> pathlib.Path:
-    return pathlib.Path(text)
 
 
 @probe

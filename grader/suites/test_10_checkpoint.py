@@ -478,9 +478,9 @@ def test_structure_mismatch(student, scratch, credit):
 def test_exact_path(student, scratch):
     path = _folder(student, scratch) / "run" / "step_100"
     files.make_folder(student, path.parent)
-    as_path = client.Public("pathlib_path", (str(path),))  # a pathlib.Path in the sandbox
+    # a str path: the spec does not say that `path` may be a pathlib.Path
     params = _params()
-    student.save_checkpoint(as_path, params)
+    student.save_checkpoint(str(path), params)
     listed = files.listing(student, path.parent)
     created = sorted(e.name for e in listed)
     if created != ["step_100"] or listed[0].kind not in ("file", "dir"):
@@ -495,10 +495,10 @@ def test_exact_path(student, scratch):
             "np.savez(f, ...)`",
         )
     _assert_exact(
-        student.restore_checkpoint(as_path, _zeros_like(params)),
+        student.restore_checkpoint(str(path), _zeros_like(params)),
         params,
         _zeros_like(params),
-        what="restore_checkpoint(pathlib.Path, like)",
+        what="restore_checkpoint(path, like) of a path without an extension",
     )
 
 

@@ -22,6 +22,7 @@ VARIANTS = (
     "foreign_keyerror",
     "len_check",
     "sharding_like",
+    "str_paths",
 )
 # property checks of the files, gated on the params round trip
 GATED = {
@@ -57,6 +58,15 @@ def test_suite_manifest():
 @pytest.mark.slow
 def test_solution_passes_every_check(graded):
     graded("solution").assert_statuses()
+
+
+@pytest.mark.slow
+def test_a_str_only_path_gets_full_marks(graded):
+    """`path + ".tmp"` works for the str paths the spec writes; no check passes a
+    pathlib.Path, which the spec does not mention."""
+    g = graded("str_paths")
+    g.assert_statuses()
+    assert all(r["fraction"] == 1.0 for r in g.results.values())
 
 
 @pytest.mark.slow
