@@ -18,6 +18,7 @@ Support modules: `shared` (the grading options, defined once for `grade` and
 the commands, and `UsageError`), `jobs` (one student's grading, for batch and
 cluster), `gradebook` (the CSV and the class summary, from per-student JSON),
 `cluster` (batch grading on a dask.distributed scheduler), `public` (hidden
-checks cut out of a suite's source) and `tree` (copying the grader's own files
-into a release or a bundle).
+checks cut out of a suite's source), `course` (the course repository the
+instructor commands work on: the working folder or `--course PATH`) and `tree`
+(the installed grader's own files, copied into a release or a bundle).
 """

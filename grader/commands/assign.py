@@ -40,10 +40,11 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.commands import shared
+from grader.commands import course, shared
 
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
@@ -166,9 +167,12 @@ def generate(solutions: Path) -> dict[str, str]:
     }
 
 
-def differences(solutions: Path, exercises: Path) -> list[str]:
-    """What is out of sync between exercises/ and the stubs solutions/ generate."""
+def differences(solutions: Path, exercises: Path, only: Collection[str] | None = None) -> list[str]:
+    """What is out of sync between exercises/ and the stubs solutions/ generate (only for
+    the file names in `only`, when given)."""
     wanted = generate(solutions)
+    if only is not None:
+        wanted = {name: text for name, text in wanted.items() if name in only}
     problems: list[str] = []
     for name, text in wanted.items():
         target = exercises / name
@@ -194,6 +198,8 @@ def differences(solutions: Path, exercises: Path) -> list[str]:
             )
     if exercises.is_dir():
         for path in sorted(exercises.glob("*.py")):
+            if only is not None and path.name not in only:
+                continue
             if path.name not in wanted and not path.name.startswith("_"):
                 problems.append(
                     f"{path} has no solution {solutions / path.name} (write the solution with markers)"
@@ -214,14 +220,14 @@ def write(solutions: Path, exercises: Path) -> list[Path]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    course.add_argument(parser)
     parser.add_argument(
         "--solutions",
-        default="solutions",
         metavar="DIR",
-        help="the marked reference solutions (default: solutions/)",
+        help="the marked reference solutions (default: the course's solutions/)",
     )
     parser.add_argument(
-        "--out", default="exercises", metavar="DIR", help="where the stubs go (default: exercises/)"
+        "--out", metavar="DIR", help="where the stubs go (default: the course's exercises/)"
     )
     parser.add_argument(
         "--check", action="store_true", help="write nothing; exit 1 listing the files that differ"
@@ -229,7 +235,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    solutions, exercises = Path(args.solutions), Path(args.out)
+    solutions = course.part(args, args.solutions, "solutions")
+    exercises = course.part(args, args.out, "exercises")
     try:
         if args.check:
             problems = differences(solutions, exercises)

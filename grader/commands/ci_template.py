@@ -1,6 +1,7 @@
 """Write a GitHub Actions workflow that grades a pushed submission.
 
     grade ci-template [--out .github/workflows/grade.yml] [--fail-under 60] [--path exercises]
+                      [--course PATH]
 
 The workflow (from `templates/github-workflow.yml.j2`) installs the
 repository (`pip install .`), runs `grade PATH --html ... --json ... --junit
@@ -8,15 +9,16 @@ repository (`pip install .`), runs `grade PATH --html ... --json ... --junit
 as the `grade-report` artifact (also when grading fails), puts the score in
 the job summary, and fails the job when the score is below the threshold
 (`grade` exits 1). `grade release` writes the same workflow into the student
-repository. `--out -` prints it instead.
+repository. `--out` is relative to the working folder, and defaults to the
+course's (`--course PATH`) `.github/workflows/grade.yml`; `--out -` prints it
+instead.
 """
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from grader.commands import shared, tree
+from grader.commands import course, shared, tree
 
 DEFAULT_FAIL_UNDER = 60.0
 DEFAULT_PYTHON = "3.11"
@@ -43,10 +45,10 @@ def workflow(
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out",
-        default=WORKFLOW,
         metavar="FILE",
-        help=f"where to write the workflow (default {WORKFLOW}; `-` prints it)",
+        help=f"where to write the workflow (default: the course's {WORKFLOW}; `-` prints it)",
     )
+    course.add_argument(parser)
     parser.add_argument(
         "--fail-under",
         type=shared.percent,
@@ -86,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out == "-":
         print(text, end="")
         return 0
-    out = Path(args.out)
+    out = course.part(args, args.out, WORKFLOW)
     if out.exists() and not args.force:
         raise shared.UsageError(f"{out} exists; pass --force to overwrite it")
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -232,11 +232,7 @@ def summary_html(students: list[Student]) -> str:
         "highest": max(percents, default=0.0),
         "statuses": dict(sorted(Counter(s.status for s in students).items())),
     }
-    env = html.environment(
-        jinja2.FileSystemLoader(
-            [str(d) for d in (tree.TEMPLATES, tree.PACKAGE / "templates") if d.is_dir()]
-        )
-    )
+    env = html.environment(jinja2.FileSystemLoader(str(tree.templates_dir())))
     return env.get_template("class-summary.html.j2").render(
         stats=stats,
         students=students,

@@ -1,7 +1,12 @@
 """Build a Gradescope autograder bundle (the zip Gradescope's "Zip file upload" takes).
 
-    grade gradescope-bundle autograder.zip [--extras frameworks] [--timeout S] [--seed N]
-                            [--require-isolation LEVEL]
+    grade gradescope-bundle autograder.zip [--only LESSONS] [--extras frameworks]
+                            [--timeout S] [--seed N] [--require-isolation LEVEL]
+                            [--course PATH]
+
+`--only 03_jit` makes the autograder of a one-lesson assignment: only that
+lesson's suite goes into the bundle, so an upload is graded (and its maximum
+counted) on that lesson file alone.
 
 The zip holds, at its root:
 - `setup.sh`: run once by Gradescope; installs the grader from the bundle into
@@ -13,8 +18,9 @@ The zip holds, at its root:
   published. It refuses to grade below `--require-isolation` (default `user`:
   student code runs as a user of its own; Gradescope runs the autograder as
   root). If grading cannot start it still writes a results file saying why;
-- the grader itself: `grader/` with the full suites, `templates/`,
-  `pyproject.toml` and a README. No solutions.
+- the grader itself, from the installed grader: `grader/` with the full
+  suites and its templates, a `pyproject.toml` (carrying the course's
+  `[tool.grade]`) and a README naming the lesson files. No solutions.
 
 `run_autograder` honours AUTOGRADER_ROOT, AUTOGRADER_PYTHON and AUTOGRADER_ARGS
 so it can be tried locally; the zip is reproducible (sorted, fixed dates).
@@ -29,7 +35,8 @@ import zipfile
 from pathlib import Path
 
 from grader import catalog
-from grader.commands import shared, tree
+from grader.commands import course, shared, tree
+from grader.reports import labels
 from grader.sandbox.isolation import Level
 
 EXECUTABLE = {"setup.sh", "run_autograder"}
@@ -38,6 +45,8 @@ README = """# Gradescope autograder: Introduction to JAX
 Built by `grade gradescope-bundle`. Upload this zip as the autograder of a
 Gradescope programming assignment; `setup.sh` installs the grader and
 `run_autograder` grades each submission.
+
+Lesson files graded ({points} points in all): {lessons}.
 """
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
@@ -47,6 +56,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--suites", metavar="DIR", help="bundle these suites (default: the grader's own)"
     )
+    parser.add_argument(
+        "--only",
+        default="",
+        metavar="NAME[,NAME...]",
+        help="bundle only these lesson files' suites: an assignment per lesson, e.g. "
+        "--only 03_jit (default: every lesson file)",
+    )
+    course.add_argument(parser)
     parser.add_argument(
         "--extras",
         default="frameworks",
@@ -82,14 +99,23 @@ def build(
     timeout: float | None = None,
     seed: int | None = None,
     require_isolation: Level = "user",
+    only: str = "",
+    course_dir: Path = Path("."),
 ) -> list[str]:
-    """Write the zip; returns its member names."""
-    catalog.exercises(suites_dir)  # refuse malformed suites now, not on Gradescope
+    """Write the zip of the suites `only` names (all when empty; `shared.UsageError` for
+    an unknown name); returns its member names."""
+    # Refuse malformed suites now, not on Gradescope.
+    specs = shared.select(catalog.exercises(suites_dir), only)
     wanted = ",".join(e.strip() for e in extras.split(",") if e.strip())
     with tempfile.TemporaryDirectory(prefix="grade-bundle-") as tmp:
         root = Path(tmp)
-        tree.copy_grader(root, tree.suite_sources(suites_dir))
-        (root / "README.md").write_text(README, encoding="utf-8")
+        suites = tree.suite_sources(suites_dir, {s.suite.name for s in specs})
+        tree.copy_grader(root, suites, course=course_dir)
+        readme = README.format(
+            points=labels.number(sum(s.max_score for s in specs)),
+            lessons=", ".join(s.filename for s in specs),
+        )
+        (root / "README.md").write_text(readme, encoding="utf-8")
         (root / "setup.sh").write_text(
             tree.render("gradescope-setup.sh.j2", extras=f"[{wanted}]" if wanted else ""),
             encoding="utf-8",
@@ -129,6 +155,8 @@ def run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             seed=args.seed,
             require_isolation=args.require_isolation,
+            only=args.only,
+            course_dir=course.root(args),
         )
     except (tree.TreeError, catalog.CatalogError) as exc:
         raise shared.UsageError(str(exc)) from None

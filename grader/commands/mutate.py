@@ -1,10 +1,11 @@
 """Measure the hidden suites' strength with mutants of the reference solutions (instructors).
 
     grade mutate [--only NAMES] [--json FILE] [--jobs N] [--limit N] [--fail-under PERCENT]
-                 [--solutions DIR] [--equivalent FILE] [--operators NAMES] [--list]
+                 [--course PATH] [--solutions DIR] [--equivalent FILE] [--operators NAMES]
+                 [--list]
 
-Each lesson file of `--solutions` (default solutions/) is mutated one small defect at
-a time (`grader.mutate.operators`: a lax loop or branch replaced by Python, a key
+Each lesson file of `--solutions` (default: the course's solutions/) is mutated one
+small defect at a time (`grader.mutate.operators`: a lax loop or branch replaced by Python, a key
 split dropped or reused, an axis or sign changed, an update or returned state
 dropped, jnp replaced by np, static_argnames removed, an off-by-one, ...). Every
 mutant is graded with the hidden suites like a student's file, and is killed when
@@ -30,16 +31,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from grader.commands import shared
+from grader.commands import course, shared
 from grader.commands.shared import UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    course.add_argument(parser)
     parser.add_argument(
         "--solutions",
-        default="solutions",
         metavar="DIR",
-        help="the reference solutions to mutate (default: solutions/)",
+        help="the reference solutions to mutate (default: the course's solutions/)",
     )
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     shared.add_jobs_option(parser, what="mutants (one warm worker each)")
@@ -98,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     from grader.mutate import equivalent, generate, report
     from grader.mutate.run import Outcome, Pool, Settings, Task, elapsed
 
-    solutions = Path(args.solutions)
+    solutions = course.part(args, args.solutions, "solutions")
     if not solutions.is_dir():
         raise UsageError(f"--solutions {solutions}: no such folder")
     if args.json:

@@ -1,11 +1,12 @@
 """Write the student repository: what students clone, with nothing they must not see.
 
-    grade release OUT [--fail-under PERCENT]
+    grade release OUT [--course PATH] [--fail-under PERCENT]
 
-OUT gets the stubs (exercises/), the grader package with the PUBLIC part of
-every suite (hidden checks, and the helpers only they used, cut out; each
-suite records how many checks and points it lost as `HIDDEN = {...}`), the
-templates, pyproject.toml, a README for students, a .gitignore and a GitHub
+OUT gets the course's stubs (exercises/), the installed grader's package with
+the PUBLIC part of every suite (hidden checks, and the helpers only they used,
+cut out; each suite records how many checks and points it lost as
+`HIDDEN = {...}`) and its templates, a pyproject.toml (see
+`grader.commands.tree`), a README for students, a .gitignore and a GitHub
 Actions workflow that grades every push. No solutions/, no tests/, no hidden
 check. Before finishing, the tree is searched for every hidden check's name,
 id and hint (unless a public check has the same hint) and for every solution
@@ -21,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from grader import catalog
-from grader.commands import assign, ci_template, public, shared, tree
+from grader.commands import assign, ci_template, course, public, shared, tree
 from grader.reports import labels
 
 MARKER_FILE = ".grade-release"  # lets --force replace an earlier release, and nothing else
@@ -36,17 +37,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "out", metavar="OUT", help="the folder to write (must not exist, or be empty)"
     )
+    course.add_argument(parser)
     parser.add_argument(
         "--solutions",
-        default="solutions",
         metavar="DIR",
-        help="the reference solutions, to check exercises/ against (default: solutions/)",
+        help="the reference solutions, to check exercises/ against "
+        "(default: the course's solutions/)",
     )
     parser.add_argument(
         "--exercises",
-        default="exercises",
         metavar="DIR",
-        help="the stubs to release (default: exercises/)",
+        help="the stubs to release (default: the course's exercises/)",
     )
     parser.add_argument(
         "--suites", metavar="DIR", help="the full suites to cut (default: the grader's own)"
@@ -137,8 +138,11 @@ def release(
     suites_dir: Path,
     fail_under: float,
     force: bool = False,
+    *,
+    course_dir: Path = Path("."),
 ) -> list[catalog.ExerciseSpec]:
-    """Write the release; returns the released (public) suites' specs."""
+    """Write the release (with the `[tool.grade]` setting of `course_dir`); returns the
+    released (public) suites' specs."""
     unsynced = assign.differences(solutions, exercises)
     if unsynced:
         raise ReleaseError(
@@ -151,7 +155,7 @@ def release(
     sources.update({name: suite.source for name, suite in cut.items()})
     _prepare(out, force)
     try:
-        tree.copy_grader(out, sources)
+        tree.copy_grader(out, sources, course=course_dir)
         shutil.copytree(exercises, out / "exercises", ignore=shutil.ignore_patterns(*tree.SKIPPED))
         released = [catalog.read_suite(out / "grader" / "suites" / name) for name in sorted(cut)]
         (out / "README.md").write_text(
@@ -178,13 +182,23 @@ def release(
 
 
 def run(args: argparse.Namespace) -> int:
-    out, solutions, exercises = Path(args.out), Path(args.solutions), Path(args.exercises)
+    out = Path(args.out)
+    solutions = course.part(args, args.solutions, "solutions")
+    exercises = course.part(args, args.exercises, "exercises")
     suites_dir = shared.suites_dir(args)
     for folder in (solutions, exercises, suites_dir):
         if not folder.is_dir():
             raise shared.UsageError(f"{folder}: no such folder")
     try:
-        released = release(out, solutions, exercises, suites_dir, args.fail_under, args.force)
+        released = release(
+            out,
+            solutions,
+            exercises,
+            suites_dir,
+            args.fail_under,
+            args.force,
+            course_dir=course.root(args),
+        )
     except (
         ReleaseError,
         public.PublicSuiteError,

@@ -217,16 +217,22 @@ def specs(args: argparse.Namespace) -> list[catalog.ExerciseSpec]:
         found = list(catalog.exercises(folder))
     except catalog.CatalogError as exc:
         raise UsageError(f"the suites in {folder} are malformed: {exc}") from None
-    if args.only:
-        wanted = [n.strip().removesuffix(".py") for n in args.only.split(",") if n.strip()]
-        names = {s.name for s in found}
-        unknown = [n for n in wanted if n not in names]
-        if unknown:
-            raise UsageError(
-                f"--only: no lesson file named {', '.join(unknown)}. Known: {', '.join(sorted(names))}"
-            )
-        found = [s for s in found if s.name in wanted]
-    return found
+    return select(found, args.only)
+
+
+def select(found: Sequence[catalog.ExerciseSpec], only: str) -> list[catalog.ExerciseSpec]:
+    """The exercises `only` names (`03_jit,ex2_per_example_grads`; all when empty), in the
+    suites' order; `UsageError` naming the unknown ones."""
+    if not only:
+        return list(found)
+    wanted = [n.strip().removesuffix(".py") for n in only.split(",") if n.strip()]
+    names = {s.name for s in found}
+    unknown = [n for n in wanted if n not in names]
+    if unknown:
+        raise UsageError(
+            f"--only: no lesson file named {', '.join(unknown)}. Known: {', '.join(sorted(names))}"
+        )
+    return [s for s in found if s.name in wanted]
 
 
 def options(args: argparse.Namespace, jobs: int = 1) -> engine.Options:

@@ -1,6 +1,6 @@
 """Check the course's invariants before students see it.
 
-    grade verify [--runs 2] [--only NAMES] [--jobs N]
+    grade verify [--course PATH] [--runs 2] [--only NAMES] [--jobs N]
 
 - every suite has a solution and a stub, every solution has a suite;
 - every exercise is worth points and every check has a hint;
@@ -9,7 +9,9 @@
   without timings is identical over `--runs` gradings;
 - every untouched stub imports cleanly and scores 0 (status not_attempted).
 
-Exit 0 when all hold, 1 with the list of violations otherwise.
+With `--only`, only the lesson files it names are looked at (their suites, solutions and
+stubs); the other files of the course are neither graded nor reported. Exit 0 when all
+hold, 1 with the list of violations otherwise.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import catalog
-from grader.commands import assign, shared
+from grader.commands import assign, course, shared
 from grader.model import Report, without_timings
 from grader.reports import labels, results
 from grader.runner import engine
@@ -28,17 +30,16 @@ from grader.runner.submission import Submission, SubmissionError, find
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    course.add_argument(parser)
     parser.add_argument(
         "--solutions",
-        default="solutions",
         metavar="DIR",
-        help="the reference solutions (default: solutions/)",
+        help="the reference solutions (default: the course's solutions/)",
     )
     parser.add_argument(
         "--exercises",
-        default="exercises",
         metavar="DIR",
-        help="the student stubs (default: exercises/)",
+        help="the student stubs (default: the course's exercises/)",
     )
     parser.add_argument(
         "--runs",
@@ -76,9 +77,10 @@ def first_difference(a: Any, b: Any, path: str = "") -> str | None:
 
 
 def static_problems(
-    specs: list[catalog.ExerciseSpec], solutions: Path, exercises: Path
+    specs: list[catalog.ExerciseSpec], solutions: Path, exercises: Path, *, selected: bool = False
 ) -> list[str]:
-    """What is wrong without grading anything: files, points, hints, sync."""
+    """What is wrong without grading anything: files, points, hints, sync. `selected`: the
+    specs are the lesson files `--only` named, and only those files are looked at."""
     problems: list[str] = []
     names = {s.name for s in specs}
     for spec in specs:
@@ -90,13 +92,14 @@ def static_problems(
         for folder in (solutions, exercises):
             if not (folder / spec.filename).is_file():
                 problems.append(f"{spec.name}: {folder / spec.filename} is missing")
-    for path in sorted(solutions.glob("*.py")):
+    for path in [] if selected else sorted(solutions.glob("*.py")):
         if path.stem not in names and not path.name.startswith("_"):
             problems.append(
                 f"{path}: no suite grades this lesson file (add grader/suites/test_{path.stem}.py)"
             )
     try:
-        problems += assign.differences(solutions, exercises)
+        only = {s.filename for s in specs} if selected else None
+        problems += assign.differences(solutions, exercises, only)
     except assign.MarkerError as exc:
         problems.append(f"the solution markers are malformed: {exc}")
     return problems
@@ -181,7 +184,8 @@ def _submission(folder: Path, specs: list[catalog.ExerciseSpec]) -> Submission:
 
 
 def run(args: argparse.Namespace) -> int:
-    solutions, exercises = Path(args.solutions), Path(args.exercises)
+    solutions = course.part(args, args.solutions, "solutions")
+    exercises = course.part(args, args.exercises, "exercises")
     for folder in (solutions, exercises):
         if not folder.is_dir():
             raise shared.UsageError(f"{folder}: no such folder")
@@ -193,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(text, flush=True)
 
-    problems = static_problems(specs, solutions, exercises)
+    problems = static_problems(specs, solutions, exercises, selected=bool(args.only))
 
     def grade(folder: Path, label: str) -> Report:
         report = engine.grade(specs, _submission(folder, specs), options)

@@ -37,7 +37,7 @@ def test_bundle_holds_setup_run_autograder_and_the_full_grader(tmp_path: Path) -
         "pyproject.toml",
         "README.md",
         "grader/cli.py",
-        "templates/report.html.j2",
+        "grader/templates/report.html.j2",
         "grader/suites/test_02_words.py",
     } <= names
     assert not any(
@@ -52,6 +52,34 @@ def test_bundle_holds_setup_run_autograder_and_the_full_grader(tmp_path: Path) -
     assert "test_total_empty_secret" in suite  # hidden checks are graded on Gradescope
     for script in (setup, run):
         subprocess.run(["bash", "-n"], input=script, text=True, check=True)
+
+
+def test_only_bundles_the_named_lessons_suites(tmp_path: Path, grade: Grade) -> None:
+    out = tmp_path / "sums.zip"
+    code, text = grade(
+        "gradescope-bundle", str(out), "--suites", str(SUITES), "--only", "01_sums", cwd=tmp_path
+    )
+    assert code == 0 and "1 suite(s)" in text, text
+    with zipfile.ZipFile(out) as bundle:
+        suites = sorted(n for n in bundle.namelist() if n.startswith("grader/suites/"))
+        readme = bundle.read("README.md").decode()
+    assert suites == ["grader/suites/__init__.py", "grader/suites/test_01_sums.py"]
+    assert "Lesson files graded (9 points in all): 01_sums.py." in readme
+    code, text = grade("gradescope-bundle", str(tmp_path / "x.zip"), "--suites", str(SUITES),
+                       "--only", "03_nope")  # fmt: skip
+    assert code == 2 and "--only: no lesson file named 03_nope" in text
+
+
+def test_the_courses_show_fixes_setting_travels_with_the_bundle(tmp_path: Path) -> None:
+    course = tmp_path / "course"
+    course.mkdir()
+    (course / "pyproject.toml").write_text("[tool.grade]\nshow_fixes = true\n")
+    out = tmp_path / "autograder.zip"
+    gradescope_bundle.build(out, SUITES, course_dir=course)
+    with zipfile.ZipFile(out) as bundle:
+        pyproject = bundle.read("pyproject.toml").decode()
+    assert pyproject.endswith("[tool.grade]\nshow_fixes = true\n")
+    assert '"grader.templates"' in pyproject and '"grader.suites"' in pyproject
 
 
 def test_required_isolation_can_be_changed(tmp_path: Path) -> None:

@@ -51,7 +51,7 @@ def test_release_holds_exercises_public_suites_grader_and_readme(
         "grader/cli.py",
         "grader/suites/__init__.py",
         "grader/suites/test_01_sums.py",
-        "templates/report.html.j2",
+        "grader/templates/report.html.j2",
         "pyproject.toml",
         "README.md",
         ".github/workflows/grade.yml",

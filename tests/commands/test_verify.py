@@ -69,6 +69,21 @@ def test_static_problems_find_missing_files_and_unsynced_stubs(course: Path) -> 
     assert any("03_extra.py: no suite grades this lesson file" in p for p in problems)
 
 
+def test_with_only_the_other_lesson_files_are_not_looked_at(course: Path) -> None:
+    words = [s for s in catalog.exercises(course / "suites") if s.name == "02_words"]
+    (course / "solutions" / "03_extra.py").write_text('def f():\n    """F."""\n')
+    (course / "exercises" / "01_sums.py").write_text("# edited, out of sync\n")
+    assert (
+        verify.static_problems(words, course / "solutions", course / "exercises", selected=True)
+        == []
+    )
+    (course / "exercises" / "02_words.py").write_text("# edited, out of sync\n")
+    problems = verify.static_problems(
+        words, course / "solutions", course / "exercises", selected=True
+    )
+    assert len(problems) == 1 and "02_words.py differs from the stub" in problems[0]
+
+
 def test_a_check_without_a_hint_is_reported(course: Path, grade: Grade) -> None:
     suite = course / "suites" / "test_02_words.py"
     suite.write_text(suite.read_text().replace('hint="Which str method upper-cases?"', 'hint=" "'))
