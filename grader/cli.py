@@ -4,6 +4,12 @@
           [--fail-under PERCENT] [--seed N] [--timeout S] [--jobs N]
           [--isolation LEVEL] [--require-isolation LEVEL] ...
     grade COMMAND ...   (see `grade --help` for the commands)
+    grade --version
+
+PATH defaults to exercises/, or to the working folder when it holds lesson files
+itself (`grade` run inside exercises/). `--json -` (or `--gradescope -`, `--junit -`)
+writes that report to standard output; the terminal report then goes to standard
+error, so the output can be piped.
 
 Exit codes: 0 a report was produced (and the score reached --fail-under),
 1 the score is below --fail-under, 2 the grader could not run (bad path or
@@ -20,6 +26,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import grader
 from grader import hints
 from grader.commands import shared
 from grader.commands.shared import UsageError
@@ -43,6 +50,7 @@ COMMANDS: dict[str, str] = {
 }
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE = 0, 1, 2
+STDOUT = Path("-")  # `--json -`: the report is written to standard output
 
 
 def grade_parser(prog: str = "grade") -> argparse.ArgumentParser:
@@ -53,14 +61,12 @@ def grade_parser(prog: str = "grade") -> argparse.ArgumentParser:
         + (", ".join(sorted(COMMANDS)) or "(none)")
         + ". `grade COMMAND --help`.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {grader.__version__}")
+    shared.add_path_argument(parser)
     parser.add_argument(
-        "path",
-        nargs="?",
-        default="exercises",
-        help="a folder of lesson files or one lesson file (default: exercises/)",
-    )
-    parser.add_argument(
-        "--json", metavar="FILE", help="write the results as JSON (schema_version 1)"
+        "--json",
+        metavar="FILE",
+        help="write the results as JSON (schema_version 1); `-`: to standard output",
     )
     parser.add_argument(
         "--html",
@@ -69,8 +75,10 @@ def grade_parser(prog: str = "grade") -> argparse.ArgumentParser:
         help="write the self-contained HTML report here (default: grade-report.html)",
     )
     parser.add_argument("--no-html", action="store_true", help="do not write the HTML report")
-    parser.add_argument("--gradescope", metavar="FILE", help="write Gradescope's results.json")
-    parser.add_argument("--junit", metavar="FILE", help="write JUnit XML")
+    parser.add_argument(
+        "--gradescope", metavar="FILE", help="write Gradescope's results.json (`-`: to stdout)"
+    )
+    parser.add_argument("--junit", metavar="FILE", help="write JUnit XML (`-`: to stdout)")
     parser.add_argument(
         "--fail-under",
         type=shared.percent,
@@ -93,7 +101,17 @@ def _outputs(args: argparse.Namespace) -> dict[str, Path]:
             outputs[kind] = Path(getattr(args, kind))
     if args.html and not args.no_html:
         outputs["html"] = Path(args.html)
+    piped = [kind for kind, path in outputs.items() if path == STDOUT]
+    if "html" in piped:
+        raise UsageError("--html -: the HTML report needs a file; give a file name")
+    if len(piped) > 1:
+        raise UsageError(
+            f"{' and '.join('--' + k + ' -' for k in piped)}: only one report can go to "
+            "standard output; give the others a file name"
+        )
     for kind, path in outputs.items():
+        if path == STDOUT:
+            continue
         parent = path.parent if str(path.parent) else Path(".")
         if not parent.is_dir():
             raise UsageError(
@@ -109,6 +127,10 @@ def write_reports(report: Report, outputs: dict[str, Path]) -> list[str]:
     errors = []
     for kind, path in outputs.items():
         module = importlib.import_module(f"grader.reports.{'results' if kind == 'json' else kind}")
+        if path == STDOUT:
+            sys.stdout.write(module.render(report))
+            sys.stdout.flush()
+            continue
         extra = {"history": history.load(Path.cwd())} if kind == "html" else {}
         try:
             module.write(report, path, **extra)
@@ -125,12 +147,11 @@ def run_grade(argv: Sequence[str]) -> int:
     from grader.reports import terminal
 
     args = grade_parser().parse_args(argv)
-    out = console.stdout(no_color=args.no_color)
-    color = console.has_color(out)
     try:
         specs = shared.specs(args)
         outputs = _outputs(args)
-        submission = find(Path(args.path), [s.name for s in specs])
+        path = shared.lessons_path(args.path, [s.name for s in specs])
+        submission = find(path, [s.name for s in specs])
         if submission.single is not None:
             specs = [s for s in specs if s.name == submission.single]
         jobs = shared.jobs(args)
@@ -140,11 +161,17 @@ def run_grade(argv: Sequence[str]) -> int:
         print(f"grade: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
+    # What people read goes to standard error when a report goes to standard output.
+    piped = STDOUT in outputs.values()
+    out = (console.stderr if piped else console.stdout)(no_color=args.no_color)
+    color = console.has_color(out)
+    human = sys.stderr if piped else sys.stdout
+    where = "the working folder" if path == Path(".") else str(path)
     if not args.quiet:
         running = min(jobs.count, len(specs))
         why = f"; {jobs.why}" if jobs.why and running == jobs.count else ""
         out.print(
-            f"Grading {_plural(len(specs), 'lesson file')} in {args.path} with "
+            f"Grading {_plural(len(specs), 'lesson file')} in {where} with "
             f"{_plural(running, 'job')} (seed {args.seed}, isolation {level}{why}) ...",
             soft_wrap=True,
         )
@@ -159,16 +186,17 @@ def run_grade(argv: Sequence[str]) -> int:
     # on fixes; then this run joins the history the HTML report charts.
     report = hints.after_grading(report, submission, suites=shared.suites_dir(args))
     history.record(report, Path.cwd())
-    print()
+    print(file=human)
     hidden = (sum(s.hidden_checks for s in specs), sum(s.hidden_points for s in specs))
     print(
         terminal.render(report, color=color, hidden_checks=hidden[0], hidden_points=hidden[1]),
         end="",
+        file=human,
     )
     errors = write_reports(report, outputs)
-    for kind, path in outputs.items():
-        if not args.quiet and not any(str(path) in e for e in errors):
-            print(f"{kind} report: {path}")
+    for kind, target in outputs.items():
+        if not args.quiet and target != STDOUT and not any(str(target) in e for e in errors):
+            print(f"{kind} report: {target}", file=human)
     for error in errors:
         print(f"grade: error: {error}", file=sys.stderr)
     if errors:

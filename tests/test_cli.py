@@ -124,6 +124,57 @@ def test_single_file_and_determinism(tmp_path: Path) -> None:
     assert [e["name"] for e in a["exercises"]] == ["demo"]
 
 
+# -- small things: --version, reports to standard output, grading from inside exercises/ -----
+
+
+def test_version_is_the_packages(tmp_path: Path) -> None:
+    import grader
+
+    proc = grade("--version", cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout == f"grade {grader.__version__}\n"
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert pyproject["project"]["version"] == grader.__version__
+
+
+@pytest.mark.slow
+def test_json_dash_writes_the_results_to_standard_output(tmp_path: Path) -> None:
+    proc = grade(str(HERE / "demo_good"), "--json", "-", "--no-html", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)  # nothing else on standard output
+    assert (doc["score"], doc["max_score"]) == (4.0, 4.0)
+    assert "Total 4/4" in proc.stderr  # what people read: on standard error
+    assert not (tmp_path / "-").exists()
+
+
+def test_only_one_report_goes_to_standard_output(tmp_path: Path) -> None:
+    proc = grade(str(HERE / "demo_good"), "--json", "-", "--junit", "-", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "--json - and --junit -: only one report can go to standard output" in proc.stderr
+    proc = grade(str(HERE / "demo_good"), "--html", "-", cwd=tmp_path)
+    assert proc.returncode == 2 and "the HTML report needs a file" in proc.stderr
+
+
+@pytest.mark.slow
+def test_grade_inside_exercises_grades_that_folder(tmp_path: Path) -> None:
+    exercises = tmp_path / "exercises"
+    exercises.mkdir()
+    (exercises / "demo.py").write_text((HERE / "demo_good" / "demo.py").read_text())
+    proc = grade("--no-html", cwd=exercises)
+    assert proc.returncode == 0, proc.stderr
+    assert "Grading 1 lesson file in the working folder" in proc.stdout
+    assert "Total 4/4" in proc.stdout
+    # From the course folder, exercises/ is still the default.
+    proc = grade("--no-html", "--json", "r.json", cwd=tmp_path)
+    assert proc.returncode == 0 and "Grading 1 lesson file in exercises" in proc.stdout
+
+
+def test_a_folder_without_exercises_nor_lesson_files_says_so(tmp_path: Path) -> None:
+    proc = grade(cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "exercises does not exist" in proc.stderr
+
+
 # -- isolation: forced, required, and what this machine allows ------------------------------
 
 

@@ -20,13 +20,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from grader import catalog
 from grader.runner import engine
+from grader.runner.submission import LESSON_SUFFIXES
 from grader.sandbox import isolation
 from grader.sandbox.isolation import Isolation, Level
 
@@ -202,6 +203,33 @@ def add_grading_options(parser: argparse.ArgumentParser, *, require: Level = "ba
         "strongest this machine allows. Asking for more than it allows is an error",
     )
     add_isolation_option(parser, require=require)
+
+
+DEFAULT_LESSONS = "exercises"
+
+
+def add_path_argument(parser: argparse.ArgumentParser) -> None:
+    """The lesson files to grade, a folder or one file (default: `lessons_path`)."""
+    parser.add_argument(
+        "path",
+        nargs="?",
+        help=f"a folder of lesson files or one lesson file (default: {DEFAULT_LESSONS}/, or "
+        "the working folder when it holds lesson files itself)",
+    )
+
+
+def lessons_path(given: str | None, lessons: Iterable[str]) -> Path:
+    """What to grade: the path `given`; else `exercises/` of the working folder; else the
+    working folder itself when it holds a lesson file (`grade` run inside exercises/)."""
+    if given is not None:
+        return Path(given)
+    default = Path(DEFAULT_LESSONS)
+    here = Path(".")
+    if not default.is_dir() and any(
+        (here / f"{name}{suffix}").is_file() for name in lessons for suffix in LESSON_SUFFIXES
+    ):
+        return here
+    return default  # `find` says what is missing
 
 
 def suites_dir(args: argparse.Namespace) -> Path:

@@ -51,19 +51,14 @@ QUIT_KEYS = frozenset("qQ")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "path",
-        nargs="?",
-        default="exercises",
-        help="a folder of lesson files or one lesson file (default: exercises/)",
-    )
+    shared.add_path_argument(parser)
     parser.add_argument("--no-color", action="store_true", help="plain text output")
     shared.add_grading_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     specs = shared.specs(args)
-    path = Path(args.path)
+    path = shared.lessons_path(args.path, [s.name for s in specs])
     try:
         submission = find(path, [s.name for s in specs])
     except SubmissionError as exc:
