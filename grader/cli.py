@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -53,12 +54,18 @@ EXIT_OK, EXIT_BELOW, EXIT_USAGE = 0, 1, 2
 STDOUT = Path("-")  # `--json -`: the report is written to standard output
 
 
+def installed(command: str) -> bool:
+    """Whether this grader has the command: a student repository (`grade release`) holds
+    only the students' commands."""
+    return importlib.util.find_spec(COMMANDS[command]) is not None
+
+
 def grade_parser(prog: str = "grade") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Grade lesson files of the 'Introduction to JAX' lesson with the hidden checks.",
         epilog="Commands: "
-        + (", ".join(sorted(COMMANDS)) or "(none)")
+        + (", ".join(sorted(c for c in COMMANDS if installed(c))) or "(none)")
         + ". `grade COMMAND --help`.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {grader.__version__}")
@@ -212,6 +219,13 @@ def run_grade(argv: Sequence[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in COMMANDS and not installed(argv[0]):
+        print(
+            f"grade {argv[0]}: error: an instructor's command, left out of this student "
+            "repository; run it where the course is written, with the full grader",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     if argv and argv[0] in COMMANDS:
         module = importlib.import_module(COMMANDS[argv[0]])
         parser = argparse.ArgumentParser(

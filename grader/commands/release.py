@@ -7,7 +7,10 @@ the PUBLIC part of every suite (hidden checks, and the helpers only they used,
 cut out; each suite records how many checks and points it lost as
 `HIDDEN = {...}`) and its templates, a pyproject.toml (see
 `grader.commands.tree`), a README for students, a .gitignore and a GitHub
-Actions workflow that grades every push. No solutions/, no tests/, no hidden
+Actions workflow that grades every push. The instructor's part of the grader
+stays out: the commands only instructors run (all but `grade`, `watch`, `hint`
+and `notebooks`), `grader/mutate/` (its `equivalent.toml` describes the
+solutions) and the templates of what instructors write. No solutions/, no tests/, no hidden
 check. Before finishing, the tree is searched for every hidden check's name,
 id and hint (unless a public check has the same hint) and for every solution
 body; any hit is an error and OUT is removed. (A hidden check's message is made
@@ -21,10 +24,14 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader import catalog
+from grader import catalog, hints
 from grader.commands import assign, ci_template, course, public, shared, tree
 from grader.reports import labels
 
+# What students run: every other module of grader/commands/ is the instructor's.
+STUDENT_COMMANDS = ("__init__.py", "shared.py", "watch.py", "hint.py", "notebooks.py")
+STUDENT_TEMPLATES = ("report.html.j2",)
+INSTRUCTOR_PACKAGES = ("mutate",)  # grade mutate, and its list of equivalent mutants
 MARKER_FILE = ".grade-release"  # lets --force replace an earlier release, and nothing else
 GITIGNORE = "__pycache__/\n*.pyc\n.venv/\n.grade/\ngrade-report.html\nresults.json\njunit.xml\n"
 
@@ -92,10 +99,31 @@ def hidden_hints(specs: Sequence[catalog.ExerciseSpec]) -> list[str]:
     )
 
 
+def instructor_only() -> list[str]:
+    """The grader's modules and packages (relative to the package) students do not get."""
+    commands = sorted(p.name for p in (tree.PACKAGE / "commands").glob("*.py"))
+    return [f"commands/{n}" for n in commands if n not in STUDENT_COMMANDS] + list(
+        INSTRUCTOR_PACKAGES
+    )
+
+
+def equivalent_texts() -> list[str]:
+    """Every id and reason of `grade mutate`'s equivalent mutants: text no release may hold."""
+    from grader.mutate import equivalent
+
+    listed = equivalent.load()
+    return sorted({text for table in listed.values() for item in table.items() for text in item})
+
+
 def leaks(
-    out: Path, hidden: list[str], bodies: list[tuple[str, str]], hints: Sequence[str] = ()
+    out: Path,
+    hidden: list[str],
+    bodies: list[tuple[str, str]],
+    hints: Sequence[str] = (),
+    instructor_texts: Sequence[str] = (),
 ) -> list[str]:
-    """Every file in `out` that holds a hidden check's name, id or hint, a marker or a solution body."""
+    """Every file in `out` that holds a hidden check's name, id or hint, a marker, a solution
+    body or a text of the instructor's (`instructor_texts`)."""
     problems = []
     for path in sorted(p for p in out.rglob("*") if p.is_file()):
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -103,6 +131,9 @@ def leaks(
         rel = path.relative_to(out)
         problems += [f"{rel} mentions the hidden check {h!r}" for h in hidden if h in text]
         problems += [f"{rel} holds the hint of a hidden check: {h!r}" for h in hints if h in text]
+        problems += [
+            f"{rel} holds the instructor's text {t[:60]!r}" for t in instructor_texts if t in text
+        ]
         problems += [
             f"{rel} holds the solution block of {where}"
             for where, body in bodies
@@ -155,11 +186,22 @@ def release(
     sources.update({name: suite.source for name, suite in cut.items()})
     _prepare(out, force)
     try:
-        tree.copy_grader(out, sources, course=course_dir)
+        tree.copy_grader(
+            out,
+            sources,
+            course=course_dir,
+            leave_out=instructor_only(),
+            templates=STUDENT_TEMPLATES,
+        )
         shutil.copytree(exercises, out / "exercises", ignore=shutil.ignore_patterns(*tree.SKIPPED))
         released = [catalog.read_suite(out / "grader" / "suites" / name) for name in sorted(cut)]
         (out / "README.md").write_text(
-            tree.render("student-readme.md.j2", exercises=released, fail_under=fail_under),
+            tree.render(
+                "student-readme.md.j2",
+                exercises=released,
+                fail_under=fail_under,
+                show_fixes=hints.show_fixes(course_dir),
+            ),
             encoding="utf-8",
         )
         workflow = out / ".github" / "workflows" / "grade.yml"
@@ -167,7 +209,9 @@ def release(
         workflow.write_text(ci_template.workflow(fail_under=fail_under), encoding="utf-8")
         (out / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
         hidden = [x for s in cut.values() for x in (*s.hidden_ids, *s.hidden_names)]
-        problems = leaks(out, hidden, solution_bodies(solutions), hidden_hints(full))
+        problems = leaks(
+            out, hidden, solution_bodies(solutions), hidden_hints(full), equivalent_texts()
+        )
         if problems:
             raise ReleaseError(
                 "the release would reveal what students must not see:\n  " + "\n  ".join(problems)
@@ -205,6 +249,7 @@ def run(args: argparse.Namespace) -> int:
         assign.MarkerError,
         tree.TreeError,
         catalog.CatalogError,
+        hints.SettingError,
     ) as exc:
         raise shared.UsageError(str(exc)) from None
     public_checks = sum(len(s.checks) for s in released)

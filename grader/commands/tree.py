@@ -143,16 +143,21 @@ def pyproject(dest: Path, show_fixes: hints.ShowFixes) -> str:
 
 
 def copy_grader(
-    dest: Path, suites: dict[str, str], *, course: Path, leave_out: Iterable[str] = ()
+    dest: Path,
+    suites: dict[str, str],
+    *,
+    course: Path,
+    leave_out: Iterable[str] = (),
+    templates: Collection[str] | None = None,
 ) -> None:
     """The grader's package (its suites replaced by `suites`, file name -> source; the paths
-    in `leave_out`, relative to the package, left out), its templates and a `pyproject.toml`
-    carrying the `[tool.grade]` setting of `course` into `dest`."""
+    in `leave_out`, relative to the package, left out), its templates (those named in
+    `templates`, or all) and a `pyproject.toml` carrying the `[tool.grade]` setting of
+    `course` into `dest`."""
     try:
         setting = hints.show_fixes(course)
     except hints.SettingError as exc:
         raise TreeError(str(exc)) from None
-    templates = templates_dir()
     left_out = {PACKAGE / p for p in leave_out}
 
     def ignore(folder: str, names: list[str]) -> set[str]:
@@ -170,9 +175,10 @@ def copy_grader(
     )
     for name, text in sorted(suites.items()):
         (suites_dir / name).write_text(text, encoding="utf-8")
-    shutil.copytree(
-        templates, dest / "grader" / "templates", ignore=shutil.ignore_patterns(*SKIPPED)
-    )
+    (dest / "grader" / "templates").mkdir()
+    for template in sorted(templates_dir().glob("*.j2")):
+        if templates is None or template.name in templates:
+            shutil.copyfile(template, dest / "grader" / "templates" / template.name)
     (dest / "pyproject.toml").write_text(pyproject(dest, setting), encoding="utf-8")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ from conftest import ROOT
 
 from grader import catalog
 from grader.commands import assign
+from grader.commands import release as release_command
 
 Grade = Callable[..., tuple[int, str]]
 HIDDEN_IDS = ("test_total_empty_secret", "test_shout_blank_secret")
@@ -107,7 +109,13 @@ def test_no_hidden_checks_name_id_message_or_hint_is_released(
     )
     results = tmp_path / "results.json"
     code, text = grade(
-        str(wrong), "--suites", str(course / "suites"), "--json", str(results), "--no-html"
+        str(wrong),
+        "--suites",
+        str(course / "suites"),
+        "--json",
+        str(results),
+        "--no-html",
+        cwd=tmp_path,  # grading state (.grade/) goes to the working folder: this test's own
     )
     assert code == 0, text
     doc = json.loads(results.read_text())
@@ -182,6 +190,76 @@ def test_a_leak_stops_the_release_and_leaves_nothing(
     assert not out.exists()
 
 
+def grader_imports(out: Path) -> list[tuple[str, str, list[str]]]:
+    """(file, module, names) of every `import grader...` / `from grader... import` in out."""
+    found = []
+    for path in sorted((out / "grader").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            rel = str(path.relative_to(out))
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                if node.module.split(".")[0] == "grader":
+                    found.append((rel, node.module, [a.name for a in node.names]))
+            elif isinstance(node, ast.Import):
+                found += [(rel, a.name, []) for a in node.names if a.name.split(".")[0] == "grader"]
+    return found
+
+
+def missing_imports(out: Path) -> list[str]:
+    """The imports of the released grader that the release cannot satisfy."""
+    problems = []
+    for rel, module, names in grader_imports(out):
+        place = out.joinpath(*module.split("."))
+        if place.is_dir():
+            init = (place / "__init__.py").read_text() if (place / "__init__.py").is_file() else ""
+            problems += [
+                f"{rel}: from {module} import {n}"
+                for n in names
+                if not (place / f"{n}.py").is_file() and not (place / n).is_dir() and n not in init
+            ]
+        elif not place.with_suffix(".py").is_file():
+            problems.append(f"{rel}: {module}")
+    return problems
+
+
+def test_the_release_leaves_the_instructors_part_out(
+    course: Path, grade: Grade, tmp_path: Path
+) -> None:
+    out = tmp_path / "student-repo"
+    assert release(grade, course, out)[0] == 0
+    commands = sorted(p.name for p in (out / "grader" / "commands").glob("*.py"))
+    assert commands == ["__init__.py", "hint.py", "notebooks.py", "shared.py", "watch.py"]
+    assert not (out / "grader" / "mutate").exists()
+    assert [p.name for p in (out / "grader" / "templates").iterdir()] == ["report.html.j2"]
+    assert missing_imports(out) == []  # what students run imports nothing left out
+    readme = (out / "README.md").read_text()
+    for loop in ("grade watch", "grade hint 03_jit", "grade notebooks"):
+        assert loop in readme, loop
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    for argv, code, said in (
+        (["assign"], 2, "grade assign: error: an instructor's command, left out of this student"),
+        (["--help"], 0, "Commands: hint, notebooks, watch."),
+    ):
+        proc = subprocess.run([sys.executable, "-m", "grader", *argv], cwd=out, env=env,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert proc.returncode == code and said in proc.stdout + proc.stderr, proc.stderr
+
+
+def test_an_instructors_text_stops_the_release(
+    course: Path, grade: Grade, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reason = "upper() of an empty word is the empty word"  # as equivalent.toml words them
+    stub = course / "suites" / "test_02_words.py"
+    stub.write_text(stub.read_text() + f"# {reason}\n")
+    monkeypatch.setattr(release_command, "equivalent_texts", lambda: [reason])
+    out = tmp_path / "student-repo"
+    code, text = release(grade, course, out)
+    assert (
+        code == 2
+        and f"grader/suites/test_02_words.py holds the instructor's text {reason!r}" in text
+    )
+    assert not out.exists()
+
+
 def test_an_existing_folder_is_only_replaced_when_it_is_an_earlier_release(
     course: Path, grade: Grade, tmp_path: Path
 ) -> None:
@@ -216,6 +294,10 @@ def test_the_real_course_releases_without_hidden_checks(grade: Grade, tmp_path: 
         assert check.id not in text and check.name not in text, check.id
         assert check.hint in public_hints or check.hint not in text, check.id
     assert not (out / "solutions").exists()
+    equivalent = release_command.equivalent_texts()
+    assert len(equivalent) > 50  # every id and reason of grade mutate's equivalent.toml
+    assert [t for t in equivalent if t in text] == []
+    assert missing_imports(out) == []
 
 
 @pytest.mark.slow
