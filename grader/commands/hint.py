@@ -6,8 +6,9 @@
     grade hint 03_jit test_running_sum_scan  that check (its id or its name)
 
 A check's help has up to three levels: the question (shown with every failure), a
-nudge, then the fix. Each call shows what was revealed so far and one level more,
-and stops at the last. What you revealed is remembered in `.grade/hints.json` of the
+nudge, then the fix. Each call shows what was revealed so far and one level more;
+once a check's help is all shown, `grade hint` (without a check) moves on to the next
+failing check that has help left, and a named check stops at its last level. What you revealed is remembered in `.grade/hints.json` of the
 working folder and counted in the results (`hints_revealed`): your instructor sees it.
 Your course may never show fixes (`[tool.grade] show_fixes = false` in its
 pyproject.toml): hints then stop at the nudge. Run `grade` first: hints are for the
@@ -17,6 +18,7 @@ checks of the last grading of the lesson in this folder.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
 
 from rich.text import Text
@@ -66,11 +68,25 @@ def failing(exercise: ExerciseResult) -> list[CheckResult]:
     ]
 
 
-def choose(exercise: ExerciseResult, wanted: str) -> CheckResult | None:
-    """The check to help with: `wanted` (id or name), or the first failing one."""
+def has_more(check: CheckResult, seen: int, setting: hints.ShowFixes) -> bool:
+    """Whether `check` has a level of help beyond the `seen` one."""
+    return any(level.number > seen for level in hints.levels(check, setting))
+
+
+def choose(
+    exercise: ExerciseResult,
+    wanted: str,
+    revealed: Mapping[str, int] | None = None,
+    setting: hints.ShowFixes = hints.DEFAULT_SHOW_FIXES,
+) -> CheckResult | None:
+    """The check to help with: `wanted` (id or name); else the first failing one with help
+    left to reveal (`revealed`: check id -> level seen), so that the ladder moves on once a
+    check's help is all shown; else the first failing one."""
     if not wanted:
         found = failing(exercise)
-        return found[0] if found else None
+        seen = revealed or {}
+        fresh = [c for c in found if has_more(c, seen.get(c.id, hints.QUESTION), setting)]
+        return next(iter(fresh or found), None)
     for check in exercise.checks:
         if wanted in (check.id, f"test_{wanted}", check.name):
             return check
@@ -78,27 +94,34 @@ def choose(exercise: ExerciseResult, wanted: str) -> CheckResult | None:
     raise shared.UsageError(f"{exercise.name} has no check {wanted!r}. Its failing checks: {known}")
 
 
-def first_failing_lesson(folder: Path) -> str:
-    """The first lesson (catalog order) whose last grading has a check that needs help."""
+def first_failing_lesson(folder: Path, setting: hints.ShowFixes) -> str:
+    """The first lesson (catalog order) whose last grading has a failing check with help
+    left to reveal; else the first with a failing check."""
     graded = hints.last_lessons(folder)
     if not graded:
         raise shared.UsageError(
             "no grading in this folder yet: run `grade` first, then ask for a hint"
         )
+    revealed = hints.load_revealed(folder)
+    with_failures = []
     for lesson in graded:
         exercise = hints.last_result(folder, lesson)
-        if exercise is not None and failing(exercise):
+        if exercise is None or not failing(exercise):
+            continue
+        seen = revealed.get(lesson, {})
+        if any(has_more(c, seen.get(c.id, hints.QUESTION), setting) for c in failing(exercise)):
             return lesson
-    return graded[0]
+        with_failures.append(lesson)
+    return (with_failures or graded)[0]
 
 
 def run(args: argparse.Namespace) -> int:
     folder = Path.cwd()
-    lesson = lesson_name(args.lesson) if args.lesson else first_failing_lesson(folder)
     try:
         setting = hints.show_fixes(folder)
     except hints.SettingError as exc:
         raise shared.UsageError(str(exc)) from None
+    lesson = lesson_name(args.lesson) if args.lesson else first_failing_lesson(folder, setting)
     exercise = hints.last_result(folder, lesson)
     if exercise is None:
         raise shared.UsageError(
@@ -107,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
         )
     exercise = controls.visible_in(exercise)
     out = console.stdout(no_color=args.no_color)
-    check = choose(exercise, args.check)
+    revealed = hints.load_revealed(folder).get(lesson, {})
+    check = choose(exercise, args.check, revealed, setting)
     if check is None:
         out.print(_no_check(exercise), soft_wrap=True)
         return 0
@@ -117,14 +141,30 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     available = hints.levels(check, setting)
-    seen = hints.load_revealed(folder).get(lesson, {}).get(check.id, hints.QUESTION)
+    seen = revealed.get(check.id, hints.QUESTION)
     new = next((level for level in available if level.number > seen), None)
     if new is not None:
         hints.save_revealed(folder, lesson, check.id, new.number)
         seen = new.number
+    problems = failing(exercise)
+    done = [] if args.check else problems[: problems.index(check)]
+    if done:
+        out.print(
+            f"All the help for {', '.join(f'`{c.name}`' for c in done)} is shown "
+            f"(`grade hint {lesson} {done[-1].id}` shows it again); the next failing check:",
+            soft_wrap=True,
+        )
     for line in _account(exercise, check, [lv for lv in available if lv.number <= seen]):
         out.print(line, soft_wrap=True)
-    out.print(_footer(lesson, check, available, seen, new is not None, setting), soft_wrap=True)
+    after = [
+        c
+        for c in problems
+        if c is not check and has_more(c, revealed.get(c.id, hints.QUESTION), setting)
+    ]
+    footer = _footer(lesson, check, available, seen, new is not None, setting)
+    if not any(level.number > seen for level in available) and after:
+        footer += f" `grade hint {lesson}` again moves on to `{after[0].name}`."
+    out.print(footer, soft_wrap=True)
     return 0
 
 

@@ -77,13 +77,37 @@ def test_each_call_reveals_one_level_and_stops_at_the_last(tmp_path: Path, hint:
     assert "No more help" not in text
     assert hints.load_revealed(tmp_path) == {"03_jit": {"test_running_sum_scan": 2}}
 
-    code, text = hint("03_jit")  # nothing more to reveal: said, not counted again
+    code, text = hint("03_jit", "test_running_sum_scan")  # by id: nothing more to reveal
     assert code == 0 and "No more help" in text and f"fix (3/3): {FIX}" in text
     assert hints.load_revealed(tmp_path) == {"03_jit": {"test_running_sum_scan": 2}}
 
     code, text = hint("03_jit", "test_newton")  # another check, by id
     assert "nudge (2/3): other nudge" in text and "other fix" not in text
     assert hints.load_revealed(tmp_path)["03_jit"]["test_newton"] == 1
+
+
+def test_the_ladder_moves_on_to_the_next_failing_check(tmp_path: Path, hint: Hint) -> None:
+    _graded(
+        tmp_path,
+        _check("test_running_sum_scan", nudge=NUDGE, fix=FIX),
+        _check("test_newton", nudge="other nudge", fix="other fix"),
+    )
+    assert f"nudge (2/3): {NUDGE}" in hint("03_jit")[1]
+    _, text = hint("03_jit")
+    assert f"fix (3/3): {FIX}" in text
+    assert "that is all the help for `running sum scan`. `grade hint 03_jit` again moves on to " \
+        "`newton`." in text  # fmt: skip
+    _, text = hint("03_jit")  # not "No more help": the next failing check's next level
+    assert text.startswith("All the help for `running sum scan` is shown (`grade hint 03_jit "
+                           "test_running_sum_scan` shows it again); the next failing check:")  # fmt: skip
+    assert "03_jit > newton (0/1)" in text and "nudge (2/3): other nudge" in text
+    assert FIX not in text
+    hint("03_jit")
+    _, text = hint()  # every level of every failing check shown: the first one, once more
+    assert "03_jit > running sum scan" in text and "No more help" in text
+    assert hints.load_revealed(tmp_path) == {
+        "03_jit": {"test_running_sum_scan": 2, "test_newton": 2}
+    }
 
 
 def test_a_course_without_fixes_stops_at_the_nudge(tmp_path: Path, hint: Hint) -> None:
