@@ -11,6 +11,10 @@
 - `timing`     step functions with known timing, to judge a student's timer
 - `files`      files student code wrote: listed, written or damaged in the sandbox (probes)
 
+`diagnose` is not a kind: it confirms a failure's likely cause against the observed numbers
+(ddof=1, a batch-size factor, a flipped update, a transpose, another axis, a shift, None
+from an unwritten body) before a message names it.
+
 Every check is a plain function `assert_*` that raises `failure.CheckFailure`
 (what was checked / expected / observed / likely cause / fix). The modules import
 JAX; this package file does not, so `grader.checks.failure` stays cheap to import.

@@ -13,7 +13,7 @@ named as such.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,7 @@ import chex
 import jax
 import numpy as np
 
-from grader.checks import _calls, _format
+from grader.checks import _calls, _format, diagnose
 from grader.checks.failure import fail
 
 _KINDS = {"f": "floating", "i": "integer", "u": "integer", "b": "bool", "c": "complex"}
@@ -71,7 +71,9 @@ def structure_difference(actual: Any, expected: Any) -> Difference | None:
     if a_def == e_def:  # type: ignore[operator]
         return None
     cause = "the result is not the same kind of container (tuple, list, dict keys, nesting)"
-    if isinstance(expected, tuple) and isinstance(actual, list):
+    if actual is None:
+        cause = diagnose.NOT_WRITTEN
+    elif isinstance(expected, tuple) and isinstance(actual, list):
         cause = "a list was returned where a tuple is expected"
     elif isinstance(expected, dict) and isinstance(actual, dict) and set(actual) != set(expected):
         missing = sorted(map(str, set(expected) - set(actual)))
@@ -167,8 +169,11 @@ def assert_close(
     atol: float = 1e-6,
     cause: str = "",
     fix: str = "",
+    diagnostics: Sequence[diagnose.Diagnostic] = (),
 ) -> None:
-    """`actual` equals `expected` leaf by leaf (structure, shape, dtype kind, values)."""
+    """`actual` equals `expected` leaf by leaf (structure, shape, dtype kind, values).
+    Without a `cause`, the first of `diagnostics` that the values confirm names one
+    (`grader.checks.diagnose`); when none does, the failure only shows the difference."""
     __tracebackhide__ = True
     found = difference(actual, expected, rtol=rtol, atol=atol)
     if found is None:  # chex agrees on array leaves (it shares our tolerance rule)
@@ -179,7 +184,7 @@ def assert_close(
             f"values of {what}",
             expected=found.expected,
             observed=found.observed,
-            cause=cause or found.cause,
+            cause=cause or diagnose.first(actual, expected, *diagnostics) or found.cause,
             fix=fix,
         )
 
@@ -252,12 +257,14 @@ class _Mismatch(AssertionError):
         text: Difference | None,
         exc: BaseException | None,
         expected_out: Any,
+        actual_out: Any = None,
     ) -> None:
         super().__init__("mismatch")
         self.args_ = args
         self.text = text
         self.exc = exc
         self.expected_out = expected_out
+        self.actual_out = actual_out
 
 
 def assert_matches_reference(
@@ -272,10 +279,12 @@ def assert_matches_reference(
     seed: int | None = None,
     cause: str = "",
     fix: str = "",
+    diagnostics: Callable[[tuple[Any, ...]], Sequence[diagnose.Diagnostic]] | None = None,
 ) -> int:
     """Search inputs drawn from `strategy` (a Hypothesis strategy of argument tuples) for
     one where `fn` and `reference` differ; fail with the smallest such input (shrunk).
-    Returns the number of examples tried."""
+    Without a `cause`, `diagnostics(args)` gives the diagnostics tried on that input's
+    values (`grader.checks.diagnose`). Returns the number of examples tried."""
     __tracebackhide__ = True
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
@@ -293,7 +302,7 @@ def assert_matches_reference(
             raise _Mismatch(args, None, exc, expected_out) from exc
         found = difference(actual, expected_out, rtol=rtol, atol=atol)
         if found is not None:
-            raise _Mismatch(args, found, None, expected_out)
+            raise _Mismatch(args, found, None, expected_out, actual)
 
     test: Any = given(strategy)(run)  # type: ignore[no-untyped-call]
     test = settings(
@@ -311,6 +320,8 @@ def assert_matches_reference(
     try:
         test()
     except _Mismatch as found:
+        if not cause and found.exc is None and diagnostics is not None:
+            cause = diagnose.first(found.actual_out, found.expected_out, *diagnostics(found.args_))
         raise _search_failure(fn, what, found, cause, fix) from (found.exc or None)
     return tried[0]
 

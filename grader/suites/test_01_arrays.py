@@ -5,7 +5,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from grader.checks import jit, purity, values
+from grader.checks import diagnose, jit, purity, values
 from grader.checks.failure import CheckFailure, fail
 from grader.sandbox.client import SandboxGone, StudentError
 from grader.suite import check
@@ -38,10 +38,34 @@ def _ref_add_at(x, indices, values_):
     return out
 
 
-def _ref_standardize(x, axis=0):
+def _ref_standardize(x, axis=0, ddof=0, keepdims=True):
+    """ddof=1 and keepdims=False give what those two mistakes compute (for diagnoses)."""
     x = np.asarray(x, dtype=np.float64)
-    centred = x - x.mean(axis=axis, keepdims=True)
-    return centred / (x.std(axis=axis, keepdims=True) + 1e-8)
+    mean = x.mean(axis=axis, keepdims=keepdims)
+    return (x - mean) / (x.std(axis=axis, ddof=ddof, keepdims=keepdims) + 1e-8)
+
+
+def _standardize_diagnostics(x, axis=0):
+    """The mistakes standardize(x, axis) can be confirmed to have made on x."""
+    x = np.asarray(x)
+    found = [
+        diagnose.sample_std(x.shape[axis]),
+        diagnose.other_axis(lambda a: _ref_standardize(x, a), axis, x.ndim),
+    ]
+    try:
+        flat = _ref_standardize(x, axis, keepdims=False)  # the reduced stats broadcast as they fall
+    except ValueError:
+        return found  # they do not broadcast: that mistake raises instead
+    found.append(
+        diagnose.matches(
+            flat,
+            "the values are what the statistics give without `keepdims=True`: reduced to "
+            f"shape {np.delete(np.array(x.shape), axis).tolist()}, they broadcast against the "
+            "wrong axis of x",
+            kind="keepdims",
+        )
+    )
+    return found
 
 
 # -- generated inputs -------------------------------------------------------------
@@ -243,6 +267,7 @@ def test_standardize_values(student, seed):
         **FLOAT32,
         max_examples=20,
         seed=seed,
+        diagnostics=lambda args: _standardize_diagnostics(args[0]),
         fix="`(x - jnp.mean(x, axis=axis, keepdims=True)) / (jnp.std(x, axis=axis, keepdims=True) + 1e-8)`",
     )
 
@@ -276,15 +301,15 @@ def test_standardize_other_axes(student):
                 cause="the reduced statistics do not broadcast against x",
                 fix="reduce with `keepdims=True` so the mean and std keep a size-1 axis",
             ) from None
-        try:
-            values.assert_close(got, _ref_standardize(x, axis), what=what, **FLOAT32)
-        except CheckFailure as failure:
-            raise with_cause(
-                failure,
-                cause="without `keepdims=True` the (rows,) statistics broadcast along the wrong axis "
-                "(for a square x silently)",
-                fix="reduce with `keepdims=True`",
-            ) from None
+        values.assert_close(
+            got,
+            _ref_standardize(x, axis),
+            what=what,
+            **FLOAT32,
+            diagnostics=_standardize_diagnostics(x, axis),
+            fix="`(x - jnp.mean(x, axis=axis, keepdims=True)) / (jnp.std(x, axis=axis, "
+            "keepdims=True) + 1e-8)`",
+        )
 
 
 @check(

@@ -15,7 +15,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from grader.checks import _calls, jit, purity, values, vmap
+from grader.checks import _calls, diagnose, jit, purity, values, vmap
 from grader.checks.failure import CheckFailure, fail
 from grader.sandbox import client
 from grader.sandbox.client import SandboxGone, StudentError
@@ -369,6 +369,18 @@ def _regression(draw):
     return jax.device_put(w), jax.device_put(x), jax.device_put(y)
 
 
+def _mse_diagnostics(args):
+    """A sum over the rows where the spec's loss takes their mean: the loss, the gradient or
+    both are len(y) times too large."""
+    n = int(np.shape(args[2])[0])
+    rows = diagnose.batch_scale(n, what="the rows of x")
+    return (
+        rows,
+        lambda got, want: rows(got[0], want[0]),  # the loss alone
+        lambda got, want: rows(got[1], want[1]),  # the gradient alone
+    )
+
+
 @check(
     "mse_value_and_grad returns (loss, dloss/dw)",
     points=2,
@@ -382,6 +394,7 @@ def test_mse_values(student, seed):
         what="mse_value_and_grad(w, x, y)",
         max_examples=25,
         seed=seed,
+        diagnostics=_mse_diagnostics,
         fix="define `loss(w) = jnp.mean((x @ w - y) ** 2)` and return `jax.value_and_grad(loss)(w)`",
     )
 

@@ -12,7 +12,7 @@ import jax
 import numpy as np
 from hypothesis import strategies as st
 
-from grader.checks import growth, jit, primitives, purity, traces, values
+from grader.checks import diagnose, growth, jit, primitives, purity, traces, values
 from grader.checks.failure import fail
 from grader.suite import check
 from grader.suites._shared import compiled, score_cases
@@ -121,6 +121,16 @@ def test_piecewise_cond(student):
     hint="What should partial_sums[0] be, and how does total relate to partial_sums?",
 )
 def test_running_sum_values(student):
+    # one fixed series first: long enough for an off-by-one shift to show as one
+    xs = _f32([3.0, -1.0, 4.0, 1.0, -5.0, 9.0])
+    values.assert_close(
+        student.running_sum(xs),
+        _ref_running_sum(xs),
+        what="running_sum([3., -1., 4., 1., -5., 9.])",
+        **SUM_TOL,
+        diagnostics=(lambda got, want: diagnose.shifted(got[1], want[1]),),
+        fix=_SCAN_FIX,
+    )
     values.assert_matches_reference(
         compiled(student.running_sum),
         _ref_running_sum,

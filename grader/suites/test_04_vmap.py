@@ -13,7 +13,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from grader.checks import growth, jit, purity, values, vmap
+from grader.checks import diagnose, growth, jit, purity, values, vmap
 from grader.checks.failure import CheckFailure, fail
 from grader.suite import check
 from grader.suites._shared import compiled, score_cases
@@ -233,6 +233,7 @@ def test_pairwise_values(student, seed):
         what="pairwise_sq_dists(a, b)",
         max_examples=20,
         seed=seed,
+        diagnostics=lambda args: (diagnose.transposed,),
         fix="inner `jax.vmap(sq_dist, in_axes=(None, 0))` over b, outer `in_axes=(0, None)` over a",
     )
 

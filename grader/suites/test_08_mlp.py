@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from grader.checks import _calls, jit, keys, purity, traces, values
+from grader.checks import _calls, diagnose, jit, keys, purity, traces, values
 from grader.checks.failure import fail
 from grader.data import load_digits
 from grader.sandbox import client
@@ -492,16 +492,12 @@ def test_loss_gradients(student):
     with _loss_errors_named("jax.grad(loss_fn)(params, x, y) with 10 classes"):
         grads = client.jit(client.grad(student.loss_fn))(params, x, y)
     expected = jax.tree.map(np.asarray, _ref_grad(params, x, y))  # NumPy: no eager JAX op
-    summed = jax.tree.map(lambda g: B * g, expected)
     values.assert_close(
         grads,
         expected,
         what="jax.grad(loss_fn)(params, x, y)",
         **FLOAT32,
-        cause=f"the gradients are {B} x the reference for a batch of {B}: the loss is summed "
-        "over the batch instead of averaged"
-        if values.difference(grads, summed, **FLOAT32) is None
-        else "",
+        diagnostics=(diagnose.batch_scale(B),),
     )
 
 
@@ -589,7 +585,7 @@ def test_train_step_values(student):
         # asked only when the params differ: the diagnosis runs Adam eagerly on both sides
         cause=""
         if values.difference(new_params, ref_params, **FLOAT32) is None
-        else _step_cause(student, params, x, y),
+        else _step_cause(student, params, new_params, ref_params, x, y),
     )
     values.assert_tree_structure(
         new_state,
@@ -616,8 +612,12 @@ def test_train_step_values(student):
     )
 
 
-def _step_cause(student, params, x, y):
-    """Why train_step's new params differ: the optimizer, or the update itself."""
+def _step_cause(student, params, new_params, ref_params, x, y):
+    """Why train_step's new params differ, where the numbers confirm it: the update's sign,
+    or the module's optimizer. Otherwise "" (the failure shows the difference)."""
+    sign = diagnose.update_sign(params)(new_params, ref_params)
+    if sign is not None:
+        return sign.text
     tx = getattr(student, "optimizer", None)
     grads = _ref_grad(params, x, y)
     try:
@@ -627,10 +627,7 @@ def _step_cause(student, params, x, y):
     theirs, _ = optax.adam(1e-3).update(grads, optax.adam(1e-3).init(params), params)
     if values.difference(mine, theirs, **FLOAT32) is not None:
         return "the module's `optimizer` is not optax.adam(1e-3) (see its check)"
-    return (
-        "the update is not applied as `optax.apply_updates(params, updates)` with the "
-        "updates from `optimizer.update(grads, opt_state, params)`"
-    )
+    return ""
 
 
 TRAJECTORY_STEPS = 4
@@ -796,7 +793,7 @@ def test_accuracy(student):
 )
 def test_train_accuracy(student, attach):
     with _loss_errors_named(f"train(key, digits, n_epochs={TRAIN_EPOCHS})"):
-        data, params, _ = _digits_run(student)
+        data, params, history = _digits_run(student)
     _, _, x_test, y_test = data
     expected = _skeleton((DIGITS_TRAIN_SHAPE[1], 256, 128, 10))
     values.assert_tree_structure(
@@ -820,9 +817,20 @@ def test_train_accuracy(student, attach):
             f"test accuracy of the params from train(key, digits, n_epochs={TRAIN_EPOCHS})",
             expected=f"at least {TARGET_ACCURACY} (the lesson's MLP reaches about 0.97)",
             observed=f"{acc:.4f}",
-            cause="training does not make progress: check that train_step's new params and "
-            "opt_state are fed into the next step, the learning rate, and the init scale",
+            cause=_rising_loss_cause(history),
+            fix="feed train_step's new params and opt_state into the next step; check the "
+            "learning rate and the init scale",
         )
+
+
+def _rising_loss_cause(history):
+    """The update's sign, if the losses train's history records rise (else "")."""
+    try:
+        losses = [float(row["loss"]) for row in history]
+    except (TypeError, KeyError, ValueError, IndexError):
+        return ""
+    found = diagnose.loss_rises(losses)
+    return found.text if found is not None else ""
 
 
 @check(

@@ -51,7 +51,7 @@ import matplotlib.pyplot  # noqa: F401 (preloaded, see below)
 import numpy as np
 import optax
 
-from grader.checks import _calls, keys, values
+from grader.checks import _calls, diagnose, keys, values
 from grader.checks.failure import fail
 from grader.data import load_digits
 from grader.inputs.ex5_grad_clipping import MAX_FILE_BYTES as MAX_PLOT_BYTES
@@ -532,6 +532,10 @@ def _check_batch_size(record: dict[str, Any]) -> None:
             )
 
 
+def _cause_text(found: diagnose.Cause | None) -> str:
+    return found.text if found is not None else ""
+
+
 def _close(a: list[float], b: list[float]) -> bool:
     return bool(np.allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), **RUN_TOL))
 
@@ -603,8 +607,9 @@ def test_loss_decreases(student, attach):
                 expected="the mean of the last 10 steps below 0.75 x the mean of the first 10 "
                 "(Adam 1e-3 on digits gets from ~2.3 to ~0.5 in 40 steps)",
                 observed=f"first 10: {first:.3f}, last 10: {last:.3f}",
-                cause="the parameters are not updated (is the new params/opt_state kept?), "
-                "or every step trains on the same few examples",
+                cause=_cause_text(diagnose.loss_rises(losses)),
+                fix="keep the params and opt_state each step returns and feed them to the "
+                "next; draw a new batch every step",
             )
     # Clipping changes the run once a raw norm exceeds max_norm=1.0 (Adam is nearly blind to
     # one constant scale, not to a scale that changes from step to step): measured, the two

@@ -112,7 +112,8 @@ def test_default_in_axes_batches_params_and_swapped_maps_transpose(graded):
     pure = g.results["test_pure"]
     assert pure["fraction"] == pytest.approx(1 / 3)  # predict is right and pure
     assert "values are wrong" in pure["message"]
-    assert "different layout" in g.message("test_pairwise_values")
+    # the swapped maps give D.T: confirmed on the numbers, named as a transpose
+    assert "matrix transposed" in g.message("test_pairwise_values")
     for check in ("test_pairwise_no_growth", "test_pairwise_jit", "test_pairwise_exact_zeros"):
         assert g.results[check]["blocked_by"] == "test_pairwise_values"
 

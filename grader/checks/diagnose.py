@@ -1,0 +1,302 @@
+"""Verified causes: a failure names a likely cause only when the numbers confirm it.
+
+A wrong guess misleads more than no guess, so every diagnostic here tests one known
+mistake against what was observed and returns a `Cause` only when the observed values
+are what that mistake produces:
+
+    cause = diagnose.first(got, expected, diagnose.sample_std(n), diagnose.transposed)
+    values.assert_close(got, expected, what=..., cause=cause)
+
+- `returned_none`    the function returned None: its body is not written yet (`pass`)
+- `sample_std(n)`    every value is sqrt(n / (n - 1)) (or its inverse) times the expected:
+                     a sample standard deviation (`ddof=1`)
+- `batch_scale(b)`   every value is b or 1 / b times the expected: a sum where a mean is
+                     wanted, or a division by the batch size too many
+- `negated`          every value is minus the expected: a flipped sign
+- `update_sign(p0)`  the step from `p0` is minus the expected step: the update's sign
+- `transposed`       the values are the expected matrix transposed
+- `other_axis(...)`  the values are the reference taken along another axis
+- `shifted`          the values are the expected shifted by one place (an off-by-one)
+- `matches(alt, ..)` the values are those of a mistake the suite computes itself
+- `loss_rises(...)`  a training loss that rises: the update goes uphill
+
+`first` runs diagnostics in order and returns the first confirmed cause's text, or ""
+when none matches: the failure then says only that the values differ and shows the
+first differing element (`values.difference`), with no guessed cause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import numpy as np
+
+# Two float32 computations of the same number in another order: a ratio or a value that
+# agrees to this is taken as confirmed (FLOAT32's rtol; the candidates below are far apart).
+RTOL = 1e-4
+ATOL = 1e-6
+# a training loss that ends this many times higher than it started has risen (a flat run's
+# batch noise is a few percent; an update of the wrong sign multiplies the loss)
+RISE = 1.25
+
+
+@dataclass(frozen=True)
+class Cause:
+    """A confirmed cause: `kind` names the mistake (for tests), `text` is the message."""
+
+    kind: str
+    text: str
+
+
+Diagnostic = Callable[[Any, Any], Cause | None]
+
+NOT_WRITTEN = (
+    "the function returned None: its body is not written yet (a `pass`), or it computes "
+    "the result without a `return`"
+)
+
+
+def first(actual: Any, expected: Any, *diagnostics: Diagnostic) -> str:
+    """The text of the first diagnostic that confirms a cause, or "" if none does.
+    `returned_none` is always tried first."""
+    found = find(actual, expected, *diagnostics)
+    return found.text if found is not None else ""
+
+
+def find(actual: Any, expected: Any, *diagnostics: Diagnostic) -> Cause | None:
+    for diagnostic in (returned_none, *diagnostics):
+        try:
+            found = diagnostic(actual, expected)
+        except (TypeError, ValueError, IndexError, KeyError):  # values of another shape or kind
+            found = None
+        if found is not None:
+            return found
+    return None
+
+
+# -- helpers -----------------------------------------------------------------------------
+
+
+def _leaves(tree: Any) -> list[np.ndarray[Any, Any]] | None:
+    """The leaves as float64 arrays, or None if a leaf is not numeric."""
+    out = []
+    for leaf in jax.tree.leaves(tree):
+        arr = np.asarray(leaf)
+        if arr.dtype.kind not in "fiub":
+            return None
+        out.append(arr.astype(np.float64))
+    return out
+
+
+def _pairs(actual: Any, expected: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]] | None:
+    """Both trees flattened into one vector each, if they have the same structure and shapes."""
+    if jax.tree.structure(actual) != jax.tree.structure(expected):  # type: ignore[operator]
+        return None
+    a, e = _leaves(actual), _leaves(expected)
+    if a is None or e is None or any(x.shape != y.shape for x, y in zip(a, e, strict=True)):
+        return None
+    if not a:
+        return None
+    return np.concatenate([x.ravel() for x in a]), np.concatenate([y.ravel() for y in e])
+
+
+def _close(a: Any, b: Any) -> bool:
+    return bool(np.allclose(a, b, rtol=RTOL, atol=ATOL))
+
+
+def ratio(actual: Any, expected: Any) -> float | None:
+    """The one factor every value of `actual` is of `expected` (over the elements whose
+    expected value is not ~0, at least one of them), or None when there is no such factor."""
+    pair = _pairs(actual, expected)
+    if pair is None:
+        return None
+    a, e = pair
+    if not (np.isfinite(a).all() and np.isfinite(e).all()):
+        return None
+    scale = np.abs(e).max(initial=0.0)
+    big = np.abs(e) > 1e-3 * scale
+    if scale == 0.0 or not big.any():
+        return None
+    factor = float(np.median(a[big] / e[big]))
+    # every element, the small ones included, must fit the factor
+    if not np.allclose(a, factor * e, rtol=RTOL, atol=ATOL + RTOL * abs(factor) * scale):
+        return None
+    return factor
+
+
+def _is(factor: float | None, want: float) -> bool:
+    return factor is not None and bool(np.isclose(factor, want, rtol=RTOL, atol=0.0))
+
+
+# -- the diagnostics -------------------------------------------------------------------------
+
+
+def returned_none(actual: Any, expected: Any = None) -> Cause | None:
+    if actual is None and expected is not None:
+        return Cause("none", NOT_WRITTEN)
+    return None
+
+
+def sample_std(n: int) -> Diagnostic:
+    """Values sqrt(n / (n - 1)) or sqrt((n - 1) / n) times the expected: the standard
+    deviation divides by n - 1 (`ddof=1`, NumPy's and JAX's default is 0). The first is a
+    std itself, the second something divided by it."""
+
+    def diagnostic(actual: Any, expected: Any) -> Cause | None:
+        if n < 2:
+            return None
+        factor = ratio(actual, expected)
+        up = np.sqrt(n / (n - 1))
+        if _is(factor, up) or _is(factor, 1.0 / up):
+            return Cause(
+                "ddof",
+                f"every value is {factor:.6g} x the expected, sqrt({n}/{n - 1}) "
+                f"{'' if _is(factor, up) else 'inverted '}for {n} values: the standard "
+                "deviation divides by n - 1 (a sample std, `ddof=1`) instead of by n "
+                "(`jnp.std`'s default, ddof=0)",
+            )
+        return None
+
+    return diagnostic
+
+
+def batch_scale(b: int, *, what: str = "the batch") -> Diagnostic:
+    """Values b or 1 / b times the expected: summed over `what` instead of averaged, or
+    divided by its size once too often."""
+
+    def diagnostic(actual: Any, expected: Any) -> Cause | None:
+        if b < 2:
+            return None
+        factor = ratio(actual, expected)
+        if _is(factor, float(b)):
+            return Cause(
+                "batch_sum",
+                f"every value is {b} x the expected, the size of {what} ({b}): summed over "
+                f"{what} where the mean is wanted (not divided by {b})",
+            )
+        if _is(factor, 1.0 / b):
+            return Cause(
+                "batch_mean",
+                f"every value is 1/{b} of the expected, {b} the size of {what}: divided by "
+                f"{b} once too often (a mean taken where none belongs, or taken twice)",
+            )
+        return None
+
+    return diagnostic
+
+
+def negated(actual: Any, expected: Any) -> Cause | None:
+    if _is(ratio(actual, expected), -1.0):
+        return Cause("sign", "every value is minus the expected one: a sign is flipped")
+    return None
+
+
+def update_sign(before: Any) -> Diagnostic:
+    """The step actual - before is minus the expected step expected - before: the update
+    was subtracted where it is added (or added where subtracted)."""
+
+    def diagnostic(actual: Any, expected: Any) -> Cause | None:
+        moved = jax.tree.map(lambda a, p: np.asarray(a, np.float64) - np.asarray(p), actual, before)
+        wanted = jax.tree.map(
+            lambda e, p: np.asarray(e, np.float64) - np.asarray(p), expected, before
+        )
+        if _is(ratio(moved, wanted), -1.0):
+            return Cause(
+                "update_sign",
+                "the parameters moved by exactly minus the expected step: the update has the "
+                "wrong sign (optax's updates already point downhill, so they are added: "
+                "`optax.apply_updates(params, updates)`, or `params - lr * grads` by hand)",
+            )
+        return None
+
+    return diagnostic
+
+
+def transposed(actual: Any, expected: Any) -> Cause | None:
+    a, e = np.asarray(actual), np.asarray(expected)
+    if a.ndim != 2 or e.ndim != 2 or a.shape != e.shape[::-1]:
+        return None
+    if a.shape == e.shape and _close(a, e):
+        return None
+    if _close(a, e.T):
+        return Cause(
+            "transposed",
+            f"the result is the expected {e.shape[0]}x{e.shape[1]} matrix transposed: "
+            "the two axes (or the two arguments) are swapped",
+        )
+    return None
+
+
+def other_axis(reference: Callable[[int], Any], axis: int, ndim: int) -> Diagnostic:
+    """`reference(a)` is the right result along axis `a`: the values match it for another
+    axis than `axis`."""
+
+    def diagnostic(actual: Any, expected: Any) -> Cause | None:
+        for other in range(ndim):
+            if other == axis:
+                continue
+            alternative = np.asarray(reference(other))
+            if np.shape(actual) == alternative.shape and _close(actual, alternative):
+                return Cause(
+                    "axis",
+                    f"the values are those of axis={other}: the computation runs along "
+                    f"axis {other} instead of the axis={axis} it was given",
+                )
+        return None
+
+    return diagnostic
+
+
+def shifted(actual: Any, expected: Any) -> Cause | None:
+    """Along the first axis, element i holds what belongs at i - 1 or at i + 1."""
+    a, e = np.asarray(actual, np.float64), np.asarray(expected, np.float64)
+    if a.shape != e.shape or a.ndim == 0 or a.shape[0] < 3 or _close(a, e):
+        return None
+    if _close(a[1:], e[:-1]):
+        return Cause(
+            "shift",
+            "the values are shifted one place later: element i holds the expected element "
+            "i - 1 (an off-by-one: an exclusive sum, or a value recorded before it is updated)",
+        )
+    if _close(a[:-1], e[1:]):
+        return Cause(
+            "shift",
+            "the values are shifted one place earlier: element i holds the expected element "
+            "i + 1 (an off-by-one in an index or a loop bound)",
+        )
+    return None
+
+
+def matches(alternative: Any, text: str, kind: str = "known") -> Diagnostic:
+    """The values are `alternative`, what a known mistake gives (computed by the suite)."""
+
+    def diagnostic(actual: Any, expected: Any) -> Cause | None:
+        mistake, right = _pairs(actual, alternative), _pairs(expected, alternative)
+        if mistake is None or right is None or _close(*right):
+            return None  # the mistake would not show on these inputs
+        return Cause(kind, text) if _close(*mistake) else None
+
+    return diagnostic
+
+
+def loss_rises(losses: Sequence[float], *, window: int = 3) -> Cause | None:
+    """The mean of the last `window` losses is RISE times the mean of the first `window` or
+    more, and most steps went up: training climbs the loss, so the update has the wrong
+    sign. A loss that only wanders (noise of the batches) confirms nothing."""
+    values = np.asarray(list(losses), np.float64)
+    if values.size < 2 or not np.isfinite(values).all():
+        return None
+    window = max(1, min(window, values.size // 2))
+    start, end = values[:window].mean(), values[-window:].mean()
+    ups = int(np.sum(np.diff(values) > 0))
+    if start > 0 and end > RISE * start and ups * 2 > values.size - 1:
+        return Cause(
+            "loss_rises",
+            f"the loss rose from {values[0]:.4g} to {values[-1]:.4g} ({ups} of "
+            f"{values.size - 1} steps went up): the update climbs the loss, so its sign is "
+            "wrong (params + lr * grads, or optax's updates subtracted from the params)",
+        )
+    return None

@@ -1,0 +1,209 @@
+"""diagnose: each diagnostic confirms its cause on the numbers a real mistake gives, and
+stays silent on the right values and on a difference it does not explain."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+from hypothesis import strategies as st
+
+from grader.checks import diagnose, values
+from grader.checks.failure import CheckFailure
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(6, 4)).astype(np.float32)  # 6 rows: n = 6 along axis 0
+
+
+def _standardize(x, axis=0, ddof=0):
+    return (x - jnp.mean(x, axis=axis, keepdims=True)) / (
+        jnp.std(x, axis=axis, keepdims=True, ddof=ddof) + 1e-8
+    )
+
+
+def _kind(actual, expected, *diagnostics):
+    found = diagnose.find(actual, expected, *diagnostics)
+    return found.kind if found is not None else None
+
+
+def _unrelated(expected):
+    """A wrong result no diagnostic explains: one element off by 0.3."""
+    out = np.array(expected, np.float32, copy=True)
+    out.flat[1] += 0.3
+    return out
+
+
+# -- each diagnostic: the mistake it names, the right values, an unrelated difference ----------
+
+STD = np.asarray(jnp.std(X, axis=0))
+CASES = [
+    # (name, diagnostic, what the mistake gives, the right values, kind named)
+    (
+        "ddof=1 in a standardization",
+        diagnose.sample_std(6),
+        np.asarray(_standardize(X, ddof=1)),
+        np.asarray(_standardize(X)),
+        "ddof",
+    ),
+    (
+        "ddof=1 in a std",
+        diagnose.sample_std(6),
+        np.asarray(jnp.std(X, axis=0, ddof=1)),
+        STD,
+        "ddof",
+    ),
+    (
+        "a sum over the batch",
+        diagnose.batch_scale(6),
+        X.sum(axis=0),
+        X.mean(axis=0),
+        "batch_sum",
+    ),
+    (
+        "a mean taken twice",
+        diagnose.batch_scale(6),
+        X.mean(axis=0) / 6,
+        X.mean(axis=0),
+        "batch_mean",
+    ),
+    ("a flipped sign", diagnose.negated, -X, X, "sign"),
+    ("a transposed matrix", diagnose.transposed, X.T, X, "transposed"),
+    (
+        "a transposed square matrix",
+        diagnose.transposed,
+        X[:4].T,
+        X[:4],
+        "transposed",
+    ),
+    (
+        "statistics along axis 1",
+        diagnose.other_axis(lambda a: np.asarray(_standardize(X[:4, :4], a)), 0, 2),
+        np.asarray(_standardize(X[:4, :4], 1)),
+        np.asarray(_standardize(X[:4, :4], 0)),
+        "axis",
+    ),
+    (
+        "an exclusive running sum",
+        diagnose.shifted,
+        np.concatenate([[0.0], np.cumsum(X[:, 0])[:-1]]),
+        np.cumsum(X[:, 0]),
+        "shift",
+    ),
+    (
+        "a sum one element short",
+        diagnose.shifted,
+        np.append(np.cumsum(X[:, 0])[1:], 0.0),
+        np.cumsum(X[:, 0]),
+        "shift",
+    ),
+    (
+        "a mistake the suite computes",
+        diagnose.matches(X * 2.5, "the x2.5 mistake", kind="x2.5"),
+        X * 2.5,
+        X,
+        "x2.5",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("diagnostic", "mistake", "right", "kind"),
+    [case[1:] for case in CASES],
+    ids=[case[0] for case in CASES],
+)
+def test_names_the_mistake_it_confirms(diagnostic, mistake, right, kind):
+    assert _kind(mistake, right, diagnostic) == kind
+
+
+@pytest.mark.parametrize(
+    ("diagnostic", "right"), [(c[1], c[3]) for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_silent_on_the_right_values_and_an_unrelated_difference(diagnostic, right):
+    assert _kind(np.asarray(right), right, diagnostic) is None
+    assert _kind(_unrelated(right), right, diagnostic) is None
+
+
+def test_a_ratio_near_but_not_at_the_candidate_is_not_confirmed():
+    right = np.asarray(_standardize(X))
+    assert _kind(right * 0.99, right, diagnose.sample_std(6)) is None  # sqrt(5/6) is 0.913
+    assert _kind(right * 5.9, right, diagnose.batch_scale(6)) is None
+    assert _kind(right * -0.5, right, diagnose.negated) is None
+
+
+def test_none_means_not_written_yet():
+    assert _kind(None, X) == "none"
+    assert "not written yet" in diagnose.first(None, X)
+    assert _kind(X, X) is None
+
+
+def test_an_update_with_the_wrong_sign():
+    params = {"w": X, "b": np.zeros(4, np.float32)}
+    grads = {"w": np.ones_like(X), "b": np.full(4, 0.5, np.float32)}
+    tx = optax.adam(1e-3)
+    updates, _ = tx.update(grads, tx.init(params), params)
+    right = optax.apply_updates(params, updates)
+    uphill = jax.tree.map(lambda p, u: p - u, params, updates)  # subtracted: climbs the loss
+    assert _kind(uphill, right, diagnose.update_sign(params)) == "update_sign"
+    assert _kind(right, right, diagnose.update_sign(params)) is None
+    twice = jax.tree.map(lambda p, u: p + 2 * u, params, updates)  # another step size
+    assert _kind(twice, right, diagnose.update_sign(params)) is None
+    assert _kind(params, right, diagnose.update_sign(params)) is None  # not updated at all
+
+
+def test_a_rising_loss():
+    # plain gradient descent and ascent on a quadratic bowl
+    def run(sign):
+        w, losses = np.array([2.0, -1.0]), []
+        for _ in range(8):
+            losses.append(float(np.sum(w**2)))
+            w = w - sign * 0.1 * 2 * w
+        return losses
+
+    found = diagnose.loss_rises(run(-1))
+    assert found is not None and found.kind == "loss_rises"
+    assert "rose from 5 to" in found.text
+    assert diagnose.loss_rises(run(+1)) is None  # descending
+    assert diagnose.loss_rises([2.3, 2.4, 2.29, 2.5, 2.45, 2.6]) is None  # wanders: not confirmed
+    assert diagnose.loss_rises([2.3, float("nan"), 9.0]) is None
+
+
+def test_values_diagnose_a_failure_and_show_only_the_difference_otherwise():
+    right = np.asarray(_standardize(X))
+    with pytest.raises(CheckFailure) as wrong_ddof:
+        values.assert_close(
+            _standardize(X, ddof=1), right, what="standardize(x)", rtol=1e-4, atol=1e-6,
+            diagnostics=(diagnose.sample_std(6),),
+        )  # fmt: skip
+    assert "ddof=1" in wrong_ddof.value.finding.cause
+    with pytest.raises(CheckFailure) as unmatched:
+        values.assert_close(
+            _unrelated(right), right, what="standardize(x)", rtol=1e-4, atol=1e-6,
+            diagnostics=(diagnose.sample_std(6),),
+        )  # fmt: skip
+    assert unmatched.value.finding.cause == ""
+    assert "values differ; first at index (0, 1)" in unmatched.value.finding.observed
+
+
+def test_none_is_not_explained_as_a_container():
+    found = values.difference(None, (X, X))
+    assert found is not None and found.cause == diagnose.NOT_WRITTEN
+
+
+def test_the_search_diagnoses_its_smallest_input():
+    matrices = st.sampled_from([(2, 1), (3, 2)]).map(
+        lambda s: (np.arange(np.prod(s), dtype=np.float32).reshape(s) ** 2,)
+    )
+
+    def reference(x):
+        return np.asarray(_standardize(x))
+
+    with pytest.raises(CheckFailure) as failure:
+        values.assert_matches_reference(
+            lambda x: _standardize(x, ddof=1),
+            reference,
+            matrices,
+            what="standardize(x)",
+            rtol=1e-4,
+            diagnostics=lambda args: (diagnose.sample_std(args[0].shape[0]),),
+        )
+    assert "sqrt(2/1)" in failure.value.finding.cause  # the (2, 1) input, shrunk to
