@@ -60,8 +60,21 @@ class LessonImportError(Exception):
 class GateClosed(CheckFailure):
     """A check (or one case of it) stands on a value check that did not pass."""
 
-    def __init__(self, required: str, required_name: str, *, not_implemented: bool) -> None:
+    def __init__(
+        self, required: str, required_name: str, *, not_implemented: bool, unjudged: str = ""
+    ) -> None:
+        """`unjudged`: why the required check has no verdict (it ran out of time, its process
+        stopped), when that is why: then nothing is said of the values."""
         self.required, self.not_implemented = required, not_implemented
+        if unjudged:
+            super().__init__(
+                "this property is judged once the values are right",
+                expected=f"a verdict on '{required_name}' first",
+                observed=f"'{required_name}' could not be judged ({unjudged})",
+                cause=f"not judged: see '{required_name}' first; nothing is known yet about "
+                "the values",
+            )
+            return
         super().__init__(
             "this property is judged once the values are right",
             expected=f"the check '{required_name}' passed first",
@@ -101,6 +114,17 @@ class GraderPlugin:
         self._attachments: dict[str, Attachments] = {}
         self._started: dict[str, float] = {}
         self._names: dict[str, str] = {}  # check id -> its name in words (the collected ones)
+        # A rerun (grader.runner.engine.grade_one): only these checks, these passed before,
+        # these student functions stopped an earlier sandbox.
+        self.only = _names_option(config.getoption("grader_only"))
+        self.passed_before = _names_option(config.getoption("grader_passed"))
+        self.unjudged_before = _names_option(config.getoption("grader_unjudged"))
+        self.stopped = _names_option(config.getoption("grader_stopped"))
+        self.check_share_s = float(config.getoption("grader_check_share") or 0.0)
+        self._unrun: list[str] = []  # checks not run: the sandbox had stopped
+        self._waits_on_unrun: set[str] = set()  # checks a gate closed on one of those
+        self._current = ""  # the check running now
+        self._stopped_by: list[str] = []  # the student functions that were running then
 
     # -- records ---------------------------------------------------------
     def emit(self, record: records.Record) -> None:
@@ -128,6 +152,7 @@ class GraderPlugin:
             prepare=prepare,
             budget_s=timeout_s,
         )
+        self.sandbox.channel.stopped = frozenset(self.stopped)
 
     def stop_sandbox(self) -> None:
         if self.sandbox is not None:
@@ -213,14 +238,27 @@ class GraderPlugin:
         deselected it) does not close the gate."""
         __tracebackhide__ = True
         for required in check_ids:
-            if required not in self._names:
+            if required not in self._names or required in self.passed_before:
                 continue
             outcome = self._outcomes.get(required)
+            if outcome is None and self.only and required not in self.only:
+                raise GateClosed(
+                    required,
+                    self._names[required],
+                    not_implemented=False,
+                    unjudged="it could not run" if required in self.unjudged_before else "",
+                )
             if outcome is None:
                 raise pytest.UsageError(f"a check requires {required!r}, which has not run yet")
             if outcome.status != "passed" or outcome.fraction < 1.0:
+                if required in self._unrun and self._current:  # rerun with it, when it is
+                    self._waits_on_unrun.add(self._current)
+                unjudged = {"timeout": "it ran out of time", "error": "it could not run"}
                 raise GateClosed(
-                    required, self._names[required], not_implemented=outcome.not_implemented
+                    required,
+                    self._names[required],
+                    not_implemented=outcome.not_implemented,
+                    unjudged=unjudged.get(outcome.status, ""),
                 )
 
     # -- hooks -----------------------------------------------------------
@@ -228,6 +266,8 @@ class GraderPlugin:
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         items[:] = requirements_first(items)
         self._names = {item.name: _marker(item).get("name", item.name) for item in items}
+        if self.only:  # a rerun: the checks an earlier judge of this file could not run
+            items[:] = [item for item in items if item.name in self.only]
         self.emit(records.Collected(tuple(item.name for item in items)))
         if self._fd is None or not items:
             return
@@ -259,7 +299,12 @@ class GraderPlugin:
 
     def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         self._started[location[2]] = time.perf_counter()
+        self._current = location[2]
         self.emit(records.Start(location[2]))
+        if self.sandbox is not None and self.check_share_s > 0:
+            # Each check's answers are due within its share of the file's limit: one endless
+            # function costs its own checks, not the file (`Unrun`, `NotCalled`).
+            self.sandbox.channel.check_deadline = time.monotonic() + self.check_share_s
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(
@@ -274,6 +319,7 @@ class GraderPlugin:
                 outcome.message = str(getattr(exc, "msg", exc))
             else:
                 self._classify(outcome, exc, call.when)
+                self._note_stop(item.name, exc)
         if call.when == "call" and outcome.status == "passed":
             credit = self._credits.get(item.name)
             if credit is not None and credit.fraction < 1.0:
@@ -284,12 +330,28 @@ class GraderPlugin:
                 )
                 outcome.fix = credit.fix
 
+    def _note_stop(self, check_id: str, exc: BaseException) -> None:
+        """Remember a check the stopped sandbox could not run, and what stopped it."""
+        if isinstance(exc, SandboxGone) and str(exc).startswith(client.ALREADY_GONE):
+            self._unrun.append(check_id)
+        elif isinstance(exc, SandboxGone) and self.sandbox is not None:
+            function = self.sandbox.channel.lost_in
+            if function and function not in self._stopped_by:
+                self._stopped_by.append(function)
+
     def _classify(self, outcome: _Outcome, exc: BaseException, when: str) -> None:
         outcome.fraction = 0.0
         loc = error_location(exc)
         outcome.location = loc.to_json() if loc else None
         if isinstance(exc, LessonImportError):
             outcome.status, outcome.message = "error", str(exc)
+        elif isinstance(exc, client.NotCalled):
+            outcome.status = "error"
+            outcome.message = (
+                f"not judged: `{exc.function}` stopped the process running your code in an "
+                "earlier check of this file (it ran out of time there, or ended the process), so "
+                "this check did not call it again. Fix that first: see the check that names it."
+            )
         elif isinstance(exc, SandboxGone) and str(exc).startswith(client.ALREADY_GONE):
             outcome.status = "error"
             why = str(exc).removeprefix(client.ALREADY_GONE).lstrip(": ")
@@ -297,16 +359,7 @@ class GraderPlugin:
                 f"not run: the process running your code stopped in an earlier check ({why})"
             )
         elif isinstance(exc, SandboxGone):
-            timed_out = str(exc).startswith("no answer before the time limit")
-            outcome.status = "timeout" if timed_out else "error"
-            outcome.message = (
-                "your code was still running when the time limit for this file ran out: look for a "
-                "loop that never ends (a `while` whose condition never changes) or a very slow "
-                "Python loop over array elements; `grade --timeout` raises the limit."
-                if timed_out
-                else f"the process running your code stopped ({exc}). Something in your code ended it "
-                "(`sys.exit`, `os._exit`, a signal) or it ran out of memory."
-            )
+            self._classify_stop(outcome, exc)
         elif isinstance(exc, GateClosed):
             outcome.status, outcome.message = "failed", str(exc)
             outcome.blocked_by, outcome.not_implemented = exc.required, exc.not_implemented
@@ -327,6 +380,41 @@ class GraderPlugin:
             outcome.message, outcome.fix = _raised(
                 "the check, using what your code returned,", type(exc).__name__, exc
             )
+
+    def _classify_stop(self, outcome: _Outcome, exc: SandboxGone) -> None:
+        """The sandbox stopped during this check: out of time (where it was), or ended."""
+        channel = self.sandbox.channel if self.sandbox is not None else None
+        function = channel.lost_in if channel is not None else ""
+        called = f"`{function}`" if function else "your code"
+        if not str(exc).startswith(client.TIMED_OUT):
+            outcome.status = "error"
+            outcome.message = (
+                f"the process running your code stopped while {called} ran ({exc}). Something "
+                "in your code ended it (`sys.exit`, `os._exit`, a signal) or it ran out of memory."
+            )
+            return
+        outcome.status = "timeout"
+        share = str(exc).startswith(client.CHECK_SHARE)
+        limit = (
+            f"this check's share of the time limit ({self.check_share_s:g} s)"
+            if share
+            else "the time limit for this file"
+        )
+        stuck = channel.stuck if channel is not None else ()
+        where = ""
+        if stuck:
+            path, line, name = stuck[0]
+            code = _source_line(os.path.join(self.lesson_dir, path), line)
+            where = f" It was at {path}, line {line}, in `{name}`" + (
+                f": `{code}`." if code else "."
+            )
+            outcome.location = SourceLine(path, line, code).to_json()
+        outcome.message = (
+            f"{called} was still running when {limit} ran out.{where} Look for a loop that never "
+            "ends (a `while` whose condition never changes) or a very slow Python loop over "
+            "array elements; `grade --timeout` raises the limit."
+            + (" The file's other checks ran in a fresh process." if share else "")
+        )
 
     def _classify_student(self, outcome: _Outcome, exc: StudentError, when: str) -> None:
         info = exc.info
@@ -374,7 +462,26 @@ class GraderPlugin:
                 self.emit(records.Metric(id=name, name=metric, value=value))
 
     def pytest_sessionfinish(self) -> None:
+        unrun = [*self._unrun, *sorted(self._waits_on_unrun - set(self._unrun))]
+        if unrun:
+            self.emit(records.Unrun(tuple(unrun), tuple(self._stopped_by)))
         self.emit(records.Done())
+
+
+def _names_option(value: str | None) -> frozenset[str]:
+    return frozenset(n for n in (value or "").split(",") if n)
+
+
+def _source_line(path: str, line: int) -> str:
+    """The stripped text of `line` in the lesson file `path` (the judge's copy), or ""."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for number, text in enumerate(fh, 1):
+                if number == line:
+                    return text.strip()[:200]
+    except OSError:
+        pass
+    return ""
 
 
 def _marker(item: pytest.Item) -> dict[str, Any]:
@@ -566,6 +673,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="make the sandbox's folder in this one (the runner's: it removes it after the "
         "judge ends); default: the system temp folder",
+    )
+    group.addoption(
+        "--grader-check-share",
+        default=None,
+        help="seconds each check's requests to the sandbox may take (its share of the limit)",
+    )
+    group.addoption("--grader-only", default=None, help="a rerun: only these checks (ids, ',')")
+    group.addoption(
+        "--grader-passed", default=None, help="a rerun: checks an earlier judge passed (gates)"
+    )
+    group.addoption(
+        "--grader-unjudged", default=None, help="a rerun: checks with no verdict before"
+    )
+    group.addoption(
+        "--grader-stopped",
+        default=None,
+        help="a rerun: student functions that stopped an earlier sandbox (not called again)",
     )
     group.addoption(
         "--grader-notebook",

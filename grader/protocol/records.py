@@ -220,6 +220,25 @@ class Notebook:
 
 
 @dataclass(frozen=True)
+class Unrun:
+    """Checks this judge could not run: its sandbox stopped in an earlier check (that check's
+    time share ran out, or the process ended). `stopped`: the student functions that were
+    running when it stopped. The parent grades `ids` again on a fresh judge and sandbox, with
+    the time left, never calling `stopped` again (`grader.runner.engine.grade_one`)."""
+
+    kind: ClassVar[str] = "unrun"
+
+    ids: tuple[str, ...] = ()
+    stopped: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ids", tuple(i[:MAX_ID_CHARS] for i in self.ids[:MAX_CHECKS]))
+        object.__setattr__(
+            self, "stopped", tuple(i[:MAX_ID_CHARS] for i in self.stopped[:MAX_CHECKS])
+        )
+
+
+@dataclass(frozen=True)
 class Done:
     """The pytest session finished: whatever is missing after this was not a crash."""
 
@@ -227,7 +246,17 @@ class Done:
 
 
 Record = (
-    Collected | Import | Skipped | SuiteError | Start | Result | Artifact | Metric | Notebook | Done
+    Collected
+    | Import
+    | Skipped
+    | SuiteError
+    | Start
+    | Result
+    | Artifact
+    | Metric
+    | Notebook
+    | Unrun
+    | Done
 )
 KINDS: dict[str, type[Record]] = {
     cls.kind: cls
@@ -241,6 +270,7 @@ KINDS: dict[str, type[Record]] = {
         Artifact,
         Metric,
         Notebook,
+        Unrun,
         Done,
     )
 }
@@ -419,6 +449,7 @@ _FIELDS: dict[type[Record], dict[str, tuple[Callable[[Any], Any], bool]]] = {
         "value": (_finite, True),
     },
     Notebook: {"message": (_text(MAX_MESSAGE_CHARS), True)},
+    Unrun: {"ids": (_ids, True), "stopped": (_ids, False)},
     Done: {},
 }
 

@@ -57,6 +57,14 @@ class Request:
     cache_dir: str = ""  # the judge's compilation cache (grader.runner.cache); "" for none
     sandbox_dir: str = ""  # where the judge makes its sandbox folders (the parent's: it removes
     # them after the judge ends, however it ends); "" for the system temp folder
+    # A rerun of the checks an earlier judge of this file could not run (its sandbox ran out of
+    # a check's time share or stopped): `only` them, the checks it passed (for gates), and the
+    # student functions that stopped it (`Unrun.stopped`: not called again).
+    check_share_s: float = 0.0  # how long each check may wait on the sandbox (0: the file's)
+    only: tuple[str, ...] = ()
+    passed: tuple[str, ...] = ()
+    unjudged: tuple[str, ...] = ()  # checks with no verdict before (a time-out, an error)
+    stopped: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -170,6 +178,16 @@ def _lines(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _names(value: Any) -> tuple[str, ...]:
+    if (
+        not isinstance(value, list | tuple)
+        or len(value) > MAX_RECORD_LINES
+        or not all(isinstance(v, str) for v in value)
+    ):
+        raise ProtocolError("expected a list of names")
+    return tuple(value)
+
+
 def _level(value: Any) -> Level:
     for level in LEVELS:
         if value == level:
@@ -192,6 +210,11 @@ _FIELDS: dict[type[Message], dict[str, Any]] = {
         "maxfail": _count,
         "cache_dir": _text,
         "sandbox_dir": _text,
+        "check_share_s": _seconds,
+        "only": _names,
+        "passed": _names,
+        "unjudged": _names,
+        "stopped": _names,
     },
     Ready: {"pid": _int},
     Started: {"pid": _int},

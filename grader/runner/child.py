@@ -89,7 +89,16 @@ def pytest_args(request: Request, records_fd: int) -> list[str]:
         *(["--grader-notebook"] if request.notebook else []),
         *(["--maxfail", str(request.maxfail)] if request.maxfail else []),
         *(["--grader-sandbox-dir", request.sandbox_dir] if request.sandbox_dir else []),
+        *(["--grader-check-share", str(request.check_share_s)] if request.check_share_s else []),
+        *_names("--grader-only", request.only),
+        *_names("--grader-passed", request.passed),
+        *_names("--grader-unjudged", request.unjudged),
+        *_names("--grader-stopped", request.stopped),
     ]
+
+
+def _names(option: str, names: tuple[str, ...]) -> list[str]:
+    return [option, ",".join(names)] if names else []
 
 
 def run(request: Request, out_fd: int, records_fd: int, base_vm: int) -> NoReturn:

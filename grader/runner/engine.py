@@ -34,7 +34,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Literal, TypeVar
 
@@ -117,6 +117,14 @@ def isolation_for(options: Options) -> Isolation:
         )
     return chosen
 
+
+CHECK_SHARE = 0.25
+"""The share of a file's time limit each check may wait on the student's code: one endless
+function costs its own checks (the file's others run in a fresh sandbox), not the file."""
+RERUN_MIN_S = 5.0
+"""Time left below which the checks a stopped sandbox could not run are not run again."""
+MAX_RERUNS = 8
+"""Fresh judges one file may get (each rerun runs at least one check a stop prevented)."""
 
 # -- the warm worker ----------------------------------------------------------------------
 
@@ -362,12 +370,33 @@ def grade_one(
         maxfail=options.maxfail,
         cache_dir=cache_dir(options),
         sandbox_dir=sandboxes,
+        check_share_s=CHECK_SHARE * timeout_s,
     )
     started = time.monotonic()
     try:
         if worker is None:
             worker = Worker(log_dir or scratch, preload, threads=threads)
-        ending = records.Ending(worker.run(request, on_records), timeout_s)
+        ended = worker.run(request, on_records)
+        for _ in range(MAX_RERUNS):
+            # Checks its judge could not run (a check's time share ran out, or the sandbox
+            # ended): graded again by a fresh judge and sandbox, in the time left.
+            left = timeout_s - (time.monotonic() - started)
+            rerun = records.rerun_of(ended.records)
+            if rerun is None or left < RERUN_MIN_S:
+                break
+            again = worker.run(
+                replace(
+                    request,
+                    timeout_s=left,
+                    only=rerun.ids,
+                    passed=rerun.passed,
+                    unjudged=rerun.unjudged,
+                    stopped=rerun.stopped,
+                ),
+                on_records,
+            )
+            ended = records.merge(ended, again, rerun)
+        ending = records.Ending(ended, timeout_s)
     except WorkerLost as exc:
         tail = worker.log_tail() if worker else ""
         if worker is not None:

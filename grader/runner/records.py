@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from grader.catalog import CheckSpec, ExerciseSpec
 from grader.model import (
@@ -87,6 +87,66 @@ def read_records(lines: Iterable[str | bytes], known_ids: Iterable[str]) -> _Par
     for record in rec.decode_all(lines):
         parsed.take(record)
     return parsed
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """The checks a stopped sandbox could not run (`ids`), and what the judge that reruns them
+    needs: the checks passed before (gates), those with no verdict, the functions that stopped
+    a sandbox of this file (not called again)."""
+
+    ids: tuple[str, ...]
+    passed: tuple[str, ...]
+    unjudged: tuple[str, ...]
+    stopped: tuple[str, ...]
+
+
+def rerun_of(lines: Iterable[str | bytes]) -> Rerun | None:
+    """What to grade again after the judge that wrote `lines` (None: nothing)."""
+    found = rec.decode_all(lines)
+    unrun = [r for r in found if isinstance(r, rec.Unrun)]
+    if not unrun or not unrun[-1].ids:
+        return None
+    results = {r.id: r for r in found if isinstance(r, rec.Result)}
+    ids = tuple(i for i in unrun[-1].ids if i in results)
+    if not ids:
+        return None
+    passed = tuple(i for i, r in results.items() if r.status == "passed" and r.fraction >= 1.0)
+    unjudged = tuple(
+        i for i, r in results.items() if r.status in ("timeout", "error") and i not in ids
+    )
+    stopped = tuple(dict.fromkeys(name for r in unrun for name in r.stopped))
+    return Rerun(ids, passed, unjudged, stopped)
+
+
+def merge(first: Ended, again: Ended, rerun: Rerun) -> Ended:
+    """One file's grading from two judges: the second's verdicts replace the first's for the
+    checks it reran; what stopped the first stays known (an `Unrun` without checks)."""
+    kept: list[str] = []
+    for line in first.records:
+        record = rec.decode(line)
+        match record:
+            case rec.Start(id=rid) | rec.Result(id=rid) if rid in rerun.ids:
+                continue
+            case rec.Done():
+                continue
+            case rec.Unrun():
+                kept.append(rec.encode(rec.Unrun((), record.stopped)).decode().rstrip("\n"))
+            case None:
+                continue
+            case _:
+                kept.append(line)
+    merged = (*kept, *again.records)[: rec.MAX_RECORDS]
+    output = first.output + again.output
+    return replace(
+        again,
+        output=output,
+        output_bytes=first.output_bytes + again.output_bytes,
+        duration_s=first.duration_s + again.duration_s,
+        records=merged,
+        records_dropped=first.records_dropped + again.records_dropped,
+        leftovers=first.leftovers + again.leftovers,
+    )
 
 
 def _result(

@@ -19,9 +19,10 @@ encoding, no process boundary.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from grader.protocol import sandbox as proto
@@ -30,6 +31,7 @@ from grader.protocol.values import HOLE, DecodeError, ErrorInfo, Public
 
 __all__ = [
     "HOLE",
+    "NotCalled",
     "Public",
     "Remote",
     "SandboxGone",
@@ -53,6 +55,20 @@ class SandboxGone(BaseException):
 
 
 ALREADY_GONE = "it had already stopped in an earlier check"
+TIMED_OUT = "no answer before"
+"""How every time-out's reason starts: the file's limit, or the check's share of it."""
+FILE_LIMIT = TIMED_OUT + " the time limit"
+CHECK_SHARE = TIMED_OUT + " the end of this check's share of the time limit"
+
+
+class NotCalled(BaseException):
+    """A student function that stopped an earlier sandbox of this file (it ran past a check's
+    time share, or ended the process) is not called again: the check it is in is not judged.
+    A BaseException, as `SandboxGone`: no check's `except Exception` may take it for a value."""
+
+    def __init__(self, function: str) -> None:
+        self.function = function
+        super().__init__(function)
 
 
 class StudentError(Exception):
@@ -145,6 +161,12 @@ class Channel:
         self._on_timeout = on_timeout
         self.gone: str = ""
         self.module = Remote(self, proto.MODULE_HANDLE, "module", "module", False)
+        self.check_deadline: float | None = None  # the running check's share ends (the plugin)
+        self.calling = ""  # the student function a request in flight runs
+        self.lost_in = ""  # the one that was running when the sandbox stopped
+        self.stopped: frozenset[str] = frozenset()  # functions not to call (`NotCalled`)
+        self.stuck: tuple[tuple[str, int, str], ...] = ()  # (path, line, function) when a
+        # share ran out: the sandbox's own stack, innermost first (`launch`; its word only)
 
     # -- encoding -------------------------------------------------------------------------
     def _encode(self, value: Any) -> tuple[Any, list[bytes | memoryview]]:
@@ -188,11 +210,14 @@ class Channel:
         until = time.monotonic() + timeout_s
         if self.deadline is not None:
             until = min(until, self.deadline)
+        share_binds = self.check_deadline is not None and self.check_deadline < until
+        if self.check_deadline is not None:
+            until = min(until, self.check_deadline)
         try:
             wire.send(self._sock, msg, buffers)
             return wire.receive(self._sock, until)
         except wire.Timeout:
-            self._lose("no answer before the time limit", timeout=True)
+            self._lose(CHECK_SHARE if share_binds else FILE_LIMIT, timeout=True)
         except wire.WireError as exc:
             self._lose(f"the sandbox process ended ({exc})")
         except OSError as exc:
@@ -201,6 +226,7 @@ class Channel:
 
     def _lose(self, why: str, *, timeout: bool = False) -> None:
         self.gone = why
+        self.lost_in = self.calling
         if timeout and self._on_timeout is not None:
             self._on_timeout()
         if self._sock is not None:
@@ -218,7 +244,7 @@ class Channel:
             return proto.hello_from(self._decode(msg, buffers))
         except wire.Timeout:
             self._lose(
-                "no answer before the time limit: the lesson file did not finish importing",
+                FILE_LIMIT + ": the lesson file did not finish importing",
                 timeout=True,
             )
         except (wire.WireError, DecodeError, OSError) as exc:
@@ -243,6 +269,18 @@ class Channel:
             raise RuntimeError(f"grader: the sandbox refused a request: {reply.fault}")
         return reply.value
 
+    @contextlib.contextmanager
+    def running(self, function: str) -> Iterator[None]:
+        """A request that runs the student's `function` (what a time-out or a crash names);
+        `NotCalled` if it stopped an earlier sandbox of this file."""
+        if function in self.stopped:
+            raise NotCalled(function)
+        outer, self.calling = self.calling, function or self.calling
+        try:
+            yield
+        finally:
+            self.calling = outer
+
     def close(self) -> None:
         if self._sock is not None:
             self._sock.close()
@@ -266,7 +304,8 @@ class Remote:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
-        return self._channel.request(proto.Call(self._id, args, kwargs))
+        with self._channel.running(self._name):
+            return self._channel.request(proto.Call(self._id, args, kwargs))
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
@@ -416,7 +455,9 @@ def probe(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     channel = _channel_of(args, kwargs)
     if isinstance(channel, _Local):
         args, kwargs = _localise((args, kwargs))
-    return channel.request(proto.Probe(name, args, kwargs))
+    studied = next((a._name for a in (*args, *kwargs.values()) if isinstance(a, Remote)), "")
+    with channel.running(studied):
+        return channel.request(proto.Probe(name, args, kwargs))
 
 
 def _localise(tree: Any) -> Any:

@@ -15,7 +15,10 @@ first process, which does the work; killing the first kills the whole namespace.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import os
+import re
+import select
 import signal
 import socket
 import sys
@@ -133,22 +136,92 @@ def start(
     sys.stdout.flush()
     sys.stderr.flush()
     isolation.make_subreaper()  # what the sandbox starts and abandons stays ours to kill and reap
+    stack_r, stack_w = os.pipe()  # where the sandbox writes its stack when asked (SIGUSR1)
     pid = os.fork()
     if pid == 0:
         judge_end.close()
+        os.close(stack_r)
         _sandbox_main(
-            sandbox_end, lesson, lesson_dir, level, plan, close_fds, prepare, judge_cache, own_cache
+            sandbox_end,
+            lesson,
+            lesson_dir,
+            level,
+            plan,
+            close_fds,
+            prepare,
+            judge_cache,
+            own_cache,
+            stack_w,
         )
     sandbox_end.close()
+    os.close(stack_w)
     # Answers must be in a little before the file's time limit, so the judge itself can say
     # which check ran out of time (and record every other check) before it is killed.
     deadline = time.monotonic() + budget_s - min(JUDGE_MARGIN_S, 0.1 * budget_s)
-    channel = client.Channel(judge_end, on_timeout=lambda: kill_tree(pid), deadline=deadline)
+
+    def timed_out() -> None:  # where the student's code was, then kill it all
+        channel.stuck = where_stuck(pid, level, stack_r, lesson_dir)
+        kill_tree(pid)
+        with contextlib.suppress(OSError):
+            os.close(stack_r)
+
+    channel = client.Channel(judge_end, on_timeout=timed_out, deadline=deadline)
     try:
         hello = channel.hello(HELLO_TIMEOUT_S)
     except client.SandboxGone:
         hello = None
     return Sandbox(pid, channel, level, hello)
+
+
+STACK_WAIT_S = 0.5
+"""How long the judge waits for the sandbox's stack once it asked for it."""
+MAX_STACK_BYTES = 64 << 10
+_FRAME = re.compile(r'^\s*File "([^"\n]{1,400})", line (\d{1,7}) in ([A-Za-z_][A-Za-z0-9_]{0,99})')
+
+
+def _serving_pid(pid: int, level: isolation.Level) -> int:
+    """The process that runs the student's code: at `strict`, the namespace's first process."""
+    if level != "strict":
+        return pid
+    inner = _children(pid)
+    return inner[0] if inner else pid
+
+
+def where_stuck(
+    pid: int, level: isolation.Level, stack_fd: int, lessons: str
+) -> tuple[tuple[str, int, str], ...]:
+    """The frames of the lesson files in the sandbox's stack, innermost first, as (file name,
+    line, function): asked with SIGUSR1 (`faulthandler`, which answers even from inside
+    compiled code). The sandbox's own word: a message may quote it, no verdict reads it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(_serving_pid(pid, level), signal.SIGUSR1)
+    data = bytearray()
+    until = time.monotonic() + STACK_WAIT_S
+    os.set_blocking(stack_fd, False)
+    while len(data) < MAX_STACK_BYTES and (left := until - time.monotonic()) > 0:
+        ready, _, _ = select.select([stack_fd], [], [], left)
+        if not ready:
+            break
+        try:
+            chunk = os.read(stack_fd, MAX_STACK_BYTES - len(data))
+        except BlockingIOError:
+            continue
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+        if b"\n\n" in data:  # faulthandler ends each thread's stack with a blank line
+            until = min(until, time.monotonic() + 0.05)
+    frames = []
+    prefixes = {p.rstrip(os.sep) + os.sep for p in (lessons, os.path.realpath(lessons))}
+    for line in data.decode("utf-8", errors="replace").splitlines():
+        found = _FRAME.match(line)
+        path = found.group(1) if found else ""
+        prefix = next((p for p in prefixes if path.startswith(p)), "")
+        if found and prefix and os.sep not in path[len(prefix) :]:
+            frames.append((path[len(prefix) :], int(found.group(2)), found.group(3)))
+    return tuple(frames[:20])
 
 
 def _sandbox_main(
@@ -161,6 +234,7 @@ def _sandbox_main(
     prepare: Callable[[], dict[str, Any]] | None,
     judge_cache: str = "",
     own_cache: str = "",
+    stack_fd: int = -1,
 ) -> NoReturn:
     code = 0
     try:
@@ -193,6 +267,8 @@ def _sandbox_main(
                 "TMPDIR": "/tmp" if level == "strict" else plan.writable[-1],
             }
         )
+        if stack_fd >= 0:  # the judge asks for this process's stack when a time share ends
+            faulthandler.register(signal.SIGUSR1, file=stack_fd, all_threads=True)
         notes = prepare() if prepare is not None else {}
         server.serve(sock, lesson, lesson_dir, notes)
     except BaseException:

@@ -40,6 +40,7 @@ RECORDS: list[rec.Record] = [
     rec.Artifact(id="test_a", title="loss", data=PNG),
     rec.Metric(id="test_a", name="speedup", value=3.5),
     rec.Notebook("Notes on 03_jit.ipynb"),
+    rec.Unrun(("test_b",), stopped=("running_sum",)),
     rec.Done(),
 ]
 
@@ -189,6 +190,11 @@ MESSAGES: list[wire.Message] = [
         isolation="strict",
         cache_dir="/root/.cache/jax-lesson-grader/xla",
         sandbox_dir="/tmp/grader-sandboxes-x",
+        check_share_s=45.0,
+        only=("test_b",),
+        passed=("test_a",),
+        unjudged=("test_c",),
+        stopped=("running_sum",),
     ),
     wire.Ready(pid=12),
     wire.Started(pid=13),

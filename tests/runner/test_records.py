@@ -243,3 +243,49 @@ def test_output_cap_notice(spec: Any) -> None:
     assert (
         "[output truncated: 5,000,000 bytes were printed; the first 10 are shown]" in result.output
     )
+
+
+# -- a rerun after a stopped sandbox (engine.grade_one) ------------------------------------
+
+
+def test_a_rerun_replaces_only_the_checks_the_stopped_sandbox_could_not_run(spec: Any) -> None:
+    from grader.runner.records import merge, rerun_of
+
+    first = ending(
+        COLLECTED,
+        IMPORTED,
+        ok("test_a"),
+        {"type": "result", "id": "test_b", "status": "timeout", "message": "ran out"},
+        {"type": "result", "id": "test_c", "status": "error", "message": "not run"},
+        {"type": "unrun", "ids": ["test_c"], "stopped": ["running_sum"]},
+        DONE,
+        exit_code=1,
+    ).ended
+    rerun = rerun_of(first.records)
+    assert rerun is not None
+    assert (rerun.ids, rerun.passed, rerun.unjudged, rerun.stopped) == (
+        ("test_c",),
+        ("test_a",),
+        ("test_b",),
+        ("running_sum",),
+    )
+    again = ending(
+        {"type": "collected", "ids": ["test_c"]}, IMPORTED, ok("test_c"), DONE, exit_code=0
+    ).ended
+    merged = merge(first, again, rerun)
+    assert rerun_of(merged.records) is None  # nothing left to run
+    result = assemble(spec, Ending(merged, timeout_s=10.0))
+    assert [(c.id, c.status) for c in result.checks] == [
+        ("test_a", "passed"),
+        ("test_b", "timeout"),
+        ("test_c", "passed"),
+    ]
+    assert result.score == 7.0
+
+
+def test_no_rerun_without_unrun_checks() -> None:
+    from grader.runner.records import rerun_of
+
+    assert rerun_of([json.dumps(ok("test_a")), json.dumps(DONE)]) is None
+    forged = {"type": "unrun", "ids": ["test_zz"]}  # a check nobody reported: nothing to rerun
+    assert rerun_of([json.dumps(ok("test_a")), json.dumps(forged)]) is None
