@@ -532,8 +532,11 @@ def import_message(lesson: str, exc: BaseException) -> str:
     if info is None:
         return str(exc)
     if info.is_a("SyntaxError"):
+        what, _, rest = info.message.partition(" (")
+        line = re.search(r"line (\d+)\)", rest)
+        at = where or (f" at line {line.group(1)}" if line else "")
         return (
-            f"{lesson}.py has a syntax error{where or ' ' + info.message}: {info.message.split(' (')[0]}. "
+            f"{lesson}.py has a syntax error{at}: {what}. "
             "Python could not read the file, so none of its checks ran. Fix the line (look just "
             "before it too) and grade again."
         )

@@ -75,7 +75,7 @@ EXTRA = {"infinite_loop": ["--timeout", "20"], "many_threads": ["--memory", "1"]
 
 # fault -> (status of 03_jit, a phrase its message must contain, highest fraction of 03_jit's points)
 CASES = {
-    "syntax_error": ("error", "syntax error", 0.0),
+    "syntax_error": ("error", "03_jit.py has a syntax error at line 4: expected ':'.", 0.0),
     "import_error": ("error", "scann", 0.0),
     "sys_exit": ("error", "sys.exit(0)", 0.0),
     "os_exit": ("error", "process running your code stopped", 0.99),
@@ -102,6 +102,9 @@ def test_fault_is_contained(tmp_path: Path, fault: str) -> None:
     if phrase:
         text = jit["message"] + " ".join(c["message"] for c in jit["checks"])
         assert phrase in text, text[:2000]
+
+    if fault == "syntax_error":  # said once
+        assert jit["message"].count("expected ':'") == 1, jit["message"]
 
     if fault == "infinite_loop":  # the check that hung is the one marked; the other functions
         # are judged in a fresh sandbox; running_sum is not called again
