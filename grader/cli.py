@@ -186,9 +186,9 @@ def run_grade(argv: Sequence[str]) -> int:
     with console.Progress(len(specs), out, unit="lesson file", quiet=args.quiet) as progress:
 
         def on_result(index: int, total: int, result: ExerciseResult) -> None:
-            progress.advance(terminal.done_line(result, color=color))
+            progress.advance(terminal.done_line(result, color=color), result.name)
 
-        report = engine.grade(specs, submission, options, on_result)
+        report = engine.grade(specs, submission, options, on_result, on_start=progress.start)
     # What the student sees: next steps, `grade hint`'s memory in .grade/, the course's policy
     # on fixes; then this run joins the history the HTML report charts.
     report = hints.after_grading(report, submission, suites=shared.suites_dir(args))

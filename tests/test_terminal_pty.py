@@ -121,6 +121,21 @@ def test_grade_in_a_terminal_shows_colour_a_progress_bar_and_finishes(tmp_path: 
 
 
 @pytest.mark.slow
+def test_the_live_line_names_the_running_file_and_its_time_left(tmp_path: Path) -> None:
+    # running_sum never returns: the file runs for a while, its time limit counting down.
+    code, out = in_pty(
+        [*GRADE, "--only", "03_jit", str(DEMO / "infinite_loop"), "--no-html", "--timeout", "24"],
+        tmp_path,
+        environment(),
+    )
+    text = plain(out)
+    assert code == 0, text
+    left = [int(m) for m in re.findall(r"03_jit 0:(\d\d) left", text)]
+    assert left and min(left) < max(left) <= 24, text[-2000:]  # counted down, within the limit
+    assert "was still running when" in text
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["NO_COLOR=1", "--no-color"])
 def test_no_color_in_a_terminal_has_no_colour_sequences(how: str, tmp_path: Path) -> None:
     env = environment(NO_COLOR="1") if how == "NO_COLOR=1" else environment()

@@ -25,6 +25,7 @@ from several threads (the engine reports each result from its grading thread).
 from __future__ import annotations
 
 import threading
+import time
 from types import TracebackType
 
 import rich.progress
@@ -64,8 +65,22 @@ def is_live(console: Console) -> bool:
     return console.is_terminal and not console.is_dumb_terminal
 
 
+class _Running(rich.progress.ProgressColumn):
+    """The items being worked on now, each with the time its limit leaves (redrawn live)."""
+
+    def __init__(self, progress: Progress) -> None:
+        super().__init__()
+        self._progress = progress
+
+    def render(self, task: rich.progress.Task) -> Text:
+        return Text(self._progress.running_text())
+
+
 class Progress:
     """`total` items, advanced once per finished item with the line that describes it.
+
+    `start(name, limit_s)` and `advance` tell it what is running: on a live terminal the
+    bar names each item being worked on and the time its limit leaves ("03_jit 2:41 left").
 
     A context manager: the live bar is drawn from `__enter__` to `__exit__` and
     removed at the end (the finished lines stay). `line` may carry ANSI colour
@@ -85,6 +100,7 @@ class Progress:
         self.total, self.console, self.quiet = total, console, quiet
         self.done = 0
         self._lock = threading.Lock()
+        self._running: dict[str, float] = {}  # item -> when its limit ends (monotonic)
         self._bar: rich.progress.Progress | None = None
         self._task: rich.progress.TaskID | None = None
         if not quiet and is_live(console):
@@ -95,6 +111,7 @@ class Progress:
                 rich.progress.MofNCompleteColumn(),
                 rich.progress.TextColumn(unit + ("s" if total != 1 else "")),
                 rich.progress.TimeElapsedColumn(),
+                _Running(self),
                 console=console,
                 transient=True,
             )
@@ -113,9 +130,28 @@ class Progress:
     ) -> None:
         self.close()
 
-    def advance(self, line: str) -> None:
-        """One more item finished; `line` says which and how it went."""
+    def start(self, name: str, limit_s: float) -> None:
+        """`name` is being worked on now, and must be done within `limit_s` seconds."""
         with self._lock:
+            self._running[name] = time.monotonic() + limit_s
+
+    def running_text(self) -> str:
+        """What is running now: "03_jit 2:41 left, 08_mlp 3:55 left" ("" for nothing)."""
+        now = time.monotonic()
+        with self._lock:
+            running = sorted(self._running.items(), key=lambda kv: kv[1])
+        parts = []
+        for name, ends in running[:3]:
+            left = max(0, int(ends - now))
+            parts.append(f"{name} {left // 60}:{left % 60:02d} left")
+        more = len(running) - 3
+        return ", ".join(parts) + (f" (+{more})" if more > 0 else "")
+
+    def advance(self, line: str, name: str = "") -> None:
+        """One more item finished (`name`, when it was `start`ed); `line` says which and how
+        it went."""
+        with self._lock:
+            self._running.pop(name, None)
             self.done += 1
             if self.quiet:
                 return

@@ -52,6 +52,8 @@ WORKER_START_TIMEOUT_S = 120.0
 REPLY_GRACE_S = 30.0
 
 Progress = Callable[[int, int, ExerciseResult], None]
+Starting = Callable[[str, float], None]
+"""Told each lesson file's name and time limit (seconds) as its grading starts."""
 IsolationChoice = Literal["auto", "strict", "user", "basic"]
 ISOLATION_CHOICES: tuple[IsolationChoice, ...] = ("auto", "strict", "user", "basic")
 M = TypeVar("M", Ready, Started, Ended)
@@ -480,6 +482,7 @@ def grade(
     options: Options,
     on_result: Progress | None = None,
     pool: Pool | None = None,
+    on_start: Starting | None = None,
 ) -> Report:
     """Grade `specs` in `submission`, on the warm workers of `pool` when given (else on
     workers of its own, closed at the end); `IsolationUnavailable` when `options` ask for
@@ -498,6 +501,10 @@ def grade(
     # students of a batch), else this submission's jobs.
     threads = budget.share(pool.size if pool is not None else jobs)
 
+    def starting(spec: ExerciseSpec) -> None:
+        if on_start is not None:
+            on_start(spec.name, options.timeout_s or spec.timeout_s)
+
     def record(spec: ExerciseSpec, result: ExerciseResult) -> None:
         with lock:
             results[spec.name] = result
@@ -512,6 +519,7 @@ def grade(
                     spec = todo.get_nowait()
                 except queue.Empty:
                     return
+                starting(spec)
                 result, worker = grade_one(
                     worker,
                     spec,
@@ -535,6 +543,7 @@ def grade(
                 return
             worker = shared.acquire()
             before = worker
+            starting(spec)
             try:
                 result, worker = grade_one(
                     worker,
