@@ -3,9 +3,14 @@
     grade notebooks                              exercises/*.py -> notebooks/*.ipynb
     grade notebooks --from solutions --out DIR   the reference notebooks
     grade notebooks --only 03_jit --force        replace one notebook
+    grade notebooks --install 'git+https://github.com/COURSE/RELEASE'
+                                                 what the setup cell installs (Colab)
 
 Each notebook holds the lesson text and each function's docstring as markdown
-and one code cell per function (see `grader.notebooks.export`). A notebook that
+and one code cell per function (see `grader.notebooks.export`), after a first code cell
+that loads the `%grade` magic (`%load_ext grader`), installing the grader first when the
+kernel has none (a fresh hosted kernel: `%pip install` of `--install`, by default the
+grader's distribution; a course gives its student release, e.g. its git URL). A notebook that
 already exists is kept unless `--force`: it may hold a student's work. Grade a
 notebook, or a folder of them (mixed with `.py` files), with `grade PATH`.
 """
@@ -16,7 +21,7 @@ import argparse
 from pathlib import Path
 
 from grader.commands import shared
-from grader.notebooks.export import dumps, notebook_of
+from grader.notebooks.export import DEFAULT_INSTALL, dumps, notebook_of
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +43,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="",
         metavar="NAME[,NAME...]",
         help="convert only these lesson files, e.g. --only 03_jit,ex2_per_example_grads",
+    )
+    parser.add_argument(
+        "--install",
+        default=DEFAULT_INSTALL,
+        metavar="SPEC",
+        help="what the notebooks' first cell pip-installs on a kernel without the grader "
+        f"(default: {DEFAULT_INSTALL}; e.g. the student release's git URL, for Colab)",
     )
     parser.add_argument(
         "--force",
@@ -74,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
             kept += 1
             continue
         try:
-            text = dumps(notebook_of(path.read_text(encoding="utf-8"), path.stem))
+            text = dumps(notebook_of(path.read_text(encoding="utf-8"), path.stem, args.install))
         except SyntaxError as exc:
             raise shared.UsageError(
                 f"{path} has a syntax error at line {exc.lineno}: {exc.msg}; "
@@ -84,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {target}")
         written += 1
     print(
-        f"{written} notebook(s) written, {kept} kept, in {out}/. Open one in Jupyter; "
-        f"grade with `grade {out}/`."
+        f"{written} notebook(s) written, {kept} kept, in {out}/. Open one in Jupyter and run "
+        f"`%grade` in it, or grade them with `grade {out}/`."
     )
     return 0

@@ -3,6 +3,9 @@
 The file is read with `ast` (never imported). The notebook is, in file order:
 
     markdown  the module docstring: the lesson text, its first line the title
+    code      the grader's setup: installs the grader when the kernel lacks it (a fresh
+              hosted kernel, Colab) and loads `%grade` (`SETUP_CELL`; tagged
+              `skip-execution`: `grade` neither runs nor grades it)
     markdown  how to work in the notebook and grade it
     code      the imports and other module-level code (one cell per run of them)
     markdown  per public function or class: its signature and docstring
@@ -20,6 +23,7 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+import shlex
 import textwrap
 from dataclasses import dataclass
 from typing import Any
@@ -27,19 +31,33 @@ from typing import Any
 from grader.notebooks.execution import SKIP_TAG
 
 NBFORMAT_MINOR = 5
+DEFAULT_INSTALL = "jax-lesson-grader"
+"""What the setup cell's `%pip install` installs: the grader's distribution (a course
+gives its student release instead, e.g. a git URL: `grade notebooks --install`)."""
+
+SETUP_CELL = """\
+# Run this cell first: it loads the grader's `%grade` magic, and installs the
+# grader when this kernel lacks it (a fresh hosted kernel, e.g. Colab).
+try:
+    import grader
+except ImportError:
+    %pip install --quiet {install}
+%load_ext grader"""
 
 WORKING_NOTE = """\
 **Working in this notebook.** Each function has its own code cell: replace its
 `raise NotImplementedError(...)` line with your code (the `# TODO` comment above
 it says what to write), run the cells from the top, and try your functions in
-new cells. Save, then grade the notebook:
+new cells. Then grade, in a new cell:
 
-    grade {name}.ipynb
+    %grade
 
-The grader runs the notebook from the top in a fresh kernel and grades the
-functions it defines. A cell that raises an error or never finishes is left out
-(the report names it), `!shell` lines and `%magics` are not run, and a cell
-tagged `skip-execution` is not run by the grader."""
+It grades the cells this kernel ran (saved or not) and shows the verdict under
+the cell; `%grade --hint` shows more help for the first failing check. From a
+shell, save and run `grade {name}.ipynb`: the grader then runs the saved
+notebook from the top in a fresh kernel. A cell that raises an error or never
+finishes is left out (the verdict names it), `!shell` lines and `%magics` are
+not run, and a cell tagged `skip-execution` is not run by the grader."""
 
 
 @dataclass(frozen=True)
@@ -49,8 +67,9 @@ class _Chunk:
     tags: tuple[str, ...] = ()
 
 
-def notebook_of(source: str, name: str) -> dict[str, Any]:
-    """The nbformat 4 notebook (as JSON data) of the lesson file `name`.py with `source`."""
+def notebook_of(source: str, name: str, install: str = DEFAULT_INSTALL) -> dict[str, Any]:
+    """The nbformat 4 notebook (as JSON data) of the lesson file `name`.py with `source`;
+    `install`: what its setup cell installs when the kernel has no grader."""
     tree = ast.parse(source)
     lines = source.splitlines()
     chunks: list[_Chunk] = []
@@ -59,6 +78,8 @@ def notebook_of(source: str, name: str) -> dict[str, Any]:
     if doc is not None:
         chunks.append(_Chunk("markdown", _lesson_text(doc)))
         body = body[1:]
+    setup = SETUP_CELL.format(install=shlex.quote(install))
+    chunks.append(_Chunk("code", setup, (SKIP_TAG,)))
     chunks.append(_Chunk("markdown", WORKING_NOTE.format(name=name)))
 
     pending: list[str] = []  # module-level code waiting to become one cell

@@ -69,7 +69,7 @@ def test_a_function_cell_holds_its_code_and_its_docstring_is_markdown() -> None:
     )
     assert doc is not None and doc.splitlines()[0] in markdown["source"]
     assert doc.splitlines()[0] not in code["source"]
-    imports = next(c for c in cells if c["cell_type"] == "code")
+    imports = next(c for c in cells if c["cell_type"] == "code" and not c["metadata"])
     assert imports["source"].startswith("import ")
 
 
@@ -200,3 +200,16 @@ def test_solution_notebooks_run_top_to_bottom(tmp_path: Path) -> None:
                         f"{lesson}, cell {index + 1}: {errors[0].ename}: {errors[0].evalue}"
                     )
     assert not failures
+
+
+def test_the_first_code_cell_loads_grade_and_installs_the_grader_where_missing() -> None:
+    source = (ROOT / "exercises" / "03_jit.py").read_text(encoding="utf-8")
+    cells = notebook_of(source, "03_jit", install="git+https://example.org/course/release")[
+        "cells"
+    ]
+    setup = next(c for c in cells if c["cell_type"] == "code")
+    assert cells.index(setup) == 1  # right after the lesson's title and text
+    assert setup["metadata"]["tags"] == ["skip-execution"]  # `grade` neither runs nor grades it
+    assert "%pip install --quiet git+https://example.org/course/release" in setup["source"]
+    assert setup["source"].rstrip().endswith("%load_ext grader")
+    assert "%grade" in cells[2]["source"]  # the working note says how to grade
