@@ -27,12 +27,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from rich.text import Text
+
 import grader
 from grader import hints
 from grader.commands import shared
 from grader.commands.shared import UsageError
 from grader.model import ExerciseResult, Report
-from grader.reports import console, history
+from grader.reports import console, controls, history
 from grader.runner import engine
 from grader.runner.submission import SubmissionError, find
 
@@ -165,7 +167,7 @@ def run_grade(argv: Sequence[str]) -> int:
         options = shared.options(args, jobs=jobs.count)
         level = shared.check_isolation(options).level
     except (UsageError, SubmissionError) as exc:
-        print(f"grade: error: {exc}", file=sys.stderr)
+        print(f"grade: error: {controls.visible(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
 
     # What people read goes to standard error when a report goes to standard output.
@@ -173,7 +175,7 @@ def run_grade(argv: Sequence[str]) -> int:
     out = (console.stderr if piped else console.stdout)(no_color=args.no_color)
     color = console.has_color(out)
     human = sys.stderr if piped else sys.stdout
-    where = "the working folder" if path == Path(".") else str(path)
+    where = "the working folder" if path == Path(".") else controls.visible(str(path))
     if not args.quiet:
         running = min(jobs.count, len(specs))
         why = f"; {jobs.why}" if jobs.why and running == jobs.count else ""
@@ -186,7 +188,7 @@ def run_grade(argv: Sequence[str]) -> int:
     with console.Progress(len(specs), out, unit="lesson file", quiet=args.quiet) as progress:
 
         def on_result(index: int, total: int, result: ExerciseResult) -> None:
-            progress.advance(terminal.done_line(result, color=color), result.name)
+            progress.advance(Text.from_ansi(terminal.done_line(result, color=color)), result.name)
 
         report = engine.grade(specs, submission, options, on_result, on_start=progress.start)
     # What the student sees: next steps, `grade hint`'s memory in .grade/, the course's policy

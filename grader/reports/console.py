@@ -19,7 +19,7 @@ from several threads (the engine reports each result from its grading thread).
     out = console.stdout(no_color=args.no_color)
     with console.Progress(len(specs), out, unit="file", quiet=args.quiet) as progress:
         report = engine.grade(specs, submission, options,
-                              lambda i, n, r: progress.advance(terminal.done_line(r, ...)))
+                              lambda i, n, r: progress.advance(Text.from_ansi(terminal.done_line(r, ...))))
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ from types import TracebackType
 import rich.progress
 from rich.console import Console
 from rich.text import Text
+
+from grader.reports import controls
 
 
 def _console(*, stderr: bool, no_color: bool) -> Console:
@@ -83,9 +85,11 @@ class Progress:
     bar names each item being worked on and the time its limit leaves ("03_jit 2:41 left").
 
     A context manager: the live bar is drawn from `__enter__` to `__exit__` and
-    removed at the end (the finished lines stay). `line` may carry ANSI colour
-    codes (e.g. `terminal.done_line(result, color=True)`); they are kept on a
-    colour terminal and are the caller's to leave out otherwise (`has_color`).
+    removed at the end (the finished lines stay). A `line` given as `str` is plain
+    text, shown as it is with its control characters made visible
+    (`controls.visible`: a student's folder name cannot drive the terminal); a line
+    with our own colours is a `Text` (`Text.from_ansi(terminal.done_line(result,
+    color=True))`), kept on a colour terminal and dropped otherwise.
     """
 
     def __init__(
@@ -143,25 +147,26 @@ class Progress:
         parts = []
         for name, ends in running[:3]:
             left = max(0, int(ends - now))
-            parts.append(f"{name} {left // 60}:{left % 60:02d} left")
+            parts.append(f"{controls.visible(name)} {left // 60}:{left % 60:02d} left")
         more = len(running) - 3
         return ", ".join(parts) + (f" (+{more})" if more > 0 else "")
 
-    def advance(self, line: str, name: str = "") -> None:
+    def advance(self, line: str | Text, name: str = "") -> None:
         """One more item finished (`name`, when it was `start`ed); `line` says which and how
         it went."""
+        shown = Text(controls.visible(line)) if isinstance(line, str) else line
         with self._lock:
             self._running.pop(name, None)
             self.done += 1
             if self.quiet:
                 return
             if self._bar is not None and self._task is not None:
-                self._bar.console.print(Text.from_ansi(line), soft_wrap=True)
+                self._bar.console.print(shown, soft_wrap=True)
                 self._bar.advance(self._task)
                 return
             width = len(str(self.total))
             self.console.print(
-                Text.from_ansi(f"[{self.done:>{width}}/{self.total}] {line}"), soft_wrap=True
+                Text.assemble(f"[{self.done:>{width}}/{self.total}] ", shown), soft_wrap=True
             )
 
     def close(self) -> None:

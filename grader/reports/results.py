@@ -4,6 +4,9 @@ The document is the versioned results contract (schema_version 1, described by
 `grader/results.schema.json`, shipped in the package). Keys are sorted and the
 file ends in a newline, so the same report gives the same bytes. Non-finite
 floats (a suite's NaN metric) are written as `null`: bare `NaN` is not JSON.
+What a submission printed, raised or named is made visible first
+(`controls.visible_in`), as in every report: a tool that prints a field of this
+file prints no escape sequence, direction mark or zero-width character.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.model import Report
+from grader.reports import controls
 
 SCHEMA_FILE = "results.schema.json"
 
@@ -31,7 +35,7 @@ def _finite(doc: Any) -> Any:
 
 def document(report: Report) -> dict[str, Any]:
     """The JSON document (plain dicts and lists) for `report`."""
-    doc: dict[str, Any] = _finite(report.to_json())
+    doc: dict[str, Any] = _finite(controls.visible_in(report).to_json())
     return doc
 
 

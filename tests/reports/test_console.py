@@ -8,6 +8,7 @@ import threading
 
 import pytest
 from rich.console import Console
+from rich.text import Text
 
 from grader.reports import console
 
@@ -44,7 +45,7 @@ def plain_console() -> tuple[Console, io.StringIO]:
 def test_progress_off_a_terminal_is_one_numbered_line_per_item_without_escapes() -> None:
     target, out = plain_console()
     with console.Progress(12, target, unit="file") as progress:
-        progress.advance("\x1b[32mPASS\x1b[0m  01_arrays (1.0 s)")
+        progress.advance(Text.from_ansi("\x1b[32mPASS\x1b[0m  01_arrays (1.0 s)"))
         progress.advance("FAIL  " + "a long line that is not wrapped at forty columns " * 2)
     lines = out.getvalue().splitlines()
     assert lines[0] == "[ 1/12] PASS  01_arrays (1.0 s)"  # colour codes dropped off a terminal

@@ -11,7 +11,7 @@ import pytest
 from report_samples import sample_report
 
 from grader.model import CheckResult, ExerciseResult, Report, SourceLine
-from grader.reports import results
+from grader.reports import controls, results
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +23,9 @@ def validator() -> jsonschema.Draft202012Validator:
 
 def test_write_gives_to_json_back(report: Report, tmp_path: Any) -> None:
     path = results.write(report, tmp_path / "results.json")
-    assert json.loads(path.read_text(encoding="utf-8")) == report.to_json()
+    # What the submission printed is made visible (the sample's output holds NUL and ESC).
+    assert json.loads(path.read_text(encoding="utf-8")) == controls.visible_in(report).to_json()
+    assert "\x1b" not in path.read_text(encoding="utf-8")
 
 
 def test_bytes_are_deterministic(report: Report) -> None:
@@ -31,7 +33,8 @@ def test_bytes_are_deterministic(report: Report) -> None:
     assert text == results.render(sample_report())
     assert text.endswith("}\n")
     assert text.startswith('{\n  "duration_s"')  # sorted keys, indent 2
-    assert text == json.dumps(report.to_json(), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    shown = controls.visible_in(report).to_json()
+    assert text == json.dumps(shown, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
 def test_document_validates(report: Report, validator: jsonschema.Draft202012Validator) -> None:
