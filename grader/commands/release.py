@@ -30,7 +30,7 @@ from grader.reports import labels
 
 # What students run: every other module of grader/commands/ is the instructor's.
 STUDENT_COMMANDS = ("__init__.py", "shared.py", "watch.py", "hint.py", "notebooks.py")
-STUDENT_TEMPLATES = ("report.html.j2",)
+STUDENT_TEMPLATES = ("notebook.html.j2", "report.html.j2")  # %grade's verdict, the report
 INSTRUCTOR_PACKAGES = ("mutate",)  # grade mutate, and its list of equivalent mutants
 MARKER_FILE = ".grade-release"  # lets --force replace an earlier release, and nothing else
 GITIGNORE = "__pycache__/\n*.pyc\n.venv/\n.grade/\ngrade-report.html\nresults.json\njunit.xml\n"

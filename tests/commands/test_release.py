@@ -229,10 +229,11 @@ def test_the_release_leaves_the_instructors_part_out(
     commands = sorted(p.name for p in (out / "grader" / "commands").glob("*.py"))
     assert commands == ["__init__.py", "hint.py", "notebooks.py", "shared.py", "watch.py"]
     assert not (out / "grader" / "mutate").exists()
-    assert [p.name for p in (out / "grader" / "templates").iterdir()] == ["report.html.j2"]
+    templates = sorted(p.name for p in (out / "grader" / "templates").iterdir())
+    assert templates == ["notebook.html.j2", "report.html.j2"]  # the report, %grade's verdict
     assert missing_imports(out) == []  # what students run imports nothing left out
     readme = (out / "README.md").read_text()
-    for loop in ("grade watch", "grade hint 03_jit", "grade notebooks"):
+    for loop in ("grade watch", "grade hint 03_jit", "grade notebooks", "%grade", "Colab"):
         assert loop in readme, loop
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     for argv, code, said in (
