@@ -43,6 +43,7 @@ COMMANDS: dict[str, str] = {
     "assign": "grader.commands.assign",
     "verify": "grader.commands.verify",
     "batch": "grader.commands.batch",
+    "export": "grader.commands.export",
     "release": "grader.commands.release",
     "ci-template": "grader.commands.ci_template",
     "gradescope-bundle": "grader.commands.gradescope_bundle",

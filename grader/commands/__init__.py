@@ -5,7 +5,9 @@ Each module has a docstring (its `--help` text), `add_arguments(parser)` and
 
     assign             stubs in exercises/ generated from the marked solutions
     verify             solutions score 100% and are stable, stubs score 0, hints and points exist
-    batch              a class graded in parallel: per-student reports, gradebook, class summary
+    batch              a class graded in parallel: per-student reports, gradebook, similar
+                       pairs, class summary (its logic in grader.classroom)
+    export             a graded class's gradebook in Canvas's or Moodle's import CSV
     release            the student repository: exercises, public suites, the grader
     ci-template        a GitHub Actions workflow that grades a pushed submission
     gradescope-bundle  a Gradescope autograder zip (setup.sh, run_autograder)

@@ -14,11 +14,16 @@ report.
 DIR gets:
     students/NAME.json   the results JSON (as `grade --json`)
     students/NAME.html   the student's HTML report
-    gradebook.csv        student, total, max, percent, one column per lesson file, status
-    summary.html         score distribution, pass rate of every check (most failed first)
+    gradebook.csv        a row of maxima, then per student: total, max, percent, one column
+                         per lesson file, status, hints revealed, time of grading
+    similarity.csv       pairs of students whose files of a lesson are alike (MOSS-like,
+                         the stubs in --stubs subtracted), most alike first
+    summary.html         who needs attention and the roster, the class's misconceptions,
+                         the similar pairs, the score distribution, every check's pass rate
 
 `--student NAME` (repeatable) regrades only those students and rebuilds the
-gradebook and the summary from every student's results. Exit 0 when every
+gradebook, the similar pairs (from every student's files) and the summary from
+every student's results. Exit 0 when every
 student was graded (whatever their scores), 1 when the grader itself failed
 for a student (see students/NAME.error.txt), 2 on bad options. Student code
 runs as a user of its own at least: below `--require-isolation` (default
@@ -42,6 +47,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from grader import catalog
+from grader.classroom import similarity
 from grader.commands import gradebook, shared
 from grader.commands.jobs import Grader, Job, Outcome
 from grader.model import Report
@@ -73,6 +79,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--scheduler",
         metavar="ADDRESS",
         help="grade on a dask.distributed cluster, e.g. tcp://10.0.0.5:8786",
+    )
+    parser.add_argument(
+        "--stubs",
+        metavar="DIR",
+        default=shared.DEFAULT_LESSONS,
+        help="the stubs handed out (default: exercises/): their code is not counted when "
+        "comparing students' files",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     shared.add_grading_options(parser, require="user")
@@ -125,6 +138,22 @@ def grade_locally(workers: int) -> Grader:
     return run
 
 
+def similar_pairs(jobs: list[Job], stubs: Path) -> list[similarity.Pair]:
+    """Pairs of students whose files of a lesson are alike (`grader.classroom.similarity`),
+    the stubs in `stubs` (exercises/<lesson>.py) subtracted when they are there."""
+    files = {
+        job.student: {lesson: similarity.source_of(Path(path)) for lesson, path in job.files}
+        for job in jobs
+    }
+    lessons = {lesson for by_lesson in files.values() for lesson in by_lesson}
+    given = {
+        lesson: (stubs / f"{lesson}.py").read_text(encoding="utf-8")
+        for lesson in lessons
+        if (stubs / f"{lesson}.py").is_file()
+    }
+    return similarity.compare(files, given)
+
+
 def write_student(out: Path, job: Job, report: Report | None, error: str) -> list[str]:
     """The student's files in OUT/students/; returns problems writing them."""
     folder = out / gradebook.STUDENTS
@@ -155,8 +184,10 @@ def batch(
     out: Path,
     grader: Grader,
     quiet: bool = True,
+    pairs: list[similarity.Pair] | None = None,
 ) -> tuple[list[gradebook.Student], list[str]]:
-    """Grade `jobs`, write their files, rebuild the gradebook; returns the class and the problems."""
+    """Grade `jobs`, write their files, rebuild the gradebook (with the similar `pairs`);
+    returns the class and the problems."""
     (out / gradebook.STUDENTS).mkdir(parents=True, exist_ok=True)
     problems: list[str] = []
     with console.Progress(
@@ -170,7 +201,7 @@ def batch(
             problems += write_student(out, job, report, error)
             what = f"{100 * report.fraction:.1f}%" if report else "grader error"
             progress.advance(f"{job.student}: {what}")
-    return gradebook.rebuild(out), problems
+    return gradebook.rebuild(out, pairs), problems
 
 
 def run(args: argparse.Namespace) -> int:
@@ -190,7 +221,9 @@ def run(args: argparse.Namespace) -> int:
         raise shared.UsageError(f"{submissions} holds no student folders")
     if out.exists() and not out.is_dir():
         raise shared.UsageError(f"--out {out} is a file; give a folder")
-    jobs = [job_for(submissions, n, [s.name for s in specs]) for n in names]
+    lessons = [s.name for s in specs]
+    jobs = [job_for(submissions, n, lessons) for n in names]
+    pairs = similar_pairs([job_for(submissions, n, lessons) for n in everyone], Path(args.stubs))
     options = shared.options(args)
     level = shared.check_isolation(options).level  # on a cluster, each worker checks again
     if level == "basic":  # a student could write the judge's cache for the next one
@@ -212,7 +245,9 @@ def run(args: argparse.Namespace) -> int:
             flush=True,
         )
     try:
-        everybody, problems = batch(jobs, specs, options, out, grader, quiet=args.quiet)
+        everybody, problems = batch(
+            jobs, specs, options, out, grader, quiet=args.quiet, pairs=pairs
+        )
     except ConnectionError as exc:  # the scheduler (cluster) could not be reached
         raise shared.UsageError(str(exc)) from None
     counts: dict[str, int] = {}
@@ -222,7 +257,17 @@ def run(args: argparse.Namespace) -> int:
         f"graded {len(jobs)} student(s); the class has {len(everybody)}: "
         + ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in sorted(counts.items()))
     )
-    print(f"gradebook: {out / gradebook.GRADEBOOK}\nsummary:   {out / gradebook.SUMMARY}")
+    alike = [p for p in pairs if p.suspicious]
+    print(
+        f"gradebook:  {out / gradebook.GRADEBOOK}\nsimilarity: {out / gradebook.SIMILARITY} "
+        f"({len(alike)} pair(s) alike"
+        + (
+            f", the most: {alike[0].first} and {alike[0].second} in {alike[0].lesson}"
+            if alike
+            else ""
+        )
+        + f")\nsummary:    {out / gradebook.SUMMARY}"
+    )
     for problem in problems:
         print(f"grade batch: {problem}", file=sys.stderr)
     return 1 if any(p for p in problems) else 0

@@ -1,23 +1,28 @@
-"""The class view of a batch: the gradebook CSV and the class summary page.
+"""The class view of a batch: the gradebook, the class summary, similar pairs.
 
-Both are pure functions of the per-student results in `OUT/students/`
-(`NAME.json`, the results JSON of `grade --json`, or `NAME.error.txt` when the
-grader itself could not grade that student), so regrading one student and
-rebuilding gives the same files as grading the class again. Nothing here
-depends on the clock: the same results give the same bytes.
+All are functions of the per-student results in `OUT/students/` (`NAME.json`,
+the results JSON of `grade --json`, or `NAME.error.txt` when the grader itself
+could not grade that student; `grader.classroom.roster`), plus the pairs of
+similar files `grade batch` found in the submissions, so regrading one student
+and rebuilding gives the same files as grading the class again. Only the time
+of grading (each results file's modification time) comes from the clock.
 
-    gradebook.csv   student, total, max, percent, one column per lesson file, status
-    summary.html    score distribution (inline SVG), per-exercise and per-check
-                    pass rates (the checks most students fail first), the students
+    gradebook.csv   student, total, max, percent, one column per lesson file, status,
+                    hints revealed, time of grading; its first row the maxima;
+                    every text cell spreadsheet-safe (`grader.classroom.spreadsheet`)
+    similarity.csv  pairs of students whose files of one lesson are alike, most alike
+                    first (`grader.classroom.similarity`)
+    summary.html    the roster and who needs attention, the class's misconceptions
+                    (`grader.classroom.misconceptions`), the similar pairs, the score
+                    distribution (inline SVG), per-check pass rates (the checks most
+                    students fail first; work not started counted apart)
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import statistics
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,49 +30,20 @@ from typing import Any
 import jinja2
 import markupsafe
 
+from grader.classroom import misconceptions, similarity
+from grader.classroom.roster import STUDENTS, Student, columns, load, maxima
+from grader.classroom.spreadsheet import cell, csv_text
 from grader.commands import tree
 from grader.reports import html, labels
 
-STUDENTS = "students"
+__all__ = ["STUDENTS", "Student", "columns", "load", "rebuild"]
+
 GRADEBOOK = "gradebook.csv"
+SIMILARITY = "similarity.csv"
 SUMMARY = "summary.html"
 BINS = 10  # score distribution: 0-10%, ..., 90-100%
-
-
-@dataclass(frozen=True)
-class Student:
-    name: str
-    doc: dict[str, Any] | None  # the results JSON; None when grading failed
-    error: str = ""
-
-    @property
-    def score(self) -> float:
-        return float(self.doc["score"]) if self.doc else 0.0
-
-    @property
-    def max_score(self) -> float:
-        return float(self.doc["max_score"]) if self.doc else 0.0
-
-    @property
-    def percent(self) -> float:
-        return 100 * self.score / self.max_score if self.max_score else 0.0
-
-    @property
-    def exercises(self) -> dict[str, dict[str, Any]]:
-        return {e["name"]: e for e in self.doc["exercises"]} if self.doc else {}
-
-    @property
-    def status(self) -> str:
-        """passed (full marks), failed, error (an exercise crashed or timed out),
-        not_attempted (nothing done or no lesson files), grader_error."""
-        if self.doc is None:
-            return "grader_error"
-        statuses = {e["status"] for e in self.doc["exercises"]}
-        if "error" in statuses:
-            return "error"
-        if statuses <= {"not_attempted", "skipped"}:
-            return "not_attempted"
-        return "passed" if statuses <= {"passed", "skipped"} else "failed"
+MAXIMUM = "maximum"  # the gradebook's first row: what each column can reach
+LOW_PERCENT = 50.0  # a graded student below this needs attention
 
 
 @dataclass
@@ -77,6 +53,7 @@ class CheckRate:
     id: str
     visibility: str
     passed: int = 0
+    not_attempted: int = 0  # the work was not started: not counted in the rate
     statuses: Counter[str] = field(default_factory=Counter)
 
     @property
@@ -93,52 +70,59 @@ class CheckRate:
         return ", ".join(f"{s} {n}" for s, n in sorted(self.statuses.items()) if s != "passed")
 
 
-def load(out: Path) -> list[Student]:
-    """Every student with results in OUT/students/, by name."""
-    folder = out / STUDENTS
-    found: dict[str, Student] = {}
-    for path in sorted(folder.glob("*.json")):
-        found[path.stem] = Student(path.stem, json.loads(path.read_text(encoding="utf-8")))
-    for path in sorted(folder.glob("*.error.txt")):
-        name = path.name.removesuffix(".error.txt")
-        if name not in found:
-            found[name] = Student(name, None, path.read_text(encoding="utf-8"))
-    return [found[n] for n in sorted(found)]
-
-
-def columns(students: list[Student]) -> list[tuple[str, str]]:
-    """(name, title) of every lesson file, in the order the results list them."""
-    seen: dict[str, str] = {}
-    for student in students:
-        for name, exercise in student.exercises.items():
-            seen.setdefault(name, exercise["title"])
-    return list(seen.items())
-
-
-def csv_text(students: list[Student]) -> str:
-    lessons = [name for name, _ in columns(students)]
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student", "total", "max", "percent", *lessons, "status"])
+def gradebook_csv(students: list[Student]) -> str:
+    """gradebook.csv: a header, the maxima, one row per student."""
+    tops = maxima(students)
+    header = ["student", "total", "max", "percent", *tops, "status", "hints_revealed", "graded_at"]
+    total = sum(tops.values())
+    top_row = [MAXIMUM, labels.number(total), labels.number(total), "100.0"]
+    rows = [header, [*top_row, *(labels.number(m) for m in tops.values()), "", "", ""]]
     for s in students:
-        scores = [
-            labels.number(s.exercises[n]["score"]) if n in s.exercises else "" for n in lessons
-        ]
-        writer.writerow(
+        scores = [labels.number(s.exercises[n]["score"]) if n in s.exercises else "" for n in tops]
+        rows.append(
             [
-                s.name,
+                cell(s.name),
                 labels.number(s.score),
                 labels.number(s.max_score),
                 f"{s.percent:.1f}",
                 *scores,
                 s.status,
+                str(s.hints_revealed) if s.doc else "",
+                s.graded_at,
             ]
         )
-    return buffer.getvalue()
+    rows[0] = [cell(c) for c in header]
+    return csv_text(rows)
+
+
+def similarity_csv(pairs: Sequence[similarity.Pair]) -> str:
+    header = [
+        "lesson",
+        "student_a",
+        "student_b",
+        "score",
+        "shared",
+        "a_fingerprints",
+        "b_fingerprints",
+    ]
+    rows = [
+        [
+            cell(p.lesson),
+            cell(p.first),
+            cell(p.second),
+            f"{p.score:.3f}",
+            str(p.shared),
+            str(p.first_size),
+            str(p.second_size),
+        ]
+        for p in pairs
+    ]
+    return csv_text([header, *rows])
 
 
 def check_rates(students: list[Student]) -> list[CheckRate]:
-    """Per-check pass rates, lowest first (ties in lesson order)."""
+    """Per-check pass rates over the students who started the work, lowest first (ties in
+    lesson order); checks of an untouched file or function counted as not attempted."""
     rates: dict[tuple[str, str], CheckRate] = {}
     for student in students:
         for exercise in student.exercises.values():
@@ -150,6 +134,9 @@ def check_rates(students: list[Student]) -> list[CheckRate]:
                     key,
                     CheckRate(exercise["name"], check["name"], check["id"], check["visibility"]),
                 )
+                if check["status"] != "passed" and misconceptions.not_started(exercise, check):
+                    rate.not_attempted += 1
+                    continue
                 rate.statuses[check["status"]] += 1
                 rate.passed += check["status"] == "passed"
     order = {key: i for i, key in enumerate(rates)}
@@ -219,7 +206,45 @@ def histogram_svg(percents: list[float], width: int = 560, height: int = 230) ->
     return "\n".join(parts)
 
 
-def summary_html(students: list[Student]) -> str:
+@dataclass(frozen=True)
+class Attention:
+    """A student the instructor should look at, and why (one line per reason)."""
+
+    student: Student
+    index: int  # their row in the roster (1-based): the link's target
+    reasons: tuple[str, ...]
+
+
+def attention(students: list[Student], pairs: Sequence[similarity.Pair] = ()) -> list[Attention]:
+    """Who needs attention: grading failed, code crashed or ran out of time, nothing
+    started, a low score, a file suspiciously like another student's."""
+    alike: dict[str, list[str]] = {}
+    for p in pairs:
+        if p.suspicious:
+            alike.setdefault(p.first, []).append(f"{p.lesson} like {p.second}'s ({p.score:.2f})")
+            alike.setdefault(p.second, []).append(f"{p.lesson} like {p.first}'s ({p.score:.2f})")
+    found = []
+    for index, s in enumerate(students, 1):
+        reasons = []
+        if s.doc is None:
+            reasons.append("the grader could not grade them")
+        else:
+            crashed = [n for n, e in s.exercises.items() if e["status"] == "error"]
+            if crashed:
+                reasons.append("crashed or ran out of time: " + ", ".join(crashed))
+            if s.status == "not_attempted":
+                reasons.append("nothing started")
+            elif s.percent < LOW_PERCENT:
+                reasons.append(f"below {LOW_PERCENT:.0f}%")
+        if s.name in alike:
+            reasons.append("similar: " + "; ".join(alike[s.name]))
+        if reasons:
+            found.append(Attention(s, index, tuple(reasons)))
+    return found
+
+
+def summary_html(students: list[Student], pairs: Sequence[similarity.Pair] | None = None) -> str:
+    """The class summary page; `pairs` None: similarity was not computed."""
     graded = [s for s in students if s.doc is not None]
     percents = [s.percent for s in graded]
     first = graded[0].doc if graded and graded[0].doc else {}
@@ -232,10 +257,19 @@ def summary_html(students: list[Student]) -> str:
         "highest": max(percents, default=0.0),
         "statuses": dict(sorted(Counter(s.status for s in students).items())),
     }
+    rows = {s.name: i for i, s in enumerate(students, 1)}
+    insight = misconceptions.of_class((s.name, s.doc) for s in graded if s.doc)
     env = html.environment(jinja2.FileSystemLoader(str(tree.templates_dir())))
     return env.get_template("class-summary.html.j2").render(
         stats=stats,
         students=students,
+        lessons=columns(students),
+        rows=rows,
+        attention=attention(students, pairs or ()),
+        insight=insight,
+        pairs=None if pairs is None else [p for p in pairs if p.suspicious],
+        reported=0 if pairs is None else len(pairs),
+        suspicious=similarity.SUSPICIOUS,
         exercises=exercise_rows(students),
         checks=check_rates(students),
         chart=markupsafe.Markup(histogram_svg(percents)),
@@ -244,9 +278,12 @@ def summary_html(students: list[Student]) -> str:
     )
 
 
-def rebuild(out: Path) -> list[Student]:
-    """Write gradebook.csv and summary.html from OUT/students/; returns the students."""
+def rebuild(out: Path, pairs: Sequence[similarity.Pair] | None = None) -> list[Student]:
+    """Write gradebook.csv, summary.html and (given `pairs`) similarity.csv from
+    OUT/students/; returns the students."""
     students = load(out)
-    (out / GRADEBOOK).write_text(csv_text(students), encoding="utf-8")
-    (out / SUMMARY).write_text(summary_html(students), encoding="utf-8")
+    (out / GRADEBOOK).write_text(gradebook_csv(students), encoding="utf-8")
+    if pairs is not None:
+        (out / SIMILARITY).write_text(similarity_csv(pairs), encoding="utf-8")
+    (out / SUMMARY).write_text(summary_html(students, pairs), encoding="utf-8")
     return students

@@ -5,9 +5,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from grader.classroom import similarity
 from grader.commands import gradebook
 
 
@@ -33,8 +36,9 @@ def exercise(name: str, status: str, *checks: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def results(*exercises: dict[str, Any]) -> dict[str, Any]:
+def results(*exercises: dict[str, Any], hints: int = 0) -> dict[str, Any]:
     return {
+        "hints_revealed": hints,
         "exercises": list(exercises),
         "score": sum(e["score"] for e in exercises),
         "max_score": sum(e["max_score"] for e in exercises),
@@ -52,6 +56,7 @@ def klass(tmp_path: Path) -> Path:
                 "01_a", "passed", check("x", "passed", 2), check("y", "passed", 1, hidden=True)
             ),
             exercise("02_b", "passed", check("z", "passed", 3)),
+            hints=2,
         ),
         "ben": results(
             exercise(
@@ -70,17 +75,37 @@ def klass(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_gradebook_has_a_row_per_student_and_a_column_per_lesson_file(tmp_path: Path) -> None:
+def test_gradebook_has_maxima_then_a_row_per_student_and_a_column_per_lesson_file(
+    tmp_path: Path,
+) -> None:
     out = klass(tmp_path)
+    graded = datetime(2026, 3, 1, 9, 30, 5, tzinfo=timezone.utc).timestamp()
+    for path in (out / gradebook.STUDENTS).iterdir():
+        os.utime(path, (graded, graded))
     gradebook.rebuild(out)
     rows = list(csv.reader(io.StringIO((out / gradebook.GRADEBOOK).read_text())))
+    at = "2026-03-01T09:30:05Z"
     assert rows == [
-        ["student", "total", "max", "percent", "01_a", "02_b", "status"],
-        ["ann", "6", "6", "100.0", "3", "3", "passed"],
-        ["ben", "2", "6", "33.3", "2", "0", "error"],
-        ["cy", "0", "6", "0.0", "0", "0", "not_attempted"],
-        ["dee", "0", "0", "0.0", "", "", "grader_error"],
+        ["student", "total", "max", "percent", "01_a", "02_b", "status", "hints_revealed",
+         "graded_at"],
+        ["maximum", "6", "6", "100.0", "3", "3", "", "", ""],
+        ["ann", "6", "6", "100.0", "3", "3", "passed", "2", at],
+        ["ben", "2", "6", "33.3", "2", "0", "error", "0", at],
+        ["cy", "0", "6", "0.0", "0", "0", "not_attempted", "0", at],
+        ["dee", "0", "0", "0.0", "", "", "grader_error", "", at],
+    ]  # fmt: skip
+
+
+def test_gradebook_cells_are_spreadsheet_safe(tmp_path: Path) -> None:
+    folder = tmp_path / gradebook.STUDENTS
+    folder.mkdir()
+    one = results(exercise("01_a", "passed", check("x", "passed", 1)))
+    for name in ("=HYPERLINK(evil)", "@SUM(A1)", "+1", "-1", "\tx"):
+        (folder / f"{name}.json").write_text(json.dumps(one))
+    names = [
+        r[0] for r in csv.reader(io.StringIO(gradebook.gradebook_csv(gradebook.load(tmp_path))))
     ]
+    assert sorted(names[2:]) == sorted(["'+1", "'-1", "'=HYPERLINK(evil)", "'@SUM(A1)", "'\u2409x"])
 
 
 def test_checks_are_ranked_by_pass_rate_lowest_first() -> None:
@@ -133,3 +158,45 @@ def test_names_are_escaped_in_the_summary(tmp_path: Path) -> None:
     page = gradebook.summary_html(gradebook.load(tmp_path))
     assert "<i>eve" not in page and "&lt;i&gt;eve &amp; co" in page
     assert 'href="students/%3Ci%3Eeve%20%26%20co.html"' in page
+
+
+def test_summary_opens_with_attention_and_roster_then_misconceptions_then_similar_pairs(
+    tmp_path: Path,
+) -> None:
+    out = klass(tmp_path)
+    pairs = [similarity.Pair("01_a", "ann", "ben", 0.92, 30, 31, 32)]
+    gradebook.rebuild(out, pairs)
+    page = (out / gradebook.SUMMARY).read_text()
+    order = [
+        page.index(">Needs attention"),
+        page.index(">Roster<"),
+        page.index(">Misconceptions"),
+        page.index(">Similar pairs<"),
+        page.index(">Checks, most failed first<"),
+    ]
+    assert order == sorted(order)
+    attention = page[order[0] : order[1]]
+    for who, why in [("ben", "crashed or ran out of time: 02_b"), ("cy", "nothing started"),
+                     ("dee", "the grader could not grade them"), ("ann", "01_a like ben")]:  # fmt: skip
+        assert who in attention and why in attention, who
+    # ben's hidden check y failed (a misconception, linking to his row); cy's untouched
+    # files are "not attempted", not failures
+    misconceptions_part = page[order[2] : order[3]]
+    assert "check y" in misconceptions_part and 'href="#student-2">ben<' in misconceptions_part
+    assert "Not attempted" in misconceptions_part and 'href="#student-3">cy<' in misconceptions_part
+    assert 'id="student-2"' in page
+    assert "0.92" in page[order[3] : order[4]]
+    assert (out / gradebook.SIMILARITY).read_text().splitlines() == [
+        "lesson,student_a,student_b,score,shared,a_fingerprints,b_fingerprints",
+        "01_a,ann,ben,0.920,30,31,32",
+    ]
+
+
+def test_untouched_work_is_not_counted_as_failed_in_the_check_table() -> None:
+    students = [
+        gradebook.Student("a", results(exercise("01_a", "failed", check("x", "failed", 1)))),
+        gradebook.Student("b", results(exercise("01_a", "not_attempted", check("x", "failed", 1)))),
+        gradebook.Student("c", results(exercise("01_a", "passed", check("x", "passed", 1)))),
+    ]
+    (rate,) = gradebook.check_rates(students)
+    assert (rate.passed, rate.graded, rate.not_attempted, rate.failures) == (1, 2, 1, "failed 1")

@@ -1,0 +1,97 @@
+"""The class as `grade batch` left it: one `Student` per results file in OUT/students/.
+
+`NAME.json` is the student's results JSON (`grade --json`); `NAME.error.txt`
+says why the grader itself could not grade them. The time of grading is the
+results file's modification time (the results JSON has no clock in it, so two
+gradings of the same code compare equal); everything else comes from the JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+STUDENTS = "students"
+
+
+@dataclass(frozen=True)
+class Student:
+    name: str
+    doc: dict[str, Any] | None  # the results JSON; None when grading failed
+    error: str = ""
+    graded_at: str = ""  # ISO 8601, UTC, to the second: when the results were written
+
+    @property
+    def score(self) -> float:
+        return float(self.doc["score"]) if self.doc else 0.0
+
+    @property
+    def max_score(self) -> float:
+        return float(self.doc["max_score"]) if self.doc else 0.0
+
+    @property
+    def percent(self) -> float:
+        return 100 * self.score / self.max_score if self.max_score else 0.0
+
+    @property
+    def exercises(self) -> dict[str, dict[str, Any]]:
+        return {e["name"]: e for e in self.doc["exercises"]} if self.doc else {}
+
+    @property
+    def hints_revealed(self) -> int:
+        """Help levels the student asked for (`grade hint`; self-reported by their machine)."""
+        return int(self.doc.get("hints_revealed") or 0) if self.doc else 0
+
+    @property
+    def status(self) -> str:
+        """passed (full marks), failed, error (an exercise crashed or timed out),
+        not_attempted (nothing done or no lesson files), grader_error."""
+        if self.doc is None:
+            return "grader_error"
+        statuses = {e["status"] for e in self.doc["exercises"]}
+        if "error" in statuses:
+            return "error"
+        if statuses <= {"not_attempted", "skipped"}:
+            return "not_attempted"
+        return "passed" if statuses <= {"passed", "skipped"} else "failed"
+
+
+def written_at(path: Path) -> str:
+    stamp = datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
+    return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def load(out: Path) -> list[Student]:
+    """Every student with results in OUT/students/, by name."""
+    folder = out / STUDENTS
+    found: dict[str, Student] = {}
+    for path in sorted(folder.glob("*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        found[path.stem] = Student(path.stem, doc, graded_at=written_at(path))
+    for path in sorted(folder.glob("*.error.txt")):
+        name = path.name.removesuffix(".error.txt")
+        if name not in found:
+            text = path.read_text(encoding="utf-8")
+            found[name] = Student(name, None, text, graded_at=written_at(path))
+    return [found[n] for n in sorted(found)]
+
+
+def columns(students: list[Student]) -> list[tuple[str, str]]:
+    """(name, title) of every lesson file, in the order the results list them."""
+    seen: dict[str, str] = {}
+    for student in students:
+        for name, exercise in student.exercises.items():
+            seen.setdefault(name, exercise["title"])
+    return list(seen.items())
+
+
+def maxima(students: list[Student]) -> dict[str, float]:
+    """Each lesson file's maximum score (the largest any student's results give)."""
+    top: dict[str, float] = {}
+    for student in students:
+        for name, exercise in student.exercises.items():
+            top[name] = max(top.get(name, 0.0), float(exercise["max_score"]))
+    return {name: top[name] for name, _ in columns(students)}
