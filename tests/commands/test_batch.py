@@ -32,6 +32,7 @@ def run_batch(grade: Grade, course: Path, out: Path, *extra: str) -> tuple[int, 
 
 
 def book(out: Path) -> dict[str, dict[str, str]]:
+    """The gradebook's rows by student (the first row, the maxima, under "maximum")."""
     return {
         r["student"]: r for r in csv.DictReader(io.StringIO((out / "gradebook.csv").read_text()))
     }
@@ -85,6 +86,8 @@ def test_the_class_is_graded_and_one_student_regraded(
     code, text = run_batch(grade, course, out, "--jobs", "2")
     assert code == 0, text
     rows = book(out)
+    top = rows.pop("maximum")
+    assert (top["total"], top["01_sums"], top["02_words"]) == ("12", "9", "3")
     assert list(rows) == ["alice", "bob", "carol", "dave", "erin", "frank", "gina"]
     assert list(rows["alice"]) == [
         "student",
@@ -94,6 +97,8 @@ def test_the_class_is_graded_and_one_student_regraded(
         "01_sums",
         "02_words",
         "status",
+        "hints_revealed",
+        "graded_at",
     ]
     assert (rows["alice"]["total"], rows["alice"]["percent"], rows["alice"]["status"]) == (
         "12",
@@ -137,10 +142,10 @@ def test_the_class_is_graded_and_one_student_regraded(
     code, text = run_batch(grade, course, out, "--student", "bob")
     assert code == 0, text
     after = book(out)
+    del after["maximum"]
     assert (after["bob"]["01_sums"], after["bob"]["total"]) == ("9", "9")
-    assert {n: r for n, r in after.items() if n != "bob"} == {
-        n: r for n, r in rows.items() if n != "bob"
-    }
+    unchanged = {n: r for n, r in after.items() if n != "bob"}
+    assert unchanged == {n: r for n, r in rows.items() if n != "bob"}  # graded_at included
     for name in rows:
         if name != "bob":
             assert (out / "students" / f"{name}.json").read_text() == before[name]
@@ -167,3 +172,74 @@ def test_a_class_is_not_graded_below_user_isolation(
         json.loads((tmp_path / "out" / "students" / "frank.json").read_text())["isolation"]
         == laptop.to_json()
     )
+
+
+ORIGINAL = """def add(a, b):
+    result = a
+    result = result + b
+    return result
+
+
+def total(xs):
+    running = 0
+    for x in xs:
+        if x is None:
+            continue
+        running = running + x
+    return running
+"""
+
+COPY = """# 01 - sums, by me
+def add(first, second):
+    out = first
+    out = out + second  # add them
+    return out
+
+
+def total(values):
+    # sum them up
+    acc = 0
+    for v in values:
+        if v is None:
+            continue
+        acc = acc + v
+    return acc
+"""
+
+INDEPENDENT = """import functools
+import operator
+
+
+def add(a, b):
+    return operator.add(a, b)
+
+
+def total(xs):
+    return functools.reduce(operator.add, [x for x in xs if x is not None], 0)
+"""
+
+
+@pytest.mark.slow
+def test_a_class_where_two_students_hand_in_the_same_files_names_that_pair(
+    course: Path, grade: Grade, tmp_path: Path
+) -> None:
+    submissions = tmp_path / "class"
+    for name, source in (("pat", ORIGINAL), ("quin", COPY), ("ray", INDEPENDENT)):
+        (submissions / name).mkdir(parents=True)
+        (submissions / name / "01_sums.py").write_text(source)
+    out = tmp_path / "out"
+    code, text = grade(
+        "batch", str(submissions), "--out", str(out), "--suites", str(course / "suites"),
+        "--only", "01_sums", "--stubs", str(course / "exercises"), "--timeout", "8",
+    )  # fmt: skip
+    assert code == 0, text
+    assert "1 pair(s) alike, the most: pat and quin in 01_sums" in text
+    pairs = list(csv.DictReader(io.StringIO((out / "similarity.csv").read_text())))
+    assert [(p["lesson"], p["student_a"], p["student_b"], p["score"]) for p in pairs] == [
+        ("01_sums", "pat", "quin", "1.000")
+    ]
+    rows = book(out)
+    assert rows["maximum"]["01_sums"] == "9" and rows["pat"]["01_sums"] == "9"
+    summary = (out / "summary.html").read_text()
+    similar = summary[summary.index(">Similar pairs<") : summary.index(">Scores<")]
+    assert ">pat<" in similar and ">quin<" in similar and "ray" not in similar
