@@ -21,6 +21,7 @@ code cells are graded instead (`from_notebook`), when the kernel knows its file.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -79,8 +80,11 @@ def choose_lesson(argument: str, notebook: str, lessons: Sequence[str]) -> str:
     if argument:
         lesson = lesson_named(argument, lessons)
         if lesson is None:
+            close = difflib.get_close_matches(argument, lessons, n=1)
+            meant = f" Did you mean `%grade {close[0]}`?" if close else ""
             raise NothingToGrade(
-                f"`%grade {argument}`: no lesson is called {argument!r}. The lessons: {known}."
+                f"`%grade {argument}`: no lesson is called {argument!r}.{meant} "
+                f"The lessons: {known}."
             )
         return lesson
     lesson = lesson_named(notebook, lessons) if notebook else None
@@ -149,6 +153,9 @@ def _built(
     # A kernel's history repeats the cells run again: a definition run twice is no mistake.
     chosen.defined = {name: cells[-1:] for name, cells in chosen.defined.items()}
     notes = grading.notes(label, outcomes, chosen, expected, problem="")
+    if label == KERNEL_LABEL:  # said in the kernel's words: In [12] is the cell run 12th
+        notes = re.sub(r"\bcell (\d+)", r"In [\1]", notes.split("\n", 1)[-1])
+        notes = f"Notes on the cells this kernel ran:\n{notes}" if notes else ""
     todo = None
     for cell in chosen.included:
         line = _first_todo(cell.source)

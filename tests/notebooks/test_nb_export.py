@@ -204,9 +204,7 @@ def test_solution_notebooks_run_top_to_bottom(tmp_path: Path) -> None:
 
 def test_the_first_code_cell_loads_grade_and_installs_the_grader_where_missing() -> None:
     source = (ROOT / "exercises" / "03_jit.py").read_text(encoding="utf-8")
-    cells = notebook_of(source, "03_jit", install="git+https://example.org/course/release")[
-        "cells"
-    ]
+    cells = notebook_of(source, "03_jit", install="git+https://example.org/course/release")["cells"]
     setup = next(c for c in cells if c["cell_type"] == "code")
     assert cells.index(setup) == 1  # right after the lesson's title and text
     assert setup["metadata"]["tags"] == ["skip-execution"]  # `grade` neither runs nor grades it

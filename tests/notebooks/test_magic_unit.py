@@ -1,0 +1,145 @@
+"""`%grade`'s parts without a kernel: which lesson, which cells, how the verdict is shown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from grader.model import CheckResult, ExerciseResult, SourceLine
+from grader.notebooks import inline, magic, session
+from grader.notebooks.inline import Inline
+
+LESSONS = ["01_arrays", "03_jit", "ex2_per_example_grads"]
+
+
+@pytest.mark.parametrize(
+    ("argument", "notebook", "lesson"),
+    [
+        ("03_jit", "", "03_jit"),
+        ("notebooks/03_jit.ipynb", "", "03_jit"),
+        ("", "/home/me/notebooks/03_jit.ipynb", "03_jit"),
+        ("", "Copy of 03_jit (1).ipynb", "03_jit"),  # Colab's and Jupyter's copies
+        ("03_jit", "01_arrays.ipynb", "03_jit"),  # the argument says what was meant
+    ],
+)
+def test_the_lesson_comes_from_the_argument_or_the_notebooks_name(
+    argument: str, notebook: str, lesson: str
+) -> None:
+    assert session.choose_lesson(argument, notebook, LESSONS) == lesson
+
+
+@pytest.mark.parametrize(
+    ("argument", "notebook", "says"),
+    [
+        ("", "", "this kernel does not know its notebook's name"),
+        ("", "Untitled.ipynb", "this notebook (Untitled.ipynb) is not named after a lesson"),
+        ("03_jt", "", "no lesson is called '03_jt'. Did you mean `%grade 03_jit`?"),
+    ],
+)
+def test_no_lesson_says_how_to_name_one(argument: str, notebook: str, says: str) -> None:
+    with pytest.raises(session.NothingToGrade) as caught:
+        session.choose_lesson(argument, notebook, LESSONS)
+    assert says in str(caught.value) and "`%grade 03_jit`" in str(caught.value)
+
+
+def test_the_notebooks_path_as_the_kernel_knows_it() -> None:
+    assert session.notebook_path({"__vsc_ipynb_file__": "/w/03_jit.ipynb"}, {}) == "/w/03_jit.ipynb"
+    assert session.notebook_path({"__session__": "03_jit.ipynb"}, {}) == "03_jit.ipynb"
+    assert session.notebook_path({}, {"JPY_SESSION_NAME": "a/03_jit.ipynb"}) == "a/03_jit.ipynb"
+    assert session.notebook_path({}, {}) == ""
+
+
+def test_the_cells_the_kernel_ran_become_the_module_in_the_order_they_ran() -> None:
+    raw = [
+        "",
+        "import jax.numpy as jnp",
+        "def running_sum(xs):\n    return 1/0",  # 2: later redefined
+        "running_sum(3)",  # 3: raised in the kernel
+        "def running_sum(xs):\n    return xs.sum(), xs.cumsum()",
+        "%load_ext grader\n%grade",
+    ]
+    built = session.from_history("03_jit", raw, {3}, {"running_sum", "piecewise"})
+    assert built is not None
+    namespace: dict[str, Any] = {"__file__": "/nowhere/03_jit.py"}
+    exec(compile(built.text, "03_jit.py", "exec"), namespace)  # test-only: our own cells
+    assert namespace["running_sum"](__import__("numpy").arange(3))[0] == 3  # the later one
+    assert "running_sum(3)" not in built.text  # the cell that raised is left out
+    assert "pass  # %grade" in built.text  # magics neutralised as `grade notebooks/` does
+    assert built.notes.startswith("Notes on the cells this kernel ran:")
+    assert "In [3] (`running_sum(3)`) raised" in built.notes
+    assert "`piecewise`" in built.notes  # a function the suite needs, never defined
+    assert "defined in cells" not in built.notes  # a cell run twice is no mistake here
+    assert built.origin == "the 5 cell runs of this kernel (In [1] to In [5])"
+
+
+def test_cells_that_define_nothing_are_nothing_to_grade(tmp_path: Path) -> None:
+    assert session.from_history("03_jit", ["", "%load_ext grader", "1 + 1"], set(), set()) is None
+    shell = SimpleNamespace(user_ns={}, history_manager=SimpleNamespace(input_hist_raw=["", "2"]))
+    grading = magic.Grading(shell)
+    try:
+        view = grading.grade("03_jit")
+    finally:
+        grading.close()
+    assert view.exercise is None
+    assert "Nothing to grade for 03_jit" in view.message and "Run All" in view.message
+    assert "Nothing to grade" in str(view) and "Nothing to grade" in view._repr_html_()
+
+
+def test_a_bad_argument_is_said_not_raised() -> None:
+    grading = magic.Grading(SimpleNamespace(user_ns={}))
+    try:
+        view = grading.grade("--seed x")
+    finally:
+        grading.close()
+    assert "invalid int value" in view.message and magic.USAGE in view.message
+
+
+def hostile() -> ExerciseResult:
+    check = CheckResult(
+        name="running sum scan",
+        id="test_running_sum_scan",
+        status="failed",
+        score=0.0,
+        max_score=2.0,
+        visibility="public",
+        message="<script>alert(1)</script>\x1b[2J expected a scan",
+        hint="How does jax.lax.scan carry a value?",
+        location=SourceLine("kernel, cell 4", 3, "for x in xs: <img src=x onerror=alert(1)>"),
+    )
+    passed = CheckResult("values", "test_values", "passed", 1.0, 1.0, "public", "", "")
+    return ExerciseResult("03_jit", "jit", "failed", (check, passed))
+
+
+def test_the_html_shows_the_problem_as_text_and_folds_what_passed() -> None:
+    view = Inline(exercise=hostile(), next="fix it", footer="seed 0")
+    page = view._repr_html_()
+    assert "<script" not in page and "<img" not in page
+    assert "&lt;script&gt;" in page and "\x1b" not in page and "␛" in page
+    assert "How does jax.lax.scan carry a value?" in page
+    assert "<details>" in page and "1 check passed" in page
+    assert "Next: <span>fix it</span>" in page
+    assert page.count("<style>") == 1 and ".grade-inline ." in page  # styles scoped
+
+
+def test_the_plain_text_is_the_watch_screens() -> None:
+    text = str(Inline(exercise=hostile(), next="fix it"))
+    lines = text.splitlines()
+    assert lines[0].startswith("FAIL") and "03_jit" in lines[0]
+    assert "03_jit > running sum scan (0/2)" in text
+    assert "hint: How does jax.lax.scan carry a value?" in text
+    assert "\x1b" not in text and lines[-1] == "Next: fix it"
+
+
+def test_at_most_the_first_problems_are_shown_in_full() -> None:
+    base = hostile().checks[0]
+    checks = tuple(
+        CheckResult(f"check {i}", f"test_{i}", "failed", 0.0, 1.0, "public", f"m{i}", "q?")
+        for i in range(5)
+    )
+    page = Inline(exercise=ExerciseResult("03_jit", "jit", "failed", (base, *checks)))
+    html = page._repr_html_()
+    assert html.count('class="gi-problem"') == inline.MAX_PROBLEMS
+    assert "3 more problems" in html
