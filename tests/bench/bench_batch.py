@@ -95,7 +95,7 @@ def main() -> None:
                 out = Path(tmp) / f"out-{workers}-{run}"
                 times.append(timed_batch(klass, out, workers, args.only, args.suites))
             with open(out / "gradebook.csv", newline="") as handle:
-                graded = sum(1 for _ in csv.DictReader(handle))
+                graded = sum(1 for r in csv.DictReader(handle) if r["student"] != "maximum")
             wall = statistics.median(times)
             rates[workers] = 60 * graded / wall
             print(
