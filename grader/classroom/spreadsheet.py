@@ -7,6 +7,7 @@ write goes through `cell`:
 
     starts with =, +, -, @, tab or carriage return   prefixed with `'` (the OWASP rule)
     control characters (tab and newlines included)   their visible stand-ins (␉, ␊, ␛)
+    bidi, zero-width and line-separator characters   `\\u200b` and the like
 
 Numbers we compute are written as they are: they never start with one of those.
 """
@@ -21,11 +22,16 @@ from grader.reports import controls
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _LINES = {ord("\n"): "\u240a", ord("\t"): "\u2409"}
+# Invisible in a cell, yet they change what it reads as or where a line ends.
+_INVISIBLE = {
+    code: f"\\u{code:04x}"
+    for code in (0x061C, 0x200B, 0x200C, 0x200D, 0x200E, 0x200F, 0x2028, 0x2029, 0xFEFF)
+}
 
 
 def cell(text: str) -> str:
     """`text` safe to open in a spreadsheet."""
-    shown = controls.visible(text.replace("\r\n", "\r")).translate(_LINES)
+    shown = controls.visible(text.replace("\r\n", "\r")).translate(_LINES | _INVISIBLE)
     return f"'{shown}" if text.startswith(FORMULA_START) else shown
 
 

@@ -51,7 +51,7 @@ from grader.classroom import similarity
 from grader.commands import gradebook, shared
 from grader.commands.jobs import Grader, Job, Outcome
 from grader.model import Report
-from grader.reports import console, html, results
+from grader.reports import console, controls, html, results
 from grader.runner import engine
 from grader.runner.submission import SubmissionError, find
 
@@ -200,7 +200,7 @@ def batch(
                 )
             problems += write_student(out, job, report, error)
             what = f"{100 * report.fraction:.1f}%" if report else "grader error"
-            progress.advance(f"{job.student}: {what}")
+            progress.advance(f"{controls.visible(job.student)}: {what}")
     return gradebook.rebuild(out, pairs), problems
 
 
@@ -262,12 +262,14 @@ def run(args: argparse.Namespace) -> int:
         f"gradebook:  {out / gradebook.GRADEBOOK}\nsimilarity: {out / gradebook.SIMILARITY} "
         f"({len(alike)} pair(s) alike"
         + (
-            f", the most: {alike[0].first} and {alike[0].second} in {alike[0].lesson}"
+            controls.visible(
+                f", the most: {alike[0].first} and {alike[0].second} in {alike[0].lesson}"
+            )
             if alike
             else ""
         )
         + f")\nsummary:    {out / gradebook.SUMMARY}"
     )
     for problem in problems:
-        print(f"grade batch: {problem}", file=sys.stderr)
+        print(f"grade batch: {controls.visible(problem)}", file=sys.stderr)
     return 1 if any(p for p in problems) else 0

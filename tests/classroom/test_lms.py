@@ -94,6 +94,8 @@ def test_moodle_file_is_a_student_column_and_a_column_per_lesson() -> None:
         ("a\nb", "a\u240ab"),
         ("red \x1b[31m", "red \u241b[31m"),
         ("anne-marie", "anne-marie"),
+        ("ann\u200b\u202eb", "ann\\u200b\\u202eb"),
+        ("\ufeff=1", "\\ufeff=1"),
     ],
 )
 def test_cells_never_open_as_formulas(text: str, safe: str) -> None:
