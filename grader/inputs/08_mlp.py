@@ -1,4 +1,5 @@
-"""Public inputs of 08_mlp: a probe that sees the batches `train` hands to `train_step`.
+"""Public inputs of 08_mlp: a probe that sees the batches `train` hands to `train_step`,
+and the optimizer state's step count (Adam's `count`) each step starts from.
 
 The reshuffling check needs to know which rows reach the optimizer step in which order
 during one `train(...)`. A handle cannot be monkeypatched from the judge, so
@@ -26,16 +27,31 @@ from grader.protocol.values import ErrorInfo
 from grader.sandbox.probes import probe
 
 _RECORDED: list[Any] = []
+_COUNTS: list[int | None] = []
 _WRAPPERS: dict[int, tuple[Any, Callable[..., Any]]] = {}
 MAX_BATCHES = 1000
 
 
-def _record(x: Any) -> None:
+def _record(x: Any, counts: Any) -> None:
     if len(_RECORDED) < MAX_BATCHES:
         try:
             _RECORDED.append(np.array(x, np.float32))
         except Exception:
             _RECORDED.append(None)
+        _COUNTS.append(int(np.asarray(counts[0])) if counts else None)
+
+
+def _step_counts(opt_state: Any) -> list[Any]:
+    """The leaves of `opt_state` named `count` (Adam's ScaleByAdamState.count, ...)."""
+    try:
+        flat = jax.tree_util.tree_flatten_with_path(opt_state)[0]
+    except Exception:
+        return []
+    return [
+        leaf
+        for path, leaf in flat
+        if path and getattr(path[-1], "name", None) == "count" and np.ndim(leaf) == 0
+    ]
 
 
 def _wrapper_for(original: Any) -> Callable[..., Any]:
@@ -46,7 +62,7 @@ def _wrapper_for(original: Any) -> Callable[..., Any]:
     def reporting_step(
         params: Any, opt_state: Any, x: Any, y: Any, *args: Any, **kwargs: Any
     ) -> Any:
-        jax.debug.callback(_record, x, ordered=True)
+        jax.debug.callback(_record, x, _step_counts(opt_state), ordered=True)
         return original(params, opt_state, x, y, *args, **kwargs)
 
     _WRAPPERS[id(original)] = (original, reporting_step)
@@ -59,10 +75,12 @@ def train_step_batches(
 ) -> dict[str, Any]:
     """In the sandbox: `module.train(key, data, n_epochs=..., batch_size=...)` with the
     module's `train_step` replaced by a reporting wrapper; the `x` of every step run (in
-    order; None when it could not be read as an array), the params `train` returned,
-    and the error it raised, if any."""
+    order; None when it could not be read as an array), the step count of the optimizer
+    state each step was given (None without one), the params `train` returned, and the
+    error it raised, if any."""
     original = module.train_step
     _RECORDED.clear()
+    _COUNTS.clear()
     module.train_step = _wrapper_for(original)
     try:
         out = _calls.attempt(
@@ -71,10 +89,11 @@ def train_step_batches(
         jax.effects_barrier()  # type: ignore[no-untyped-call]
     finally:
         module.train_step = original
-    seen = list(_RECORDED)
+    seen, counts = list(_RECORDED), list(_COUNTS)
     _RECORDED.clear()
+    _COUNTS.clear()
     error = out if isinstance(out, ErrorInfo) else None
     params = None
     if error is None and isinstance(out, tuple | list) and len(out) == 2:
         params = jax.tree.map(np.asarray, out[0])
-    return {"batches": seen, "error": error, "params": params}
+    return {"batches": seen, "counts": counts, "error": error, "params": params}

@@ -9,6 +9,7 @@ is shared by the checks that need it.
 """
 
 import contextlib
+import functools
 import importlib
 import itertools
 import math
@@ -920,6 +921,46 @@ def _row_indices(rows, row_of):
     return [row_of.get(r.tobytes(), -1) for r in rows]
 
 
+# The observed runs' shapes are the digits run's (1,437 training rows of 64, 360 test rows),
+# so the student's init, shuffle and accuracy are already compiled; 3 full batches of 479
+# an epoch (a batch size other than the default: one that is ignored shows).
+OBSERVED_BATCH, OBSERVED_EPOCHS = 479, 3
+OBSERVED_CALL = (
+    f"train(key, data of {DIGITS_TRAIN_SHAPE[0]} rows, n_epochs={OBSERVED_EPOCHS}, "
+    f"batch_size={OBSERVED_BATCH})"
+)
+
+
+@functools.cache
+def _observed_data():
+    (n, dim), n_test = DIGITS_TRAIN_SHAPE, DIGITS_TEST_ROWS
+    rng = np.random.default_rng(21)
+    x_train = rng.uniform(size=(n, dim)).astype(np.float32)
+    y_train = rng.integers(0, 10, size=n).astype(np.int32)
+    return x_train, y_train, x_train[:n_test], y_train[:n_test]
+
+
+def _observed_train(student, seed):
+    """One train(...) on `_observed_data` in which the module's train_step reports the x
+    of every step it runs (eagerly, or inside lax.fori_loop / lax.scan) and the optimizer
+    state's step count it was given; shared by the checks that read it."""
+
+    def compute():
+        return client.probe(
+            _inputs.train_step_batches,
+            student,
+            jax.random.key(seed),
+            _observed_data(),
+            OBSERVED_EPOCHS,
+            OBSERVED_BATCH,
+        )
+
+    observed = once(student, ("observed train", seed), compute)
+    if isinstance(observed["error"], client.StudentError):
+        raise observed["error"]
+    return observed
+
+
 @check(
     "train reshuffles the data every epoch with a fresh key",
     points=1,
@@ -928,26 +969,14 @@ def _row_indices(rows, row_of):
     requires=("test_train_accuracy",),
 )
 def test_train_reshuffles(student):
-    # The digits run's shapes (1,437 training rows of 64, 360 test rows), so the student's
-    # init, shuffle and accuracy are already compiled; 3 full batches of 479 an epoch (a batch
-    # size other than the default: one that is ignored shows).
-    (n, dim), n_test, batch, epochs = DIGITS_TRAIN_SHAPE, DIGITS_TEST_ROWS, 479, 3
+    (n, _), batch, epochs = DIGITS_TRAIN_SHAPE, OBSERVED_BATCH, OBSERVED_EPOCHS
     per_epoch = n // batch
-    rng = np.random.default_rng(21)
-    x_train = rng.uniform(size=(n, dim)).astype(np.float32)
-    y_train = rng.integers(0, 10, size=n).astype(np.int32)
+    x_train = _observed_data()[0]
     row_of = {row.tobytes(): i for i, row in enumerate(x_train)}
-    data = (x_train, y_train, x_train[:n_test], y_train[:n_test])
-    call = f"train(key, data of {n} rows, n_epochs={epochs}, batch_size={batch})"
+    call = OBSERVED_CALL
     orders, finals = [], []
     for seed in (0, 1):
-        # In the sandbox, for this one call of train, the module's train_step reports the x
-        # of every step it runs (eagerly, or inside lax.fori_loop / lax.scan).
-        observed = client.probe(
-            _inputs.train_step_batches, student, jax.random.key(seed), data, epochs, batch
-        )
-        if isinstance(observed["error"], client.StudentError):
-            raise observed["error"]
+        observed = _observed_train(student, seed)
         finals.append(observed["params"])
         seen = [_row_indices(rows, row_of) for rows in observed["batches"] if rows is not None]
         if not seen:
@@ -1013,4 +1042,38 @@ def test_train_reshuffles(student):
             expected="different orders",
             observed="identical",
             cause="the shuffle ignores the key argument",
+        )
+
+
+@check(
+    "train carries the optimizer state from step to step",
+    points=1,
+    hint="After each train_step, which opt_state does the next step start from: the one "
+    "train_step returned, or an older one?",
+    requires=("test_train_accuracy",),
+)
+def test_train_carries_opt_state(student):
+    per_epoch = DIGITS_TRAIN_SHAPE[0] // OBSERVED_BATCH
+    counts = _observed_train(student, 0)["counts"]
+    if not counts or any(c is None for c in counts):
+        return  # no step ran through the module's train_step with a step count: nothing seen
+    # within an epoch every step starts where the previous one left Adam's count (the spec
+    # does not say whether a new epoch may start a new optimizer state)
+    for e in range(len(counts) // per_epoch):
+        epoch = counts[e * per_epoch : (e + 1) * per_epoch]
+        if all(b == a + 1 for a, b in itertools.pairwise(epoch)):
+            continue
+        stuck = len(set(epoch)) == 1
+        raise fail(
+            f"Adam's step count (opt_state's `count`) at each train_step of {OBSERVED_CALL}, "
+            f"epoch {e + 1}",
+            expected=f"{list(range(epoch[0], epoch[0] + len(epoch)))}: one more at every step",
+            observed=f"{epoch}",
+            cause="every step starts from the same optimizer state: the opt_state train_step "
+            "returns is dropped (`params, _, loss = train_step(...)`), so Adam's moments and "
+            "step count never advance and every update is a first step"
+            if stuck
+            else "",
+            fix="`params, opt_state, loss = train_step(params, opt_state, x, y)`: keep the new "
+            "opt_state for the next step",
         )

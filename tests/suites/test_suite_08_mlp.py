@@ -9,7 +9,9 @@ from grader.catalog import read_suite
 from grader.commands.assign import stub_source
 
 LESSON = "08_mlp"
-TRAIN_CHECKS = {"test_train_accuracy", "test_train_history", "test_train_reshuffles"}
+# the checks of train's loop, gated on its accuracy
+LOOP_CHECKS = {"test_train_reshuffles", "test_train_carries_opt_state"}
+TRAIN_CHECKS = {"test_train_accuracy", "test_train_history"} | LOOP_CHECKS
 VARIANTS = (
     "solution",
     "alternative",
@@ -28,8 +30,9 @@ VARIANTS = (
     "train_acc_on_test",
     "sizes_off",
     "loss_per_example",
+    "drops_opt_state",
 )
-MAX_SCORE = 23
+MAX_SCORE = 24
 HIDDEN = {"test_train_reshuffles"}
 # gated on train_step's one-step values (the purity check per case: accuracy's half is earned)
 STEP_GATED = {
@@ -175,6 +178,16 @@ def test_stale_opt_state_shows_over_several_steps(graded):
 
 
 @pytest.mark.slow
+def test_a_train_loop_that_drops_the_opt_state(graded):
+    # the accuracy target is still reached: only the observed loop shows the mistake
+    g = graded("drops_opt_state")
+    g.assert_statuses(failed={"test_train_carries_opt_state"})
+    message = g.message("test_train_carries_opt_state")
+    assert "observed: [0, 0, 0]" in message
+    assert "the opt_state train_step returns is dropped" in message
+
+
+@pytest.mark.slow
 def test_trace_time_counter_is_impure(graded):
     g = graded("trace_counter")
     g.assert_statuses(failed={"test_step_accuracy_pure"})
@@ -195,13 +208,11 @@ def test_one_hot_width_is_named(graded):
         "test_train_accuracy",
     }
     gated = {"test_forward_loss_jit_pure", "test_train_step_compiles_once"}
-    g.assert_statuses(
-        failed=values | gated | STEP_GATED | {"test_train_history", "test_train_reshuffles"}
-    )
+    g.assert_statuses(failed=values | gated | STEP_GATED | {"test_train_history"} | LOOP_CHECKS)
     for check_id in values - {"test_train_accuracy", "test_train_step_trajectory"}:
         assert "your one-hot has 5 columns, the logits have 10" in g.message(check_id), check_id
     assert "your one-hot has 256 columns, the logits have 10" in g.message("test_train_accuracy")
-    for check_id in gated | {"test_train_reshuffles"}:
+    for check_id in gated | LOOP_CHECKS:
         assert g.results[check_id]["blocked_by"], check_id
 
 
@@ -222,12 +233,12 @@ def test_default_sizes_and_trained_shapes_are_the_lessons(graded):
             "test_init_shapes",
             "test_init_keys",
             "test_train_accuracy",
-            "test_train_reshuffles",
         }
+        | LOOP_CHECKS
     )
     assert "init_params(key)" in g.message("test_init_shapes")
     assert "(x_train.shape[1], 256, 128, 10)" in g.message("test_train_accuracy")
-    for check_id in ("test_init_keys", "test_train_reshuffles"):  # judged after the values
+    for check_id in {"test_init_keys"} | LOOP_CHECKS:  # judged after the values
         assert g.results[check_id]["blocked_by"], check_id
 
 
