@@ -73,6 +73,7 @@ class Grading:
         self.failed: set[int] = set()  # execution counts of the cells that raised
         self.worker: engine.Worker | None = None
         self.runs = 0
+        self.lesson = ""  # the lesson graded last: a bare `%grade` grades it again
         self.scratch = Path(tempfile.mkdtemp(prefix="grade-notebook-"))
         self._isolation: Isolation | None = None
 
@@ -95,7 +96,9 @@ class Grading:
     def grade(self, line: str) -> Inline:
         try:
             args = _parser().parse_args(shlex.split(line))
-            lesson = session.choose_lesson(args.lesson, self.notebook(), list(self.specs))
+            lesson = session.choose_lesson(
+                args.lesson, self.notebook(), list(self.specs), self.lesson
+            )
             spec = self.specs[lesson]
             built = self.build(spec)
             return self._graded(spec, built, args)
@@ -145,6 +148,7 @@ class Grading:
         file = lessons / f"{spec.name}.py"
         file.write_text(built.text, encoding="utf-8")
         submission = Submission(lessons, {spec.name: file}, single=spec.name)
+        self.lesson = spec.name
         warm = self.worker is not None
         if not warm:
             print("Starting the grading worker (JAX is imported once per kernel) ...", flush=True)

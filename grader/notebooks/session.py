@@ -9,7 +9,8 @@ running anything: the text is written here, and run only in the grading's sandbo
 Which lesson (`choose_lesson`): the one named in `%grade 03_jit`; else the notebook's own
 name when it names a lesson (`03_jit.ipynb`, `Copy of 03_jit.ipynb`), as the kernel may
 know it: `__vsc_ipynb_file__` (VS Code), `__session__` (ipykernel, from Jupyter's
-`JPY_SESSION_NAME`, also read from the environment).
+`JPY_SESSION_NAME`, also read from the environment); else the lesson this kernel graded
+last.
 
 Which cells (`from_history`): every cell the kernel ran, in the order it ran them (IPython's
 raw input history, `In [1]`, `In [2]`, ...), as a fresh run of that sequence would rebuild
@@ -73,9 +74,10 @@ def lesson_named(text: str, lessons: Collection[str]) -> str | None:
     return max(found, key=len) if found else None
 
 
-def choose_lesson(argument: str, notebook: str, lessons: Sequence[str]) -> str:
-    """The lesson to grade (see the module's docstring), or NothingToGrade saying how to
-    name one."""
+def choose_lesson(argument: str, notebook: str, lessons: Sequence[str], last: str = "") -> str:
+    """The lesson to grade (see the module's docstring; `last`: the one this kernel graded
+    last, for a bare `%grade` after `%grade 03_jit`), or NothingToGrade saying how to name
+    one."""
     known = ", ".join(lessons)
     if argument:
         lesson = lesson_named(argument, lessons)
@@ -90,6 +92,8 @@ def choose_lesson(argument: str, notebook: str, lessons: Sequence[str]) -> str:
     lesson = lesson_named(notebook, lessons) if notebook else None
     if lesson is not None:
         return lesson
+    if last in lessons:
+        return last
     where = (
         f"this notebook ({Path(notebook).name}) is not named after a lesson"
         if notebook.endswith(".ipynb")

@@ -31,6 +31,11 @@ def test_the_lesson_comes_from_the_argument_or_the_notebooks_name(
     assert session.choose_lesson(argument, notebook, LESSONS) == lesson
 
 
+def test_a_bare_grade_grades_the_lesson_graded_last() -> None:
+    assert session.choose_lesson("", "", LESSONS, last="03_jit") == "03_jit"
+    assert session.choose_lesson("", "01_arrays.ipynb", LESSONS, last="03_jit") == "01_arrays"
+
+
 @pytest.mark.parametrize(
     ("argument", "notebook", "says"),
     [
