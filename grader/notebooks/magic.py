@@ -191,7 +191,7 @@ class Grading:
         exercise = shown.exercises[0]
         return Inline(
             exercise=exercise,
-            next=next_line(exercise, built),
+            next=next_line(exercise, built, self.more_help(result, folder)),
             notes=built.notes,
             revealed=revealed,
             footer=(
@@ -233,6 +233,17 @@ class Grading:
         total = len(hints.LEVEL_NAMES)
         return f"Revealed the {level.name} ({level.number + 1}/{total}) of `{check.name}`."
 
+    def more_help(self, result: ExerciseResult, folder: Path) -> bool:
+        """Whether `--hint` has a level of help left to reveal for a failing check."""
+        from grader.commands import hint as ladder
+
+        setting = _setting(folder)
+        seen = hints.load_revealed(folder).get(result.name, {})
+        return any(
+            ladder.has_more(c, seen.get(c.id, hints.QUESTION), setting)
+            for c in ladder.failing(result)
+        )
+
     def close_worker(self) -> None:
         worker, self.worker = self.worker, None
         if worker is not None:
@@ -260,8 +271,9 @@ def _setting(folder: Path) -> hints.ShowFixes:
         return "never"
 
 
-def next_line(exercise: ExerciseResult, built: session.Built) -> str:
-    """What to do now, in notebook terms (run the cell, `%grade` again)."""
+def next_line(exercise: ExerciseResult, built: session.Built, more_help: bool = True) -> str:
+    """What to do now, in notebook terms (run the cell, `%grade` again); `more_help`:
+    whether `%grade --hint` has more to show."""
     step = exercise.next
     if exercise.status == "passed" and step is not None and step.lesson:
         return (
@@ -277,10 +289,8 @@ def next_line(exercise: ExerciseResult, built: session.Built) -> str:
         return "install what the message above names, then `%grade` again."
     found = problems(exercise)
     if exercise.status == "failed" and found:
-        return (
-            f'fix "{found[0].check.name}", run its cell again, then `%grade`. '
-            f"Stuck? `%grade --hint` shows more help for it."
-        )
+        stuck = " Stuck? `%grade --hint` shows more help for it." if more_help else ""
+        return f'fix "{found[0].check.name}", run its cell again, then `%grade`.{stuck}'
     return "fix the problem above, run the cell again, then `%grade`."
 
 

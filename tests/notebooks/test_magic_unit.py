@@ -127,6 +127,8 @@ def test_the_html_shows_the_problem_as_text_and_folds_what_passed() -> None:
     assert "<details>" in page and "1 check passed" in page
     assert "Next: <span>fix it</span>" in page
     assert page.count("<style>") == 1 and ".grade-inline ." in page  # styles scoped
+    code = Inline(message="then run `%grade <b>x</b>`")._repr_html_()
+    assert "then run <code>%grade &lt;b&gt;x&lt;/b&gt;</code>" in code  # backticks: code
 
 
 def test_the_plain_text_is_the_watch_screens() -> None:
