@@ -386,6 +386,14 @@ class GraderPlugin:
         channel = self.sandbox.channel if self.sandbox is not None else None
         function = channel.lost_in if channel is not None else ""
         called = f"`{function}`" if function else "your code"
+        if str(exc).startswith(client.PROTOCOL_BREAK):
+            outcome.status = "error"
+            outcome.message = (
+                f"the process running your code sent the grader something it could not read "
+                f"while {called} ran ({str(exc).removeprefix(client.PROTOCOL_BREAK).strip()}), "
+                "so it was stopped. Code must not write to the grader's connection."
+            )
+            return
         if not str(exc).startswith(client.TIMED_OUT):
             outcome.status = "error"
             outcome.message = (

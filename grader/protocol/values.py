@@ -311,7 +311,10 @@ class Decoder:
             if tag == "error":
                 info = error_info(raw)
                 return self._error(info) if self._error else info
-        except (KeyError, TypeError, OverflowError) as exc:
+        except DecodeError:
+            raise
+        except (KeyError, TypeError, OverflowError, ValueError) as exc:
+            # ValueError: a namedtuple field named `class` or `_x`, a float that is not hex
             raise DecodeError(f"malformed {tag}: {exc}") from None
         raise DecodeError(f"unknown tag {tag!r}")
 

@@ -44,7 +44,7 @@ from grader.model import ExerciseResult, Report
 from grader.protocol import worker as wire
 from grader.protocol.worker import Ended, Ready, Request, Started
 from grader.runner import budget, cache, child, records
-from grader.runner.submission import Submission, copy_lessons
+from grader.runner.submission import Submission, copy_lessons, over_limit
 from grader.sandbox import isolation
 from grader.sandbox.isolation import Isolation, Level
 
@@ -339,6 +339,9 @@ def grade_one(
     the cores of a worker it starts (`budget.share`)."""
     if not submission.has(spec.name):
         return records.missing(spec, str(submission.root)), worker
+    too_large = over_limit(submission.files[spec.name])
+    if too_large:
+        return records.too_large(spec, too_large), worker
     absent = _missing_requirements(spec)
     if absent:
         message = (

@@ -351,6 +351,14 @@ def missing(spec: ExerciseSpec, where: str) -> ExerciseResult:
     return ExerciseResult(spec.name, spec.title, "not_attempted", checks, message=message)
 
 
+def too_large(spec: ExerciseSpec, message: str) -> ExerciseResult:
+    """A lesson file over its size limit (`submission.over_limit` says which and why)."""
+    checks = tuple(
+        _result(c, "error", "not run: the file is too large to grade") for c in spec.checks
+    )
+    return ExerciseResult(spec.name, spec.title, "error", checks, message=message)
+
+
 def skipped(spec: ExerciseSpec, message: str) -> ExerciseResult:
     checks = tuple(_result(c, "skipped", message) for c in spec.checks)
     return ExerciseResult(spec.name, spec.title, "skipped", checks, message=message)

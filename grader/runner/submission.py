@@ -7,7 +7,6 @@ never copied into a grading run.
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -60,6 +59,29 @@ def find(path: Path, lessons: Iterable[str]) -> Submission:
     return Submission(path, files)
 
 
+def over_limit(path: Path) -> str:
+    """Why the lesson file at `path` is too large to grade ("" when it is not): its size, the
+    limit, and what to do. A file over the limit is not copied (`copy_lessons`)."""
+    notebook = path.suffix == ".ipynb"
+    limit = MAX_NOTEBOOK_BYTES if notebook else MAX_LESSON_BYTES
+    size = path.stat().st_size
+    if size <= limit:
+        return ""
+    what, fix = (
+        (
+            "a notebook",
+            "saved outputs and figures make a notebook large: clear its outputs "
+            "(Edit > Clear All Outputs in Jupyter) and save it again",
+        )
+        if notebook
+        else ("a lesson file", "keep data out of the source: compute it or load it from a file")
+    )
+    return (
+        f"{path.name} is {size / 1e6:.1f} MB, over the {limit / 1e6:g} MB {what} may be, so it "
+        f"was not graded; {fix}."
+    )
+
+
 def copy_lessons(submission: Submission, dest: Path) -> None:
     """Copy the lesson files, and nothing else, into `dest` (a private folder).
 
@@ -70,7 +92,6 @@ def copy_lessons(submission: Submission, dest: Path) -> None:
     for name, src in submission.files.items():
         if src.suffix not in LESSON_SUFFIXES or src.is_symlink():
             continue
-        limit = MAX_NOTEBOOK_BYTES if src.suffix == ".ipynb" else MAX_LESSON_BYTES
-        if os.path.getsize(src) > limit:
+        if over_limit(src):
             continue
         shutil.copyfile(src, dest / f"{name}{src.suffix}")

@@ -27,7 +27,7 @@ from typing import Any
 
 from grader.protocol import sandbox as proto
 from grader.protocol import values, wire
-from grader.protocol.values import HOLE, DecodeError, ErrorInfo, Public
+from grader.protocol.values import HOLE, ErrorInfo, Public
 
 __all__ = [
     "HOLE",
@@ -59,6 +59,9 @@ TIMED_OUT = "no answer before"
 """How every time-out's reason starts: the file's limit, or the check's share of it."""
 FILE_LIMIT = TIMED_OUT + " the time limit"
 CHECK_SHARE = TIMED_OUT + " the end of this check's share of the time limit"
+PROTOCOL_BREAK = "the sandbox broke the protocol"
+"""How the reason starts when the judge could not read what the sandbox sent (any error
+while receiving or decoding a frame): the sandbox is stopped, as if it had ended."""
 
 
 class NotCalled(BaseException):
@@ -136,12 +139,16 @@ def _error_class(name: str, base: type[BaseException] | None) -> type[StudentErr
 
 def student_error(info: ErrorInfo) -> StudentError:
     """A `StudentError` that is also the builtin exception the student raised (when it is one
-    of the common ones), so `except NotImplementedError` in a check means what it says."""
+    of the common ones), so `except NotImplementedError` in a check means what it says.
+
+    Built by calling the class (`MemoryError.__new__` refuses to be called on another class's
+    behalf); should the builtin refuse even that, a plain `StudentError` of the same name:
+    whatever the student raised comes through as the student's error."""
     base = next((getattr(builtins, n) for n in (info.type, *info.bases) if n in _MIRRORED), None)
-    cls = _error_class(info.type, base)
-    err = cls.__new__(cls)
-    StudentError.__init__(err, info)
-    return err
+    try:
+        return _error_class(info.type, base)(info)
+    except Exception:
+        return _error_class(info.type, None)(info)
 
 
 class Channel:
@@ -153,12 +160,14 @@ class Channel:
         *,
         call_timeout_s: float = 600.0,
         on_timeout: Callable[[], None] | None = None,
+        on_break: Callable[[], None] | None = None,
         deadline: float | None = None,
     ) -> None:
         self._sock = sock
         self.call_timeout_s = call_timeout_s
         self.deadline = deadline  # time.monotonic() by which every answer must be in
         self._on_timeout = on_timeout
+        self._on_break = on_break  # stops the sandbox after a protocol break (`launch`)
         self.gone: str = ""
         self.module = Remote(self, proto.MODULE_HANDLE, "module", "module", False)
         self.check_deadline: float | None = None  # the running check's share ends (the plugin)
@@ -215,20 +224,29 @@ class Channel:
             until = min(until, self.check_deadline)
         try:
             wire.send(self._sock, msg, buffers)
+        except OSError as exc:
+            self._lose(f"the sandbox process ended ({exc})")
+        try:
             return wire.receive(self._sock, until)
         except wire.Timeout:
             self._lose(CHECK_SHARE if share_binds else FILE_LIMIT, timeout=True)
-        except wire.WireError as exc:
+        except (wire.Closed, OSError) as exc:
             self._lose(f"the sandbox process ended ({exc})")
-        except OSError as exc:
-            self._lose(f"the sandbox process ended ({exc})")
+        except Exception as exc:  # a frame we cannot read (RecursionError in its JSON, ...)
+            self._break(exc)
         raise AssertionError("unreachable")
 
-    def _lose(self, why: str, *, timeout: bool = False) -> None:
+    def _break(self, exc: Exception) -> None:
+        """What the sandbox sent cannot be read: its fault; it is stopped like a crash."""
+        self._lose(f"{PROTOCOL_BREAK} ({type(exc).__name__}: {str(exc)[:200]})", stop=True)
+
+    def _lose(self, why: str, *, timeout: bool = False, stop: bool = False) -> None:
         self.gone = why
         self.lost_in = self.calling
         if timeout and self._on_timeout is not None:
             self._on_timeout()
+        elif stop and self._on_break is not None:
+            self._on_break()
         if self._sock is not None:
             self._sock.close()
         raise SandboxGone(why)
@@ -247,8 +265,10 @@ class Channel:
                 FILE_LIMIT + ": the lesson file did not finish importing",
                 timeout=True,
             )
-        except (wire.WireError, DecodeError, OSError) as exc:
+        except (wire.Closed, OSError) as exc:
             self._lose(f"the sandbox process ended while importing the lesson file ({exc})")
+        except Exception as exc:  # a hello we cannot read
+            self._break(exc)
         raise AssertionError("unreachable")
 
     def request(self, request: proto.Request, timeout_s: float | None = None) -> Any:
@@ -260,8 +280,8 @@ class Channel:
         raw, out = self._exchange(msg, buffers, timeout_s or self.call_timeout_s)
         try:
             reply = proto.reply_from(self._decode(raw, out))
-        except DecodeError as exc:
-            self._lose(f"the sandbox broke the protocol ({exc})")
+        except Exception as exc:  # DecodeError, or anything a forged frame makes decoding raise
+            self._break(exc)
             raise AssertionError("unreachable") from None
         if reply.error is not None:
             raise student_error(reply.error)

@@ -165,7 +165,9 @@ def start(
         with contextlib.suppress(OSError):
             os.close(stack_r)
 
-    channel = client.Channel(judge_end, on_timeout=timed_out, deadline=deadline)
+    channel = client.Channel(
+        judge_end, on_timeout=timed_out, on_break=lambda: kill_tree(pid), deadline=deadline
+    )
     try:
         hello = channel.hello(HELLO_TIMEOUT_S)
     except client.SandboxGone:
