@@ -148,6 +148,11 @@ def _assert_exact(restored, tree, like, *, what):
                 observed=f"{got_dtype}",
                 cause="NumPy's .npz has no name for bfloat16 (it reads back as raw void bytes)"
                 if want_dtype.name == "bfloat16"
+                else f"the {want_dtype} leaf came back as {got_dtype}, the dtype a JAX array "
+                "gives it while 64-bit mode is off: the restore turned a NumPy leaf into a JAX "
+                "array (`jnp.asarray`, `jax.device_put`); keep NumPy leaves NumPy"
+                if want_dtype.itemsize == 8
+                and str(got_dtype) == str(np.dtype(jax.dtypes.canonicalize_dtype(want_dtype)))
                 else "the leaves were cast on the way in or out (a float() or astype)",
                 fix="store each leaf's dtype name beside its bytes and view the bytes as that "
                 "dtype when restoring",
@@ -267,10 +272,11 @@ def test_dtypes_survive(student, scratch):
 
 
 @check(
-    "a tree of NumPy arrays comes back into a `like` of NumPy arrays",
+    "a tree of NumPy arrays, float64 and int64 included, comes back with its dtypes",
     points=1,
     hint="Is your restore written for JAX arrays only? `like` may hold NumPy arrays "
-    "(np.zeros) just as well: its structure is what counts.",
+    "(np.zeros) just as well, and a NumPy float64 has no JAX array to live in while JAX's "
+    "64-bit mode is off: which kind of array must a restored NumPy leaf be?",
     requires=("test_params_round_trip",),
 )
 def test_numpy_round_trip(student, scratch):
@@ -278,6 +284,9 @@ def test_numpy_round_trip(student, scratch):
         "w": np.random.default_rng(3).normal(size=(4, 3)).astype(np.float32),
         "counts": np.arange(5, dtype=np.int32),
         "scale": np.asarray(0.5, np.float32),
+        # 64-bit leaves: values float32/int32 cannot hold (the spec restores saved dtypes)
+        "f64": np.array([0.1, 1.0 / 3.0, 1.0 + 2.0**-40], np.float64),
+        "i64": np.array([2**40 + 1, -(2**35)], np.int64),
     }
     like = jax.tree.map(np.zeros_like, tree)
     restored = _round_trip(student, _folder(student, scratch) / "numpy.ckpt", tree, like)

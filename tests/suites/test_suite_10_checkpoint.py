@@ -23,6 +23,7 @@ VARIANTS = (
     "len_check",
     "sharding_like",
     "str_paths",
+    "restores_as_jax",
 )
 # property checks of the files, gated on the params round trip
 GATED = {
@@ -67,6 +68,16 @@ def test_a_str_only_path_gets_full_marks(graded):
     g = graded("str_paths")
     g.assert_statuses()
     assert all(r["fraction"] == 1.0 for r in g.results.values())
+
+
+@pytest.mark.slow
+def test_64_bit_numpy_leaves_restored_as_jax_arrays_lose_their_dtype(graded):
+    g = graded("restores_as_jax")
+    g.assert_statuses(failed={"test_numpy_round_trip"})
+    message = g.message("test_numpy_round_trip")
+    assert "expected: float64 (the saved dtype)" in message
+    assert "observed: float32" in message
+    assert "64-bit mode is off" in message and "keep NumPy leaves NumPy" in message
 
 
 @pytest.mark.slow
