@@ -216,9 +216,22 @@ def assert_shape(x: Any, shape: tuple[int | None, ...], *, what: str, fix: str =
             f"the shape of {what}",
             expected=wanted,
             observed=str(got),
-            cause="a missing/extra axis or a reduction over the wrong axis",
+            cause=_shape_cause(got, shape),
             fix=fix,
         )
+
+
+def _shape_cause(got: tuple[int, ...], wanted: tuple[int | None, ...]) -> str:
+    """What the two shapes themselves show (nothing guessed beyond them)."""
+    if len(got) == len(wanted) + 1:
+        return "one axis too many"
+    if len(got) + 1 == len(wanted):
+        return "one axis too few"
+    if len(got) == len(wanted) > 1 and all(
+        s is None or s == g for s, g in zip(wanted, reversed(got), strict=True)
+    ):
+        return "the axes are in the reverse order: the result is transposed"
+    return ""
 
 
 def assert_finite(tree: Any, *, what: str, cause: str = "", fix: str = "") -> None:

@@ -207,3 +207,18 @@ def test_the_search_diagnoses_its_smallest_input():
             diagnostics=lambda args: (diagnose.sample_std(args[0].shape[0]),),
         )
     assert "sqrt(2/1)" in failure.value.finding.cause  # the (2, 1) input, shrunk to
+
+
+@pytest.mark.parametrize(
+    ("got", "wanted", "cause"),
+    [
+        ((4, 3), (3, 4), "the axes are in the reverse order: the result is transposed"),
+        ((4,), (None, 4), "one axis too few"),
+        ((2, 3, 1), (2, 3), "one axis too many"),
+        ((2, 3), (3, 3), ""),  # a size differs: the shapes show no more than that
+    ],
+)
+def test_a_wrong_shape_names_only_what_the_shapes_show(got, wanted, cause):
+    with pytest.raises(CheckFailure) as failure:
+        values.assert_shape(np.zeros(got), wanted, what="out")
+    assert failure.value.finding.cause == cause
