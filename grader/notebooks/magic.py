@@ -38,6 +38,7 @@ from typing import Any
 import grader
 from grader import catalog, hints, next_step
 from grader.catalog import ExerciseSpec
+from grader.commands import shared
 from grader.model import ExerciseResult, Report
 from grader.notebooks import grading, session, source
 from grader.notebooks.inline import Inline, problems
@@ -59,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("lesson", nargs="?", default="")
     parser.add_argument("--hint", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--timeout", type=float, default=None)
+    parser.add_argument("--timeout", type=shared.positive, default=None)
     return parser
 
 
@@ -139,35 +140,13 @@ class Grading:
         return self._isolation
 
     def _graded(self, spec: ExerciseSpec, built: session.Built, args: argparse.Namespace) -> Inline:
+        """Grade `built` and say it as `grade` would: the policy on fixes, `.grade/`, the
+        run history; `--hint` reveals a level of help first."""
         options = engine.Options(seed=args.seed, timeout_s=args.timeout)
         level = self.isolation(options)
-        self.runs += 1
-        work = self.scratch / f"run-{self.runs}"
-        lessons = work / "lessons"
-        lessons.mkdir(parents=True)
-        file = lessons / f"{spec.name}.py"
-        file.write_text(built.text, encoding="utf-8")
-        submission = Submission(lessons, {spec.name: file}, single=spec.name)
-        self.lesson = spec.name
         warm = self.worker is not None
-        if not warm:
-            print("Starting the grading worker (JAX is imported once per kernel) ...", flush=True)
         started = time.monotonic()
-        try:
-            result, self.worker = engine.grade_one(
-                self.worker or self._start(spec, options),
-                spec,
-                submission,
-                options,
-                level.level,
-                work / "scratch",
-                preload(spec),
-            )
-        except KeyboardInterrupt:
-            self.close_worker()
-            raise
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+        result, submission = self._run(spec, built, options, level)
         seconds = time.monotonic() - started
         report = Report(
             exercises=(result,),
@@ -183,9 +162,8 @@ class Grading:
         if args.hint:
             revealed = self.reveal(result, folder)
             order = [s.name for s in catalog.exercises(self.suites)]
-            setting = _setting(folder)
             filled = next_step.fill(report, submission, order)
-            shown = hints.apply(filled, hints.load_revealed(folder), setting)
+            shown = hints.apply(filled, hints.load_revealed(folder), _setting(folder))
         with contextlib.suppress(OSError):
             history.record(shown, folder)
         exercise = shown.exercises[0]
@@ -201,6 +179,39 @@ class Grading:
             ),
             todo=built.first_todo,
         )
+
+    def _run(
+        self, spec: ExerciseSpec, built: session.Built, options: engine.Options, level: Isolation
+    ) -> tuple[ExerciseResult, Submission]:
+        """`built` written as the lesson file and graded on the kernel's worker (started
+        here the first time); Ctrl-C (Interrupt) ends the worker, and the next `%grade`
+        starts a fresh one."""
+        self.runs += 1
+        self.lesson = spec.name
+        work = self.scratch / f"run-{self.runs}"
+        lessons = work / "lessons"
+        lessons.mkdir(parents=True)
+        file = lessons / f"{spec.name}.py"
+        file.write_text(built.text, encoding="utf-8")
+        submission = Submission(lessons, {spec.name: file}, single=spec.name)
+        if self.worker is None:
+            print("Starting the grading worker (JAX is imported once per kernel) ...", flush=True)
+        try:
+            result, self.worker = engine.grade_one(
+                self.worker or self._start(spec, options),
+                spec,
+                submission,
+                options,
+                level.level,
+                work / "scratch",
+                preload(spec),
+            )
+        except KeyboardInterrupt:
+            self.close_worker()
+            raise
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return result, submission
 
     def _start(self, spec: ExerciseSpec, options: engine.Options) -> engine.Worker | None:
         """The kernel's worker, with a compilation cache of its own (`cache.session_dir`);
