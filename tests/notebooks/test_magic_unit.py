@@ -150,3 +150,26 @@ def test_at_most_the_first_problems_are_shown_in_full() -> None:
     html = page._repr_html_()
     assert html.count('class="gi-problem"') == inline.MAX_PROBLEMS
     assert "3 more problems" in html
+
+
+def test_a_kernel_that_ran_nothing_grades_the_saved_notebook(tmp_path: Path) -> None:
+    import nbformat
+
+    saved = tmp_path / "03_jit.ipynb"
+    cells = [
+        nbformat.v4.new_code_cell("import jax.numpy as jnp"),
+        nbformat.v4.new_code_cell("def running_sum(xs):\n    return xs.sum(), xs.cumsum()"),
+        nbformat.v4.new_code_cell(
+            "running_sum(None)  # a demo", metadata={"tags": ["skip-execution"]}
+        ),
+    ]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), saved)
+    history = SimpleNamespace(input_hist_raw=["", "%load_ext grader", "%grade"])
+    shell = SimpleNamespace(user_ns={"__session__": str(saved)}, history_manager=history)
+    grading = magic.Grading(shell)
+    try:
+        built = grading.build(grading.specs["03_jit"])
+    finally:
+        grading.close()
+    assert built.origin == "the 3 code cells saved in 03_jit.ipynb (the kernel ran none)"
+    assert "def running_sum" in built.text and "a demo" not in built.text  # tagged: left out
