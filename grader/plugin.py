@@ -33,7 +33,7 @@ from grader.checks.failure import CAUSE_LABEL, CheckFailure
 from grader.explain import explain
 from grader.model import SourceLine
 from grader.protocol import records
-from grader.sandbox import client, isolation, launch, probes
+from grader.sandbox import client, isolation, launch, probes, quota
 from grader.sandbox.client import SandboxGone, StudentError
 from grader.suite import MARKER, Attachments, Credit
 
@@ -386,6 +386,14 @@ class GraderPlugin:
         channel = self.sandbox.channel if self.sandbox is not None else None
         function = channel.lost_in if channel is not None else ""
         called = f"`{function}`" if function else "your code"
+        if str(exc).startswith(quota.EXCEEDED):
+            outcome.status = "error"
+            outcome.message = (
+                f"{called} wrote too much: {exc}, so the process running it was stopped. "
+                "Write only what the exercise asks for (a checkpoint takes kilobytes) and "
+                "delete temporary files when you are done with them."
+            )
+            return
         if str(exc).startswith(client.PROTOCOL_BREAK):
             outcome.status = "error"
             outcome.message = (

@@ -167,6 +167,8 @@ class Grading:
         with contextlib.suppress(OSError):
             history.record(shown, folder)
         exercise = shown.exercises[0]
+        if built.from_kernel:
+            exercise = session.in_kernel_words(exercise)
         return Inline(
             exercise=exercise,
             next=next_line(exercise, built, self.more_help(result, folder)),

@@ -15,13 +15,14 @@ last.
 Which cells (`from_history`): every cell the kernel ran, in the order it ran them (IPython's
 raw input history, `In [1]`, `In [2]`, ...), as a fresh run of that sequence would rebuild
 the kernel's state, minus the cells known to have raised (`failed`: the extension records
-each cell's outcome once loaded). A cell is named by its count: `kernel, cell 12` is the
-cell shown as `[12]`. When the kernel ran nothing that defines a name, the saved notebook's
+each cell's outcome once loaded). The sandbox compiles each as the file `kernel, cell 12`;
+what the student reads names it as the notebook does, `In [12]` (`in_kernel_words`). When the kernel ran nothing that defines a name, the saved notebook's
 code cells are graded instead (`from_notebook`), when the kernel knows its file.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -29,13 +30,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from grader.model import CheckResult, ExerciseResult
 from grader.notebooks import module, source
 from grader.notebooks.execution import SKIP_TAG, Outcome
 
 NOTEBOOK_VARIABLES = ("__vsc_ipynb_file__", "__session__")
 SESSION_ENV = "JPY_SESSION_NAME"
 KERNEL_LABEL = "kernel"
-"""How the cells the kernel ran are named in tracebacks and notes: `kernel, cell 12`."""
+"""The file name the cells the kernel ran are compiled under: `kernel, cell 12`."""
 
 
 class NothingToGrade(Exception):
@@ -51,6 +53,7 @@ class Built:
     origin: str  # "12 cells the kernel ran (In [1] to In [14])"
     notes: str  # cells left out, names never defined (`grading.notes`), or ""
     first_todo: tuple[str, int, str] | None  # (where, line, code) of the first TODO
+    from_kernel: bool = False  # the cells the kernel ran (else the saved notebook's)
 
 
 def notebook_path(user_ns: Mapping[str, Any], environ: Mapping[str, str]) -> str:
@@ -164,10 +167,38 @@ def _built(
     for cell in chosen.included:
         line = _first_todo(cell.source)
         if line is not None:
-            todo = (f"{label}, cell {cell.number}", *line)
+            where = (
+                f"In [{cell.number}]" if label == KERNEL_LABEL else f"{label}, cell {cell.number}"
+            )
+            todo = (where, *line)
             break
     text = module.render(lesson, label, chosen.included)
-    return Built(lesson, text, origin, notes, todo)
+    return Built(lesson, text, origin, notes, todo, from_kernel=label == KERNEL_LABEL)
+
+
+KERNEL_CELL = re.compile(rf"\b{KERNEL_LABEL}, cell (\d+)")
+
+
+def in_kernel_words(exercise: ExerciseResult) -> ExerciseResult:
+    """`exercise` with the cells the kernel ran named as the notebook shows them: the
+    grading's `kernel, cell 12` (a file name the sandbox compiled the cell under) is
+    `In [12]`."""
+
+    def said(text: str) -> str:
+        return KERNEL_CELL.sub(r"In [\1]", text)
+
+    def check(c: CheckResult) -> CheckResult:
+        where = c.location
+        if where is not None:
+            where = dataclasses.replace(where, path=said(where.path))
+        return dataclasses.replace(c, message=said(c.message), location=where)
+
+    return dataclasses.replace(
+        exercise,
+        message=said(exercise.message),
+        output=said(exercise.output),
+        checks=tuple(check(c) for c in exercise.checks),
+    )
 
 
 def _first_todo(text: str) -> tuple[int, str] | None:

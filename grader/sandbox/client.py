@@ -168,6 +168,7 @@ class Channel:
         self.deadline = deadline  # time.monotonic() by which every answer must be in
         self._on_timeout = on_timeout
         self._on_break = on_break  # stops the sandbox after a protocol break (`launch`)
+        self.stop_reason = ""  # why the judge itself stopped the sandbox (its write quota)
         self.gone: str = ""
         self.module = Remote(self, proto.MODULE_HANDLE, "module", "module", False)
         self.check_deadline: float | None = None  # the running check's share ends (the plugin)
@@ -213,6 +214,8 @@ class Channel:
     def _exchange(
         self, msg: Any, buffers: list[bytes | memoryview], timeout_s: float
     ) -> tuple[Any, list[memoryview]]:
+        if self.stop_reason and not self.gone:  # stopped between requests (`stop_reason`)
+            self.gone = self.stop_reason
         if self.gone:
             raise SandboxGone(f"{ALREADY_GONE}: {self.gone}")
         assert self._sock is not None
@@ -241,6 +244,7 @@ class Channel:
         self._lose(f"{PROTOCOL_BREAK} ({type(exc).__name__}: {str(exc)[:200]})", stop=True)
 
     def _lose(self, why: str, *, timeout: bool = False, stop: bool = False) -> None:
+        why = self.stop_reason or why
         self.gone = why
         self.lost_in = self.calling
         if timeout and self._on_timeout is not None:

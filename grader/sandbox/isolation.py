@@ -28,6 +28,7 @@ import fcntl
 import os
 import platform
 import resource
+import shutil
 import socket
 import struct
 import sys
@@ -198,6 +199,8 @@ class Plan:
     readable: tuple[str, ...]
     masked: tuple[str, ...]
     newroot: str  # an empty folder to build the strict root in (owned by the judge)
+    quota_bytes: int = 0  # at strict: one tmpfs of this size holds every writable place
+    quota_files: int = 0  # ... and this many inodes (`grader.sandbox.quota`)
 
 
 def python_paths() -> tuple[str, ...]:
@@ -298,7 +301,13 @@ def _build_root(plan: Plan) -> None:
 
     # Scratch first: the writable folders may live under /tmp and are bound on top of it.
     os.makedirs(inside("/tmp"), exist_ok=True)
-    mount("tmpfs", inside("/tmp"), "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={SCRATCH_MB}m")
+    area = _quota_area(plan, inside("/.writable")) if plan.quota_bytes else ""
+    if area:
+        _bind(os.path.join(area, "tmp"), inside("/tmp"), readonly=False)
+    else:
+        mount(
+            "tmpfs", inside("/tmp"), "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={SCRATCH_MB}m"
+        )
     for path in SYSTEM_PATHS + plan.readable:
         if os.path.lexists(path):
             _bind(path, inside(path), readonly=True)
@@ -311,13 +320,23 @@ def _build_root(plan: Plan) -> None:
                 MS_NOSUID | MS_NODEV | MS_RDONLY,
                 "mode=0555,size=4k",
             )
+    workdir = os.path.realpath(os.path.dirname(plan.newroot)) + os.sep
     for path in plan.writable:
-        _bind(path, inside(path), readonly=False)
+        source = path
+        if area and path.startswith(workdir):  # the grading's own: a copy on the quota's tmpfs
+            source = area + "/w" + path
+            shutil.copytree(path, source, symlinks=True)
+        _bind(source, inside(path), readonly=False)
     os.makedirs(inside("/dev"), exist_ok=True)
     for dev in DEVICES:
         _bind(f"/dev/{dev}", inside(f"/dev/{dev}"), readonly=False)
     os.makedirs(inside("/dev/shm"), exist_ok=True)
-    mount("tmpfs", inside("/dev/shm"), "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m")
+    if area:
+        _bind(os.path.join(area, "shm"), inside("/dev/shm"), readonly=False)
+        _check(_libc.umount2(area.encode(), MNT_DETACH), "umount the quota's tmpfs")
+        os.rmdir(area)  # its folders stay mounted where they were bound
+    else:
+        mount("tmpfs", inside("/dev/shm"), "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m")
     for name, target in (
         ("fd", "/proc/self/fd"),
         ("stdin", "/proc/self/fd/0"),
@@ -334,6 +353,19 @@ def _build_root(plan: Plan) -> None:
         os.chroot(".")
     os.chdir("/")
     mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def _quota_area(plan: Plan, area: str) -> str:
+    """One tmpfs of `plan.quota_bytes` and `plan.quota_files` inodes at `area`, with the
+    folders that become /tmp and /dev/shm: every place a strict sandbox may write is on it,
+    so the kernel holds the quota for them all together (`grader.sandbox.quota`)."""
+    os.makedirs(area, exist_ok=True)
+    options = f"mode=0755,size={plan.quota_bytes},nr_inodes={plan.quota_files}"
+    mount("tmpfs", area, "tmpfs", MS_NOSUID | MS_NODEV, options)
+    for name in ("tmp", "shm"):
+        os.makedirs(os.path.join(area, name))
+        os.chmod(os.path.join(area, name), 0o1777)
+    return area
 
 
 def _loopback_up() -> None:

@@ -29,7 +29,7 @@ from typing import Any, NoReturn
 
 from grader.protocol import wire
 from grader.runner import cache
-from grader.sandbox import client, isolation, server
+from grader.sandbox import client, isolation, quota, server
 
 HELLO_TIMEOUT_S = 120.0
 """Importing the student's module (it may compute at import) before the first request."""
@@ -45,6 +45,7 @@ class Sandbox:
     channel: client.Channel
     level: isolation.Level
     hello: Any
+    watchdog: quota.Watchdog | None = None
 
     @property
     def module(self) -> client.Remote:
@@ -52,6 +53,8 @@ class Sandbox:
 
     def close(self) -> None:
         """Kill the sandbox and everything it started; reap it."""
+        if self.watchdog is not None:
+            self.watchdog.stop()
         self.channel.close()
         kill_tree(self.pid)
 
@@ -124,6 +127,7 @@ def start(
     own_cache = os.path.realpath(own_cache or cache.private_dir(workdir)) if judge_cache else ""
     scratch = os.path.join(workdir, "scratch")
     os.makedirs(scratch, mode=0o700, exist_ok=True)  # its user's alone (chowned at user, strict)
+    limits = quota.limits() if level == "strict" else (0, 0)  # the kernel's, at strict
     plan = isolation.Plan(
         uid=isolation.sandbox_uid(os.getpid()),
         writable=(os.path.realpath(lesson_dir),)
@@ -132,6 +136,8 @@ def start(
         readable=isolation.python_paths() + shared,
         masked=masked,
         newroot=os.path.join(workdir, "root"),
+        quota_bytes=limits[0],
+        quota_files=limits[1],
     )
     sys.stdout.flush()
     sys.stderr.flush()
@@ -171,8 +177,28 @@ def start(
     try:
         hello = channel.hello(HELLO_TIMEOUT_S)
     except client.SandboxGone:
-        hello = None
-    return Sandbox(pid, channel, level, hello)
+        return Sandbox(pid, channel, level, None)
+    return Sandbox(pid, channel, level, hello, _watch_writes(pid, level, plan, channel))
+
+
+def _watch_writes(
+    pid: int, level: isolation.Level, plan: isolation.Plan, channel: client.Channel
+) -> quota.Watchdog:
+    """The quota's watchdog, from the hello on (at `strict` the sandbox's root is built by
+    then): what the sandbox wrote in its places, measured from here."""
+
+    def measure() -> tuple[int, int]:
+        if level == "strict":  # the tmpfs all its writable places are on
+            return quota.mounted(f"/proc/{_serving_pid(pid, level)}/root/tmp")
+        return quota.walked(plan.writable)
+
+    def exceeded(why: str) -> None:
+        channel.stop_reason = why
+        kill_tree(pid)
+
+    watchdog = quota.Watchdog(measure, exceeded)
+    watchdog.start()
+    return watchdog
 
 
 STACK_WAIT_S = 0.5

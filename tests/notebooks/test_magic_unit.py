@@ -173,3 +173,21 @@ def test_a_kernel_that_ran_nothing_grades_the_saved_notebook(tmp_path: Path) -> 
         grading.close()
     assert built.origin == "the 3 code cells saved in 03_jit.ipynb (the kernel ran none)"
     assert "def running_sum" in built.text and "a demo" not in built.text  # tagged: left out
+
+
+def test_the_cells_the_kernel_ran_are_named_as_the_notebook_shows_them() -> None:
+    check = CheckResult(
+        "values",
+        "test_values",
+        "failed",
+        0.0,
+        1.0,
+        "public",
+        "raised IndexError\n  at kernel, cell 12, line 3: return y[0]",
+        "q?",
+        location=SourceLine("kernel, cell 12", 3, "return y[0]"),
+    )
+    exercise = ExerciseResult("03_jit", "jit", "failed", (check,))
+    said = session.in_kernel_words(exercise).checks[0]
+    assert said.message.endswith("at In [12], line 3: return y[0]")
+    assert said.location is not None and said.location.path == "In [12]"
