@@ -8,8 +8,16 @@
                in notebook order, compiled as `03_jit.ipynb, cell 4`
     grading    the grading child's step before pytest: all of the above, with
                records for the report (notes, figures, unreadable notebooks)
-    export     a `.py` lesson file turned into a notebook (`grade notebooks`)
+    export     a `.py` lesson file turned into a notebook (`grade notebooks`), its first
+               code cell loading `%grade`
 
-Everything except `export` runs inside the grading child, behind the isolation
+`%grade`, in the student's own kernel (`%load_ext grader`):
+
+    session    which lesson, and the cells the kernel ran, written as the module above
+               (text only: nothing is run in the kernel)
+    magic      the magic: that module graded by the engine on a worker kept warm
+    inline     the verdict under the cell: HTML (`notebook.html.j2`), or plain text
+
+Everything else except `export` runs inside the grading child, behind the isolation
 boundary: the parent only copies the notebook's bytes.
 """
