@@ -191,7 +191,9 @@ def in_kernel_words(exercise: ExerciseResult) -> ExerciseResult:
         where = c.location
         if where is not None:
             where = dataclasses.replace(where, path=said(where.path))
-        return dataclasses.replace(c, message=said(c.message), location=where)
+        return dataclasses.replace(
+            c, message=said(c.message), location=where, nudge=said(c.nudge), fix=said(c.fix)
+        )
 
     return dataclasses.replace(
         exercise,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -187,7 +188,26 @@ def test_the_cells_the_kernel_ran_are_named_as_the_notebook_shows_them() -> None
         "q?",
         location=SourceLine("kernel, cell 12", 3, "return y[0]"),
     )
+    check = dataclasses.replace(check, nudge="Look at kernel, cell 12 line 3")
     exercise = ExerciseResult("03_jit", "jit", "failed", (check,))
     said = session.in_kernel_words(exercise).checks[0]
+    assert said.nudge == "Look at In [12] line 3"
     assert said.message.endswith("at In [12], line 3: return y[0]")
     assert said.location is not None and said.location.path == "In [12]"
+
+
+def test_hint_reveals_the_next_level_and_remembers_it(tmp_path: Path) -> None:
+    check = dataclasses.replace(hostile().checks[0], nudge="", fix="use lax.scan")
+    result = ExerciseResult("03_jit", "jit", "failed", (check,))
+    grading = magic.Grading(SimpleNamespace(user_ns={}))
+    try:
+        first = grading.reveal(result, tmp_path)
+        second = grading.reveal(result, tmp_path)
+        third = grading.reveal(result, tmp_path)
+    finally:
+        grading.close()
+    # no authored nudge: the line to look at is the nudge (hints.fallback_nudge)
+    assert first == "Revealed the nudge (2/3) of `running sum scan`."
+    assert second == "Revealed the fix (3/3) of `running sum scan`."
+    assert third == "All the help for `running sum scan` is shown above."
+    assert (tmp_path / ".grade" / "hints.json").is_file()  # as `grade hint` remembers it
