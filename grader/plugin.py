@@ -37,6 +37,8 @@ from grader.sandbox import client, isolation, launch, probes, quota
 from grader.sandbox.client import SandboxGone, StudentError
 from grader.suite import MARKER, Attachments, Credit
 
+WALL_PER_CPU_SHARE = 2.0
+"""A check's wall-time share, in multiples of its CPU share (`--grader-check-share`)."""
 MAX_LESSON_BYTES = 64 << 20
 """A lesson file larger than this is not copied into the sandbox (it is not a lesson)."""
 
@@ -302,9 +304,13 @@ class GraderPlugin:
         self._current = location[2]
         self.emit(records.Start(location[2]))
         if self.sandbox is not None and self.check_share_s > 0:
-            # Each check's answers are due within its share of the file's limit: one endless
-            # function costs its own checks, not the file (`Unrun`, `NotCalled`).
-            self.sandbox.channel.check_deadline = time.monotonic() + self.check_share_s
+            # Each check may use its share of the file's limit in CPU time of the student's
+            # code (a loaded machine slows it without failing it), and twice that in wall
+            # time: one endless function costs its own checks, not the file (`Unrun`).
+            channel = self.sandbox.channel
+            channel.check_deadline = time.monotonic() + WALL_PER_CPU_SHARE * self.check_share_s
+            if channel.cpu_seconds is not None:
+                channel.cpu_limit = channel.cpu_seconds() + self.check_share_s
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(
@@ -412,7 +418,8 @@ class GraderPlugin:
         outcome.status = "timeout"
         share = str(exc).startswith(client.CHECK_SHARE)
         limit = (
-            f"this check's share of the time limit ({self.check_share_s:g} s)"
+            f"this check's share of the time limit ({self.check_share_s:g} s of computing, "
+            f"{WALL_PER_CPU_SHARE * self.check_share_s:g} s in all)"
             if share
             else "the time limit for this file"
         )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import select
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -62,6 +63,10 @@ CHECK_SHARE = TIMED_OUT + " the end of this check's share of the time limit"
 PROTOCOL_BREAK = "the sandbox broke the protocol"
 """How the reason starts when the judge could not read what the sandbox sent (any error
 while receiving or decoding a frame): the sandbox is stopped, as if it had ended."""
+
+
+CPU_POLL_S = 0.25
+"""How often the judge reads the sandbox's CPU time while it waits for an answer."""
 
 
 class NotCalled(BaseException):
@@ -172,6 +177,8 @@ class Channel:
         self.gone: str = ""
         self.module = Remote(self, proto.MODULE_HANDLE, "module", "module", False)
         self.check_deadline: float | None = None  # the running check's share ends (the plugin)
+        self.cpu_seconds: Callable[[], float] | None = None  # the sandbox's CPU time (launch)
+        self.cpu_limit: float | None = None  # the running check's CPU share ends at this reading
         self.calling = ""  # the student function a request in flight runs
         self.lost_in = ""  # the one that was running when the sandbox stopped
         self.stopped: frozenset[str] = frozenset()  # functions not to call (`NotCalled`)
@@ -230,6 +237,8 @@ class Channel:
         except OSError as exc:
             self._lose(f"the sandbox process ended ({exc})")
         try:
+            if self.cpu_limit is not None and self._over_cpu_share(until):
+                self._lose(CHECK_SHARE, timeout=True)
             return wire.receive(self._sock, until)
         except wire.Timeout:
             self._lose(CHECK_SHARE if share_binds else FILE_LIMIT, timeout=True)
@@ -242,6 +251,20 @@ class Channel:
     def _break(self, exc: Exception) -> None:
         """What the sandbox sent cannot be read: its fault; it is stopped like a crash."""
         self._lose(f"{PROTOCOL_BREAK} ({type(exc).__name__}: {str(exc)[:200]})", stop=True)
+
+    def _over_cpu_share(self, until: float) -> bool:
+        """Wait for the answer to start (not past `until`), watching the sandbox's CPU time:
+        True when it used up the running check's CPU share first. CPU time, not wall time, so
+        a loaded machine (a batch, a busy laptop) slows a correct check without failing it."""
+        assert self._sock is not None and self.cpu_seconds is not None
+        while (left := until - time.monotonic()) > 0:
+            ready, _, _ = select.select([self._sock], [], [], min(left, CPU_POLL_S))
+            if ready:
+                return False
+            limit = self.cpu_limit
+            if limit is not None and self.cpu_seconds() > limit:
+                return True
+        return False
 
     def _lose(self, why: str, *, timeout: bool = False, stop: bool = False) -> None:
         why = self.stop_reason or why

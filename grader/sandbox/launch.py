@@ -174,6 +174,7 @@ def start(
     channel = client.Channel(
         judge_end, on_timeout=timed_out, on_break=lambda: kill_tree(pid), deadline=deadline
     )
+    channel.cpu_seconds = lambda: cpu_seconds(pid)
     try:
         hello = channel.hello(HELLO_TIMEOUT_S)
     except client.SandboxGone:
@@ -213,6 +214,21 @@ def _serving_pid(pid: int, level: isolation.Level) -> int:
         return pid
     inner = _children(pid)
     return inner[0] if inner else pid
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, all threads, children it waited for) of the sandbox `pid` and
+    of the processes it runs now (at `strict`, the namespace's first process); 0 when gone."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for each in (pid, *_children(pid)):
+        try:
+            with open(f"/proc/{each}/stat", encoding="ascii", errors="replace") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            total += sum(int(v) for v in fields[11:15]) / tick
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
 
 
 def where_stuck(
@@ -287,6 +303,8 @@ def _sandbox_main(
                 os._exit(0)
             isolation.prctl(isolation.PR_SET_PDEATHSIG, signal.SIGKILL)
         isolation.enter(level, plan)
+        if level != "strict":  # no mount namespace: Landlock gives the same allow-list
+            isolation.confine_files(plan)
         cache.private(own_cache, judge_cache)
         os.chdir(plan.writable[-1])
         os.environ.update(

@@ -37,6 +37,8 @@ from pathlib import Path
 
 import pytest
 
+from grader.sandbox import landlock
+
 ROOT = Path(__file__).resolve().parents[2]
 PAYLOADS = Path(__file__).parent / "submissions" / "redteam"
 ROOT_ONLY = os.geteuid() == 0
@@ -251,12 +253,13 @@ def test_attacks_gain_nothing_and_reports_hold(tmp_path, control, level):
     assert reaped["leftover"] == [], "processes of the grading outlived it"
     assert tree_digest(installed_grader()) == installed, "the installed grader was modified"
 
-    # The decoys: untouched where the level confines the sandbox; at `basic`, which does not,
-    # the forged records reach them (the payload works) and, above, still gained nothing.
+    # The decoys: untouched where the level confines the sandbox; at `basic` without Landlock,
+    # which confines nothing, the forged records reach them (the payload works) and, above,
+    # still gained nothing.
     now = {name: (decoys / name).read_text() for name in DECOYS}
-    if level == "basic":
+    if level == "basic" and landlock.abi() == 0:  # the grader's own user, nothing else
         assert now["history.jsonl"] != DECOYS["history.jsonl"], "the payload did not run"
         assert '"status": "passed"' in now["history.jsonl"]
-    else:
+    else:  # another user, or Landlock (grader.sandbox.landlock) at any level
         assert now == DECOYS, "the sandbox wrote into the test's decoy folder"
         assert alive, "the sandbox killed a process it was handed"

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+
+from grader.sandbox import landlock
 
 HERE = Path(__file__).parent
 LEVELS = ["basic", "user", "strict"] if os.geteuid() == 0 else ["basic"]
@@ -45,6 +49,17 @@ def write_outside():
         return "wrote"
     except OSError as exc:
         return type(exc).__name__
+def read_classmate():
+    try:
+        return open(CLASSMATE).read()
+    except OSError as exc:
+        return type(exc).__name__
+def signal_judge():
+    try:
+        os.kill(os.getppid(), 0)
+        return "reached"
+    except OSError as exc:
+        return type(exc).__name__
 def daemon():
     if os.fork() == 0:
         if os.fork() == 0:
@@ -60,10 +75,14 @@ def drive(
 ) -> dict:
     folder = tmp_path / "lesson"
     folder.mkdir(exist_ok=True)
+    folder.chmod(0o755)
     outside = tmp_path / "outside.txt"
     (folder / "lesson.py").write_text(
-        source + f"\nREPO_FILE = {str(HERE / 'test_launch.py')!r}\nOUTSIDE = {str(outside)!r}\n"
+        source + f"\nREPO_FILE = {str(Path(__file__).resolve())!r}\nOUTSIDE = {str(outside)!r}\n"
+        f"CLASSMATE = {str(tmp_path / 'classmate' / '03_jit.py')!r}\n"
     )
+    (tmp_path / "classmate").mkdir(exist_ok=True)
+    (tmp_path / "classmate" / "03_jit.py").write_text("a classmate's work\n")
     proc = subprocess.run(
         [
             sys.executable,
@@ -125,6 +144,31 @@ def test_strict_sees_no_repository_no_network_and_writes_nowhere_else(tmp_path):
     )  # unreachable: no route
     assert seen["write_outside"]["value"] in ("FileNotFoundError", "PermissionError", "OSError")
     assert not (tmp_path / "outside.txt").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(landlock.abi() == 0, reason="Landlock is not in this kernel")
+@pytest.mark.parametrize("level", [lv for lv in LEVELS if lv != "strict"])
+def test_without_namespaces_landlock_keeps_the_sandbox_to_its_own_files(tmp_path, level):
+    # Everything here is readable and writable by the sandbox's user at `basic`, and open to
+    # every user at `user` (pytest's own folder is root's alone: a folder of the test's own
+    # that others may enter): Landlock alone keeps the sandbox out.
+    base = Path(tempfile.mkdtemp(prefix="grader-landlock-test-"))
+    try:
+        base.chmod(0o777)
+        (base / "classmate").mkdir(mode=0o777)
+        (base / "classmate").chmod(0o777)
+        seen = drive(base, level, "read_classmate,read_repo,write_outside,signal_judge,ok")
+        assert (base / "classmate" / "03_jit.py").stat().st_mode & 0o004  # world-readable
+        assert seen["read_classmate"]["value"] == "PermissionError", seen
+        assert seen["read_repo"]["value"] == "PermissionError", seen
+        assert seen["write_outside"]["value"] == "PermissionError", seen
+        assert not (base / "outside.txt").exists()
+        if landlock.abi() >= 6:  # signals are scoped to the sandbox's own processes
+            assert seen["signal_judge"]["value"] == "PermissionError", seen
+        assert seen["ok"] == {"value": [1, 2.5, "x"]}  # and it still works
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.mark.slow
