@@ -22,6 +22,7 @@ import select
 import signal
 import socket
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -202,6 +203,19 @@ def _watch_writes(
     return watchdog
 
 
+SANDBOX_HOME_VARIABLES = (
+    "XDG_RUNTIME_DIR",
+    "XDG_DATA_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
+    "JUPYTER_RUNTIME_DIR",
+    "JUPYTER_DATA_DIR",
+    "JUPYTER_CONFIG_DIR",
+    "IPYTHONDIR",
+    "MPLCONFIGDIR",
+)
+"""Unset in the sandbox: their defaults lie in its home."""
 STACK_WAIT_S = 0.5
 """How long the judge waits for the sandbox's stack once it asked for it."""
 MAX_STACK_BYTES = 64 << 10
@@ -313,6 +327,12 @@ def _sandbox_main(
                 "TMPDIR": "/tmp" if level == "strict" else plan.writable[-1],
             }
         )
+        # Per-user folders the grader's environment may name (a desktop's XDG_RUNTIME_DIR,
+        # Jupyter's and Matplotlib's): the sandbox's own home instead, the only place it may
+        # write (a notebook's kernel writes its connection file in the runtime folder).
+        for name in SANDBOX_HOME_VARIABLES:
+            os.environ.pop(name, None)
+        tempfile.tempdir = None  # found again from TMPDIR (the judge's answer is cached)
         if stack_fd >= 0:  # the judge asks for this process's stack when a time share ends
             faulthandler.register(signal.SIGUSR1, file=stack_fd, all_threads=True)
         notes = prepare() if prepare is not None else {}
