@@ -381,7 +381,7 @@ def _check_record(record: Any, n_steps: int, call: str) -> None:
     points=1,
     hint="How many entries does each list get if you append once per training step, and "
     "what type is each entry?",
-    requires=("test_loss_decreases",),
+    requires=("test_first_step",),
 )
 def test_record_format(student):
     call = f"train_recording_grad_norms(key, digits, n_steps={DIGITS_STEPS}, clip=True)"
@@ -404,7 +404,7 @@ def test_record_format(student):
     points=3,
     hint="Which gradient does clipping change: the one jax.grad returns, or the one you "
     "record? Record the norm of the gradient before the optimizer sees it.",
-    requires=("test_loss_decreases",),
+    requires=("test_first_step",),
 )
 def test_norms_pre_clip(student, attach):
     with_clip = _train(student, "digits", _digits, DIGITS_STEPS, True)
@@ -541,6 +541,40 @@ def _close(a: list[float], b: list[float]) -> bool:
 
 
 @check(
+    "train_recording_grad_norms records the first step's loss and raw gradient norm",
+    points=1,
+    hint="At step 0 nothing has been updated yet: is the loss you record the loss of this "
+    "batch under the initial parameters, and the norm the global L2 norm of its gradient?",
+)
+def test_first_step(student):
+    # The gate of the recording's properties (format, pre-clip norms, key use): step 0 on zero
+    # inputs is known whatever the update does (the loss log(10), the norm of
+    # softmax(0) - onehot), so one wrong line in the update closes only the checks of the
+    # trajectory (test_loss_decreases), not these.
+    record = _train(student, "zero inputs", _zero_data, STALE_STEPS, False, learning_rate=STALE_LR)
+    ref_losses, ref_norms = _ref_zero_run(STALE_STEPS, STALE_LR, clip=False)
+    losses, norms = list(record["loss"]), list(record["grad_norm"])
+    if len(losses) != STALE_STEPS or len(norms) != STALE_STEPS:
+        raise fail(
+            f"the lists of train_recording_grad_norms(key, zero inputs, {STALE_STEPS}, ...)",
+            expected=f"{STALE_STEPS} losses and {STALE_STEPS} norms, one per step",
+            observed=f"{len(losses)} losses and {len(norms)} norms",
+            fix="append one loss and one norm inside the loop over steps",
+        )
+    first = (float(losses[0]), float(norms[0]))
+    if np.allclose(first, (ref_losses[0], ref_norms[0]), **RUN_TOL):
+        return
+    raise fail(
+        "the first recorded loss and gradient norm, on all-zero inputs with one label "
+        "(step 0: the logits are the zero last bias, whatever the weights)",
+        expected=f"loss {ref_losses[0]:.5f}, grad_norm {ref_norms[0]:.5f}",
+        observed=f"loss {first[0]:.5f}, grad_norm {first[1]:.5f}",
+        fix="record loss and optax.tree.norm(grads) from "
+        "jax.value_and_grad(loss_fn)(params, x, y) before the update",
+    )
+
+
+@check(
     "training on digits lowers the loss, with and without clipping",
     points=2,
     hint="Are the parameters and the optimizer state carried from one step to the next, "
@@ -635,7 +669,7 @@ def test_loss_decreases(student, attach):
     hint="Is every random choice (initialisation, batch order) drawn with jax.random from the "
     "key you are given, each layer and each shuffle with its own key: no fixed key, no "
     "np.random or random, and does a raw jax.random.PRNGKey work too?",
-    requires=("test_loss_decreases",),
+    requires=("test_first_step",),
 )
 def test_train_key_use(student, seed):
     call = f"train_recording_grad_norms(key, digits, {DIGITS_STEPS}, clip=True)"
