@@ -69,6 +69,7 @@ class Options:
     isolation: IsolationChoice = "auto"  # auto: the strongest level this machine allows
     require_isolation: Level = "basic"  # refuse to grade below this level
     maxfail: int = 0  # stop a file's suite after this many failed checks (0: run them all)
+    check_share: float = 0.25  # of the file's limit, each check's CPU time (0: no share)
     cache_dir: str | None = None  # the judge's compilation cache: None the default folder
     # (grader.runner.cache.default_dir), "" none
 
@@ -120,9 +121,9 @@ def isolation_for(options: Options) -> Isolation:
     return chosen
 
 
-CHECK_SHARE = 0.25
-"""The share of a file's time limit each check may wait on the student's code: one endless
-function costs its own checks (the file's others run in a fresh sandbox), not the file."""
+# `Options.check_share`: the share of a file's time limit each check may spend in the
+# student's code (CPU time; twice that in wall time): one endless function costs its own
+# checks (the file's others run in a fresh sandbox), not the file.
 RERUN_MIN_S = 5.0
 """Time left below which the checks a stopped sandbox could not run are not run again."""
 MAX_RERUNS = 8
@@ -375,7 +376,7 @@ def grade_one(
         maxfail=options.maxfail,
         cache_dir=cache_dir(options),
         sandbox_dir=sandboxes,
-        check_share_s=CHECK_SHARE * timeout_s,
+        check_share_s=options.check_share * timeout_s,
     )
     started = time.monotonic()
     try:
