@@ -65,7 +65,12 @@ class Installed:
         return folder / "bin" / "python"
 
     def pip_install(self, python: Path, what: Path) -> None:
-        self.run(python, "-m", "pip", "install", "--no-deps", "--no-build-isolation", str(what))
+        # --ignore-installed: the packages seen through the .pth (CI's own non-editable
+        # grader among them) must neither satisfy the request nor be uninstalled
+        self.run(
+            python, "-m", "pip", "install", "--no-deps", "--no-build-isolation",
+            "--ignore-installed", str(what),
+        )  # fmt: skip
 
     def run(self, *argv: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
         proc = subprocess.run(
