@@ -273,7 +273,11 @@ def confine_files(plan: Plan) -> bool:
     from grader.sandbox import landlock
 
     try:
-        landlock.confine(readable=plan.readable, writable=plan.writable, masked=plan.masked)
+        landlock.confine(
+            readable=(*SYSTEM_PATHS, "/proc", *plan.readable),  # strict's /proc is its own
+            writable=(*plan.writable, *(f"/dev/{d}" for d in DEVICES)),
+            masked=plan.masked,
+        )
     except OSError:
         return False
     return True

@@ -49,10 +49,6 @@ IOCTL_DEV = 1 << 15  # ABI 5
 SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6
 SCOPE_SIGNAL = 1 << 1  # ABI 6
 
-SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
-"""Read as at `strict` (`isolation.SYSTEM_PATHS`), and /proc (the machine's: no namespace)."""
-DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
-
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -115,7 +111,7 @@ def _rules(readable: Iterable[str], masked: Iterable[str]) -> list[tuple[str, bo
 
 def confine(*, readable: Iterable[str], writable: Iterable[str], masked: Iterable[str] = ()) -> int:
     """Restrict this process and its future children, for good: read (and run) only
-    `readable` (and the system), write only `writable`; `masked` stays out of reach even
+    `readable`, write only `writable` (folders or files, devices included); `masked` stays out of reach even
     inside a readable folder. Returns the ABI used; raises `OSError` when the kernel refuses."""
     version = abi()
     if version <= 0:
@@ -133,9 +129,8 @@ def confine(*, readable: Iterable[str], writable: Iterable[str], masked: Iterabl
         raise _error("create_ruleset")
     try:
         read = EXECUTE | READ_FILE | READ_DIR
-        rules = _rules((*SYSTEM_PATHS, "/proc", *readable), masked)
+        rules = _rules(readable, masked)
         rules += [(os.path.realpath(p), False) for p in writable if os.path.lexists(p)]
-        rules += [(d, False) for d in DEVICES if os.path.exists(d)]
         for path, is_read in rules:
             _add(ruleset, path, read if is_read else handled, version)
         if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:

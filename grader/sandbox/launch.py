@@ -47,6 +47,7 @@ class Sandbox:
     level: isolation.Level
     hello: Any
     watchdog: quota.Watchdog | None = None
+    stack_fd: int = -1  # the read end of the sandbox's stack pipe (`where_stuck`)
 
     @property
     def module(self) -> client.Remote:
@@ -58,6 +59,10 @@ class Sandbox:
             self.watchdog.stop()
         self.channel.close()
         kill_tree(self.pid)
+        if self.stack_fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.stack_fd)
+            self.stack_fd = -1
 
 
 def kill_tree(pid: int) -> None:
@@ -169,8 +174,6 @@ def start(
     def timed_out() -> None:  # where the student's code was, then kill it all
         channel.stuck = where_stuck(pid, level, stack_r, lesson_dir)
         kill_tree(pid)
-        with contextlib.suppress(OSError):
-            os.close(stack_r)
 
     channel = client.Channel(
         judge_end, on_timeout=timed_out, on_break=lambda: kill_tree(pid), deadline=deadline
@@ -179,8 +182,10 @@ def start(
     try:
         hello = channel.hello(HELLO_TIMEOUT_S)
     except client.SandboxGone:
-        return Sandbox(pid, channel, level, None)
-    return Sandbox(pid, channel, level, hello, _watch_writes(pid, level, plan, channel))
+        return Sandbox(pid, channel, level, None, stack_fd=stack_r)
+    return Sandbox(
+        pid, channel, level, hello, _watch_writes(pid, level, plan, channel), stack_fd=stack_r
+    )
 
 
 def _watch_writes(
