@@ -46,6 +46,7 @@ class CheckSpec:
     line: int
     requires: tuple[str, ...] = ()  # checks whose values must be right before this one counts
     nudge: str = ""  # the second level of help (grader.hints); optional
+    spec: str = ""  # the words of the lesson spec this check enforces (grader.spec)
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,9 @@ def _check_of(fn: ast.FunctionDef, where: str) -> CheckSpec | None:
             nudge = kwargs.get("nudge", "")
             if not isinstance(nudge, str):
                 raise CatalogError(f"{loc}: a nudge is a string")
+            spec = kwargs.get("spec", "")
+            if not isinstance(spec, str):
+                raise CatalogError(f"{loc}: spec is a string quoting the lesson spec")
             visibility: Visibility = "hidden" if kwargs.get("hidden") else "public"
             requires = kwargs.get("requires", ())
             if not isinstance(requires, tuple | list) or not all(
@@ -114,6 +118,7 @@ def _check_of(fn: ast.FunctionDef, where: str) -> CheckSpec | None:
                 fn.lineno,
                 tuple(requires),
                 nudge.strip(),
+                " ".join(spec.split()),
             )
     return None
 

@@ -23,6 +23,15 @@ last, when the course allows it. A nudge points, it never gives the code:
            hint="How does jax.lax.scan carry a value from one step to the next?",
            nudge="The carry is the running total; each step returns (new carry, output).")
 
+Citing the spec. A check may ask only what the lesson's spec (`docs/lesson-spec.md`,
+the student-facing contract) states, and `spec` quotes the words it enforces, verbatim
+(line breaks aside; several excerpts joined by " ... "), from the lesson file's own
+section or the spec's conventions. `grade verify` checks every quote against the
+course's spec and `grade verify --list-checks` shows them to instructors:
+
+    @check("running_sum uses lax.scan", points=2, hint="...",
+           spec="the jaxpr of `running_sum` contains `scan`")
+
 Fixtures a check can ask for (provided by `grader.plugin`):
 - `student`: the student's lesson module, imported in the grading process.
 - `seed`: the run's seed (`grade --seed`).
@@ -63,14 +72,16 @@ def check(
     points: float,
     hint: str,
     nudge: str = "",
+    spec: str = "",
     hidden: bool = False,
     requires: tuple[str, ...] = (),
 ) -> Callable[[F], F]:
     """Declare a test function as a graded check.
 
     All arguments must be literals: the grader reads them from the source. `nudge` is the
-    second level of help (see above); `requires` names the value checks this check
-    stands on (see "Gates" above).
+    second level of help (see above); `spec` quotes the sentence of the lesson's spec the
+    check enforces (see "Citing the spec" above); `requires` names the value checks this
+    check stands on (see "Gates" above).
     """
 
     def mark(fn: F) -> F:
@@ -79,6 +90,7 @@ def check(
             points=points,
             hint=hint,
             nudge=nudge,
+            spec=spec,
             hidden=hidden,
             requires=tuple(requires),
         )(fn)

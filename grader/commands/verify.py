@@ -1,9 +1,13 @@
 """Check the course's invariants before students see it.
 
-    grade verify [--course PATH] [--runs 2] [--only NAMES] [--jobs N]
+    grade verify [--course PATH] [--runs 2] [--only NAMES] [--jobs N] [--spec FILE]
+    grade verify --list-checks [--only NAMES]
 
 - every suite has a solution and a stub, every solution has a suite;
-- every exercise is worth points and every check has a hint;
+- every exercise is worth points and every check has a hint and a nudge;
+- every check cites, verbatim, the words of the lesson spec it enforces (`--spec`,
+  default the course's docs/lesson-spec.md), from its lesson file's section or the
+  spec's conventions (`grader.spec`);
 - exercises/ is what `grade assign` generates from solutions/;
 - the reference solutions score 100%, run after run: the results JSON
   without timings is identical over `--runs` gradings;
@@ -11,7 +15,8 @@
 
 With `--only`, only the lesson files it names are looked at (their suites, solutions and
 stubs); the other files of the course are neither graded nor reported. Exit 0 when all
-hold, 1 with the list of violations otherwise.
+hold, 1 with the list of violations otherwise. `--list-checks` grades nothing: it prints
+each check with its points and the spec's words it enforces.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import catalog
+from grader import spec as lesson_spec
 from grader.commands import assign, course, shared
 from grader.model import Report, without_timings
 from grader.reports import labels, results
@@ -47,6 +53,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=2,
         metavar="N",
         help="grade the solutions N times and compare (default 2)",
+    )
+    parser.add_argument(
+        "--spec",
+        metavar="FILE",
+        help="the lesson spec the checks cite (default: the course's docs/lesson-spec.md)",
+    )
+    parser.add_argument(
+        "--list-checks",
+        action="store_true",
+        help="print every check with its points and the spec's words it enforces; grade nothing",
     )
     shared.add_jobs_option(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="only the verdict")
@@ -89,6 +105,8 @@ def static_problems(
         for check in spec.checks:
             if not check.hint.strip():
                 problems.append(f"{spec.name} > {check.name}: no hint")
+            if not check.nudge.strip():
+                problems.append(f"{spec.name} > {check.name}: no nudge (the second level of help)")
         for folder in (solutions, exercises):
             if not (folder / spec.filename).is_file():
                 problems.append(f"{spec.name}: {folder / spec.filename} is missing")
@@ -183,7 +201,30 @@ def _submission(folder: Path, specs: list[catalog.ExerciseSpec]) -> Submission:
         return Submission(folder, {})
 
 
+def spec_problems(specs: list[catalog.ExerciseSpec], path: Path) -> list[str]:
+    """Every check's citation against the spec at `path`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        return [
+            f"{path}: the lesson spec cannot be read ({exc.strerror}): the checks' citations "
+            "are not verified; pass --spec FILE"
+        ]
+    return lesson_spec.citation_problems(lesson_spec.parse(text), specs)
+
+
+def list_checks(specs: list[catalog.ExerciseSpec]) -> None:
+    for exercise in specs:
+        print(f"{exercise.name} ({labels.points(exercise.max_score, exercise.max_score)})")
+        for check in exercise.checks:
+            print(f"  {check.id} ({check.points:g}): {check.name}")
+            print(f"      spec: {check.spec or '(none)'}")
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.list_checks:
+        list_checks(shared.specs(args))
+        return 0
     solutions = course.part(args, args.solutions, "solutions")
     exercises = course.part(args, args.exercises, "exercises")
     for folder in (solutions, exercises):
@@ -198,6 +239,9 @@ def run(args: argparse.Namespace) -> int:
             print(text, flush=True)
 
     problems = static_problems(specs, solutions, exercises, selected=bool(args.only))
+    problems += spec_problems(
+        specs, Path(args.spec) if args.spec else course.root(args) / "docs" / "lesson-spec.md"
+    )
 
     def grade(folder: Path, label: str) -> Report:
         report = engine.grade(specs, _submission(folder, specs), options)
@@ -227,7 +271,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print(
         f"\ngrade verify: OK. {len(specs)} lesson file(s), {checks} check(s): solutions 100% and "
-        f"stable over {args.runs} run(s), stubs 0 and importing, hints and points present, "
+        f"stable over {args.runs} run(s), stubs 0 and importing, hints, nudges, points and spec citations present, "
         f"{exercises}/ in sync with {solutions}/"
     )
     return 0

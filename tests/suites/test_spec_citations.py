@@ -1,0 +1,60 @@
+"""Every check cites the spec, and the citations are checked (grader.spec)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader import catalog, spec
+
+SPEC = Path(__file__).resolve().parents[2] / "docs" / "lesson-spec.md"
+
+
+@pytest.fixture(scope="module")
+def lesson() -> spec.LessonSpec:
+    return spec.parse(SPEC.read_text(encoding="utf-8"))
+
+
+def test_every_check_cites_words_of_its_lessons_section(lesson: spec.LessonSpec) -> None:
+    assert spec.citation_problems(lesson, catalog.exercises()) == []
+
+
+def test_every_check_has_a_nudge() -> None:
+    missing = [f"{e.name}.{c.id}" for e in catalog.exercises() for c in e.checks if not c.nudge]
+    assert missing == []
+
+
+def test_a_quote_the_spec_does_not_hold_is_named(lesson: spec.LessonSpec) -> None:
+    jit = catalog.by_name()["03_jit"]
+    made_up = catalog.CheckSpec(
+        "test_x", "x", 1, "hint?", "public", 1, spec="`piecewise` is traced at most twice"
+    )
+    other_lessons = catalog.CheckSpec(
+        "test_y", "y", 1, "hint?", "public", 2, spec="survivors are scaled by `1 / (1 - rate)`"
+    )
+    shared_and_own = catalog.CheckSpec(
+        "test_z",
+        "z",
+        1,
+        "hint?",
+        "public",
+        3,
+        spec="purity is checked ... the jaxpr of\n`piecewise` contains `cond`",
+    )
+    silent = catalog.CheckSpec("test_w", "w", 1, "hint?", "public", 4)
+    exercise = catalog.ExerciseSpec(
+        "03_jit", "t", jit.suite, (made_up, other_lessons, shared_and_own, silent)
+    )
+    problems = spec.citation_problems(lesson, [exercise])
+    assert len(problems) == 3, problems
+    assert "traced at most twice" in problems[0]
+    assert "1 / (1 - rate)" in problems[1]  # ex1's words, not 03's
+    assert "test_w: cites no sentence" in problems[2]
+
+
+def test_a_lesson_the_spec_lacks_is_named(lesson: spec.LessonSpec) -> None:
+    jit = catalog.by_name()["03_jit"]
+    exercise = catalog.ExerciseSpec("12_extra", "t", jit.suite, jit.checks)
+    (problem,) = spec.citation_problems(lesson, [exercise])
+    assert "no section '### 12_extra.py'" in problem
