@@ -101,6 +101,8 @@ def _ref_mse(w, x, y):
     "derivative(f) is exact to float32 precision",
     points=3,
     hint="Does your derivative sample f at nearby points? Which JAX transformation gives the exact derivative of a function?",
+    nudge="Automatic differentiation gives the exact derivative of the code itself, with no step size to choose: return the transformed function, not an approximation of it.",
+    spec="`derivative(f)` -> a function computing df/dx of a scalar function ... Checks: exact to float32 precision against analytic derivatives (a finite difference fails)",
 )
 def test_derivative_exact(student, seed):
     for f, d, name in (
@@ -129,6 +131,8 @@ def test_derivative_exact(student, seed):
     "second_derivative(f) is exact to float32 precision",
     points=2,
     hint="The second derivative is the derivative of the derivative: how do you compose jax.grad with itself?",
+    nudge="A transformed function is an ordinary function again, so the gradient transformation can be applied to its own output.",
+    spec="`second_derivative(f)` -> a function computing d2f/dx2 (composition of grad) ... Checks: exact to float32 precision against analytic derivatives (a finite difference fails)",
 )
 def test_second_derivative_exact(student, seed):
     for f, dd, name in (
@@ -157,6 +161,8 @@ def test_second_derivative_exact(student, seed):
     "hessian(f) is the exact (n, n) matrix of second derivatives",
     points=3,
     hint="H[i, j] is d2f / dx_i dx_j: which JAX function (or composition of jacfwd and jacrev) builds that matrix?",
+    nudge="The Hessian is the Jacobian of the gradient; JAX builds it for any input size from forward- and reverse-mode Jacobians (or in one call).",
+    spec="`hessian(f)` -> a function returning the Hessian matrix of `f: R^n -> R` ... Checks: exact to float32 precision against analytic derivatives (a finite difference fails)",
 )
 def test_hessian_exact(student, seed):
     hf = compiled(student.hessian(_f_bowl_offset))
@@ -221,6 +227,8 @@ _LOOSE = {"rtol": 5e-2, "atol": 1e-1}
     "the returned functions compose with jax.jit",
     points=2,
     hint="Is what derivative/second_derivative/hessian return an ordinary JAX function of its input, with no float() or NumPy call on it?",
+    nudge="What you return must stay traceable: it may only apply JAX operations to its input, never turn it into a Python or NumPy number.",
+    spec="the returned functions compose with `jax.jit` and `jax.vmap`",
 )
 def test_compose_with_jit(student, credit, gate):
     x = jax.device_put(np.float32(0.7))
@@ -272,6 +280,8 @@ def test_compose_with_jit(student, credit, gate):
     "the returned functions compose with jax.vmap",
     points=2,
     hint="jax.vmap must be able to trace what you return: does it turn its input into a Python float or a NumPy array?",
+    nudge="vmap traces the function with a batched tracer, so the returned function must be built from JAX transformations and jax.numpy only.",
+    spec="the returned functions compose with `jax.jit` and `jax.vmap`",
 )
 def test_compose_with_vmap(student, credit, gate):
     # Built in NumPy (within an ulp of jnp.linspace's points): jnp would compile in the judge.
@@ -327,6 +337,8 @@ def test_compose_with_vmap(student, credit, gate):
     points=1,
     hidden=True,
     hint="Can jax.grad differentiate the function your derivative returns?",
+    nudge="The function derivative returns is itself a scalar function, so JAX must be able to differentiate it again.",
+    spec="`derivative(f)` -> a function computing df/dx of a scalar function ... `second_derivative(f)` -> a function computing d2f/dx2 (composition of grad)",
 )
 def test_derivative_of_derivative(student):
     try:
@@ -385,6 +397,8 @@ def _mse_diagnostics(args):
     "mse_value_and_grad returns (loss, dloss/dw)",
     points=2,
     hint="Which JAX function returns the value of a function and its gradient together, as a pair?",
+    nudge="Write the loss as a function of w alone (x and y closed over) and let JAX return its value together with its gradient.",
+    spec="`mse_value_and_grad(w, x, y)` -> `(loss, dloss/dw)` for `loss = mean((x @ w - y)**2)`",
 )
 def test_mse_values(student, seed):
     values.assert_matches_reference(
@@ -404,6 +418,8 @@ def test_mse_values(student, seed):
     points=1,
     requires=("test_mse_values",),
     hint="Do you compute the loss and then call jax.grad, which runs the forward pass again?",
+    nudge="One transformation returns the value and the gradient from a single forward pass; computing the loss and then its gradient runs the model twice.",
+    spec="`mse_value_and_grad(w, x, y)` -> `(loss, dloss/dw)` for `loss = mean((x @ w - y)**2)`, in one pass (`jax.value_and_grad`)",
 )
 def test_mse_one_pass(student):
     n, d = 7, 3
@@ -440,6 +456,8 @@ def test_mse_one_pass(student):
     points=1,
     hint="Do your functions only read their arguments (no globals, no caches, no changes to x or y), "
     "and do nothing (print, append) that happens only while jax.jit traces them?",
+    nudge="Each function should compute its result from its arguments alone, with jax.numpy, and leave no trace (prints, caches, globals) outside it.",
+    spec="Every function that is meant to be jittable is checked both eagerly and under `jax.jit` ... purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
 )
 def test_mse_jit_and_pure(student, credit, gate):
     w = np.array([0.5, -1.0, 2.0], dtype=np.float32)
