@@ -91,11 +91,10 @@ def test_clip_after_adamw(graded):
 @pytest.mark.slow
 def test_adam_without_weight_decay(graded):
     g = graded("adam_no_decay")
-    g.assert_statuses(
-        failed={"test_optimizer_interface", "test_weight_decay_observed", "test_defaults"}
-    )
+    # (an update without params is not in the spec: the interface check does not try it)
+    g.assert_statuses(failed={"test_weight_decay_observed", "test_defaults"})
     assert "optax.adam, which has no weight decay" in g.message("test_weight_decay_observed")
-    assert "the chain never reads the params" in g.message("test_optimizer_interface")
+    assert "optax.adam, which has no weight decay" in g.message("test_defaults")
 
 
 @pytest.mark.slow
