@@ -36,7 +36,7 @@ from grader.commands.shared import UsageError
 from grader.model import ExerciseResult, Report
 from grader.reports import console, controls, history
 from grader.runner import engine
-from grader.runner.submission import SubmissionError, find
+from grader.runner.submission import Submission, SubmissionError, find
 
 # Further commands: name -> module with `add_arguments(parser)` and `run(args) -> int`.
 COMMANDS: dict[str, str] = {
@@ -132,8 +132,9 @@ def _outputs(args: argparse.Namespace) -> dict[str, Path]:
     return outputs
 
 
-def write_reports(report: Report, outputs: dict[str, Path]) -> list[str]:
-    """Write every requested report; one failing never stops the others."""
+def write_reports(report: Report, outputs: dict[str, Path], state: Path | None = None) -> list[str]:
+    """Write every requested report; one failing never stops the others. `state`: the
+    folder whose `.grade/` holds the run history the HTML report charts (default: here)."""
     errors = []
     for kind, path in outputs.items():
         module = importlib.import_module(f"grader.reports.{'results' if kind == 'json' else kind}")
@@ -141,7 +142,7 @@ def write_reports(report: Report, outputs: dict[str, Path]) -> list[str]:
             sys.stdout.write(module.render(report))
             sys.stdout.flush()
             continue
-        extra = {"history": history.load(Path.cwd())} if kind == "html" else {}
+        extra = {"history": history.load(state or Path.cwd())} if kind == "html" else {}
         try:
             module.write(report, path, **extra)
         except OSError as exc:
@@ -151,6 +152,16 @@ def write_reports(report: Report, outputs: dict[str, Path]) -> list[str]:
 
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _private(submission: Submission) -> list[tuple[Path, str]]:
+    """What a sandbox grading `submission` must not read: the course's reference solutions
+    (unless they are what is graded)."""
+    solutions = Path("solutions").resolve()
+    graded = submission.root.resolve()
+    if not solutions.is_dir() or graded == solutions or solutions in graded.parents:
+        return []
+    return [(solutions, "the reference solutions")]
 
 
 def run_grade(argv: Sequence[str]) -> int:
@@ -166,7 +177,7 @@ def run_grade(argv: Sequence[str]) -> int:
             specs = [s for s in specs if s.name == submission.single]
         jobs = shared.jobs(args)
         options = shared.options(args, jobs=jobs.count)
-        level = shared.check_isolation(options).level
+        level = shared.check_isolation(options, specs, _private(submission)).level
     except (UsageError, SubmissionError) as exc:
         print(f"grade: error: {controls.visible(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
@@ -194,8 +205,10 @@ def run_grade(argv: Sequence[str]) -> int:
         report = engine.grade(specs, submission, options, on_result, on_start=progress.start)
     # What the student sees: next steps, `grade hint`'s memory in .grade/, the course's policy
     # on fixes; then this run joins the history the HTML report charts.
+    # Both are kept for the graded folder (`hints.state_folder`), not the working folder.
     report = hints.after_grading(report, submission, suites=shared.suites_dir(args))
-    history.record(report, Path.cwd())
+    state = hints.state_folder(submission.root)
+    history.record(report, state)
     print(file=human)
     hidden = (sum(s.hidden_checks for s in specs), sum(s.hidden_points for s in specs))
     print(
@@ -203,7 +216,7 @@ def run_grade(argv: Sequence[str]) -> int:
         end="",
         file=human,
     )
-    errors = write_reports(report, outputs)
+    errors = write_reports(report, outputs, state)
     for kind, target in outputs.items():
         if not args.quiet and target != STDOUT and not any(str(target) in e for e in errors):
             print(f"{kind} report: {target}", file=human)

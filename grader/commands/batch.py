@@ -225,7 +225,9 @@ def run(args: argparse.Namespace) -> int:
     jobs = [job_for(submissions, n, lessons) for n in names]
     pairs = similar_pairs([job_for(submissions, n, lessons) for n in everyone], Path(args.stubs))
     options = shared.options(args)
-    level = shared.check_isolation(options).level  # on a cluster, each worker checks again
+    private = [(submissions, "the class's folders"), (out, "the output folder")]
+    # on a cluster, each worker checks again
+    level = shared.check_isolation(options, specs, private).level
     if level == "basic":  # a student could write the judge's cache for the next one
         options = dataclasses.replace(options, cache_dir="")
     if args.scheduler:

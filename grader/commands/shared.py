@@ -28,7 +28,7 @@ from typing import Any
 from grader import catalog
 from grader.runner import engine
 from grader.runner.submission import LESSON_SUFFIXES
-from grader.sandbox import isolation
+from grader.sandbox import exposure, isolation
 from grader.sandbox.isolation import Isolation, Level
 
 
@@ -274,10 +274,20 @@ def options(args: argparse.Namespace, jobs: int = 1) -> engine.Options:
     )
 
 
-def check_isolation(options: engine.Options) -> Isolation:
+def check_isolation(
+    options: engine.Options,
+    specs: Sequence[catalog.ExerciseSpec] = (),
+    private: Sequence[tuple[Path, str]] = (),
+) -> Isolation:
     """The isolation grading will run at; `UsageError` when `options` ask for more than
-    this machine allows (checked before anything is graded)."""
+    this machine allows, or when, at `user` without Landlock, one of the `private` folders
+    (path, what it is) or the hidden suites stay readable by the sandbox (checked before
+    anything is graded; `engine.guard_suites`)."""
     try:
-        return engine.isolation_for(options)
+        found = engine.isolation_for(options)
+        guards = [exposure.Guard(path, what) for path, what in private]
+        for note in engine.guard_suites(found, specs, *guards):
+            print(f"grade: {note}", file=sys.stderr)
+        return found
     except engine.IsolationUnavailable as exc:
         raise UsageError(str(exc)) from None

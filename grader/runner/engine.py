@@ -33,7 +33,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Literal, TypeVar
@@ -45,7 +45,7 @@ from grader.protocol import worker as wire
 from grader.protocol.worker import Ended, Ready, Request, Started
 from grader.runner import budget, cache, child, records
 from grader.runner.submission import Submission, copy_lessons, over_limit
-from grader.sandbox import isolation
+from grader.sandbox import exposure, isolation
 from grader.sandbox.isolation import Isolation, Level
 
 WORKER_START_TIMEOUT_S = 120.0
@@ -119,6 +119,23 @@ def isolation_for(options: Options) -> Isolation:
             "switch users (as root, in a container) or lower --require-isolation."
         )
     return chosen
+
+
+def guard_suites(
+    found: Isolation, specs: Iterable[ExerciseSpec], *also: exposure.Guard
+) -> list[str]:
+    """At `user` without Landlock, close the hidden suites to other users (the sandbox's uid)
+    and refuse the `also` folders that are open to them (`grader.sandbox.exposure`); what
+    this process writes from then on is closed to them too (umask 077). Returns the notes of what was closed; `IsolationUnavailable` naming what stays open."""
+    if not exposure.applies(found):
+        return []
+    os.umask(os.umask(0) | 0o077)  # what the grading writes from now on (reports) stays closed
+    folders = sorted({s.suite.parent for s in specs})
+    guards = [exposure.Guard(f, "the hidden suites", repair=True) for f in folders]
+    try:
+        return exposure.secure([*guards, *also])
+    except exposure.Exposed as exc:
+        raise IsolationUnavailable(str(exc)) from None
 
 
 # `Options.check_share`: the share of a file's time limit each check may spend in the
@@ -492,6 +509,7 @@ def grade(
     workers of its own, closed at the end); `IsolationUnavailable` when `options` ask for
     more isolation than this machine allows (before anything is graded)."""
     in_force = isolation_for(options)
+    guard_suites(in_force, specs)
     started = time.monotonic()
     scratch = Path(tempfile.mkdtemp(prefix="grade-"))
     results: dict[str, ExerciseResult] = {}
