@@ -10,10 +10,19 @@ Every check's help is levelled data:
 
 `grade hint LESSON [CHECK]` reveals the next level for the first failing check of the
 last grading of that lesson (`grader.commands.hint`). What a student revealed is
-remembered in the working folder, `.grade/hints.json` (`{lesson: {check id: level}}`),
-and counted in the results (`hints_revealed`, per check and in total), so an
-instructor sees how much help was asked for. `grade` keeps the last results of each
-lesson (with their help, before the policy) in `.grade/last.json`, for `grade hint`.
+remembered in `.grade/hints.json` (`{lesson: {check id: level}}`) and counted in the
+results (`hints_revealed`, per check and in total), so an instructor sees how much help
+was asked for. `grade` keeps the last results of each lesson (with their help, before
+the policy) in `.grade/last.json`, for `grade hint`.
+
+That state belongs to the graded folder, not to the folder `grade` runs in
+(`state_folder`): lesson files in `exercises/` or `notebooks/` (a student repository's
+layout) keep it in the folder above, the student's repository, any other folder in
+itself; so an instructor grading `submissions/alice` from the course's root leaves the
+course's own `.grade/` alone. The student release's `.gitignore` ignores `.grade/` but
+for `hints.json`, which goes with the student's work: `grade batch` reads it
+(`revealed_in`) and shows it in the gradebook as self-reported (the student's machine
+wrote it; nothing checks it).
 
 The course decides whether fixes are ever shown: `[tool.grade] show_fixes` in the
 `pyproject.toml` of the working folder (or the nearest folder above it that has one):
@@ -32,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import json
 import os
 import re
@@ -53,6 +63,7 @@ DEFAULT_SHOW_FIXES: ShowFixes = "on-request"
 STATE_DIR = ".grade"
 REVEALED_FILE = "hints.json"
 LAST_FILE = "last.json"
+REVEALED_LIMIT = 1 << 20  # bytes: a larger hints.json is no one's record of hints
 
 QUESTION, NUDGE, FIX = 0, 1, 2
 LEVEL_NAMES = ("question", "nudge", "fix")
@@ -183,7 +194,39 @@ def apply(report: Report, revealed: Mapping[str, Mapping[str, int]], setting: Sh
     return dataclasses.replace(report, exercises=exercises)
 
 
-# -- what is remembered in the working folder -------------------------------------------
+# -- what is remembered in the graded folder ---------------------------------------------
+
+LAYOUT_FOLDERS = ("exercises", "notebooks")  # a student repository's folders of lesson files
+
+
+def state_folder(root: Path) -> Path:
+    """The folder whose `.grade/` keeps the state of a grading of the lesson files in
+    `root` (see the module's docstring): `root`'s parent when `root` is the `exercises/`
+    or `notebooks/` of a repository, else `root` itself."""
+    absolute = root.resolve()
+    if absolute.name in LAYOUT_FOLDERS and absolute.parent != absolute:
+        return absolute.parent
+    return absolute
+
+
+def state_folder_here(cwd: Path | None = None) -> Path:
+    """The state folder of what `grade` grades by default in `cwd` (the working folder):
+    `cwd` itself when it holds `exercises/`, else `state_folder(cwd)` (`grade` run inside
+    `exercises/` keeps its state in the repository above)."""
+    here = (Path.cwd() if cwd is None else cwd).resolve()
+    if (here / LAYOUT_FOLDERS[0]).is_dir():
+        return here
+    return state_folder(here)
+
+
+def revealed_path(folder: Path) -> Path:
+    """`.grade/hints.json` of the state folder `folder`: what the student revealed."""
+    return folder / STATE_DIR / REVEALED_FILE
+
+
+def count(revealed: Mapping[str, Mapping[str, int]]) -> int:
+    """The help levels beyond the question revealed in all (as `hints_revealed` counts)."""
+    return sum(level for checks in revealed.values() for level in checks.values())
 
 
 def _read_json(path: Path) -> Any:
@@ -194,8 +237,12 @@ def _read_json(path: Path) -> Any:
 
 
 def _write_json(path: Path, doc: Any) -> None:
-    """Write atomically: a run interrupted halfway never leaves half a file."""
+    """Write atomically: a run interrupted halfway never leaves half a file. Not into a
+    `.grade` that is a link (the graded folder is the student's: a link planted there must
+    not make the grader write elsewhere); a link at `path` is replaced, not followed."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    if path.parent.is_symlink():
+        raise OSError(errno.ELOOP, "the grading state's folder is a link", str(path.parent))
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
@@ -209,9 +256,20 @@ def _write_json(path: Path, doc: Any) -> None:
 
 def load_revealed(folder: Path) -> Revealed:
     """What the student revealed so far (an unreadable file counts as nothing revealed)."""
-    doc = _read_json(folder / STATE_DIR / REVEALED_FILE)
+    return revealed_in(revealed_path(folder)) or {}
+
+
+def revealed_in(path: Path) -> Revealed | None:
+    """The levels in a `hints.json` at `path`, only well-formed entries kept; None when
+    there is no such file or it is not a JSON object (a student's file is read as data:
+    `grade batch` reads each student's: a link or a file over `REVEALED_LIMIT` is not)."""
+    try:
+        plain = not path.is_symlink() and path.is_file()
+        doc = _read_json(path) if plain and path.stat().st_size <= REVEALED_LIMIT else None
+    except OSError:
+        doc = None
     if not isinstance(doc, dict):
-        return {}
+        return None
     out: Revealed = {}
     for lesson, checks in doc.items():
         if isinstance(lesson, str) and isinstance(checks, dict):
@@ -226,7 +284,7 @@ def load_revealed(folder: Path) -> Revealed:
 def save_revealed(folder: Path, lesson: str, check_id: str, level: int) -> None:
     revealed = load_revealed(folder)
     revealed.setdefault(lesson, {})[check_id] = level
-    _write_json(folder / STATE_DIR / REVEALED_FILE, revealed)
+    _write_json(revealed_path(folder), revealed)
 
 
 def remember(report: Report, folder: Path, setting: ShowFixes) -> None:
@@ -319,13 +377,14 @@ def after_grading(
     suites: Path | None = None,
     folder: Path | None = None,
 ) -> Report:
-    """What a student sees of a grading run in `folder` (default: the working folder).
+    """What a student sees of a grading run, its state kept in `folder` (default: the
+    graded folder's, `state_folder(submission.root)`).
 
     Names each file's next step (the next lesson file in the catalog order of `suites`,
     default the installed suites), keeps the results for `grade hint` in `.grade/`, and
     applies the policy with the course's setting and what the student revealed. A
-    working folder that cannot be written to only loses the `grade hint` memory."""
-    folder = Path.cwd() if folder is None else folder
+    folder that cannot be written to only loses the `grade hint` memory."""
+    folder = state_folder(submission.root) if folder is None else folder
     setting = _setting_or_never(folder)
     order = [spec.name for spec in catalog.exercises(suites or catalog.SUITES_DIR)]
     report = next_step.fill(report, submission, order)

@@ -319,3 +319,55 @@ def test_after_grading_fills_remembers_and_applies(
     kept = hints.last_result(tmp_path, "03_jit")
     assert kept is not None and kept.checks[1].fix == FIX  # for `grade hint`
     assert "Next: stuck on 03_jit? `grade hint 03_jit`" in terminal.render(shown, color=False)
+
+
+def test_a_planted_link_is_not_written_through(tmp_path: Path) -> None:
+    """The graded folder is the student's: a `.grade` linked elsewhere is not written into."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / ".grade").symlink_to(elsewhere)
+    with pytest.raises(OSError, match="is a link"):
+        hints.save_revealed(work, "03_jit", "test_x", 1)
+    with pytest.raises(OSError, match="is a link"):
+        hints.remember(raw_report(), work, "on-request")  # after_grading goes on without it
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_state_belongs_to_the_graded_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / "exercises").mkdir(parents=True)
+    (repo / "notebooks").mkdir()
+    other = tmp_path / "other"
+    other.mkdir()
+    assert hints.state_folder(repo / "exercises") == repo.resolve()
+    assert hints.state_folder(repo / "notebooks") == repo.resolve()
+    assert hints.state_folder(other) == other.resolve()
+    assert hints.state_folder_here(repo) == repo.resolve()
+    assert hints.state_folder_here(repo / "exercises") == repo.resolve()
+    monkeypatch.chdir(other)
+    assert hints.state_folder_here() == other.resolve()
+    submission = Submission(repo / "exercises", {"03_jit": repo / "exercises" / "03_jit.py"})
+    (repo / "exercises" / "03_jit.py").write_text(STUB)
+    hints.after_grading(raw_report(), submission)  # run in `other`
+    assert (repo / ".grade" / "last.json").is_file() and not (other / ".grade").exists()
+
+
+def test_a_students_file_is_read_as_data(tmp_path: Path) -> None:
+    path = tmp_path / "hints.json"
+    assert hints.revealed_in(path) is None
+    path.write_text('{"03_jit": {"test_a": 2, "test_b": 7, "test_c": true, "4": "x"}, "x": 1}')
+    revealed = hints.revealed_in(path)
+    assert revealed == {"03_jit": {"test_a": 2, "test_b": 2}}
+    assert hints.count(revealed) == 4
+    path.write_text("[1, 2]")
+    assert hints.revealed_in(path) is None
+    path.write_text(" " * (hints.REVEALED_LIMIT + 1) + "{}")
+    assert hints.revealed_in(path) is None
+    link = tmp_path / "link.json"
+    link.symlink_to(tmp_path / "target.json")
+    (tmp_path / "target.json").write_text('{"03_jit": {"test_a": 1}}')
+    assert hints.revealed_in(link) is None

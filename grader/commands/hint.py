@@ -3,21 +3,27 @@
     grade hint                               the first failing check of the first lesson
                                              file with one (in the last grading of each)
     grade hint 03_jit                        the first failing check of 03_jit
-    grade hint 03_jit test_running_sum_scan  that check (its id or its name)
+    grade hint 03_jit test_running_sum_scan  that check: its id, a part of it (test_scan,
+                                             running_sum_scan) or words of its name
+    grade hint solutions/03_jit.py           the last grading of the lesson files in solutions/
 
 A check's help has up to three levels: the question (shown with every failure), a
 nudge, then the fix. Each call shows what was revealed so far and one level more;
 once a check's help is all shown, `grade hint` (without a check) moves on to the next
-failing check that has help left, and a named check stops at its last level. What you revealed is remembered in `.grade/hints.json` of the
-working folder and counted in the results (`hints_revealed`): your instructor sees it.
-Your course may never show fixes (`[tool.grade] show_fixes = false` in its
-pyproject.toml): hints then stop at the nudge. Run `grade` first: hints are for the
-checks of the last grading of the lesson in this folder.
+failing check that has help left, and a named check stops at its last level.
+
+What you revealed is remembered in `.grade/hints.json` of the graded folder's state
+(your repository: the folder above `exercises/`), goes with your work (the release's
+`.gitignore` keeps it) and is counted in the results (`hints_revealed`): your instructor
+sees it, as self-reported by your machine. Your course may never show fixes
+(`[tool.grade] show_fixes = false` in its pyproject.toml): hints then stop at the nudge.
+Run `grade` first: hints are for the checks of the last grading of the lesson.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -44,8 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "check",
         nargs="?",
         default="",
-        help="the check: its id (test_running_sum_scan) or its name (default: the first "
-        "failing check, as `grade` lists them)",
+        help="the check: its id (test_running_sum_scan), a part of it (test_scan) or words of "
+        "its name (default: the first failing check, as `grade` lists them)",
     )
     parser.add_argument("--no-color", action="store_true", help="plain text output")
 
@@ -87,11 +93,59 @@ def choose(
         seen = revealed or {}
         fresh = [c for c in found if has_more(c, seen.get(c.id, hints.QUESTION), setting)]
         return next(iter(fresh or found), None)
+    return named(exercise, wanted)
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in re.split(r"[^0-9a-z]+", text.lower()) if w and w != "test"]
+
+
+def _matches(check: CheckResult, wanted: str) -> bool:
+    """`wanted` names `check`: a part of its id, or its words each begin a word of its id or
+    name, in order (`test_scan`, `sum scan`, `newton steps` for `test_newton_steps`)."""
+    key = wanted.strip().lower()
+    if key and key in check.id.lower():
+        return True
+    asked = _words(wanted)
+    if not asked:
+        return False
+    for words in (_words(check.id), _words(check.name)):
+        at = 0
+        for word in asked:
+            at = next((i + 1 for i in range(at, len(words)) if words[i].startswith(word)), -1)
+            if at < 0:
+                break
+        else:
+            return True
+    return False
+
+
+def named(exercise: ExerciseResult, wanted: str) -> CheckResult:
+    """The check of `exercise` that `wanted` names: its id or name exactly (any case), else
+    the one check `wanted` matches (`_matches`), else the one failing check among those it
+    matches; `UsageError` listing the candidates otherwise."""
+    key = wanted.strip().lower()
     for check in exercise.checks:
-        if wanted in (check.id, f"test_{wanted}", check.name):
+        if check.id.lower() in (key, f"test_{key}") or check.name.lower() == key:
             return check
-    known = ", ".join(c.id for c in failing(exercise)) or "none"
-    raise shared.UsageError(f"{exercise.name} has no check {wanted!r}. Its failing checks: {known}")
+    found = [c for c in exercise.checks if _matches(c, wanted)]
+    problems = [c for c in found if c.status in labels.PROBLEM_STATUSES]
+    if len(found) == 1 or len(problems) == 1:
+        return found[0] if len(found) == 1 else problems[0]
+
+    def listed(checks: list[CheckResult]) -> str:
+        return "\n".join(f"  {c.id}  ({c.name}; {labels.CHECK_PHRASES[c.status]})" for c in checks)
+
+    if found:
+        raise shared.UsageError(
+            f"{wanted!r} could be any of {len(found)} checks of {exercise.name}; give more of "
+            f"its id:\n{listed(found)}"
+        )
+    known = failing(exercise)
+    raise shared.UsageError(
+        f"{exercise.name} has no check {wanted!r}. "
+        + (f"Its failing checks:\n{listed(known)}" if known else "None of its checks fails.")
+    )
 
 
 def first_failing_lesson(folder: Path, setting: hints.ShowFixes) -> str:
@@ -115,8 +169,15 @@ def first_failing_lesson(folder: Path, setting: hints.ShowFixes) -> str:
     return (with_failures or graded)[0]
 
 
+def state_folder(lesson: str) -> Path:
+    """Where the last gradings are kept: the state folder of the lesson file's folder when
+    `lesson` is a path (`solutions/03_jit.py`), else of what `grade` grades here."""
+    parent = Path(lesson).parent
+    return hints.state_folder(parent) if str(parent) != "." else hints.state_folder_here()
+
+
 def run(args: argparse.Namespace) -> int:
-    folder = Path.cwd()
+    folder = state_folder(args.lesson)
     try:
         setting = hints.show_fixes(folder)
     except hints.SettingError as exc:
@@ -165,7 +226,21 @@ def run(args: argparse.Namespace) -> int:
     if not any(level.number > seen for level in available) and after:
         footer += f" `grade hint {lesson}` again moves on to `{after[0].name}`."
     out.print(footer, soft_wrap=True)
+    out.print(Text(recorded(folder), "dim"), soft_wrap=True)
     return 0
+
+
+def recorded(folder: Path) -> str:
+    """Where the levels revealed are kept, and that the instructor sees them as reported."""
+    path = hints.revealed_path(folder)
+    try:
+        shown = path.relative_to(Path.cwd().resolve())
+    except ValueError:
+        shown = path
+    return (
+        f"Hints revealed are recorded in {controls.visible(str(shown))}, which goes with your work: your instructor "
+        "sees how many you revealed, self-reported by this machine."
+    )
 
 
 def _no_check(exercise: ExerciseResult) -> str:

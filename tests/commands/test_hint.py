@@ -164,6 +164,32 @@ def test_without_a_lesson_the_first_with_a_failing_check(tmp_path: Path, hint: H
     assert code == 0 and "03_jit > b (0/1)" in text and "nudge (2/3): bb" in text
 
 
+def test_a_check_is_named_by_a_part_of_its_id_or_words_of_its_name(
+    tmp_path: Path, hint: Hint
+) -> None:
+    _graded(
+        tmp_path,
+        _check("test_running_sum_values", "passed"),
+        _check("test_running_sum_scan", nudge=NUDGE, fix=FIX),
+        _check("test_newton_steps", nudge="steps nudge"),
+        _check("test_newton_jit", nudge="jit nudge"),
+    )
+    for wanted in ("test_scan", "running_sum_scan", "sum scan", "SCAN", "Running Sum Scan"):
+        code, text = hint("03_jit", wanted)
+        assert code == 0 and "03_jit > running sum scan" in text, wanted
+    code, text = hint("03_jit", "newton st")  # words of the name, each a word's beginning
+    assert code == 0 and "nudge (2/3): steps nudge" in text
+    code, text = hint("03_jit", "running_sum")  # two checks, one failing: that one
+    assert code == 0 and "03_jit > running sum scan" in text
+    code, text = hint("03_jit", "newton")  # two failing checks: which?
+    assert code == 2 and "'newton' could be any of 2 checks of 03_jit" in text
+    assert "  test_newton_steps  (newton steps; failed)" in text
+    assert "  test_newton_jit  (newton jit; failed)" in text
+    code, text = hint("03_jit", "test_vmap")
+    assert code == 2 and "03_jit has no check 'test_vmap'. Its failing checks:" in text
+    assert "  test_running_sum_scan  (running sum scan; failed)" in text
+
+
 def test_student_text_cannot_drive_the_terminal(tmp_path: Path, hint: Hint) -> None:
     _graded(tmp_path, _check("test_a", message="boom \x1b]0;title\x07 \x1b[31mred", nudge="n"))
     _, text = hint("03_jit")
@@ -189,59 +215,100 @@ def test_add(student):
                    cause="the numbers are multiplied", fix="return a + b")
 
 
-@check("total sums a list", points=1, hint="Which builtin adds up a list?")
+@check("total sums a list", points=1, hint="Which builtin adds up a list?",
+       nudge="A list has a builtin that adds it up.")
 def test_total(student):
     if student.total([1, 2]) != 3:
         raise fail("total([1, 2])", expected="3", observed="?")
 '''
 
 
-@pytest.mark.slow
-def test_a_real_grading_then_three_hints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """One real grading (a two-check plain-Python suite): the fix travels apart from the
-    message, `grade` keeps it for `grade hint`, and the reports show it once revealed."""
-    from grader import catalog
-    from grader.reports import results, terminal
-    from grader.runner import engine
-    from grader.runner.submission import find
-
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "suites").mkdir()
-    (tmp_path / "suites" / "test_01_sums.py").write_text(textwrap.dedent(SUITE))
-    (tmp_path / "exercises").mkdir()
-    (tmp_path / "exercises" / "01_sums.py").write_text(
-        "def add(a, b):\n    return a * b\n\n\ndef total(xs):\n    return sum(xs)\n"
+def _course(root: Path, add: str = "a * b") -> None:
+    """A plain-Python course at `root`: its suite in suites/, a student's file in exercises/."""
+    (root / "suites").mkdir(parents=True)
+    (root / "suites" / "test_01_sums.py").write_text(textwrap.dedent(SUITE))
+    (root / "exercises").mkdir()
+    (root / "exercises" / "01_sums.py").write_text(
+        f"def add(a, b):\n    return {add}\n\n\ndef total(xs):\n    return len(xs)\n"
     )
-    suites = (tmp_path / "suites").resolve()
-    specs = list(catalog.exercises(suites))
-    submission = find(Path("exercises"), [s.name for s in specs])
-    raw = engine.grade(specs, submission, engine.Options(seed=0, isolation="basic"))
 
-    def hint() -> str:
-        proc = subprocess.run(
-            [sys.executable, "-m", "grader", "hint", "01_sums"],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+
+def _grade(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """`grade ARGV` in a process of its own, in `cwd`."""
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *argv, "--no-color"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.slow
+def test_a_real_grading_then_three_hints(tmp_path: Path) -> None:
+    """`grade` (a real grading of a two-check plain-Python suite), then `grade hint` three
+    times, each in a process of its own: the first shows the check's authored nudge, the
+    second its fix, the third moves on to the next failing check; the next `grade` shows
+    the fix revealed, and counts it."""
+    _course(tmp_path)
+    suites = str(tmp_path / "suites")
+    graded = _grade(tmp_path, "--suites", suites, "--isolation", "basic", "--json", "r.json")
+    assert graded.returncode == 0, graded.stderr[-3000:]
+    doc = json.loads((tmp_path / "r.json").read_text())
+    add = doc["exercises"][0]["checks"][0]
+    assert add["message"].endswith("likely cause: the numbers are multiplied"), add
+    assert "return a + b" not in json.dumps(doc) and "return a + b" not in graded.stdout
+    assert (add["nudge"], add["fix"], add["hints_revealed"]) == ("", "", 0)
+    assert "Next: stuck on 01_sums? `grade hint 01_sums`" in graded.stdout
+
+    def hint(*argv: str) -> str:
+        proc = _grade(tmp_path, "hint", *argv)
         assert proc.returncode == 0, proc.stderr[-3000:]
         return proc.stdout
 
-    shown = hints.after_grading(raw, submission, suites=suites)  # what `grade` runs
-    doc, text = json.loads(results.render(shown)), terminal.render(shown, color=False)
-    add = doc["exercises"][0]["checks"][0]
-    assert add["message"].endswith("likely cause: the numbers are multiplied"), add
-    assert "return a + b" not in json.dumps(doc) and "return a + b" not in text
-    assert (add["nudge"], add["fix"], add["hints_revealed"]) == ("", "", 0)
-    assert "Next: stuck on 01_sums? `grade hint 01_sums`" in text
+    first = hint()
+    assert "01_sums > add adds two numbers (0/2)" in first
+    assert "nudge (2/3): Look at the operator between a and b." in first
+    assert "return a + b" not in first
+    assert "self-reported" in first and ".grade/hints.json" in first
+    second = hint("01_sums")
+    assert "fix (3/3): return a + b" in second
+    assert "again moves on to `total sums a list`" in second
+    third = hint("01_sums")
+    assert "No more help" not in third
+    assert "the next failing check:" in third and "01_sums > total sums a list" in third
+    assert "nudge (2/3): A list has a builtin that adds it up." in third
+    assert hint("01_sums", "test_add").count("fix (3/3): return a + b") == 1  # by id, again
 
-    assert "nudge (2/3): Look at the operator between a and b." in hint()
-    assert "fix (3/3): return a + b" in hint()
-    assert "No more help" in hint()
+    graded = _grade(tmp_path, "--suites", suites, "--isolation", "basic", "--json", "r.json")
+    doc = json.loads((tmp_path / "r.json").read_text())
+    add, total = doc["exercises"][0]["checks"]
+    assert (add["fix"], add["hints_revealed"], total["hints_revealed"]) == ("return a + b", 2, 1)
+    assert doc["hints_revealed"] == 3
+    assert "    fix: return a + b" in graded.stdout
 
-    shown = hints.after_grading(raw, submission, suites=suites)  # the next `grade`
-    doc, text = json.loads(results.render(shown)), terminal.render(shown, color=False)
-    add = doc["exercises"][0]["checks"][0]
-    assert (add["fix"], add["hints_revealed"], doc["hints_revealed"]) == ("return a + b", 2, 2)
-    assert "    fix: return a + b" in text
+
+@pytest.mark.slow
+def test_state_is_kept_for_the_graded_folder(tmp_path: Path) -> None:
+    """Grading a student's folder A from a course folder B writes A's `.grade/`, never B's;
+    `grade hint` given A's lesson file reads A's."""
+    course, alice = tmp_path / "course", tmp_path / "alice"
+    _course(course, add="a + b")  # the course's own file passes `add`
+    _course(alice)
+    own = course / ".grade"
+    own.mkdir()
+    (own / "hints.json").write_text('{"01_sums": {"test_total": 1}}\n')
+    (own / "last.json").write_text("{}\n")
+    before = {p.name: p.read_bytes() for p in own.iterdir()}
+    suites = str(course / "suites")
+    graded = _grade(course, str(alice / "exercises"), "--suites", suites, "--isolation", "basic")
+    assert graded.returncode == 0, graded.stderr[-3000:]
+    assert {p.name: p.read_bytes() for p in own.iterdir()} == before  # B untouched
+    assert sorted(p.name for p in (alice / ".grade").iterdir()) == ["history.jsonl", "last.json"]
+    assert not (alice / "exercises" / ".grade").exists()
+    text = _grade(course, "hint", str(alice / "exercises" / "01_sums.py")).stdout
+    assert "nudge (2/3): Look at the operator between a and b." in text
+    assert hints.load_revealed(alice) == {"01_sums": {"test_add": 1}}
+    assert json.loads((own / "hints.json").read_text()) == {"01_sums": {"test_total": 1}}
+    inside = _grade(alice / "exercises", "hint", "01_sums").stdout  # `grade` inside exercises/
+    assert "fix (3/3): return a + b" in inside
