@@ -29,30 +29,30 @@ A.setflags(write=False)
 
 
 @public
-def autodiff_offset(x):
+def autodiff_offset(x: Any) -> Any:
     """x**3 + 1000: the constant offset makes a float32 finite difference round badly."""
     return x**3 + 1000.0
 
 
 @public
-def autodiff_wave(x):
+def autodiff_wave(x: Any) -> Any:
     """sin(3x) * exp(x / 2): curved enough that a finite difference truncates badly."""
     return jnp.sin(3.0 * x) * jnp.exp(x / 2.0)
 
 
 @public
-def autodiff_bowl(v):
+def autodiff_bowl(v: Any) -> Any:
     """f: R^4 -> R with a dense, non-constant Hessian."""
     return jnp.sum(v**3) + 0.5 * v @ (jnp.asarray(A, jnp.float32) @ v) + jnp.exp(v[0] * v[1])
 
 
 @public
-def autodiff_bowl_offset(v):
+def autodiff_bowl_offset(v: Any) -> Any:
     return autodiff_bowl(v) + 1000.0
 
 
 @public
-def autodiff_poly(v):
+def autodiff_poly(v: Any) -> Any:
     """A cheaper f: R^4 -> R for the composition checks, which also run eagerly."""
     return jnp.sum(v**3) + v @ (jnp.asarray(A, jnp.float32) @ v)
 
@@ -70,7 +70,7 @@ def _equations(jaxpr: Any) -> Any:
 
 
 @probe
-def equation_shapes(fn, args) -> Any:
+def equation_shapes(fn: Any, args: Any) -> Any:
     """In the sandbox: every equation of the jaxpr of `fn(*args)`, nested jaxprs included,
     as `{"primitive", "ins", "outs"}` (operand and result shapes); or the error tracing raised."""
     closed = _calls.attempt(lambda: jax.make_jaxpr(fn)(*args))
@@ -83,7 +83,7 @@ def equation_shapes(fn, args) -> Any:
 
 
 @public
-def autodiff_chain(v):
+def autodiff_chain(v: Any) -> Any:
     """f: R^n -> R for any n >= 2, with a banded Hessian whose entries depend on v: a
     Hessian that only works in one dimension (a hard-coded `jnp.eye(4)`) fails on it."""
     return jnp.sum(v**4) / 4.0 + jnp.sum(jnp.sin(v[:-1]) * v[1:])
