@@ -3,7 +3,10 @@
 `NAME.json` is the student's results JSON (`grade --json`); `NAME.error.txt`
 says why the grader itself could not grade them. The time of grading is the
 results file's modification time (the results JSON has no clock in it, so two
-gradings of the same code compare equal); everything else comes from the JSON.
+gradings of the same code compare equal); everything else comes from the JSON,
+but the hints the student revealed: OUT/hints/NAME.json, the `.grade/hints.json`
+`grade batch` found in their submission (`grade hint` wrote it on their machine:
+self-reported, nothing checks it; no file, nothing reported).
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from grader import hints as hints_module
+
 STUDENTS = "students"
+HINTS = "hints"  # OUT/hints/NAME.json: the student's own record of the hints they revealed
 
 
 @dataclass(frozen=True)
@@ -23,6 +29,7 @@ class Student:
     doc: dict[str, Any] | None  # the results JSON; None when grading failed
     error: str = ""
     graded_at: str = ""  # ISO 8601, UTC, to the second: when the results were written
+    hints: hints_module.Revealed | None = None  # as their submission reported; None: no record
 
     @property
     def score(self) -> float:
@@ -41,9 +48,10 @@ class Student:
         return {e["name"]: e for e in self.doc["exercises"]} if self.doc else {}
 
     @property
-    def hints_revealed(self) -> int:
-        """Help levels the student asked for (`grade hint`; self-reported by their machine)."""
-        return int(self.doc.get("hints_revealed") or 0) if self.doc else 0
+    def hints_revealed(self) -> int | None:
+        """Help levels the student asked for (`grade hint`), as their submission's
+        `.grade/hints.json` reports them (self-reported); None when it has no such file."""
+        return None if self.hints is None else hints_module.count(self.hints)
 
     @property
     def status(self) -> str:
@@ -70,7 +78,8 @@ def load(out: Path) -> list[Student]:
     found: dict[str, Student] = {}
     for path in sorted(folder.glob("*.json")):
         doc = json.loads(path.read_text(encoding="utf-8"))
-        found[path.stem] = Student(path.stem, doc, graded_at=written_at(path))
+        reported = hints_module.revealed_in(out / HINTS / path.name)
+        found[path.stem] = Student(path.stem, doc, graded_at=written_at(path), hints=reported)
     for path in sorted(folder.glob("*.error.txt")):
         name = path.name.removesuffix(".error.txt")
         if name not in found:

@@ -14,8 +14,12 @@ report.
 DIR gets:
     students/NAME.json   the results JSON (as `grade --json`)
     students/NAME.html   the student's HTML report
+    hints/NAME.json      the hints the student revealed, as the `.grade/hints.json` of their
+                         submission says (`grade hint` wrote it on their machine and the
+                         release's .gitignore keeps it: self-reported, nothing checks it)
     gradebook.csv        a row of maxima, then per student: total, max, percent, one column
-                         per lesson file, status, hints revealed, time of grading
+                         per lesson file, status, hints revealed (self-reported), time of
+                         grading
     similarity.csv       pairs of students whose files of a lesson are alike (MOSS-like,
                          the stubs in --stubs subtracted), most alike first
     summary.html         who needs attention and the roster, the class's misconceptions,
@@ -34,20 +38,27 @@ pays JAX's import N times, not once per student; on a cluster each dask worker
 process keeps one warm worker (`cluster`). The judges' compilation cache
 (`grader.runner.cache`) serves every student; a batch forced below `user`
 grades without it (a student could write it for the next).
+
+On a terminal a live line says how many students are done and, for local workers,
+which student's lesson file is being graded and the time its limit leaves ("alice:
+03_jit 0:41 left"); each graded student gets a line. In a pipe or a file (a CI log)
+only the lines, `[i/N] alice: 100.0%`, no redrawing. The reports follow the course's
+policy on fixes for a class (`hints.for_class`: only with `show_fixes = true`).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 import traceback
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from grader import catalog
-from grader.classroom import similarity
+from grader import catalog, hints
+from grader.classroom import roster, similarity
 from grader.commands import gradebook, shared
 from grader.commands.jobs import Grader, Job, Outcome
 from grader.model import Report
@@ -113,15 +124,46 @@ def job_for(submissions: Path, student: str, lessons: list[str]) -> Job:
     return Job(student, str(folder), ())  # no lesson files: every exercise is reported missing
 
 
-def grade_locally(workers: int) -> Grader:
+class Live:
+    """What local workers tell the progress line: each student's lesson file started (with
+    its limit) and done. Tells the `progress` of the batch running, if any."""
+
+    def __init__(self) -> None:
+        self.progress: console.Progress | None = None
+
+    @staticmethod
+    def name(student: str, lesson: str) -> str:
+        return f"{student}: {lesson}"
+
+    def start(self, student: str, lesson: str, limit_s: float) -> None:
+        if self.progress is not None:
+            self.progress.start(self.name(student, lesson), limit_s)
+
+    def done(self, student: str, lesson: str) -> None:
+        if self.progress is not None:
+            self.progress.finish(self.name(student, lesson))
+
+
+def grade_locally(workers: int, live: Live | None = None) -> Grader:
     """Students graded `workers` at once, on one pool of warm workers: JAX is imported once
-    per worker for the whole class, not once per student (`engine.Pool`)."""
+    per worker for the whole class, not once per student (`engine.Pool`). `live` hears of
+    each lesson file started and done."""
 
     def run(
         jobs: list[Job], specs: list[catalog.ExerciseSpec], options: engine.Options
     ) -> Iterator[Outcome]:
         def one(job: Job) -> Report:
-            return engine.grade(specs, job.submission(), options, pool=warm)
+            if live is None:
+                return engine.grade(specs, job.submission(), options, pool=warm)
+            who = job.student
+            return engine.grade(
+                specs,
+                job.submission(),
+                options,
+                lambda i, n, result: live.done(who, result.name),
+                pool=warm,
+                on_start=lambda lesson, limit_s: live.start(who, lesson, limit_s),
+            )
 
         with (
             engine.Pool(workers, engine.preload_for(specs)) as warm,
@@ -152,6 +194,30 @@ def similar_pairs(jobs: list[Job], stubs: Path) -> list[similarity.Pair]:
         if (stubs / f"{lesson}.py").is_file()
     }
     return similarity.compare(files, given)
+
+
+def reported_hints(job: Job) -> hints.Revealed | None:
+    """The `.grade/hints.json` of the student's submission (kept for the folder their
+    lesson files are in: `hints.state_folder`), read as data; None when there is none (or
+    `.grade` is a link)."""
+    folder = hints.state_folder(Path(job.root)) / hints.STATE_DIR
+    return None if folder.is_symlink() else hints.revealed_in(folder / hints.REVEALED_FILE)
+
+
+def write_hints(out: Path, job: Job) -> list[str]:
+    """OUT/hints/NAME.json: what the student's submission reports of the hints revealed
+    (removed when it reports nothing); returns problems writing it."""
+    path = out / roster.HINTS / f"{job.student}.json"
+    reported = reported_hints(job)
+    try:
+        if reported is None:
+            path.unlink(missing_ok=True)
+            return []
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(reported, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    except OSError as exc:
+        return [f"{job.student}: could not write the hints they reported: {exc}"]
+    return []
 
 
 def write_student(out: Path, job: Job, report: Report | None, error: str) -> list[str]:
@@ -185,22 +251,30 @@ def batch(
     grader: Grader,
     quiet: bool = True,
     pairs: list[similarity.Pair] | None = None,
+    live: Live | None = None,
 ) -> tuple[list[gradebook.Student], list[str]]:
     """Grade `jobs`, write their files, rebuild the gradebook (with the similar `pairs`);
-    returns the class and the problems."""
+    returns the class and the problems. `live`: what `grader` tells of each lesson file."""
     (out / gradebook.STUDENTS).mkdir(parents=True, exist_ok=True)
     problems: list[str] = []
     with console.Progress(
         len(jobs), console.stderr(), description="grading", unit="student", quiet=quiet
     ) as progress:
-        for job, report, error in grader(jobs, specs, options):
+        if live is not None:
+            live.progress = progress
+        for job, graded, error in grader(jobs, specs, options):
+            # The class's policy on fixes: no student revealed any here.
+            report = None if graded is None else hints.for_class(graded)
             if report is None:
                 problems.append(
                     f"{job.student}: the grader failed: {error.strip().splitlines()[-1]}"
                 )
             problems += write_student(out, job, report, error)
+            problems += write_hints(out, job)
             what = f"{100 * report.fraction:.1f}%" if report else "grader error"
             progress.advance(f"{controls.visible(job.student)}: {what}")
+        if live is not None:
+            live.progress = None
     return gradebook.rebuild(out, pairs), problems
 
 
@@ -230,6 +304,7 @@ def run(args: argparse.Namespace) -> int:
     level = shared.check_isolation(options, specs, private).level
     if level == "basic":  # a student could write the judge's cache for the next one
         options = dataclasses.replace(options, cache_dir="")
+    live = Live()
     if args.scheduler:
         from grader.commands import cluster
 
@@ -237,7 +312,7 @@ def run(args: argparse.Namespace) -> int:
         where = f"the dask cluster at {args.scheduler}"
     else:
         workers = shared.jobs(args).count
-        grader = grade_locally(workers)
+        grader = grade_locally(workers, live)
         where = f"{min(workers, len(jobs))} local worker(s)"
     if not args.quiet:
         print(
@@ -248,7 +323,7 @@ def run(args: argparse.Namespace) -> int:
         )
     try:
         everybody, problems = batch(
-            jobs, specs, options, out, grader, quiet=args.quiet, pairs=pairs
+            jobs, specs, options, out, grader, quiet=args.quiet, pairs=pairs, live=live
         )
     except ConnectionError as exc:  # the scheduler (cluster) could not be reached
         raise shared.UsageError(str(exc)) from None

@@ -8,7 +8,9 @@ and rebuilding gives the same files as grading the class again. Only the time
 of grading (each results file's modification time) comes from the clock.
 
     gradebook.csv   student, total, max, percent, one column per lesson file, status,
-                    hints revealed, time of grading; its first row the maxima;
+                    hints revealed (self-reported: from the student's own `.grade/hints.json`,
+                    empty when their submission has none), time of grading; its first row
+                    the maxima;
                     every text cell spreadsheet-safe (`grader.classroom.spreadsheet`)
     similarity.csv  pairs of students whose files of one lesson are alike, most alike
                     first (`grader.classroom.similarity`)
@@ -43,6 +45,7 @@ SIMILARITY = "similarity.csv"
 SUMMARY = "summary.html"
 BINS = 10  # score distribution: 0-10%, ..., 90-100%
 MAXIMUM = "maximum"  # the gradebook's first row: what each column can reach
+HINTS_COLUMN = "hints_revealed_self_reported"  # what the student's machine says they revealed
 LOW_PERCENT = 50.0  # a graded student below this needs attention
 
 
@@ -73,7 +76,7 @@ class CheckRate:
 def gradebook_csv(students: list[Student]) -> str:
     """gradebook.csv: a header, the maxima, one row per student."""
     tops = maxima(students)
-    header = ["student", "total", "max", "percent", *tops, "status", "hints_revealed", "graded_at"]
+    header = ["student", "total", "max", "percent", *tops, "status", HINTS_COLUMN, "graded_at"]
     total = sum(tops.values())
     top_row = [MAXIMUM, labels.number(total), labels.number(total), "100.0"]
     rows = [header, [*top_row, *(labels.number(m) for m in tops.values()), "", "", ""]]
@@ -87,7 +90,7 @@ def gradebook_csv(students: list[Student]) -> str:
                 f"{s.percent:.1f}",
                 *scores,
                 s.status,
-                str(s.hints_revealed) if s.doc else "",
+                "" if s.doc is None or s.hints_revealed is None else str(s.hints_revealed),
                 s.graded_at,
             ]
         )

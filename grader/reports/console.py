@@ -12,9 +12,11 @@ Every command writes to the terminal through a `Console` from `stdout()` or
   are off, so a `[/b]` or `:smile:` in a message is not interpreted.
 
 `Progress` counts finished items: a live bar (with each finished item's line
-printed above it) on a terminal, one plain `[i/N] line` per finished item when
-the output is a file or a pipe, and nothing with `--quiet`. It may be advanced
-from several threads (the engine reports each result from its grading thread).
+printed above it, and what is running now with the time its limit leaves) on a
+terminal, one plain `[i/N] line` per finished item when the output is a file or a
+pipe (no carriage return, no redrawing: a CI log reads line by line), and nothing
+with `--quiet`. It may be advanced from several threads (the engine reports each
+result from its grading thread). `grade`, `grade verify` and `grade batch` use it.
 
     out = console.stdout(no_color=args.no_color)
     with console.Progress(len(specs), out, unit="file", quiet=args.quiet) as progress:
@@ -168,6 +170,22 @@ class Progress:
             self.console.print(
                 Text.assemble(f"[{self.done:>{width}}/{self.total}] ", shown), soft_wrap=True
             )
+
+    def finish(self, name: str) -> None:
+        """`name` (`start`ed) is no longer being worked on, though no item is finished: a
+        part of one (`grade batch`: one lesson file of a student)."""
+        with self._lock:
+            self._running.pop(name, None)
+
+    def note(self, line: str | Text) -> None:
+        """Say `line` (above the live bar, or as a plain line), counting nothing: a phase
+        done (`grade verify`: "solutions run 1: 288/288"). Nothing with `quiet`."""
+        shown = Text(controls.visible(line)) if isinstance(line, str) else line
+        with self._lock:
+            if self.quiet:
+                return
+            where = self._bar.console if self._bar is not None else self.console
+            where.print(shown, soft_wrap=True)
 
     def close(self) -> None:
         """Remove the live bar (idempotent); `__exit__` calls it."""

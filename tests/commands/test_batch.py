@@ -83,8 +83,19 @@ def test_the_class_is_graded_and_one_student_regraded(
     course: Path, grade: Grade, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
+    # bob asked `grade hint` for help on his machine; its record goes with his work. carol's
+    # `.grade` is a link to bob's: not read.
+    submissions = course / "submissions"
+    (submissions / "bob" / ".grade").mkdir()
+    (submissions / "bob" / ".grade" / "hints.json").write_text(
+        '{"01_sums": {"test_total": 2, "test_add": 1}}'
+    )
+    (submissions / "carol" / ".grade").symlink_to(submissions / "bob" / ".grade")
     code, text = run_batch(grade, course, out, "--jobs", "2")
     assert code == 0, text
+    # Not a terminal (a CI log): one plain line per student, nothing redrawn.
+    assert "\r" not in text and "\x1b" not in text
+    assert "[1/7] " in text and "[7/7] " in text and "alice: 100.0%" in text
     rows = book(out)
     top = rows.pop("maximum")
     assert (top["total"], top["01_sums"], top["02_words"]) == ("12", "9", "3")
@@ -97,9 +108,13 @@ def test_the_class_is_graded_and_one_student_regraded(
         "01_sums",
         "02_words",
         "status",
-        "hints_revealed",
+        "hints_revealed_self_reported",
         "graded_at",
     ]
+    assert rows["bob"]["hints_revealed_self_reported"] == "3"
+    assert rows["alice"]["hints_revealed_self_reported"] == ""  # nothing reported
+    assert rows["carol"]["hints_revealed_self_reported"] == ""
+    assert json.loads((out / "hints" / "bob.json").read_text())["01_sums"]["test_total"] == 2
     assert (rows["alice"]["total"], rows["alice"]["percent"], rows["alice"]["status"]) == (
         "12",
         "100.0",

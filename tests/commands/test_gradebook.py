@@ -71,6 +71,12 @@ def klass(tmp_path: Path) -> Path:
     }
     for name, doc in docs.items():
         (folder / f"{name}.json").write_text(json.dumps(doc))
+    # What ann's and ben's submissions report of the hints they revealed (cy's: nothing).
+    reported = tmp_path / "hints"
+    reported.mkdir()
+    (reported / "ann.json").write_text('{"01_a": {"x": 2, "y": 1}, "02_b": {"z": 1}}')
+    (reported / "ben.json").write_text("{}")
+    (reported / "dee.json").write_text('{"01_a": {"x": 2}}')  # no results: not shown
     (folder / "dee.error.txt").write_text("the grader could not grade submissions/dee:\nOSError")
     return tmp_path
 
@@ -85,13 +91,15 @@ def test_gradebook_has_maxima_then_a_row_per_student_and_a_column_per_lesson_fil
     gradebook.rebuild(out)
     rows = list(csv.reader(io.StringIO((out / gradebook.GRADEBOOK).read_text())))
     at = "2026-03-01T09:30:05Z"
+    # The hints come from each student's own record (self-reported), not the results JSON
+    # (ann's says 2): empty where their submission reports none.
     assert rows == [
-        ["student", "total", "max", "percent", "01_a", "02_b", "status", "hints_revealed",
-         "graded_at"],
+        ["student", "total", "max", "percent", "01_a", "02_b", "status",
+         "hints_revealed_self_reported", "graded_at"],
         ["maximum", "6", "6", "100.0", "3", "3", "", "", ""],
-        ["ann", "6", "6", "100.0", "3", "3", "passed", "2", at],
+        ["ann", "6", "6", "100.0", "3", "3", "passed", "4", at],
         ["ben", "2", "6", "33.3", "2", "0", "error", "0", at],
-        ["cy", "0", "6", "0.0", "0", "0", "not_attempted", "0", at],
+        ["cy", "0", "6", "0.0", "0", "0", "not_attempted", "", at],
         ["dee", "0", "0", "0.0", "", "", "grader_error", "", at],
     ]  # fmt: skip
 
@@ -138,6 +146,12 @@ def test_summary_page_is_self_contained_and_deterministic(tmp_path: Path) -> Non
     assert first_y < first_x  # y (1 of 3 passed) is listed before x (2 of 3)
     assert 'href="students/ann.html"' in page and 'href="students/dee.html"' not in page
     assert "grader error" in page and "OSError" in page
+    assert "hints (self-reported)" in page
+    roster = page[page.index(">Roster<") :]
+    for name, hints in (("ann", "4"), ("ben", "0"), ("cy", "–")):
+        row = roster[roster.index(f">{name}<") :]
+        row = row[: row.index("</tr>")]
+        assert f'<td class="num">{hints}</td>' in row, (name, row)
 
 
 def test_histogram_bins_scores_by_tenths() -> None:
