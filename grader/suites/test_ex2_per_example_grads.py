@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from grader.checks import growth, jit, purity, values, vmap
+from grader.checks import diagnose, growth, jit, purity, values, vmap
 from grader.checks.failure import CheckFailure, fail
 from grader.inputs import ex2_per_example_grads as inputs
 from grader.sandbox import client
@@ -82,44 +82,102 @@ def _ref_full_batch_grad(loss_fn, params, xs, ys):
     return jax.grad(lambda p: jnp.mean(jax.vmap(loss_fn, in_axes=(None, 0, 0))(p, xs, ys)))(params)
 
 
-def _mixing_cause(grads, loss_fn, params, xs, ys):
-    """Why per-example gradients that differ from the loop's are wrong, when they show a
-    batch-wide mistake: every example given the gradient of the whole batch's mean (or
-    summed) loss, or one gradient repeated. None when no such pattern is seen."""
-    leaves = [np.asarray(g, np.float64) for g in jax.tree.leaves(grads)]
+def _repeated(loss_fn, params, xs, ys):
+    """Every example got the same gradient: the gradient of the whole batch's mean (or
+    summed) loss, or one gradient repeated (a diagnostic: a cause only when the per-example
+    gradients are all equal while the loop's are not)."""
+
+    def diagnostic(grads, expected):
+        leaves = [np.asarray(g, np.float64) for g in jax.tree.leaves(grads)]
+        n = len(xs)
+        if not leaves or any(np.ndim(g) < 1 or np.shape(g)[0] != n for g in leaves):
+            return None
+        if not all(np.allclose(g, g[:1], **SAME_GRADIENT_TOL) for g in leaves):
+            return None
+        first = jax.tree.map(lambda g: np.asarray(g)[0], grads)
+        full = _ref_full_batch_grad(loss_fn, params, xs, ys)
+        for scale, loss in ((1.0, "MEAN"), (float(n), "SUMMED")):
+            target = jax.tree.map(lambda g, s=scale: np.asarray(g, np.float64) * s, full)
+            if (
+                values.structure_difference(first, target) is None
+                and values.difference(first, target, **SUM_TOL) is None
+            ):
+                return diagnose.Cause(
+                    "full_batch",
+                    f"every example got the same gradient: the gradient of the whole batch's "
+                    f"{loss} loss (the full-batch gradient), repeated {n} times. The loss was "
+                    "computed on all of xs and ys, not on example i alone",
+                )
+        return diagnose.Cause(
+            "repeated",
+            f"every example got the same gradient, repeated {n} times: the examples are not "
+            "mapped (is xs or ys batched with in_axes=0?)",
+        )
+
+    return diagnostic
+
+
+def _batch_axis_moved(n):
+    """Each leaf holds the right per-example gradients with the batch on another axis than
+    the first (`out_axes`, a stack or a transpose along another axis)."""
+
+    def diagnostic(grads, expected):
+        if jax.tree.structure(grads) != jax.tree.structure(expected):
+            return None
+        moved = False
+        for a, e in zip(jax.tree.leaves(grads), jax.tree.leaves(expected), strict=True):
+            a, e = np.asarray(a, np.float64), np.asarray(e, np.float64)
+            if a.shape == e.shape and np.allclose(a, e, rtol=diagnose.RTOL, atol=diagnose.ATOL):
+                continue
+            fits = [
+                i
+                for i in range(1, a.ndim)
+                if a.shape[i] == n
+                and np.moveaxis(a, i, 0).shape == e.shape
+                and np.allclose(np.moveaxis(a, i, 0), e, rtol=diagnose.RTOL, atol=diagnose.ATOL)
+            ]
+            if not fits:
+                return None
+            moved = True
+        if not moved:
+            return None
+        return diagnose.Cause(
+            "batch_axis",
+            f"every leaf holds the right per-example gradients, but the batch of {n} is not "
+            "the leading axis: the examples are stacked along another axis (`out_axes`, a "
+            "transpose, or a stack along another axis)",
+        )
+
+    return diagnostic
+
+
+def _per_example_causes(loss_fn, params, xs, ys):
+    """The diagnostics of per-example gradients, in order."""
     n = len(xs)
-    if not leaves or any(np.ndim(g) < 1 or np.shape(g)[0] != n for g in leaves):
-        return None
-    if not all(np.allclose(g, g[:1], **SAME_GRADIENT_TOL) for g in leaves):
-        return None
-    first = jax.tree.map(lambda g: np.asarray(g)[0], grads)
-    full = _ref_full_batch_grad(loss_fn, params, xs, ys)
-    for scale, loss in ((1.0, "MEAN"), (float(n), "SUMMED")):
-        target = jax.tree.map(lambda g, s=scale: np.asarray(g, np.float64) * s, full)
-        if (
-            values.structure_difference(first, target) is None
-            and values.difference(first, target, **SUM_TOL) is None
-        ):
-            return (
-                f"every example got the same gradient: the gradient of the whole batch's {loss} "
-                f"loss (the full-batch gradient), repeated {n} times. The loss was computed on "
-                "all of xs and ys, not on example i alone"
-            )
     return (
-        f"every example got the same gradient, repeated {n} times: the examples are not "
-        "mapped (is xs or ys batched with in_axes=0?)"
+        diagnose.batch_scale(n, what="the batch"),
+        _batch_axis_moved(n),
+        _repeated(loss_fn, params, xs, ys),
     )
 
 
 def _per_example_failure(failure, call, loss_fn, params, xs, ys):
-    """`failure` with the cause `_mixing_cause` names, if any (the student's function is
-    called once more to look at its output)."""
+    """`failure` with the cause a diagnostic confirms on the student's output (called once
+    more to look at it), or, for values that differ with no confirmed cause, with none (the
+    loop comparison's own guess is dropped)."""
     try:
         grads = call()
+        expected = vmap.loop_reference(_GRADS[loss_fn], (params, xs, ys), (None, 0, 0))
     except Exception:
         return failure
-    cause = _mixing_cause(grads, loss_fn, params, xs, ys)
-    return failure if cause is None else with_cause(failure, cause=cause, fix=_VMAP_FIX)
+    found = diagnose.find(grads, expected, *_per_example_causes(loss_fn, params, xs, ys))
+    if found is not None:
+        return with_cause(failure, cause=found.text, fix=_VMAP_FIX)
+    same_shapes = values.structure_difference(grads, expected) is None and all(
+        np.shape(a) == np.shape(e)
+        for a, e in zip(jax.tree.leaves(grads), jax.tree.leaves(expected), strict=True)
+    )
+    return with_cause(failure, cause="", fix=_VMAP_FIX) if same_shapes else failure
 
 
 # -- per_example_grads ------------------------------------------------------------------
@@ -129,6 +187,8 @@ def _per_example_failure(failure, call, loss_fn, params, xs, ys):
     "per_example_grads equals a Python loop of jax.grad",
     points=3,
     hint="Which argument of the loss is shared by all examples, and how do you tell jax.vmap so?",
+    spec="the gradient of `loss_fn(params, x_i, y_i)` for each example, via `jax.vmap(jax.grad(loss_fn), in_axes=(None, 0, 0))` ... equal to a Python loop of `jax.grad` (tight tolerance)",
+    nudge="jax.grad(loss_fn) is the gradient of ONE example's loss; jax.vmap maps it over the examples, and in_axes says which arguments carry the batch (xs, ys) and which are shared by all (params).",
 )
 def test_matches_loop(student, credit):
     lin_params = (jnp.asarray([0.5, -1.0, 2.0], jnp.float32), jnp.float32(0.25))
@@ -179,6 +239,8 @@ def test_matches_loop(student, credit):
     "per_example_grads is shaped like params with a leading batch axis",
     points=1,
     hint="What should the shape of the gradient of one example's loss be, and what does vmap add in front?",
+    spec="a pytree like `params` with a leading batch axis",
+    nudge="jax.vmap stacks each output leaf along a new axis 0 (its default out_axes), so the gradient pytree keeps params' structure and every leaf gains the batch axis in front.",
 )
 def test_structure(student):
     grads = _bound(student.per_example_grads, _mlp_loss)(_PARAMS, _XS, _YS)
@@ -191,12 +253,17 @@ def test_structure(student):
     for path, leaf in jax.tree_util.tree_flatten_with_path(_PARAMS)[0]:
         got = jax.tree_util.tree_flatten_with_path(grads)[0]
         found = dict((jax.tree_util.keystr(p), g) for p, g in got)[jax.tree_util.keystr(path)]
-        values.assert_shape(
-            found,
-            (12, *leaf.shape),
-            what=f"per_example_grads(...){jax.tree_util.keystr(path)} for 12 examples",
-            fix=_VMAP_FIX,
-        )
+        try:
+            values.assert_shape(
+                found,
+                (12, *leaf.shape),
+                what=f"per_example_grads(...){jax.tree_util.keystr(path)} for 12 examples",
+                fix=_VMAP_FIX,
+            )
+        except CheckFailure as failure:
+            raise _per_example_failure(
+                failure, lambda: grads, _mlp_loss, _PARAMS, _XS, _YS
+            ) from None
 
 
 @check(
@@ -204,6 +271,8 @@ def test_structure(student):
     points=2,
     hint="The gradient of a mean is the mean of the gradients: which loss does your function differentiate?",
     requires=("test_matches_loop",),
+    spec="mean over the batch equals the full-batch gradient",
+    nudge="Differentiation is linear: the gradient of the batch's mean loss is the mean of the per-example gradients, provided each one differentiates only its own example's loss.",
 )
 def test_mean_is_full_batch_grad(student):
     grads = _bound(student.per_example_grads, _mlp_loss)(_PARAMS, _XS, _YS)
@@ -215,8 +284,7 @@ def test_mean_is_full_batch_grad(student):
         _ref_full_batch_grad(_mlp_loss, _PARAMS, _XS, _YS),
         what="the mean over the batch of per_example_grads(...)",
         **TIGHT,
-        cause="each example's gradient is not the gradient of ITS OWN loss (a batch "
-        "reduction inside, or examples mixed up)",
+        diagnostics=(diagnose.batch_scale(len(_XS), what="the batch"),),
         fix=_VMAP_FIX,
     )
 
@@ -226,6 +294,8 @@ def test_mean_is_full_batch_grad(student):
     points=2,
     hint="Does your function loop over the examples in Python? What does jax.vmap trace instead?",
     requires=("test_matches_loop",),
+    spec="jaxpr does not grow with the batch size (a loop is not vmap)",
+    nudge="A Python loop is unrolled while JAX traces, one copy of the gradient per example; jax.vmap traces the single-example gradient once and batches each operation.",
 )
 def test_no_growth(student):
     params = mlp_params(_SMALL, w_std="he", b_std=0.1)
@@ -246,6 +316,8 @@ def test_no_growth(student):
     "per_example_grads handles a batch of 32 digits on the lesson's MLP",
     points=1,
     hint="Do your shapes hold for the lesson's 784-256-128-10 network and 32 examples?",
+    spec="batch of 32 as in the lesson",
+    nudge="The lesson's network and batch are only bigger shapes: vmap adds the batch axis in front of each of params' leaves, whatever their size.",
 )
 def test_batch_of_32(student):
     params = mlp_params((784, 256, 128, 10), 4, w_std="he", b_std=0.1)
@@ -254,12 +326,15 @@ def test_batch_of_32(student):
     ys = jnp.asarray(rng.integers(0, 10, size=32), jnp.int32)
     grads = _bound(student.per_example_grads, _mlp_loss)(params, xs, ys)
     values.assert_tree_structure(grads, params, what="per_example_grads on the lesson MLP")
-    values.assert_shape(
-        grads["layer1"]["w"],
-        (32, 784, 256),
-        what="per_example_grads(...)['layer1']['w']",
-        fix=_VMAP_FIX,
-    )
+    try:
+        values.assert_shape(
+            grads["layer1"]["w"],
+            (32, 784, 256),
+            what="per_example_grads(...)['layer1']['w']",
+            fix=_VMAP_FIX,
+        )
+    except CheckFailure as failure:
+        raise _per_example_failure(failure, lambda: grads, _mlp_loss, params, xs, ys) from None
     values.assert_finite(grads, what="per_example_grads on 32 digits")
     grad = _GRADS[_mlp_loss]
     xs_np, ys_np = np.asarray(xs), np.asarray(ys)  # NumPy rows: no indexing program to compile
@@ -282,6 +357,8 @@ def test_batch_of_32(student):
     "per_example_grad_norms gives each example's global gradient norm",
     points=2,
     hint="The global norm squares and sums the entries of EVERY leaf before the square root: over which axes do you sum?",
+    spec="`per_example_grad_norms(loss_fn, params, xs, ys)` -> array `(B,)` of global gradient norms.",
+    nudge="A global norm is one square root over the squares of every entry of every leaf: reduce each leaf over all its axes but the batch axis, add the leaves, then take the root.",
 )
 def test_norms(student):
     got = _bound(student.per_example_grad_norms, _mlp_loss)(_PARAMS, _XS, _YS)
@@ -291,32 +368,88 @@ def test_norms(student):
         what="per_example_grad_norms(...) for 12 examples",
         fix="one norm per example: reduce every axis of each leaf except the batch axis",
     )
-    same = np.allclose(
-        np.asarray(got, np.float64), np.asarray(got, np.float64)[:1], **SAME_NORM_TOL
-    )
+    expected = _ref_norms(_mlp_loss, _PARAMS, _XS, _YS)
     values.assert_close(
         got,
-        _ref_norms(_mlp_loss, _PARAMS, _XS, _YS).astype(np.float32),
+        expected.astype(np.float32),
         what="per_example_grad_norms(...)",
         **SUM_TOL,
-        cause="every example has the same norm: its gradient is not its own (the same gradient for "
-        "every example, e.g. the full-batch gradient repeated)"
-        if same
-        else "not the global norm: e.g. the sum of per-leaf norms, the norm of the weights only, or "
-        "a missing square root",
+        diagnostics=(
+            _same_norm,
+            diagnose.batch_scale(len(_XS), what="the batch"),
+            *_norm_mistakes(_mlp_loss, _PARAMS, _XS, _YS),
+        ),
         fix="sqrt(sum over all leaves of sum(g_i ** 2)) for each example i",
+    )
+
+
+def _same_norm(got, expected):
+    """Every example has the same norm while the loop's norms differ."""
+    got, expected = np.asarray(got, np.float64), np.asarray(expected, np.float64)
+    if got.ndim != 1 or got.size < 2 or np.allclose(expected, expected[:1], **SAME_NORM_TOL):
+        return None
+    if np.allclose(got, got[:1], **SAME_NORM_TOL):
+        return diagnose.Cause(
+            "same_norm",
+            "every example has the same norm: its gradient is not its own (the same "
+            "gradient for every example, e.g. the full-batch gradient repeated)",
+        )
+    return None
+
+
+def _norm_mistakes(loss_fn, params, xs, ys):
+    """The norms the common mistakes give, computed here, as diagnostics."""
+    grad = _GRADS[loss_fn]
+    per_leaf, weights = [], []
+    for x, y in zip(np.asarray(xs), np.asarray(ys), strict=True):
+        flat = jax.tree_util.tree_flatten_with_path(grad(params, x, y))[0]
+        norms = [
+            (jax.tree_util.keystr(path), float(np.sqrt(np.sum(np.asarray(g, np.float64) ** 2))))
+            for path, g in flat
+        ]
+        per_leaf.append(sum(n for _, n in norms))
+        weights.append(float(np.sqrt(sum(n**2 for name, n in norms if "'w'" in name))))
+    norms = _ref_norms(loss_fn, params, xs, ys)
+    return (
+        diagnose.matches(
+            np.asarray(per_leaf),
+            "not the global norm: these are the sums of each leaf's own norm; the global norm "
+            "squares and sums the entries of every leaf, then takes one square root",
+            "leaf_norm_sum",
+        ),
+        diagnose.matches(
+            norms**2,
+            "not the global norm: these are its squares, the square root is missing",
+            "no_sqrt",
+        ),
+        diagnose.matches(
+            np.asarray(weights),
+            "not the global norm: only the weights ('w') are counted, the biases are left out",
+            "weights_only",
+        ),
     )
 
 
 def _order_failure(what, got, expected, norms, k):
     got_list, exp_list = [int(i) for i in got], [int(i) for i in expected]
     ascending = [int(i) for i in np.argsort(norms, kind="stable")]
-    if sorted(got_list) == sorted(exp_list):
+    cause = diagnose.first(
+        np.asarray(got_list, np.float64),
+        np.asarray(exp_list, np.float64),
+        diagnose.matches(
+            np.asarray(exp_list[::-1], np.float64),
+            "the right examples in reverse order, smallest first: `jnp.argsort` sorts "
+            "ascending, so its last k indices run up to the largest norm",
+            "reversed",
+        ),
+        diagnose.matches(
+            np.asarray(ascending[:k], np.float64),
+            "these are the k SMALLEST norms: `jnp.argsort` sorts ascending",
+            "smallest",
+        ),
+    )
+    if not cause and sorted(got_list) == sorted(exp_list):
         cause = "the right examples in the wrong order: the largest norm must come first"
-    elif got_list == ascending[:k]:
-        cause = "these are the k SMALLEST norms: `jnp.argsort` sorts ascending"
-    else:
-        cause = "not the indices of the k largest norms"
     return fail(
         f"{what}: the {k} examples with the largest gradient norms, largest first",
         expected=f"indices {exp_list} (norms {np.round(norms[exp_list], 4).tolist()})",
@@ -330,6 +463,8 @@ def _order_failure(what, got, expected, norms, k):
     "largest_gradient_examples returns the top-k indices, largest first",
     points=2,
     hint="jnp.argsort sorts ascending: how do you get the largest norm first, and how many do you keep?",
+    spec="`largest_gradient_examples(loss_fn, params, xs, ys, k=5)` -> indices of the `k` examples with the largest norms, largest first.",
+    nudge="jnp.argsort orders from smallest to largest; jax.lax.top_k returns the k largest with their indices, largest first.",
 )
 def test_largest_order(student, credit):
     xs, ys = _XS, _YS
@@ -392,6 +527,8 @@ _VALUES = {  # the value check each function's properties stand on
     "the three functions compile under jax.jit",
     points=1,
     hint="Is every step a JAX operation? Which arguments must stay Python values (static) under jit?",
+    spec="Every function that is meant to be jittable is checked both eagerly and under `jax.jit` (arguments documented as Python values, such as `train`, `rate`, `n_iters` or `sizes`, are static)",
+    nudge="Under jax.jit every array is traced, so only JAX operations may touch it; loss_fn and k are Python values, passed as static arguments.",
 )
 def test_jittable(student, credit, gate):
     # The batch the value checks ran eagerly (their kernels are compiled) and test_pure traces
@@ -447,6 +584,8 @@ def test_jittable(student, credit, gate):
     points=1,
     hint="Do your functions change params, xs or ys, or anything at module level, or do "
     "something only while jit traces them?",
+    spec="purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
+    nudge="jax.jit runs the Python body once, while tracing: a print, a global list or a change to an argument happens then (or on every eager call) and is not part of the computation.",
 )
 def test_pure(student, credit, gate):
     params = jax.tree.map(np.asarray, _PARAMS)
