@@ -6,8 +6,10 @@ OUT gets the course's stubs (exercises/), the installed grader's package with
 the PUBLIC part of every suite (hidden checks, and the helpers only they used,
 cut out; each suite records how many checks and points it lost as
 `HIDDEN = {...}`) and its templates, a pyproject.toml (see
-`grader.commands.tree`), a README for students, a .gitignore and a GitHub
-Actions workflow that grades every push. The instructor's part of the grader
+`grader.commands.tree`), the lesson spec (`docs/lesson-spec.md` of the course, when it
+has one: the contract students write against), a README for students, a .gitignore
+(which keeps `.grade/hints.json`: the hints a student revealed go with their work, for
+`grade batch`) and a GitHub Actions workflow that grades every push. The instructor's part of the grader
 stays out: the commands only instructors run (all but `grade`, `watch`, `hint`
 and `notebooks`), `grader/mutate/` (its `equivalent.toml` describes the
 solutions) and the templates of what instructors write. No solutions/, no tests/, no hidden
@@ -33,7 +35,14 @@ STUDENT_COMMANDS = ("__init__.py", "shared.py", "watch.py", "hint.py", "notebook
 STUDENT_TEMPLATES = ("notebook.html.j2", "report.html.j2")  # %grade's verdict, the report
 INSTRUCTOR_PACKAGES = ("mutate",)  # grade mutate, and its list of equivalent mutants
 MARKER_FILE = ".grade-release"  # lets --force replace an earlier release, and nothing else
-GITIGNORE = "__pycache__/\n*.pyc\n.venv/\n.grade/\ngrade-report.html\nresults.json\njunit.xml\n"
+SPEC = Path("docs") / "lesson-spec.md"  # the student-facing contract, shipped as it is
+# `.grade/` keeps a student's grading state, for their machine alone, but for `hints.json`:
+# the hints they revealed travel with their work (`grade batch` reads them, as self-reported).
+GITIGNORE = (
+    "__pycache__/\n*.pyc\n.venv/\n"
+    "**/.grade/*\n!**/.grade/hints.json\n"
+    "grade-report.html\nresults.json\njunit.xml\n"
+)
 
 
 class ReleaseError(Exception):
@@ -194,6 +203,10 @@ def release(
             templates=STUDENT_TEMPLATES,
         )
         shutil.copytree(exercises, out / "exercises", ignore=shutil.ignore_patterns(*tree.SKIPPED))
+        spec = course_dir / SPEC
+        if spec.is_file():
+            (out / SPEC).parent.mkdir()
+            shutil.copyfile(spec, out / SPEC)
         released = [catalog.read_suite(out / "grader" / "suites" / name) for name in sorted(cut)]
         (out / "README.md").write_text(
             tree.render(
@@ -201,6 +214,7 @@ def release(
                 exercises=released,
                 fail_under=fail_under,
                 show_fixes=hints.show_fixes(course_dir),
+                spec=(out / SPEC).is_file(),
             ),
             encoding="utf-8",
         )

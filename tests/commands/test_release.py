@@ -245,6 +245,40 @@ def test_the_release_leaves_the_instructors_part_out(
         assert proc.returncode == code and said in proc.stdout + proc.stderr, proc.stderr
 
 
+def test_the_lesson_spec_and_the_hints_record_go_with_the_release(
+    course: Path, grade: Grade, tmp_path: Path
+) -> None:
+    """The course's docs/lesson-spec.md is shipped (no spec, none shipped nor linked); the
+    .gitignore keeps `.grade/hints.json`, at the root or below, and nothing else of `.grade/`."""
+    bare = tmp_path / "bare"
+    assert release(grade, course, bare, "--course", str(course))[0] == 0
+    assert not (bare / "docs").exists() and "lesson-spec" not in (bare / "README.md").read_text()
+
+    (course / "docs").mkdir()
+    (course / "docs" / "lesson-spec.md").write_text("# The contract\n\n`sums.total(xs)`\n")
+    out = tmp_path / "student-repo"
+    assert release(grade, course, out, "--course", str(course))[0] == 0
+    assert (out / "docs" / "lesson-spec.md").read_text() == "# The contract\n\n`sums.total(xs)`\n"
+    readme = (out / "README.md").read_text()
+    assert "[`docs/lesson-spec.md`](docs/lesson-spec.md)" in readme
+    assert "`.grade/hints.json`" in readme and "as your machine reports them" in readme
+
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "init", "-q", str(out)], check=True, env=env)
+    state = [".grade/hints.json", ".grade/last.json", ".grade/history.jsonl",
+             "exercises/.grade/hints.json", "exercises/.grade/last.json", ".venv/x",
+             "grade-report.html", "exercises/01_sums.py", "docs/lesson-spec.md"]  # fmt: skip
+    for rel in state:
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).touch()
+    proc = subprocess.run(["git", "check-ignore", *state], cwd=out, env=env,
+                          capture_output=True, text=True)  # fmt: skip
+    assert sorted(proc.stdout.split()) == sorted(
+        [".grade/last.json", ".grade/history.jsonl", "exercises/.grade/last.json", ".venv/x",
+         "grade-report.html"]
+    )  # fmt: skip
+
+
 def test_an_instructors_text_stops_the_release(
     course: Path, grade: Grade, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -295,6 +329,9 @@ def test_the_real_course_releases_without_hidden_checks(grade: Grade, tmp_path: 
         assert check.id not in text and check.name not in text, check.id
         assert check.hint in public_hints or check.hint not in text, check.id
     assert not (out / "solutions").exists()
+    spec = (ROOT / "docs" / "lesson-spec.md").read_text()
+    assert (out / "docs" / "lesson-spec.md").read_text() == spec  # the contract, as it is
+    assert "[`docs/lesson-spec.md`](docs/lesson-spec.md)" in (out / "README.md").read_text()
     equivalent = release_command.equivalent_texts()
     assert len(equivalent) > 50  # every id and reason of grade mutate's equivalent.toml
     assert [t for t in equivalent if t in text] == []
