@@ -150,6 +150,8 @@ def _relu_cause(out, layers, x):
     points=2,
     hint="Which class does a linen model subclass, and what do `model.init(key, x)` and "
     "`model.apply(variables, x)` need?",
+    spec="`FlaxMLP` (a `flax.linen` module, as in the lesson: Dense 256 -> relu -> Dense 128 -> relu -> Dense 10) ... output shapes",
+    nudge="A linen model subclasses nn.Module and describes its layers in a @nn.compact __call__; model.init(key, x) builds the variables and model.apply(variables, x) runs it.",
 )
 def test_flax_output_shape(student):
     seen = _types(student.FlaxMLP)
@@ -174,6 +176,8 @@ def test_flax_output_shape(student):
     points=3,
     hint="How many weights and biases does Dense(features) have for a given input width, "
     "and in which order do the widths 256, 128 and 10 come?",
+    spec="Dense 256 -> relu -> Dense 128 -> relu -> Dense 10) ... parameter counts (Flax 235,146",
+    nudge="nn.Dense(features) infers its input width from the data and holds a kernel (in, features) and a bias (features,): the three widths in the lesson's order give the count.",
 )
 def test_flax_param_count(student):
     _, variables = _flax_init(student)
@@ -196,6 +200,8 @@ def test_flax_param_count(student):
     "FlaxMLP applies relu between its layers and none on the logits",
     points=2,
     hint="Where does `nn.relu` go: after each hidden Dense, after every Dense, or nowhere?",
+    spec="Dense 256 -> relu -> Dense 128 -> relu -> Dense 10",
+    nudge="The activation is a function applied between layers in __call__ (nn.relu after each hidden Dense); the last Dense gives the logits as they are.",
 )
 def test_flax_relu(student):
     model, variables = _flax_init(student)
@@ -226,6 +232,8 @@ def test_flax_relu(student):
     hint="Do init's weights come from the key you pass, and is apply a pure function of "
     "(variables, x), with no Python side effect that happens only while jit traces it?",
     requires=("test_flax_relu",),
+    spec="Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically and by key use ... Every function that is meant to be jittable is checked both eagerly and under `jax.jit` ... purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
+    nudge="A linen module holds no state: init draws every weight from the key it is given, and apply is a pure function of (variables, x) that jax.jit can compile.",
 )
 def test_flax_keys_and_jit(student):
     model = student.FlaxMLP()
@@ -264,6 +272,8 @@ def _arrays(model):
     "make_equinox_mlp returns an Equinox module mapping one example (784,) to (10,)",
     points=2,
     hint="Does an Equinox model take a batch or one example, and how do you run it on a batch?",
+    spec="`make_equinox_mlp(key)` (an `eqx.nn.MLP` 784 -> 10, width 256, depth 2, relu) ... output shapes",
+    nudge="An Equinox model is a pytree object called on ONE example; a batch goes through jax.vmap(model).",
 )
 def test_equinox_output_shape(student):
     model = _equinox_model(student)
@@ -290,6 +300,8 @@ def test_equinox_output_shape(student):
     "the Equinox MLP has 269,322 parameters: width 256, depth 2",
     points=3,
     hint="In eqx.nn.MLP, how many hidden layers does `depth` count, and how wide is each of them?",
+    spec="an `eqx.nn.MLP` 784 -> 10, width 256, depth 2, relu) ... parameter counts (... Equinox 269,322)",
+    nudge="eqx.nn.MLP's in_size, out_size, width_size and depth fix every layer: depth counts the hidden layers, each width_size wide.",
 )
 def test_equinox_param_count(student):
     model = _equinox_model(student)
@@ -313,6 +325,8 @@ def test_equinox_param_count(student):
     points=2,
     hint="Which argument of eqx.nn.MLP sets the hidden activation, and which one the "
     "activation after the last layer?",
+    spec="an `eqx.nn.MLP` 784 -> 10, width 256, depth 2, relu)",
+    nudge="eqx.nn.MLP has one argument for the hidden layers' activation and another for the output's, whose default is the identity.",
 )
 def test_equinox_relu(student):
     model = _equinox_model(student)
@@ -343,6 +357,8 @@ def test_equinox_relu(student):
     hidden=True,
     hint="Is the `key` argument passed on to eqx.nn.MLP, or is a fixed key used?",
     requires=("test_equinox_output_shape", "test_equinox_param_count"),
+    spec="Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically and by key use",
+    nudge="eqx.nn.MLP draws its initial weights from the key passed to it, so make_equinox_mlp must hand it its own key argument.",
 )
 def test_equinox_keys(student):
     def weights(k):

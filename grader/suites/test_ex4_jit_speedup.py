@@ -110,6 +110,8 @@ def _timings(result: Any, call: str) -> dict[str, float]:
     points=2,
     hint="After timing n_steps calls, what do you divide the elapsed time by, and in which "
     "unit does time.perf_counter() count?",
+    spec="`time_steps(step_fn, state, batch, n_steps=100)` -> seconds per step",
+    nudge="time.perf_counter() counts seconds; the elapsed time of the n_steps timed calls, divided by n_steps, is the time of one step.",
 )
 def test_time_steps_per_step(student):
     n_steps = 5
@@ -159,6 +161,8 @@ def test_time_steps_per_step(student):
     hint="How many times is step_fn called in total, and does each call get the state the "
     "previous call returned?",
     requires=("test_time_steps_per_step",),
+    spec="one untimed warm-up call, then `n_steps` timed calls feeding each returned state into the next ... `step_fn(state, batch) -> state`",
+    nudge="A training loop feeds each step the state the previous step returned: `state = step_fn(state, batch)` in the loop, after one warm-up call outside the timing.",
 )
 def test_time_steps_chain(student):
     what = "time_steps(step_fn, state, batch, n_steps)"
@@ -183,6 +187,8 @@ def test_time_steps_chain(student):
     hint="When a jitted call returns, has its computation finished? What does "
     "jax.block_until_ready do, and on which value should you call it?",
     requires=("test_time_steps_per_step",),
+    spec="waiting for the final result (`block_until_ready`) ... timings wait for asynchronous results (a step whose work is long but whose dispatch is instant is timed correctly)",
+    nudge="JAX dispatches work asynchronously: a call returns before its result is computed, and jax.block_until_ready(result) waits for it, for an array or any pytree.",
 )
 def test_time_steps_waits(student):
     # a twentieth of the judge's measurement: correct timers were seen at a fifth of it on a
@@ -198,6 +204,8 @@ def test_time_steps_waits(student):
     hint="What does the first call of a jitted function do besides running it, and should "
     "that count as the cost of a step?",
     requires=("test_time_steps_per_step",),
+    spec="one untimed warm-up call, then `n_steps` timed calls",
+    nudge="The first call of a jitted function traces and compiles it; one call before the clock starts keeps that out of the per-step time.",
 )
 def test_time_steps_warmup(student):
     timing.assert_excludes_warmup(
@@ -239,6 +247,8 @@ def test_time_steps_warmup(student):
     hint="Which call of jax.jit(step_fn) pays for tracing and compiling? Time that call on "
     "its own, and time the steps only after it.",
     requires=("test_speedup_which_is_which",),
+    spec="`compile_s` is the wall time of the first jitted call ... compilation is excluded from `jit_s` and reported in `compile_s`",
+    nudge="Time the first call of jax.jit(step_fn) on its own, waiting for its result, and only then time the compiled steps.",
 )
 def test_speedup_compile(student):
     timing.assert_reports_compile(
@@ -295,6 +305,8 @@ def _sleep_speedup(student: Any) -> tuple[Any, dict[str, float]]:
     points=2,
     hint="Which of your two measurements runs the function exactly as given, and which one "
     "runs jax.jit of it?",
+    spec="per-step seconds of `step_fn` as given (a plain Python function, run eagerly) and of `jax.jit(step_fn)`",
+    nudge="eager_s is the timing of step_fn itself, op by op; jit_s the timing of the function jax.jit returns.",
 )
 def test_speedup_which_is_which(student):
     case, got = _sleep_speedup(student)
@@ -355,6 +367,8 @@ def test_speedup_which_is_which(student):
     points=1,
     hint="Which of the two per-step times goes on top of the fraction?",
     requires=("test_speedup_which_is_which",),
+    spec="'speedup': eager_s / jit_s",
+    nudge="A speedup is how many times faster the compiled step is: the slower (eager) time over the faster (jitted) one.",
 )
 def test_speedup_ratio(student):
     _, got = _sleep_speedup(student)
@@ -377,6 +391,8 @@ def test_speedup_ratio(student):
     hint="What is n_steps when the caller leaves it out, and does jit_speedup pass it on to "
     "both timings?",
     requires=("test_speedup_which_is_which",),
+    spec="`jit_speedup(step_fn, state, batch, n_steps=100)`",
+    nudge="jit_speedup's own n_steps (100 by default) is what both timings should use: pass it on to time_steps.",
 )
 def test_speedup_default_steps(student):
     given = _step_calls(student.jit_speedup, "jit_speedup(step_fn, state, batch, 3)", 3)
@@ -458,6 +474,8 @@ def _bar_chart(got: dict[str, float]) -> bytes:
     hint="For a training step made of many small operations, which should be faster per "
     "step: running them one by one, or one compiled program?",
     requires=("test_speedup_which_is_which",),
+    spec="speedup is positive and plausible for the lesson's train step",
+    nudge="A train step is many small operations: eagerly each one is dispatched on its own, while jax.jit fuses them into one compiled program.",
 )
 def test_speedup_train_step(student, attach):
     step, state, batch = _train_case()
