@@ -2,7 +2,7 @@
 
     grade mutate [--only NAMES] [--json FILE] [--jobs N] [--limit N] [--fail-under PERCENT]
                  [--course PATH] [--solutions DIR] [--equivalent FILE] [--operators NAMES]
-                 [--list]
+                 [--ids IDS] [--list]
 
 Each lesson file of `--solutions` (default: the course's solutions/) is mutated one
 small defect at a time (`grader.mutate.operators`: a lax loop or branch replaced by Python, a key
@@ -16,7 +16,9 @@ it with the reason it behaves like the solution.
 Prints every survivor with its diff and a table: file, mutants, killed,
 equivalent, survivors, kill rate = killed / (mutants - equivalent).
 `--limit N` grades at most N mutants per file (spread over the operators, the same
-ones every run); `--list` prints the mutants and their ids without grading.
+ones every run); `--ids ID[,ID...]` grades only the mutants with these ids (a survivor's
+id, say, after a check was sharpened); `--list` prints the mutants and their ids without
+grading (with `--ids`, only those: their diffs).
 
 Exit codes: 0 done (and every file reached --fail-under), 1 a file's kill rate is
 below --fail-under, 2 the command could not run.
@@ -68,6 +70,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="use only these operators (default: all; --list shows them)",
     )
     parser.add_argument(
+        "--ids",
+        default="",
+        metavar="ID[,ID...]",
+        help="grade (or --list) only the mutants with these ids (`--list` shows the ids)",
+    )
+    parser.add_argument(
         "--list", action="store_true", help="print the mutants (id, line, diff) and exit"
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
@@ -108,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--json {args.json}: the folder {parent} does not exist")
     specs = shared.specs(args)
     ops = _operators(args.operators)
+    wanted = [i.strip() for i in args.ids.split(",") if i.strip()]
     try:
         listed = equivalent.load(Path(args.equivalent) if args.equivalent else equivalent.DEFAULT)
     except equivalent.EquivalentFileError as exc:
@@ -128,13 +137,22 @@ def run(args: argparse.Namespace) -> int:
             summary.problem = f"{path} could not be parsed: {exc}"
             continue
         summary.generated = len(every)
-        chosen = generate.select(every, args.limit)
+        picked = [m for m in every if m.id in wanted] if wanted else every
+        chosen = generate.select(picked, args.limit)
         known = listed.get(spec.name, {})
         summary.stale = equivalent.stale(known, (m.id for m in every))
         summary.mutants = chosen
         summary.equivalent = [m.id for m in chosen if m.id in known]
         tasks += [(spec, m) for m in chosen if m.id not in known]
 
+    if wanted:
+        found = {m.id for s in summaries for m in s.mutants}
+        missing = [i for i in wanted if i not in found]
+        if missing:
+            raise UsageError(
+                f"--ids: no mutant {', '.join(missing)} among the chosen files and operators "
+                "(`grade mutate --list --only NAME` shows the ids)"
+            )
     for summary in summaries:
         for stale_id in summary.stale:
             print(

@@ -497,3 +497,25 @@ def test_a_kill_is_credited_to_the_check_that_failed_not_to_one_left_unreached()
     )
     outcome = outcome_of("x", "m", result)
     assert outcome.killed and outcome.by == "test_c"
+
+
+def test_ids_pick_the_mutants_to_list_and_an_unknown_id_is_a_usage_error() -> None:
+    """`grade mutate --list --ids A,B` prints those two mutants only; an id no chosen file
+    generates exits 2 and names it."""
+    every = generate.generate((ROOT / "solutions" / "03_jit.py").read_text(), "03_jit")
+    first, last = every[0].id, every[-1].id
+
+    def run(ids: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "grader", "mutate", "--only", "03_jit", "--list", "--ids", ids],
+            cwd=ROOT, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+
+    listed = run(f"{first},{last}")
+    assert listed.returncode == 0, listed.stderr
+    shown = [line.split()[1] for line in listed.stdout.splitlines() if line.startswith("03_jit ")]
+    assert shown == [first, last]
+    assert "03_jit: 2 of" in listed.stdout
+    missing = run(f"{first},nothing:here:00000000")
+    assert missing.returncode == 2
+    assert "nothing:here:00000000" in missing.stderr and first not in missing.stderr
