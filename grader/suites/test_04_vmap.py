@@ -80,6 +80,46 @@ def _pairwise_args(draw):
     return jax.device_put(a), jax.device_put(b)
 
 
+def _predict_diagnostics(args):
+    """The mistake predict(params, x) can be confirmed to have made: the bias left out. (w
+    used as (in, out), `x @ w`, raises for the non-square shapes the search finds first.)"""
+    params, x = args
+    w = np.asarray(params["w"], np.float64)
+    return (
+        diagnose.matches(
+            w @ np.asarray(x, np.float64),
+            "the values are `w @ x` without the bias: `params['b']` is not added",
+            kind="no_bias",
+        ),
+    )
+
+
+_PAIRWISE_FIX = (
+    "inner `jax.vmap(sq_dist, in_axes=(None, 0))` over b, outer `in_axes=(0, None)` over a"
+)
+
+
+def _pairwise_diagnostics(args):
+    """pairwise_sq_dists's confirmable mistakes: the matrix transposed (a and b swapped in
+    the nesting) and the distances not squared (a norm), the latter only where the input
+    tells a norm from other distances (pairs differing in one coordinate do not: there
+    |u - v| is every norm of u - v)."""
+    a, b = (np.asarray(v, np.float64) for v in args)
+    norms = np.sqrt(_ref_pairwise(a, b))
+    l1 = np.abs(a[:, None, :] - b[None, :, :]).sum(axis=-1)
+    if np.allclose(norms, l1, rtol=diagnose.RTOL, atol=diagnose.ATOL):
+        return (diagnose.transposed,)
+    return (
+        diagnose.transposed,
+        diagnose.matches(
+            norms,
+            "the values are the distances ||a[i] - b[j]||, not their squares: a norm (or a "
+            "square root) was taken where the sum of squared differences is wanted",
+            kind="not_squared",
+        ),
+    )
+
+
 _PARAMS_BATCHED = (
     "params were batched too: `jax.vmap(predict)` maps over axis 0 of EVERY argument, so each "
     "example got one row of w and one entry of b"
@@ -110,6 +150,8 @@ def _batch_predict_call(student, params, xs, what):
     "predict computes w @ x + b for one example",
     points=2,
     hint="For w of shape (out, in) and x of shape (in,), which product gives a vector of shape (out,)?",
+    nudge="Write predict for a single example only: with w stored (out, in), the matrix multiplies the vector from the left, and the bias is added after.",
+    spec="`predict(params, x)` -> `params['w'] @ x + params['b']` for ONE example `x` (`params['w']` is (out, in) here, as in the lesson's vmap demo)",
 )
 def test_predict_values(student, seed):
     values.assert_matches_reference(
@@ -119,6 +161,7 @@ def test_predict_values(student, seed):
         what="predict(params, x)",
         max_examples=20,
         seed=seed,
+        diagnostics=_predict_diagnostics,
         fix="return `params['w'] @ x + params['b']`",
     )
 
@@ -128,6 +171,8 @@ def test_predict_values(student, seed):
     points=1,
     requires=("test_predict_values",),
     hint="Under jit (and under vmap) x is a tracer: is every operation in predict from jax.numpy?",
+    nudge="predict will be traced by vmap and jit, so it may only use jax.numpy operations on its arguments.",
+    spec="Every function that is meant to be jittable is checked both eagerly and under `jax.jit`",
 )
 def test_predict_jit(student):
     # The shapes test_pure traces (params (2, 3), x (3,)): one program, which the sandbox's
@@ -146,6 +191,8 @@ def test_predict_jit(student):
     "batch_predict matches a Python loop of predict",
     points=3,
     hint="What does jax.vmap(predict, in_axes=...) return, and which axis of xs holds the examples?",
+    nudge="vmap turns the one-example predict into a batched function; in_axes says which argument carries the batch on which axis.",
+    spec="`batch_predict(params, xs)` -> predictions for a batch, built with `jax.vmap(predict, in_axes=(None, 0))` ... Checks: match a Python loop",
 )
 def test_batch_predict_matches_loop(student):
     params, xs = _params(3, 5), _batch(6, 5)
@@ -163,6 +210,8 @@ def test_batch_predict_matches_loop(student):
     "batch_predict does not batch params",
     points=2,
     hint="in_axes has one entry per argument: which entry says 'the same params for every example'?",
+    nudge="vmap maps over axis 0 of every argument unless in_axes says otherwise; a None entry shares that argument with every example.",
+    spec="built with `jax.vmap(predict, in_axes=(None, 0))` ... `params` is not batched",
 )
 def test_batch_predict_params_unbatched(student):
     # A batch of 4 examples and weights with 4 output rows: mapping over params by
@@ -174,8 +223,13 @@ def test_batch_predict_params_unbatched(student):
     try:
         values.assert_close(got, expected, what=what)
     except CheckFailure as failure:
-        shape = np.shape(got)
-        cause = _PARAMS_BATCHED if shape == (4,) else ""
+        # what vmap over params as well gives: example i meets row i of w and entry i of b
+        w, b = np.asarray(params["w"], np.float64), np.asarray(params["b"], np.float64)
+        mapped = np.einsum("ij,ij->i", w, np.asarray(xs, np.float64)) + b
+        confirmed = np.shape(got) == mapped.shape and np.allclose(
+            np.asarray(got, np.float64), mapped, rtol=diagnose.RTOL, atol=diagnose.ATOL
+        )
+        cause = _PARAMS_BATCHED if confirmed else ""
         f = failure.finding
         raise fail(
             f.checked,
@@ -191,6 +245,8 @@ def test_batch_predict_params_unbatched(student):
     points=2,
     requires=("test_batch_predict_matches_loop", "test_batch_predict_params_unbatched"),
     hint="Does a Python loop over the examples run while JAX traces your function? What does vmap do instead?",
+    nudge="A Python loop over the examples is unrolled while tracing, one copy per example; vmap traces predict once and batches its operations.",
+    spec="built with `jax.vmap(predict, in_axes=(None, 0))` ... the jaxpr does not grow with the batch size",
 )
 def test_batch_predict_no_growth(student):
     params = _params(3, 5)
@@ -210,6 +266,8 @@ def test_batch_predict_no_growth(student):
     points=1,
     requires=("test_batch_predict_matches_loop", "test_batch_predict_params_unbatched"),
     hint="Is everything inside batch_predict a JAX operation on its arguments?",
+    nudge="A vmapped function is an ordinary JAX function: jit can trace it as long as nothing inside leaves jax.numpy.",
+    spec="Every function that is meant to be jittable is checked both eagerly and under `jax.jit`",
 )
 def test_batch_predict_jit(student):
     jit.assert_jittable(
@@ -224,41 +282,33 @@ def test_batch_predict_jit(student):
     "pairwise_sq_dists matches a double loop",
     points=3,
     hint="D[i, j] pairs row i of a with row j of b: which vmap maps over a, which over b, and in which order?",
+    nudge="Write the squared distance of two single points, then map it over b inside and over a outside, so rows follow a and columns follow b.",
+    spec="`pairwise_sq_dists(a, b)` -> matrix `D[i, j] = ||a[i] - b[j]||^2` using nested `vmap` ... Checks: match a Python loop",
 )
 def test_pairwise_values(student, seed):
+    # one fixed pair of point sets first, whose pairs differ in several coordinates: there a
+    # norm, an L1 distance and the squared distance all differ, so a diagnosis can tell them
+    # apart (the search below shrinks towards one coordinate, where they coincide)
+    pairwise = compiled(student.pairwise_sq_dists)
+    a = jax.device_put(np.array([[1, 0, 2], [0, -1, 1], [2, 2, 0], [-1, 1, -2]], np.float32) / 4)
+    b = jax.device_put(np.array([[0, 1, -1], [3, -2, 1]], np.float32) / 4)
+    values.assert_close(
+        pairwise(a, b),
+        _ref_pairwise(a, b),
+        what="pairwise_sq_dists(a, b) for a of shape (4, 3) and b of shape (2, 3)",
+        diagnostics=_pairwise_diagnostics((a, b)),
+        fix=_PAIRWISE_FIX,
+    )
     values.assert_matches_reference(
-        compiled(student.pairwise_sq_dists),
+        pairwise,
         _ref_pairwise,
         _pairwise_args(),
         what="pairwise_sq_dists(a, b)",
         max_examples=20,
         seed=seed,
-        diagnostics=lambda args: (diagnose.transposed,),
-        fix="inner `jax.vmap(sq_dist, in_axes=(None, 0))` over b, outer `in_axes=(0, None)` over a",
+        diagnostics=_pairwise_diagnostics,
+        fix=_PAIRWISE_FIX,
     )
-
-
-@check(
-    "pairwise_sq_dists is 0 for identical points and never negative",
-    points=1,
-    hidden=True,
-    requires=("test_pairwise_values",),
-    hint="Does your formula subtract two large, nearly equal numbers (|a|^2 + |b|^2 - 2 a.b)?",
-)
-def test_pairwise_exact_zeros(student):
-    rng = np.random.default_rng(4)
-    a = jax.device_put(rng.normal(size=(6, 5)).astype(np.float32) * 30)
-    got = np.asarray(student.pairwise_sq_dists(a, a))
-    values.assert_shape(got, (6, 6), what="pairwise_sq_dists(a, a)")
-    diag = np.diag(got)
-    if np.any(diag != 0) or np.any(got < 0):
-        raise fail(
-            "pairwise_sq_dists(a, a) for 6 points of norm ~70",
-            expected="D[i, i] == 0 exactly and every D[i, j] >= 0",
-            observed=f"diagonal {np.array2string(diag, precision=3)}, smallest entry {got.min():.3g}",
-            cause="the expansion |a|^2 + |b|^2 - 2 a.b cancels catastrophically in float32",
-            fix="sum the squared differences of the two vectors, `jnp.sum((u - v) ** 2)`, inside the nested vmap",
-        )
 
 
 @check(
@@ -266,6 +316,8 @@ def test_pairwise_exact_zeros(student):
     points=2,
     requires=("test_pairwise_values",),
     hint="A loop over the rows of a (or of b) unrolls while tracing: how do two nested vmaps avoid both loops?",
+    nudge="Two nested vmaps trace the one-pair distance once; a Python loop over the rows of a or b unrolls one copy per row.",
+    spec="`D[i, j] = ||a[i] - b[j]||^2` using nested `vmap` ... the jaxpr does not grow with the batch size",
 )
 def test_pairwise_no_growth(student):
     rng = np.random.default_rng(5)
@@ -288,6 +340,8 @@ def test_pairwise_no_growth(student):
     points=1,
     requires=("test_pairwise_values",),
     hint="Is everything inside pairwise_sq_dists a JAX operation on its arguments?",
+    nudge="Nested vmaps compose with jit: keep the one-pair distance in jax.numpy and nothing is left for Python to evaluate.",
+    spec="Every function that is meant to be jittable is checked both eagerly and under `jax.jit`",
 )
 def test_pairwise_jit(student):
     rng = np.random.default_rng(6)
@@ -318,6 +372,8 @@ def _pure_case(gate, required, fn, args, what, module):
     points=1,
     hint="Do your functions change their arguments or any module-level variable, or do something "
     "(print, append) only while jax.jit traces them?",
+    nudge="Each function should only read its arguments and return new arrays, with nothing (prints, globals) that runs only while JAX traces.",
+    spec="purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
 )
 def test_pure(student, credit, gate):
     params = {"w": np.ones((2, 3), np.float32), "b": np.zeros(2, np.float32)}
