@@ -13,7 +13,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from grader.checks import jit, purity, values
+from grader.checks import diagnose, jit, purity, values
 from grader.checks.failure import fail
 from grader.suite import check
 from grader.suites._shared import mlp_params
@@ -125,13 +125,61 @@ def _zeros(*shape):
 _NESTED = {
     "encoder": [Pair(_ones(2, 3), _zeros(3)), (_ones(4), jax.device_put(np.float32(2.0)))],
     "head": Pair(first={"w": _ones(3, 1)}, second=[_zeros(1)]),
-    "frozen": None,
 }
 _NESTED_SHAPES = {
     "encoder": [Pair((2, 3), (3,)), ((4,), ())],
     "head": Pair(first={"w": (3, 1)}, second=[(1,)]),
-    "frozen": None,
 }
+
+
+def _count_diagnostics(args):
+    return (
+        diagnose.matches(
+            len(_ref_leaves(args[0])),
+            "the result is the number of leaves, not the number of scalars in them",
+            kind="leaves",
+        ),
+    )
+
+
+def _sgd_diagnostics(args):
+    """tree_sgd's confirmable mistakes: the step added (a flipped sign), lr left out."""
+    params, grads, lr = args
+    found = [
+        diagnose.matches(
+            _ref_sgd(params, jax.tree.map(np.negative, grads), lr),
+            "the values are params + lr * grads: the step is added instead of subtracted",
+            kind="sign",
+        )
+    ]
+    if lr != 1.0:
+        found.append(
+            diagnose.matches(
+                _ref_sgd(params, grads, 1.0),
+                "the values are params - grads: the learning rate is not applied",
+                kind="no_lr",
+            )
+        )
+    return found
+
+
+def _norm_diagnostics(args):
+    """tree_global_norm's confirmable mistakes: no square root, a sum of per-leaf norms."""
+    leaves = [np.asarray(leaf, np.float64) for leaf in _ref_leaves(args[0])]
+    return (
+        diagnose.matches(
+            sum(float(np.sum(leaf**2)) for leaf in leaves),
+            "the value is the sum of squares itself: the square root is missing",
+            kind="no_sqrt",
+        ),
+        diagnose.matches(
+            sum(float(np.sqrt(np.sum(leaf**2))) for leaf in leaves),
+            "the value is the sum of the leaves' own norms: each leaf got its square root "
+            "before the sum, where the global norm takes one square root of the total",
+            kind="sum_of_norms",
+        ),
+    )
+
 
 _STRUCTURE_FIX = (
     "use `jax.tree.map(...)`: it rebuilds the same containers (dicts, lists, tuples, namedtuples)"
@@ -145,6 +193,8 @@ _STRUCTURE_FIX = (
     "count_params counts the lesson MLP's 235,146 parameters",
     points=1,
     hint="Is it the number of leaves, or the number of scalars in them? What does `.size` give?",
+    nudge="Every leaf is an array: add up how many scalars each one holds, not how many leaves there are.",
+    spec="`count_params(tree)` -> total number of scalars in all leaves",
 )
 def test_count_params_lesson(student):
     got = student.count_params(mlp_params(_LESSON_SIZES, exact=True))
@@ -164,6 +214,8 @@ def test_count_params_lesson(student):
     "count_params works on any nesting of dicts, lists, tuples and namedtuples",
     points=2,
     hint="Does your code walk the tree itself (and so only know dicts), or let jax.tree.leaves find every leaf?",
+    nudge="Let JAX's pytree utilities find the leaves: they know every container kind, however deep.",
+    spec="`count_params(tree)` -> total number of scalars in all leaves ... work on arbitrary nesting of dicts, lists, tuples and namedtuples",
 )
 def test_count_params_nested(student, seed):
     values.assert_matches_reference(
@@ -173,6 +225,7 @@ def test_count_params_nested(student, seed):
         what="count_params(tree)",
         max_examples=25,
         seed=seed,
+        diagnostics=_count_diagnostics,
         fix="`sum(leaf.size for leaf in jax.tree.leaves(tree))`",
     )
 
@@ -184,6 +237,8 @@ def test_count_params_nested(student, seed):
     "tree_sgd updates the lesson params leaf by leaf",
     points=2,
     hint="Which jax.tree function applies a two-argument function to matching leaves of two trees?",
+    nudge="A tree map over two trees of the same structure calls your function on each pair of matching leaves and rebuilds the tree.",
+    spec="`tree_sgd(params, grads, lr)` -> `params - lr * grads` leaf by leaf (`jax.tree.map`)",
 )
 def test_tree_sgd_lesson(student):
     params, grads = mlp_params((6, 5, 4, 3), exact=True), mlp_params((6, 5, 4, 3), 1, exact=True)
@@ -192,13 +247,20 @@ def test_tree_sgd_lesson(student):
     values.assert_tree_structure(
         got, expected, what="tree_sgd(params, grads, 0.5)", fix=_STRUCTURE_FIX
     )
-    values.assert_close(got, expected, what="tree_sgd(params, grads, 0.5)")
+    values.assert_close(
+        got,
+        expected,
+        what="tree_sgd(params, grads, 0.5)",
+        diagnostics=_sgd_diagnostics((params, grads, 0.5)),
+    )
 
 
 @check(
     "tree_sgd keeps any tree structure (lists, tuples, namedtuples, dicts)",
     points=2,
     hint="If you flatten the trees with jax.tree.leaves, how do you get the original containers back?",
+    nudge="A tree map rebuilds whatever containers it was given; rebuilding them by hand only works for the kinds you thought of.",
+    spec="`tree_sgd(params, grads, lr)` -> `params - lr * grads` leaf by leaf (`jax.tree.map`) ... work on arbitrary nesting of dicts, lists, tuples and namedtuples; structure preserved",
 )
 def test_tree_sgd_nested(student, seed):
     values.assert_matches_reference(
@@ -210,6 +272,7 @@ def test_tree_sgd_nested(student, seed):
         what="tree_sgd(params, grads, lr)",
         max_examples=20,
         seed=seed,
+        diagnostics=_sgd_diagnostics,
         fix=_STRUCTURE_FIX,
     )
 
@@ -219,6 +282,8 @@ def test_tree_sgd_nested(student, seed):
     points=1,
     hint="Do you assign into params[...] (changing the caller's dict) or keep anything in a global?",
     requires=("test_tree_sgd_lesson",),
+    nudge="Return a new tree built from the old leaves instead of assigning into the caller's containers.",
+    spec="purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
 )
 def test_tree_sgd_pure(student):
     params = {
@@ -239,6 +304,8 @@ def test_tree_sgd_pure(student):
     points=1,
     hint="Under jit the leaves are tracers: does your code convert them to NumPy or Python numbers?",
     requires=("test_tree_sgd_lesson",),
+    nudge="Under jit every leaf is a tracer: the update must stay a jax.numpy expression, with no conversion to NumPy or Python numbers.",
+    spec="jittable where the output is an array",
 )
 def test_tree_sgd_jit(student):
     params = mlp_params((4, 3, 2), exact=True)
@@ -255,6 +322,8 @@ def test_tree_sgd_jit(student):
     "tree_global_norm is the L2 norm of all leaves together",
     points=2,
     hint="The global norm is not the sum of the leaves' norms: what do you add up before the one square root?",
+    nudge="Sum the squares over every leaf first, then take a single square root of the total.",
+    spec="`tree_global_norm(tree)` -> sqrt of the sum of squares of all leaves ... work on arbitrary nesting of dicts, lists, tuples and namedtuples",
 )
 def test_global_norm_values(student, seed):
     values.assert_matches_reference(
@@ -264,6 +333,7 @@ def test_global_norm_values(student, seed):
         what="tree_global_norm(tree)",
         max_examples=20,
         seed=seed,
+        diagnostics=_norm_diagnostics,
         fix="`jnp.sqrt(sum(jnp.sum(leaf ** 2) for leaf in jax.tree.leaves(tree)))`",
     )
 
@@ -274,6 +344,8 @@ def test_global_norm_values(student, seed):
     hint="Under jit the leaves are tracers: can float(), math.sqrt or np.* work on a value that is not "
     "known yet? And does the function touch anything besides its argument?",
     requires=("test_global_norm_values",),
+    nudge="Under jit the leaves are tracers, so the sum and the square root must be jax.numpy operations, not float() or math.sqrt.",
+    spec="jittable where the output is an array ... purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
 )
 def test_global_norm_jit(student):
     tree = mlp_params((5, 4, 3), exact=True)
@@ -293,6 +365,8 @@ def test_global_norm_jit(student):
     "layer_shapes gives the lesson params' shapes, compared with ==",
     points=2,
     hint="Which function maps every leaf to something else but keeps the dict-of-dicts around it?",
+    nudge="A tree map can replace each leaf by anything, here its shape, and keeps the dict-of-dicts around it.",
+    spec="`layer_shapes(params)` -> the same tree structure with each leaf replaced by its shape tuple (tuples are pytrees themselves: compare with `==`)",
 )
 def test_layer_shapes_lesson(student):
     params = mlp_params(_LESSON_SIZES, exact=True)
@@ -313,17 +387,19 @@ def test_layer_shapes_lesson(student):
 
 
 @check(
-    "layer_shapes keeps any nesting (lists, tuples, namedtuples, None)",
+    "layer_shapes keeps any nesting (dicts, lists, tuples, namedtuples)",
     points=2,
     hidden=True,
     hint="Does your code assume a dict of dicts? What handles every kind of container for you?",
+    nudge="Let a tree map walk the containers: it rebuilds lists, tuples, namedtuples and dicts as they were, with a shape tuple per leaf.",
+    spec="`layer_shapes(params)` -> the same tree structure with each leaf replaced by its shape tuple ... work on arbitrary nesting of dicts, lists, tuples and namedtuples; structure preserved",
 )
 def test_layer_shapes_nested(student, seed):
     try:
         got = student.layer_shapes(_NESTED)
     except (AttributeError, KeyError, TypeError) as exc:
         raise fail(
-            "layer_shapes(tree) for a tree of dicts, lists, tuples, a namedtuple and None",
+            "layer_shapes(tree) for a tree of dicts, lists, tuples and a namedtuple",
             expected=repr(_NESTED_SHAPES),
             observed=f"{type(exc).__name__}: {exc}",
             cause="the code walks the containers itself and assumes a dict of dicts",
@@ -331,7 +407,7 @@ def test_layer_shapes_nested(student, seed):
         ) from None
     if got != _NESTED_SHAPES:
         raise fail(
-            "layer_shapes(tree) == the expected shapes, for a tree of dicts, lists, tuples, a namedtuple and None",
+            "layer_shapes(tree) == the expected shapes, for a tree of dicts, lists, tuples and a namedtuple",
             expected=repr(_NESTED_SHAPES),
             observed=repr(got),
             cause="the containers were not rebuilt as they were (or a leaf's shape is not a tuple)",

@@ -7,6 +7,7 @@ import pytest
 from parallel_grading import Gradings
 
 from grader.catalog import read_suite
+from grader.checks.failure import CAUSE_LABEL
 from grader.commands.assign import stub_source
 
 LESSON = "05_pytrees"
@@ -21,6 +22,9 @@ VARIANTS = (
     "dict_only",
     "python_floats",
     "module_state",
+    "explicit_recursion",
+    "leaves_uphill_norms",
+    "unexplained",
 )
 
 
@@ -131,3 +135,45 @@ def test_module_state_is_impure_even_with_right_values(graded):
     norm = g.message("test_global_norm_jit")
     assert "during the first (tracing) call the global `TRACES`" in norm
     assert "only at trace time" in norm
+
+
+@pytest.mark.slow
+def test_explicit_recursion_over_the_named_containers_passes_every_check(graded):
+    """dicts, lists, tuples and namedtuples walked by hand: the spec names no other container
+    (a None in the tree, which this code takes for a leaf, is not asked for)."""
+    graded("explicit_recursion").assert_statuses()
+
+
+def _cause(message):
+    lines = [line for line in message.splitlines() if line.strip().startswith(CAUSE_LABEL)]
+    return lines[0] if lines else ""
+
+
+@pytest.mark.slow
+def test_leaves_counted_a_step_uphill_and_summed_norms_are_named(graded):
+    g = graded("leaves_uphill_norms")
+    for check, words in (
+        ("test_count_params_nested", "the number of leaves"),
+        ("test_tree_sgd_lesson", "params + lr * grads"),
+        ("test_tree_sgd_nested", "params + lr * grads"),
+        ("test_global_norm_values", "sum of the leaves' own norms"),
+    ):
+        assert g.results[check]["status"] == "failed", check
+        assert words in _cause(g.message(check)), (check, g.message(check))
+
+
+@pytest.mark.slow
+def test_differences_no_diagnostic_confirms_name_no_cause(graded):
+    g = graded("unexplained")
+    g.assert_statuses(
+        failed={
+            "test_tree_sgd_lesson",
+            "test_tree_sgd_nested",
+            "test_tree_sgd_pure",
+            "test_tree_sgd_jit",
+            "test_global_norm_values",
+            "test_global_norm_jit",
+        }
+    )
+    for check in ("test_tree_sgd_lesson", "test_tree_sgd_nested", "test_global_norm_values"):
+        assert CAUSE_LABEL not in g.message(check), g.message(check)
