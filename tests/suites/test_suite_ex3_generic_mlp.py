@@ -20,7 +20,7 @@ VARIANTS = (
     "jit_global_jitter",
     "numpy_bias",
 )
-MAX_SCORE = 18
+MAX_SCORE = 14  # He statistics and per-layer keys: not in ex3's spec, no check
 HIDDEN = {"test_init_key_use", "test_forward_pure"}
 FORWARD = {
     "test_forward_lesson",
@@ -115,8 +115,7 @@ def test_global_rng_drawn_at_trace_time_is_named(graded):
 
 
 @pytest.mark.slow
-def test_numpy_float64_bias_is_named(graded):
-    g = graded("numpy_bias")
-    g.assert_statuses(failed={"test_init_structure", "test_init_keys", "test_init_key_use"})
-    assert "default float is float64" in g.message("test_init_structure")
-    assert g.results["test_init_keys"]["blocked_by"] == "test_init_structure"
+def test_a_numpy_float64_bias_is_the_lesson_dict(graded):
+    # ex3's spec asks for the lesson dict's names and shapes, not a dtype: a NumPy zero
+    # bias (float64) is accepted, and the forward pass stays float32
+    graded("numpy_bias").assert_statuses()
