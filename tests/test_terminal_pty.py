@@ -1,4 +1,5 @@
-"""`grade` and `grade batch` in a real pseudo-terminal, in a pipe, and with NO_COLOR.
+"""`grade`, `grade batch` and `grade verify` in a real pseudo-terminal, in a pipe, and
+with NO_COLOR.
 
 The commands run as subprocesses whose stdin, stdout and stderr are the slave
 side of a pty (100 columns), exactly as in a student's terminal; the test reads
@@ -166,7 +167,7 @@ def test_grade_into_a_pipe_prints_plain_lines(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_grade_batch_in_a_terminal_shows_its_progress_and_finishes(tmp_path: Path) -> None:
     submissions = tmp_path / "class"
-    for student in ("alice", "bob"):
+    for student in ("alice", "bob", "erin"):  # erin's 01_sums loops until its limit
         shutil.copytree(BATCH / "submissions" / student, submissions / student)
     code, out = in_pty(
         [
@@ -186,7 +187,54 @@ def test_grade_batch_in_a_terminal_shows_its_progress_and_finishes(tmp_path: Pat
     )
     text = plain(out)
     assert code == 0, text
-    assert HIDE_CURSOR in out and BAR in out and "0/2 students" in text
+    assert HIDE_CURSOR in out and BAR in out and "0/3 students" in text
     assert "alice: 100.0%" in text and re.search(r"bob: \d+\.\d%", text)
-    assert "graded 2 student(s)" in text
+    # The live line names the student's lesson file being graded and the time its limit
+    # leaves, counting down.
+    left = [int(m) for m in re.findall(r"erin: 01_sums 0:(\d\d) left", text)]
+    assert left and min(left) < max(left) <= 8, text[-2000:]
+    assert "graded 3 student(s)" in text
     assert (tmp_path / "out" / "gradebook.csv").is_file()
+
+
+def _slow_course(tmp_path: Path) -> Path:
+    """The command-test course, its 01_sums solution taking 3 s to import."""
+    course = tmp_path / "course"
+    shutil.copytree(BATCH, course, ignore=shutil.ignore_patterns("__pycache__", "submissions"))
+    solution = course / "solutions" / "01_sums.py"
+    solution.write_text("import time\n\ntime.sleep(3)\n" + solution.read_text())
+    return course
+
+
+def _verify(course: Path) -> list[str]:
+    return [*GRADE, "verify", "--suites", str(course / "suites"), "--runs", "1", "--timeout", "60"]
+
+
+@pytest.mark.slow
+def test_grade_verify_in_a_terminal_names_each_phase_and_its_time_left(tmp_path: Path) -> None:
+    course = _slow_course(tmp_path)
+    code, out = in_pty(_verify(course), course, environment(), timeout=180)
+    text = plain(out)
+    assert code in (0, 1), text  # the verdict does not matter here
+    assert HIDE_CURSOR in out and BAR in out and "0/4 gradings" in text
+    left = [int(m) for m in re.findall(r"run 1: 01_sums 0:(\d\d) left", text)]
+    assert left and max(left) <= 60, text[-2000:]  # the phase, the file, its time left
+    assert re.search(r"run 1: PASS +9/9 +01_sums", text) and re.search(r"stubs: TODO", text)
+    assert "solutions/ run 1: 12/12 (100%)" in text and "exercises/ (stubs): 0/12" in text
+    assert b"\x1b[?25h" in out
+
+
+@pytest.mark.slow
+def test_grade_verify_into_a_pipe_prints_plain_lines(tmp_path: Path) -> None:
+    course = _slow_course(tmp_path)
+    proc = subprocess.run(
+        _verify(course), capture_output=True, cwd=course, env=environment(), timeout=180
+    )
+    out = proc.stdout + proc.stderr
+    assert b"\x1b" not in out and b"\r" not in out  # a CI log: no redrawing
+    lines = proc.stdout.decode().splitlines()
+    assert lines[0].startswith("Verifying 2 lesson file(s): 1 run(s) of solutions/")
+    graded = [line for line in lines if re.match(r"\[\d/4\] (run 1|stubs): ", line)]
+    assert len(graded) == 4, lines
+    assert any(re.fullmatch(r"\[\d/4\] run 1: PASS +9/9  01_sums \(\d+\.\d s\)", g) for g in graded)
+    assert "solutions/ run 1: 12/12 (100%)" in proc.stdout.decode()

@@ -17,6 +17,12 @@ With `--only`, only the lesson files it names are looked at (their suites, solut
 stubs); the other files of the course are neither graded nor reported. Exit 0 when all
 hold, 1 with the list of violations otherwise. `--list-checks` grades nothing: it prints
 each check with its points and the spec's words it enforces.
+
+While it grades, a terminal shows a live line: the gradings done of all (each lesson file
+of each run of the solutions, and of the stubs) and what is being graded now with the
+time its limit leaves ("run 1: 03_jit 0:41 left, stubs: 04_vmap 0:55 left"); each
+graded file gets its line (`run 1: PASS 21/21 03_jit (3.1 s)`), each phase its total. In
+a pipe or a file (a CI log) the same lines, plain (`[3/45] run 1: ...`), nothing redrawn.
 """
 
 from __future__ import annotations
@@ -26,11 +32,13 @@ import concurrent.futures
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
+
 from grader import catalog
 from grader import spec as lesson_spec
 from grader.commands import assign, course, shared
-from grader.model import Report, without_timings
-from grader.reports import labels, results
+from grader.model import ExerciseResult, Report, without_timings
+from grader.reports import console, labels, results, terminal
 from grader.runner import engine
 from grader.runner.submission import Submission, SubmissionError, find
 
@@ -243,21 +251,44 @@ def run(args: argparse.Namespace) -> int:
         specs, Path(args.spec) if args.spec else course.root(args) / "docs" / "lesson-spec.md"
     )
 
-    def grade(folder: Path, label: str) -> Report:
-        report = engine.grade(specs, _submission(folder, specs), options)
-        say(
-            f"{label}: {labels.points(report.score, report.max_score)} "
-            f"({labels.percent(report.score, report.max_score)}) in {report.duration_s:.1f} s"
-        )
-        return report
-
     say(
         f"Verifying {len(specs)} lesson file(s): {args.runs} run(s) of {solutions}/, one of "
         f"{exercises}/, with {min(jobs.count, len(specs))} job(s) ..."
     )
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        stubs = pool.submit(grade, exercises, f"{exercises}/ (stubs)")
-        runs = [grade(solutions, f"{solutions}/ run {i + 1}") for i in range(args.runs)]
+    out = console.stdout()
+    color = console.has_color(out)
+    total = len(specs) * (args.runs + 1)
+    with (
+        console.Progress(
+            total, out, description="verify", unit="grading", quiet=args.quiet
+        ) as live,
+        concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool,
+    ):
+
+        def grade(folder: Path, label: str, phase: str) -> Report:
+            """Grade `folder`, each lesson file's line and the phase's total said as they
+            come; `phase` ("run 1", "stubs") names what runs on the live line."""
+
+            def done(index: int, count: int, result: ExerciseResult) -> None:
+                line = Text.from_ansi(terminal.done_line(result, color=color))
+                live.advance(Text.assemble(f"{phase}: ", line), f"{phase}: {result.name}")
+
+            def starting(name: str, limit_s: float) -> None:
+                live.start(f"{phase}: {name}", limit_s)
+
+            report = engine.grade(
+                specs, _submission(folder, specs), options, done, on_start=starting
+            )
+            live.note(
+                f"{label}: {labels.points(report.score, report.max_score)} "
+                f"({labels.percent(report.score, report.max_score)}) in {report.duration_s:.1f} s"
+            )
+            return report
+
+        stubs = pool.submit(grade, exercises, f"{exercises}/ (stubs)", "stubs")
+        runs = [
+            grade(solutions, f"{solutions}/ run {i + 1}", f"run {i + 1}") for i in range(args.runs)
+        ]
         stub_report = stubs.result()
     problems += solution_problems(runs[0])
     problems += stability_problems([results.document(r) for r in runs])
