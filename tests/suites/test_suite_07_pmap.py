@@ -8,6 +8,7 @@ from lesson_grading import REPO, grade
 from parallel_grading import folder
 
 from grader.catalog import read_suite
+from grader.checks.failure import CAUSE_LABEL
 from grader.commands.assign import stub_source
 
 LESSON = "07_pmap"
@@ -21,6 +22,8 @@ VARIANTS = (
     "psum",
     "vmap_mean",
     "module_state",
+    "numpy_shard",
+    "first_device",
 )
 MAX_SCORE = 15
 HIDDEN = {"test_result_spans_devices", "test_other_loss_and_devices"}
@@ -58,10 +61,11 @@ def test_alternative_solution_passes(graded):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("idiom", ["decorator_psum", "class_value_and_grad"])
+@pytest.mark.parametrize("idiom", ["decorator_psum", "class_value_and_grad", "numpy_shard"])
 def test_correct_alternatives_in_other_idioms_pass_every_check(graded, idiom):
     """decorator_psum: split and stack, replicated params, a pmap decorator, psum / psum(1);
-    class_value_and_grad: a data-parallel class pmeaning (loss, grads), reshape with -1."""
+    class_value_and_grad: a data-parallel class pmeaning (loss, grads), reshape with -1;
+    numpy_shard: shard as a NumPy reshape on the host (not jittable: the spec does not ask)."""
     graded(idiom).assert_statuses()
 
 
@@ -127,3 +131,13 @@ def test_module_state_is_impure_even_with_right_values(graded):
     assert "purity of shard(x, n_devices)" in g.message("test_shard_jits")
     assert "the global `STATS`['rows_sharded'] changed" in g.message("test_shard_jits")
     assert "the global `STEPS` changed" in g.message("test_jit_and_repeat")
+
+
+@pytest.mark.slow
+def test_a_gradient_no_diagnostic_explains_names_no_cause(graded):
+    g = graded("first_device")
+    for check in ("test_full_batch_mean", "test_other_loss_and_devices"):
+        message = g.message(check)
+        assert g.results[check]["status"] == "failed", check
+        assert CAUSE_LABEL not in message, message
+        assert "expected:" in message and "observed:" in message
