@@ -214,6 +214,8 @@ def _random_programs_cached():
     points=1,
     hint="How many layers do `len(sizes)` sizes make, and which of each pair is the "
     "weight matrix's first axis?",
+    nudge="Pair up consecutive sizes: each pair is one layer, named 'layer1', 'layer2', ... in order, whose weight matrix has the pair's first size as rows.",
+    spec="`init_params(key, sizes=(784, 256, 128, 10))` -> the lesson dict ... Params of the lesson MLP are the lesson's nested dict: `{'layer1': {'w': (in, out), 'b': (out,)}, 'layer2': ..., 'layerN': ...}`, weights stored (in, out) ... Checks: shapes and init statistics",
 )
 def test_init_shapes(student):
     _random_programs_cached()
@@ -271,6 +273,8 @@ def _scale_name(ratio):
     points=2,
     hint="What standard deviation should a weight feeding a ReLU layer with fan_in inputs "
     "have, and which of the two sizes is the fan-in?",
+    nudge="Draw standard normal weights and scale them by the square root of 2 over the layer's input size, the first dimension of its weight matrix.",
+    spec="He init (`normal * sqrt(2 / fan_in)`) ... Checks: shapes and init statistics",
 )
 def test_init_he_statistics(student):
     params = student.init_params(jax.random.key(3), LESSON_SIZES)
@@ -305,6 +309,8 @@ def test_init_he_statistics(student):
     "init_params starts every bias at zero",
     points=1,
     hint="Which jnp function makes an array of the bias's shape filled with 0.0?",
+    nudge="Only the weights are random: every bias starts as an array of exact zeros of the layer's output size.",
+    spec="zero biases",
 )
 def test_init_zero_biases(student):
     params = student.init_params(jax.random.key(0), LESSON_SIZES)
@@ -327,6 +333,8 @@ def test_init_zero_biases(student):
     hint="If three layers each call jax.random.normal, how many keys must jax.random.split "
     "hand out, and may any of them be the key you were given?",
     requires=("test_init_shapes",),
+    nudge="Split the key once into as many subkeys as there are layers and give each layer's draw its own subkey, never the key you were given.",
+    spec="a separate key per layer ... a correct solution works with both `jax.random.key(s)` (typed) and `jax.random.PRNGKey(s)` (raw) keys ... Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically and by key use ... no global NumPy/`random` RNG",
 )
 def test_init_keys(student):
     sizes = (16, 16, 16, 16)
@@ -370,6 +378,8 @@ def test_init_keys(student):
     points=1,
     hint="Which layers feed another layer (and so need a ReLU), and what should the last "
     "layer return: logits or something squashed?",
+    nudge="Each layer computes x @ w + b; the ReLU follows every layer except the final one, whose raw output is the logits.",
+    spec="`forward(params, x)` -> logits; ReLU on hidden layers, none on the last ... used as `x @ w + b`",
 )
 def test_forward_values(student):
     params = _params(SMALL_SIZES)
@@ -400,6 +410,8 @@ def test_forward_values(student):
     points=1,
     hint="Do the functions use anything besides their arguments, or change them?",
     requires=("test_forward_values", "test_loss_value"),
+    nudge="Use only jax.numpy operations on the arguments and touch nothing outside the function: under jit its Python body runs once, while tracing.",
+    spec="Every function that is meant to be jittable is checked both eagerly and under `jax.jit` ... purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
 )
 def test_forward_loss_jit_pure(student):
     params = _params(SMALL_SIZES)
@@ -418,6 +430,8 @@ def test_forward_loss_jit_pure(student):
     points=1,
     hint="For one example, what is -log of the softmax probability of its label, and how "
     "do you combine the batch: a sum or a mean?",
+    nudge="Take log_softmax of the logits, pick each row's entry at its integer label (a one-hot product or take_along_axis), negate, and average over the batch.",
+    spec="`loss_fn(params, x, y)` -> mean cross-entropy from `log_softmax` ... Labels are integer class ids unless said otherwise",
 )
 def test_loss_value(student):
     params = _params(SMALL_SIZES)
@@ -447,6 +461,8 @@ def test_loss_value(student):
     points=2,
     hint="What is exp(10000.0) in float32, and which jax.nn function computes log(softmax) "
     "without ever forming it?",
+    nudge="jax.nn.log_softmax computes log-probabilities directly, subtracting the largest logit first; never take the log of a softmax.",
+    spec="mean cross-entropy from `log_softmax` (stable for large logits) ... no NaN for logits of size 1e4",
 )
 def test_loss_stable(student):
     params = _params(SMALL_SIZES)
@@ -486,6 +502,8 @@ def test_loss_stable(student):
     points=1,
     hint="If the loss value is right, is the gradient flowing through every layer, or is "
     "something computed outside JAX (NumPy, a Python float)?",
+    nudge="Keep the whole loss in JAX (jnp operations on the params, no NumPy or float() on the way) so jax.grad differentiates through every layer.",
+    spec="gradients match the reference",
 )
 def test_loss_gradients(student):
     params = _params(SMALL_SIZES, seed=4)
@@ -509,6 +527,8 @@ def test_loss_gradients(student):
     "optimizer is optax.adam(1e-3)",
     points=1,
     hint="Which Optax factory is the lesson's optimizer, and at what learning rate?",
+    nudge="Optax builds an optimizer with a factory function; the module-level name holds the Adam transformation at the lesson's learning rate.",
+    spec="`optimizer` -> module-level `optax.adam(1e-3)`.",
 )
 def test_optimizer_is_adam(student):
     tx = getattr(student, "optimizer", None)
@@ -561,6 +581,8 @@ def test_optimizer_is_adam(student):
     points=1,
     hint="Which single JAX call gives both the loss and its gradients, and which loss should "
     "be returned: before or after the update?",
+    nudge="jax.value_and_grad gives the batch loss and the gradients in one pass; the optimizer's update turns the gradients into updates, optax.apply_updates applies them.",
+    spec="`train_step(params, opt_state, x, y)` -> `(params, opt_state, loss)`, jitted ... `optimizer` -> module-level `optax.adam(1e-3)`.",
 )
 def test_train_step_values(student):
     params = _params(SMALL_SIZES)
@@ -640,6 +662,8 @@ TRAJECTORY_STEPS = 4
     hint="After one step, which params and which optimizer state must the next step start "
     "from, and what does train_step return for each?",
     requires=("test_train_step_values",),  # one step right first: then the threading shows
+    nudge="Return the params with the updates applied and the state the optimizer's update gave back, so the next call continues from both.",
+    spec="`train_step(params, opt_state, x, y)` -> `(params, opt_state, loss)`, jitted ... `optimizer` -> module-level `optax.adam(1e-3)`.",
 )
 def test_train_step_trajectory(student):
     params = _params(SMALL_SIZES, seed=11)
@@ -694,6 +718,8 @@ def test_train_step_trajectory(student):
     points=1,
     hint="Does train_step or accuracy read or write anything besides their arguments, for "
     "instance a module-level counter or list, even only while jax.jit traces them?",
+    nudge="Read nothing but the arguments and write nothing outside the function: under jit the Python body runs only while tracing, so a counter or a print there is not a per-call effect.",
+    spec="Every function that is meant to be jittable is checked both eagerly and under `jax.jit` ... purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
 )
 def test_step_accuracy_pure(student, credit, gate):
     params = _params(SMALL_SIZES, seed=12)
@@ -731,6 +757,8 @@ def _traces_during(step, args):
     points=2,
     hint="Where is jax.jit applied: once, to the module-level train_step, or again on every call?",
     requires=("test_train_step_values",),
+    nudge="Apply jax.jit once, as a decorator on the module-level function; later calls with arrays of the same shapes reuse the compiled program.",
+    spec="`train_step(params, opt_state, x, y)` -> `(params, opt_state, loss)`, jitted ... `train_step` compiles once across many steps",
 )
 def test_train_step_compiles_once(student):
     params = _params(SMALL_SIZES, seed=9)
@@ -765,6 +793,8 @@ def test_train_step_compiles_once(student):
     points=1,
     hint="Which axis of the logits holds the classes, and how do you turn a boolean array "
     "into a fraction?",
+    nudge="Compare the argmax over the class axis of the logits with the labels and average the resulting booleans.",
+    spec="`accuracy(params, x, y)` -> fraction of correct argmax predictions.",
 )
 def test_accuracy(student):
     params = _params(SMALL_SIZES, seed=2)
@@ -791,6 +821,8 @@ def test_accuracy(student):
     points=2,
     hint="Does every epoch reshuffle, does every batch go through train_step, and are the "
     "params and opt_state you return the updated ones?",
+    nudge="Each epoch, permute the training rows with a fresh subkey, run train_step on every batch, and carry its returned params and opt_state into the next step.",
+    spec="the layer sizes are `(x_train.shape[1], 256, 128, 10)` ... training on the digits data reaches at least 0.95 test accuracy (checks may train for more than the default 10 epochs to keep a margin)",
 )
 def test_train_accuracy(student, attach):
     with _loss_errors_named(f"train(key, digits, n_epochs={TRAIN_EPOCHS})"):
@@ -839,6 +871,8 @@ def _rising_loss_cause(history):
     points=1,
     hint="What does each entry of the history need to record, at which point of the epoch, "
     "and as what Python type?",
+    nudge="After each epoch append one dict: the mean of that epoch's batch losses and the accuracies of the current params on the training and test rows, each converted with float().",
+    spec="`history` is a list of per-epoch dicts with `loss`, `train_acc`, `test_acc`.",
 )
 def test_train_history(student):
     data, params, history = _digits_run(student)
@@ -967,6 +1001,8 @@ def _observed_train(student, seed):
     hidden=True,
     hint="If you split the key once before the loop, which permutation does every epoch see?",
     requires=("test_train_accuracy",),
+    nudge="Inside the epoch loop, split the key anew and draw the epoch's permutation of the row indices from the new subkey.",
+    spec="reshuffles each epoch with a fresh key",
 )
 def test_train_reshuffles(student):
     (n, _), batch, epochs = DIGITS_TRAIN_SHAPE, OBSERVED_BATCH, OBSERVED_EPOCHS
@@ -1051,6 +1087,8 @@ def test_train_reshuffles(student):
     hint="After each train_step, which opt_state does the next step start from: the one "
     "train_step returned, or an older one?",
     requires=("test_train_accuracy",),
+    nudge="The optimizer state holds Adam's moments and step count: the state train_step returns is the one the next step must receive.",
+    spec="`train_step(params, opt_state, x, y)` -> `(params, opt_state, loss)`",
 )
 def test_train_carries_opt_state(student):
     per_epoch = DIGITS_TRAIN_SHAPE[0] // OBSERVED_BATCH
@@ -1077,3 +1115,92 @@ def test_train_carries_opt_state(student):
             fix="`params, opt_state, loss = train_step(params, opt_state, x, y)`: keep the new "
             "opt_state for the next step",
         )
+
+
+# The signature's defaults and the key: one run with the defaults on `_observed_data` (the
+# digits run's shapes, so nothing new compiles: 10 epochs of 11 steps, ~0.2 s), one with
+# n_epochs=10, batch_size=128 passed after NumPy's and Python's global RNGs were moved.
+DEFAULT_EPOCHS, DEFAULT_BATCH = 10, 128
+
+
+def _same(a, b):
+    return values.difference(a, b, **EXACT) is None
+
+
+@check(
+    "train's defaults are n_epochs=10 and batch_size=128, and its key alone decides the run",
+    points=1,
+    hint="Does train(key, data) without n_epochs and batch_size train exactly as with "
+    "n_epochs=10, batch_size=128, and does anything besides the key (np.random, random) "
+    "choose the initialisation or the batches?",
+    nudge="A training run is a pure function of its key and data: every random draw comes "
+    "from splitting the key you are given, and the signature's defaults are the lesson's.",
+    spec="`train(key, data, n_epochs=10, batch_size=128)` -> `(params, history)` ... "
+    "same signatures ... purity is checked (same inputs, same outputs; no mutation of "
+    "arguments or module state; no global NumPy/`random` RNG",
+    requires=("test_train_accuracy",),
+)
+def test_train_defaults_and_key(student, seed):
+    data, key = _observed_data(), jax.random.key(0)
+    call = f"train(key, data of {DIGITS_TRAIN_SHAPE[0]} rows)"
+    explicit_call = f"train(key, data, n_epochs={DEFAULT_EPOCHS}, batch_size={DEFAULT_BATCH})"
+    default = once(student, "default run", lambda: student.train(key, data))
+    kwargs = {"n_epochs": DEFAULT_EPOCHS, "batch_size": DEFAULT_BATCH}
+    moved = client.probe(
+        keys.observe_global_rng, client.handle(student.train), (key, data), kwargs, (),
+        (seed + 7919,), False,
+    )["eagerly"][0]  # fmt: skip
+    moved = _calls.observed(
+        moved,
+        checked=f"{explicit_call} after NumPy's global RNG moved",
+        attempted=explicit_call,
+        expected="the function runs",
+    )
+    if _same(moved, default):
+        return
+    # Two causes: other defaults, or a global RNG. A third run, RNGs untouched, tells them apart.
+    again = student.train(key, data, **kwargs)
+    history = default[1] if isinstance(default, tuple | list) and len(default) == 2 else None
+    if _same(again, moved):
+        epochs = len(history) if isinstance(history, list) else None
+        raise fail(
+            f"{call} against {explicit_call}, the same key",
+            expected="the same params and history: the defaults are n_epochs=10, batch_size=128",
+            observed="a different run without them"
+            + (
+                f" ({epochs} epochs in the history)" if epochs not in (None, DEFAULT_EPOCHS) else ""
+            ),
+            cause="the defaults of n_epochs or batch_size differ from the lesson's",
+            fix="keep the signature `def train(key, data, n_epochs=10, batch_size=128)`",
+        )
+    raise fail(
+        f"{explicit_call} twice with jax.random.key(0), NumPy's and Python's global RNGs "
+        "moved in between",
+        expected="the same params and history",
+        observed="a different run",
+        cause="the run depends on something besides the key: NumPy's or Python's global RNG "
+        "(np.random.permutation, np.random.shuffle, random.shuffle), which no JAX key controls",
+        fix="split the key you are given and draw with jax.random (jax.random.permutation for "
+        "the batch order)",
+    )
+
+
+@check(
+    "train gives the init and every epoch's shuffle a key of their own",
+    points=1,
+    hint="After `key, subkey = jax.random.split(key)`, which of the two may you split or draw "
+    "from again, and is the key you were given ever used twice?",
+    nudge="A JAX key is consumed by one random call (a split counts): carry the new key "
+    "forward and draw only from fresh subkeys, for the init and for each epoch's shuffle.",
+    spec="reshuffles each epoch with a fresh key ... Random-valued outputs (inits, splits, "
+    "noise, dropout masks, training runs) are judged statistically and by key use",
+    requires=("test_train_accuracy",),
+)
+def test_train_key_reuse(student):
+    keys.assert_no_key_reuse(
+        student.train,
+        (jax.random.key(0), _observed_data()),
+        kwargs={"n_epochs": 2, "batch_size": OBSERVED_BATCH},
+        jit=False,
+        what=f"train(key, data, n_epochs=2, batch_size={OBSERVED_BATCH})",
+    )

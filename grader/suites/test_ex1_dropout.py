@@ -27,12 +27,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from grader.checks import jit, keys, purity, values
+from grader.checks import _calls, jit, keys, purity, values
 from grader.checks.failure import fail
 from grader.data import load_digits
 from grader.sandbox import client
 from grader.suite import check
-from grader.suites._shared import EXACT, FLOAT32, mlp_params, score_cases
+from grader.suites._shared import EXACT, FLOAT32, mlp_params, once, score_cases
 
 LESSON = "ex1_dropout"
 TITLE = "Exercise 1: dropout with explicit PRNG keys"
@@ -114,6 +114,8 @@ def _dropout(student: Any, key: Any, x: jax.Array, rate: float, **kwargs: Any) -
     points=1,
     hint="Which shape should the random mask have, and does your scaling change the dtype?",
     requires=("test_dropout_rate", "test_dropout_scale"),
+    nudge="Draw the mask with the full shape of x and combine it elementwise; scaling by a Python float keeps x's dtype.",
+    spec="`dropout(key, x, rate, train=True)` -> inverted dropout: each unit is zeroed with probability `rate` ... and survivors are scaled by `1 / (1 - rate)`",
 )
 def test_dropout_shape(student):
     for shape in ((4, 10, 25), SMALL):
@@ -139,6 +141,8 @@ def test_dropout_shape(student):
     points=3,
     hint="Is `rate` the probability of dropping a unit or of keeping it? What probability "
     "do you pass to jax.random.bernoulli, and what does a True in its mask mean?",
+    nudge="jax.random.bernoulli(key, p, shape) is True with probability p: a unit is kept with probability 1 - rate, so that is the p of a keep-mask.",
+    spec="each unit is zeroed with probability `rate` (the DROP probability, as in Flax and Equinox; not the keep probability of the old `stax.Dropout`) ... Checks: rate observed statistically",
 )
 def test_dropout_rate(student, seed):
     x = _units(seed=seed)
@@ -178,6 +182,8 @@ def test_dropout_rate(student, seed):
     points=2,
     hint="After dropping a fraction `rate` of the units, by what factor must the rest grow "
     "so that the layer's expected output is unchanged?",
+    nudge="Every kept unit is divided by the keep probability, the same factor for all of them, and every dropped unit is exactly zero.",
+    spec="survivors are scaled by `1 / (1 - rate)`",
 )
 def test_dropout_scale(student, seed):
     x = _units(seed=seed)
@@ -221,6 +227,8 @@ def test_dropout_scale(student, seed):
     points=1,
     hint="If a unit survives with probability 1 - rate, what must it be multiplied by for "
     "its mean over many masks to equal its input?",
+    nudge="Inverted dropout keeps the mean: a unit kept with probability 1 - rate must be divided by 1 - rate.",
+    spec="survivors are scaled by `1 / (1 - rate)` ... expectation preserved",
 )
 def test_dropout_expectation(student, seed):
     x = _units(seed=seed + 1)
@@ -253,6 +261,8 @@ def test_dropout_expectation(student, seed):
     "reused across the batch?",
     hidden=True,
     requires=("test_dropout_rate", "test_dropout_scale"),
+    nudge="The Bernoulli mask must have x's full shape so that every unit of every example gets its own draw, with no broadcasting.",
+    spec="each unit is zeroed with probability `rate` ... Checks: rate observed statistically",
 )
 def test_dropout_independent(student, seed):
     x = _units(seed=seed + 2)
@@ -277,6 +287,8 @@ def test_dropout_independent(student, seed):
     "dropout with train=False returns x unchanged",
     points=1,
     hint="What should dropout do at test time, when no unit may be dropped or rescaled?",
+    nudge="At test time dropout is switched off: with train False return the input itself, no mask and no scaling.",
+    spec="identity when `train` is False",
 )
 def test_dropout_eval(student):
     x = _units(SMALL)
@@ -297,6 +309,8 @@ def test_dropout_eval(student):
     points=1,
     hint="Where does your mask's randomness come from: only from the key argument?",
     requires=("test_dropout_rate", "test_dropout_scale"),
+    nudge="The mask's only source of randomness is the key argument: jax.random functions of that key, never np.random or a fixed key.",
+    spec="same key gives same output, different keys differ ... a correct solution works with both `jax.random.key(s)` (typed) and `jax.random.PRNGKey(s)` (raw) keys ... no global NumPy/`random` RNG",
 )
 def test_dropout_key_use(student):
     x = _units(SMALL)
@@ -316,6 +330,8 @@ def test_dropout_key_use(student):
     hint="rate and train are Python values: can your code branch on them with a plain `if`, "
     "and does everything else stay traceable?",
     requires=("test_dropout_rate", "test_dropout_scale", "test_dropout_eval"),
+    nudge="rate and train are Python values fixed at trace time, so a plain Python if on them is fine; only x and the key are traced.",
+    spec="`rate` and `train` are Python values ... Checks: ... jittable ... Every function that is meant to be jittable is checked both eagerly and under `jax.jit` (arguments documented as Python values, such as `train`, `rate`, `n_iters` or `sizes`, are static)",
 )
 def test_dropout_jit(student):
     x = _units(SMALL)
@@ -345,6 +361,8 @@ def _pure(student, name, args, what):
     hint="Does every random number come from jax.random and the key, never np.random, and does "
     "anything (a global, a print) change only while jit traces?",
     hidden=True,
+    nudge="Draw every random number from the key with jax.random and keep no state outside the function: nothing may change while jit traces.",
+    spec="purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
 )
 def test_dropout_pure(student, credit, gate):
     params, x = _network(5)
@@ -385,6 +403,8 @@ def test_dropout_pure(student, credit, gate):
     points=1,
     hint="Without dropout, what is left of the lesson's forward pass: x @ w + b and ReLU, "
     "layer by layer, with no ReLU on the logits?",
+    nudge="With train False every dropout call is the identity, so what is left is the lesson's forward pass: x @ w + b per layer, ReLU on the hidden ones.",
+    spec="`forward_with_dropout(params, x, key, rate=0.5, train=True)` -> the lesson MLP with dropout after each hidden ReLU ... `train=False` is the plain forward pass",
 )
 def test_forward_eval(student, seed):
     params, x = _network(seed)
@@ -405,6 +425,8 @@ def test_forward_eval(student, seed):
     hint="How many random masks does one forward pass draw, and how many keys do you get "
     "from jax.random.split(key, n)?",
     requires=("test_forward_eval",),
+    nudge="Split the key into one subkey per dropout layer with jax.random.split and hand each layer its own subkey.",
+    spec="the key is split so that every dropout layer gets its own key ... no key reused across layers",
 )
 def test_forward_key_reuse(student, seed):
     params, x = _network(seed + 1)
@@ -422,6 +444,8 @@ def test_forward_key_reuse(student, seed):
     points=1,
     hint="With one key per layer, a unit that survives layer 1 must still face an "
     "independent draw in layer 2: are your two masks really different draws?",
+    nudge="Apply dropout with forward_with_dropout's own rate and train right after each hidden ReLU, each layer with its own subkey, so the masks are independent draws.",
+    spec="`forward_with_dropout(params, x, key, rate=0.5, train=True)` -> the lesson MLP with dropout after each hidden ReLU; the key is split so that every dropout layer gets its own key",
 )
 def test_forward_masks(student):
     params = _identity_probe(BIG[1])
@@ -514,6 +538,8 @@ def _assert_two_masks(out, rate):
     hint="Where does the lesson put dropout: after the hidden ReLUs, or also on the output?",
     hidden=True,
     requires=("test_forward_eval",),
+    nudge="Dropout belongs after the hidden ReLUs only; the last layer's x @ w + b is returned as is.",
+    spec="the lesson MLP with dropout after each hidden ReLU",
 )
 def test_forward_logits(student, seed):
     params, x = _network(seed + 2)  # non-zero output biases: a logit is never exactly 0
@@ -533,6 +559,8 @@ def test_forward_logits(student, seed):
     points=1,
     hint="Does every mask in your forward pass come from the key argument?",
     requires=("test_forward_eval",),
+    nudge="Every mask must come from a subkey of the key argument, split with jax.random, never np.random or a fixed key.",
+    spec="same key gives same output, different keys differ ... a correct solution works with both `jax.random.key(s)` (typed) and `jax.random.PRNGKey(s)` (raw) keys ... no global NumPy/`random` RNG",
 )
 def test_forward_key_use(student, seed):
     params, x = _network(seed + 3)
@@ -557,6 +585,8 @@ def test_forward_key_use(student, seed):
     hint="Are rate and train used only as Python values, and is the key split with "
     "jax.random (not with Python on the key's contents)?",
     requires=("test_forward_eval",),
+    nudge="Branch on rate and train with plain Python (they are static) and split the key with jax.random so that everything else traces.",
+    spec="Checks: ... jittable ... Every function that is meant to be jittable is checked both eagerly and under `jax.jit` (arguments documented as Python values, such as `train`, `rate`, `n_iters` or `sizes`, are static)",
 )
 def test_forward_jit(student, seed):
     params, x = _network(seed + 4)
@@ -577,48 +607,165 @@ def _digits() -> tuple[Any, ...]:
     return load_digits()
 
 
-@check(
-    "compare_dropout returns two plausible test accuracies on digits",
-    points=1,
-    hint="Does each run train from fresh parameters for n_epochs, is the test accuracy "
-    "measured with train=False, and is each value a plain number between 0 and 1?",
-)
-def test_compare(student, attach):
-    call = "compare_dropout(key, digits, rate=0.5, n_epochs=10)"
-    result = student.compare_dropout(jax.random.key(0), _digits(), rate=0.5, n_epochs=10)
-    if not isinstance(result, dict) or set(result) != {"with_dropout", "without_dropout"}:
+COMPARE_CALL = "compare_dropout(key, digits)"
+COMPARE_KEYS = ("with_dropout", "without_dropout")
+
+
+def _default_compare(student: Any) -> Any:
+    """compare_dropout(jax.random.key(0), digits) with the signature's defaults, once."""
+    return once(student, "compare", lambda: student.compare_dropout(jax.random.key(0), _digits()))
+
+
+def _accuracies(result: Any, call: str) -> dict[str, float]:
+    """The two test accuracies of a compare_dropout result, checked to be floats in [0, 1]."""
+    if not isinstance(result, dict) or set(result) != set(COMPARE_KEYS):
         raise fail(
             f"the result of {call}",
             expected="a dict with keys 'with_dropout' and 'without_dropout'",
             observed=repr(result)[:200],
             fix="return {'with_dropout': acc_with, 'without_dropout': acc_without}",
         )
-    accuracies = {}
-    for name, value in sorted(result.items()):
-        try:
-            accuracies[name] = float(value)
-        except (TypeError, ValueError):
+    for name in COMPARE_KEYS:
+        value = result[name]
+        if not isinstance(value, float):
             raise fail(
                 f"{call}['{name}']",
-                expected="a float test accuracy",
-                observed=repr(value)[:200],
+                expected="a Python float test accuracy",
+                observed=f"a {type(value).__name__}: {repr(value)[:120]}",
                 fix="convert with float(accuracy(params, x_test, y_test))",
-            ) from None
-        attach.metric(f"test accuracy {name.replace('_', ' ')}", accuracies[name])
-    floors = {"without_dropout": 0.90, "with_dropout": 0.85}
-    for name, acc in accuracies.items():
-        if not 0.0 <= acc <= 1.0:
+            )
+        if not 0.0 <= value <= 1.0:
             raise fail(
                 f"{call}['{name}']",
                 expected="an accuracy in [0, 1] (a fraction, not a percentage or a loss)",
-                observed=f"{acc}",
+                observed=f"{value}",
             )
+    return {name: float(result[name]) for name in COMPARE_KEYS}
+
+
+@check(
+    "compare_dropout returns two plausible test accuracies on digits",
+    points=1,
+    hint="Does each run train from fresh parameters for n_epochs, is the test accuracy "
+    "measured with train=False, and is each value a plain number between 0 and 1?",
+    nudge="Train one network with dropout and one without, then evaluate both on the test "
+    "set with dropout switched off, and return each accuracy as a Python float.",
+    spec="`compare_dropout(key, data, rate=0.5, n_epochs=10)` -> `{'with_dropout': test_acc, "
+    "'without_dropout': test_acc}` (floats; the same data format as 08's `train`; dropout "
+    "need not win on digits)",
+)
+def test_compare(student, attach):
+    accuracies = _accuracies(_default_compare(student), COMPARE_CALL)
+    for name, acc in accuracies.items():
+        attach.metric(f"test accuracy {name.replace('_', ' ')}", acc)
+    floors = {"without_dropout": 0.90, "with_dropout": 0.85}
+    for name, acc in accuracies.items():
         if acc < floors[name]:
             raise fail(
-                f"{call}['{name}']",
+                f"{COMPARE_CALL}['{name}'] (rate=0.5, n_epochs=10 by default)",
                 expected=f"at least {floors[name]:.2f} (the lesson MLP with Adam 1e-3 reaches "
                 "~0.96 without dropout on digits, ~0.94 with rate 0.5)",
                 observed=f"{acc:.4f}",
                 cause="training did not work: are the parameters updated every step, the "
-                "batches reshuffled each epoch, and the test accuracy taken with train=False?",
+                "batches reshuffled each epoch, and the test accuracy taken with train=False? "
+                "(and are the defaults the signature's, rate=0.5 and n_epochs=10?)",
+            )
+
+
+@check(
+    "compare_dropout's defaults are rate=0.5 and n_epochs=10, and its key alone decides it",
+    points=1,
+    hint="Does compare_dropout(key, data) give exactly what compare_dropout(key, data, "
+    "rate=0.5, n_epochs=10) gives, and does anything besides the key (np.random, random) "
+    "choose the initialisation, the batches or the masks?",
+    nudge="The comparison is a pure function of its key and data: every random draw comes "
+    "from splitting the key you are given, and the signature's defaults are the lesson's.",
+    spec="`compare_dropout(key, data, rate=0.5, n_epochs=10)` ... same signatures ... "
+    "purity is checked (same inputs, same outputs; no mutation of arguments or module "
+    "state; no global NumPy/`random` RNG",
+    requires=("test_compare",),
+)
+def test_compare_defaults_and_key(student, seed):
+    key, data = jax.random.key(0), _digits()
+    default = _default_compare(student)
+    explicit = "compare_dropout(key, digits, rate=0.5, n_epochs=10)"
+    kwargs = {"rate": 0.5, "n_epochs": 10}
+    moved = client.probe(
+        keys.observe_global_rng, client.handle(student.compare_dropout), (key, data), kwargs,
+        (), (seed + 7919,), False,
+    )["eagerly"][0]  # fmt: skip
+    moved = _calls.observed(
+        moved,
+        checked=f"{explicit} after NumPy's global RNG moved",
+        attempted=explicit,
+        expected="the function runs",
+    )
+    if moved == default:
+        return
+    again = student.compare_dropout(key, data, **kwargs)  # global RNGs untouched
+    if again == moved:
+        raise fail(
+            f"{COMPARE_CALL} against {explicit}, the same key",
+            expected=f"the same accuracies: {moved}",
+            observed=f"{default} without rate and n_epochs",
+            cause="the defaults of rate or n_epochs differ from the lesson's",
+            fix="keep the signature `def compare_dropout(key, data, rate=0.5, n_epochs=10)`",
+        )
+    raise fail(
+        f"{explicit} twice with jax.random.key(0), NumPy's and Python's global RNGs moved in "
+        "between",
+        expected=f"the same accuracies: {again}",
+        observed=f"{moved}",
+        cause="the result depends on something besides the key: NumPy's or Python's global "
+        "RNG (np.random.permutation, random.shuffle, ...), which no JAX key controls",
+        fix="split the key you are given and draw every random number with jax.random",
+    )
+
+
+ZERO_LABEL = 3
+
+
+@cache
+def _constant_data() -> tuple[Any, ...]:
+    """Digits' shapes, every input 0 and every label ZERO_LABEL: the hidden ReLUs output 0
+    (dropout or not), so a network learns the label through its last bias alone, in a few
+    steps of any optimizer, and predicts it for every test row; an untrained one (zero
+    biases: equal logits) predicts class 0."""
+    x_train, _, x_test, _ = _digits()
+    return (
+        np.zeros(np.shape(x_train), np.float32),
+        np.full(len(x_train), ZERO_LABEL, np.int32),
+        np.zeros(np.shape(x_test), np.float32),
+        np.full(len(x_test), ZERO_LABEL, np.int32),
+    )
+
+
+@check(
+    "compare_dropout reports the test accuracy of the networks it trained",
+    points=1,
+    hint="Does each run train for n_epochs (even n_epochs=1), and is the accuracy taken "
+    "with the same network, weights and biases as trained, on the test set?",
+    nudge="After the training loop, evaluate the very parameters it produced with the "
+    "plain forward pass (no dropout) on x_test and compare the argmax with y_test.",
+    spec="`compare_dropout(key, data, rate=0.5, n_epochs=10)` -> `{'with_dropout': test_acc, "
+    "'without_dropout': test_acc}` (floats; the same data format as 08's `train`",
+    requires=("test_compare",),
+)
+def test_compare_trained(student):
+    call = f"compare_dropout(key, data, n_epochs=1) on all-zero inputs, every label {ZERO_LABEL}"
+    result = student.compare_dropout(jax.random.key(1), _constant_data(), n_epochs=1)
+    accuracies = _accuracies(result, call)
+    for name, acc in accuracies.items():
+        if acc < 0.999:
+            raise fail(
+                f"{call}: ['{name}']",
+                expected=f"1.0: with zero inputs only the last bias learns, one epoch of "
+                f"training makes label {ZERO_LABEL}'s logit the largest, and every test row "
+                f"has that label",
+                observed=f"{acc:.4f}",
+                cause="the accuracy is not that of the trained network: no training step ran "
+                "(an epoch loop one short?), or the test accuracy is computed with another "
+                "forward pass than the one trained (a sign or a layer changed)",
+                fix="train n_epochs epochs, then float(jnp.mean(jnp.argmax(forward(params, "
+                "x_test), -1) == y_test)) with the trained params",
             )

@@ -24,9 +24,9 @@ more runs tell a global RNG from a raw key that fails), another key another run,
 key is consumed twice (JAX's key-reuse checker).
 
 Each distinct call of `train_recording_grad_norms` compiles the student's training step
-anew, so the checks share seven runs (`_shared.once`): one on zero inputs, two on 128 zero
-rows (default and explicit learning rate), two on digits (clip on and off), the raw-key
-run and the key-reuse run.
+anew, so the checks share seven runs (`_shared.once`): one on zero inputs, two on 129 zero
+rows (default and explicit learning rate; one row more than the default batch size), two on
+digits (clip on and off), the raw-key run and the key-reuse run (two epochs of digits).
 
 The plot is drawn in the sandbox, where a probe (grader/inputs/ex5_grad_clipping.py)
 reads the PNG, decodes its pixels and, through a hook on `Figure.savefig`, records
@@ -76,7 +76,9 @@ DIGITS_STEPS = 40  # both digits runs (clip on and off) serve four checks
 STALE_STEPS, STALE_LR = 12, 0.3  # on zero inputs: a dropped opt_state shows by step 3
 ODD_LABEL = 5
 ODD_STEPS = 4  # on `_one_odd_label`: the batch size (step 0) and the default learning rate
-ODD_NAME = "128 zero rows (one of another label)"
+REUSE_STEPS = 12  # the key-reuse run: two epochs of digits (11 full batches of 128 each)
+ODD_ROWS = 129  # one more than the default batch_size: another default shows
+ODD_NAME = "129 zero rows (one of another label)"
 
 # values far below 1 (Adam's updates, about the learning rate per value; squared norms):
 # FLOAT32's rtol without its atol, which would pass an update 1% off
@@ -217,6 +219,8 @@ def _check_optimizer(
     points=3,
     hint="In optax.chain(a, b), which transformation sees the raw gradients? Which one "
     "should: the clipping or Adam?",
+    nudge="optax.chain applies its links left to right: the link that must see the raw gradients comes first, Adam after it.",
+    spec="`make_optimizer(clip=True, learning_rate=1e-3, max_norm=1.0)` -> `optax.chain(optax.clip_by_global_norm(max_norm), optax.adam(learning_rate))` when `clip` ... Checks: optimizer updates equal the reference chain on gradients of very different norms (clip before adam, not after)",
 )
 def test_optimizer_default(student, seed):
     _check_optimizer(student, seed, True, 1e-3, 1.0, "make_optimizer()", {})
@@ -227,6 +231,8 @@ def test_optimizer_default(student, seed):
     points=2,
     hint="Are learning_rate and max_norm passed on to optax, or are the lesson's 1e-3 and "
     "1.0 written into the chain?",
+    nudge="Pass the function's own max_norm to the clipping link and its own learning_rate to Adam, instead of the default numbers.",
+    spec="`optax.chain(optax.clip_by_global_norm(max_norm), optax.adam(learning_rate))` when `clip` ... optimizer updates equal the reference chain on gradients of very different norms",
 )
 def test_optimizer_arguments(student, seed):
     _check_optimizer(
@@ -244,6 +250,8 @@ def test_optimizer_arguments(student, seed):
     "make_optimizer(clip=False) is plain Adam",
     points=2,
     hint="What should the optimizer be when clip is False?",
+    nudge="Without clipping the optimizer is Adam alone, at the learning_rate passed in.",
+    spec="plain `optax.adam(learning_rate)` otherwise",
 )
 def test_optimizer_no_clip(student, seed):
     _check_optimizer(
@@ -264,11 +272,11 @@ def _digits() -> tuple[Any, ...]:
 
 
 def _zero_data() -> tuple[Any, ...]:
-    """All-zero inputs with one label: only the last bias learns, so the run is known. 128
-    rows, the shape of `_one_odd_label`: the student's permutation and batch slicing
+    """All-zero inputs with one label: only the last bias learns, so the run is known.
+    ODD_ROWS rows, the shape of `_one_odd_label`: the student's permutation and batch slicing
     compile for one shape only (every batch of identical rows has the same gradient)."""
-    x = np.zeros((128, 64), np.float32)
-    y = np.full(128, ZERO_LABEL, np.int32)
+    x = np.zeros((ODD_ROWS, 64), np.float32)
+    y = np.full(ODD_ROWS, ZERO_LABEL, np.int32)
     return x, y, x[:30], y[:30]
 
 
@@ -382,6 +390,8 @@ def _check_record(record: Any, n_steps: int, call: str) -> None:
     hint="How many entries does each list get if you append once per training step, and "
     "what type is each entry?",
     requires=("test_first_step",),
+    nudge="Append one number per step to each list and convert each with float(), so the lists hold Python floats rather than arrays.",
+    spec="`{'loss': [...], 'grad_norm': [...]}` (lists of floats), one entry per step ... lists have one entry per step",
 )
 def test_record_format(student):
     call = f"train_recording_grad_norms(key, digits, n_steps={DIGITS_STEPS}, clip=True)"
@@ -405,6 +415,8 @@ def test_record_format(student):
     hint="Which gradient does clipping change: the one jax.grad returns, or the one you "
     "record? Record the norm of the gradient before the optimizer sees it.",
     requires=("test_first_step",),
+    nudge="Take the norm of the gradient jax.value_and_grad returned, before it is handed to the optimizer whose chain clips it.",
+    spec="`grad_norm` the global norm of the raw gradient before clipping ... norms are pre-clip",
 )
 def test_norms_pre_clip(student, attach):
     with_clip = _train(student, "digits", _digits, DIGITS_STEPS, True)
@@ -441,6 +453,8 @@ def test_norms_pre_clip(student, attach):
     hint="Is what you record the global L2 norm over all leaves of the gradient: not its "
     "square, not one layer's, not the norm of the updates?",
     hidden=True,
+    nudge="The global norm is the square root of the sum of squares over every leaf of the gradient tree, which optax.tree.norm computes.",
+    spec="`grad_norm` the global norm of the raw gradient before clipping ... match `optax.tree.norm` of the raw gradients",
 )
 def test_norms_exact(student):
     n_steps, lr = STALE_STEPS, STALE_LR  # test_loss_decreases's run on zero inputs
@@ -492,10 +506,11 @@ def test_norms_exact(student):
 
 
 def _one_odd_label() -> tuple[Any, ...]:
-    """128 all-zero rows, all of label ZERO_LABEL but one: a batch of 128 is the whole set
-    whatever the shuffling, so its first raw gradient (the last bias's) is known."""
-    x = np.zeros((128, 64), np.float32)
-    y = np.full(128, ZERO_LABEL, np.int32)
+    """129 all-zero rows, all of label ZERO_LABEL but one: the first batch of 128 is every row
+    but one (the odd row, or another), so its first raw gradient (the last bias's) is one of
+    two known numbers, and a batch of all 129 rows (another batch size) a third."""
+    x = np.zeros((ODD_ROWS, 64), np.float32)
+    y = np.full(ODD_ROWS, ZERO_LABEL, np.int32)
     y[0] = ODD_LABEL
     return x, y, x[:30], y[:30]
 
@@ -509,26 +524,33 @@ def _first_norm(n_main: int, n_odd: int) -> float:
 
 
 def _check_batch_size(record: dict[str, Any]) -> None:
-    """Each step trains on batch_size=128 rows: on `_one_odd_label` the first raw norm of a
-    127-row batch (the odd row or another left out) is another known number."""
+    """Each step trains on batch_size=128 rows: on `_one_odd_label` (129 rows) the first raw
+    norm of a batch of 127 or 129 rows is another known number."""
     norm = float(record["grad_norm"][0])
-    if np.isclose(norm, _first_norm(127, 1), **BATCH_NORM_TOL):
+    if any(
+        np.isclose(norm, _first_norm(n_main, n_odd), **BATCH_NORM_TOL)
+        for n_main, n_odd in ((127, 1), (128, 0))
+    ):
         return
     for rows, n_main, n_odd in (
         ("127", 127, 0),
         ("127", 126, 1),
-        ("129 (one row twice)", 128, 1),
-        ("129 (one row twice)", 127, 2),
+        ("129 (every row)", 128, 1),
     ):
         if np.isclose(norm, _first_norm(n_main, n_odd), **BATCH_NORM_TOL):  # 7e-5 apart
             raise fail(
-                f"grad_norm[0] of train_recording_grad_norms(key, 128 zero rows of which one has "
-                f"another label, {ODD_STEPS}, clip=False): with batch_size=128 the first batch "
-                "is the whole set",
-                expected=f"{_first_norm(127, 1):.6f} (the raw gradient of all 128 rows)",
+                f"grad_norm[0] of train_recording_grad_norms(key, {ODD_NAME}, {ODD_STEPS}, "
+                "clip=False): with the default batch_size=128 the first batch is 128 of the "
+                f"{ODD_ROWS} rows",
+                expected=f"{_first_norm(127, 1):.6f} or {_first_norm(128, 0):.6f} (the raw "
+                "gradient of 128 rows, with or without the odd one)",
                 observed=f"{norm:.6f}, the raw gradient of a batch of {rows} rows",
-                cause="a step does not train on batch_size rows: an off-by-one in the batch slice",
-                fix="idx = perm[j * batch_size : (j + 1) * batch_size] for batch j of the epoch",
+                cause="a step does not train on batch_size rows: an off-by-one in the batch slice"
+                if rows == "127"
+                else "a step does not train on 128 rows: the default batch_size is not the "
+                "lesson's 128 (or the batch slice is one row long)",
+                fix="keep the signature's batch_size=128; idx = perm[j * batch_size : (j + 1) "
+                "* batch_size] for batch j of the epoch",
             )
 
 
@@ -545,6 +567,8 @@ def _close(a: list[float], b: list[float]) -> bool:
     points=1,
     hint="At step 0 nothing has been updated yet: is the loss you record the loss of this "
     "batch under the initial parameters, and the norm the global L2 norm of its gradient?",
+    nudge="At every step compute the loss and the gradient of the current batch under the current params with jax.value_and_grad, and record both before updating.",
+    spec="one entry per step, `grad_norm` the global norm of the raw gradient before clipping ... match `optax.tree.norm` of the raw gradients",
 )
 def test_first_step(student):
     # The gate of the recording's properties (format, pre-clip norms, key use): step 0 on zero
@@ -579,6 +603,8 @@ def test_first_step(student):
     points=2,
     hint="Are the parameters and the optimizer state carried from one step to the next, "
     "does each step use a new batch, and does `clip` reach the optimizer?",
+    nudge="Each step feeds the params and optimizer state the previous update returned into the next, on a new batch of batch_size rows, with the optimizer make_optimizer(clip, learning_rate) builds.",
+    spec="`train_recording_grad_norms(key, data, n_steps, clip, batch_size=128, learning_rate=1e-3)` -> `{'loss': [...], 'grad_norm': [...]}` (lists of floats), one entry per step ... `data` as in 08's `train`, the lesson MLP sized from it",
 )
 def test_loss_decreases(student, attach):
     # a run on zero inputs is known exactly (see _ref_zero_run): a state that is not carried
@@ -663,6 +689,42 @@ def test_loss_decreases(student, attach):
         )
 
 
+# grad_norm[0] on digits (a batch of 128 rows) of the lesson MLP, He-initialised with sizes
+# (64, 256, 128, 10): measured 1.37 to 3.26 (median 2.13) over 40 keys; weights 5 to 11 times
+# too small (normal * 2 / fan_in) give 0.06 to 0.13. A wide band: a statistic of one run.
+FIRST_NORM_BAND = (0.6, 8.0)
+
+
+@check(
+    "train_recording_grad_norms trains the lesson MLP: its first raw norm is a He init's",
+    points=1,
+    hint="Which network does the function train: the lesson MLP, sized "
+    "(x_train.shape[1], 256, 128, 10) and He-initialised (normal * sqrt(2 / fan_in)), or "
+    "one whose weights start at another scale?",
+    nudge="The first step's gradient reflects the initial weights' scale: build the network "
+    "exactly as the lesson's init_params does, one key per layer.",
+    spec="`data` as in 08's `train`, the lesson MLP sized from it ... Random-valued outputs "
+    "(inits, splits, noise, dropout masks, training runs) are judged statistically",
+    requires=("test_first_step",),
+)
+def test_lesson_mlp(student):
+    run = _train(student, "digits", _digits, DIGITS_STEPS, False)
+    first = float(run["grad_norm"][0])
+    low, high = FIRST_NORM_BAND
+    if low <= first <= high:
+        return
+    raise fail(
+        f"grad_norm[0] of train_recording_grad_norms(key, digits, {DIGITS_STEPS}, clip=False)",
+        expected=f"between {low} and {high}: the lesson MLP, He-initialised, starts with raw "
+        "gradient norms of 1.4 to 3.3 on digits (measured over 40 keys)",
+        observed=f"{first:.4f}",
+        cause="the initial weights are far from He's scale sqrt(2 / fan_in) (a factor "
+        "2 / fan_in without the square root, or another init), or the network is not the "
+        "lesson MLP",
+        fix="w = jax.random.normal(k, (fan_in, fan_out)) * jnp.sqrt(2.0 / fan_in), biases zero",
+    )
+
+
 @check(
     "train_recording_grad_norms depends on its key and nothing else",
     points=1,
@@ -670,6 +732,8 @@ def test_loss_decreases(student, attach):
     "key you are given, each layer and each shuffle with its own key: no fixed key, no "
     "np.random or random, and does a raw jax.random.PRNGKey work too?",
     requires=("test_first_step",),
+    nudge="Split the key you are given for the initialisation and for every shuffle, draw only with jax.random, and never use one key twice.",
+    spec="Keys are JAX PRNG keys; a correct solution works with both `jax.random.key(s)` (typed) and `jax.random.PRNGKey(s)` (raw) keys ... Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically and by key use ... same inputs, same outputs ... no global NumPy/`random` RNG",
 )
 def test_train_key_use(student, seed):
     call = f"train_recording_grad_norms(key, digits, {DIGITS_STEPS}, clip=True)"
@@ -688,16 +752,21 @@ def test_train_key_use(student, seed):
     if not _same_run(raw_again, first, DIGITS_STEPS):
         _check_global_rngs(student, seed, first, call)
         _check_raw_key(student)
-    # the key-reuse checker's run (typed keys only) is also the run of another key
+    # the key-reuse checker's run (typed keys only) is also the run of another key; its
+    # REUSE_STEPS span two epochs of digits, so a shuffle key used again shows too
     other = keys.assert_no_key_reuse(
         student.train_recording_grad_norms,
-        (jax.random.key(1), _digits(), 3, True),
+        (jax.random.key(1), _digits(), REUSE_STEPS, True),
         jit=False,
-        what="train_recording_grad_norms(key, digits, 3, clip=True)",
+        what=f"train_recording_grad_norms(key, digits, {REUSE_STEPS}, clip=True)",
     )
-    _check_record(other, 3, "train_recording_grad_norms(jax.random.key(1), digits, 3, clip=True)")
-    if _close(other["loss"], first["loss"][:3]) and _close(
-        other["grad_norm"], first["grad_norm"][:3]
+    _check_record(
+        other,
+        REUSE_STEPS,
+        f"train_recording_grad_norms(jax.random.key(1), digits, {REUSE_STEPS}, clip=True)",
+    )
+    if _close(other["loss"][:3], first["loss"][:3]) and _close(
+        other["grad_norm"][:3], first["grad_norm"][:3]
     ):
         raise fail(
             "train_recording_grad_norms(key, digits, n_steps, clip=True) with jax.random.key(0) "
@@ -858,6 +927,8 @@ def _attach_plot(attach: Attachments, data: bytes) -> None:
     points=1,
     hint="Does your function save the figure to the path it was given, as a PNG, and "
     "return that same path?",
+    nudge="Save the figure to the path argument in PNG format and return that same path.",
+    spec="`plot_grad_norms(with_clip, without_clip, path)` -> writes a PNG with both curves ... and returns `path` ... the PNG exists, is a valid image",
 )
 def test_plot_file(student, attach, scratch):
     path, seen = _plot(student, scratch)
@@ -898,6 +969,8 @@ def test_plot_file(student, attach, scratch):
     points=2,
     hint="Does your figure draw both lists, on the same axes, each in its own colour?",
     requires=("test_plot_file",),
+    nudge="Draw both lists on the same axes of one figure, each as its own line (matplotlib gives each a colour), then save that figure.",
+    spec="writes a PNG with both curves ... shows two series",
 )
 def test_plot_two_series(student, scratch):
     _, seen = _plot(student, scratch)
@@ -928,6 +1001,8 @@ def test_plot_two_series(student, scratch):
     "what they show?",
     hidden=True,
     requires=("test_plot_file",),
+    nudge="Plot each norm list against its step index on one axes and set both axis labels before saving.",
+    spec="writes a PNG with both curves (the two `grad_norm` lists; step on x, gradient norm on y, labelled)",
 )
 def test_plot_lines(student, scratch):
     _, seen = _plot(student, scratch)
