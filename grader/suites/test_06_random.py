@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from grader.checks import jit, keys, purity, values
+from grader.checks import diagnose, jit, keys, purity, values
 from grader.checks.failure import CheckFailure, fail
 from grader.sandbox import client
 from grader.suite import check
@@ -169,6 +169,21 @@ def _reuse_cause(student):
     return ""
 
 
+def _variance_cause(student, x, noise):
+    """The noise at sigma=3 is exactly 9 times the noise at sigma=1 with the same key (it is
+    standard normal there): sigma was squared."""
+    unit = np.asarray(student.noisy(jax.random.key(8), x, 1.0), np.float64) - 2.0
+    if abs(float(unit.std()) - 1.0) > 0.05:
+        return ""
+    found = diagnose.matches(
+        9.0 * unit,
+        "the noise was scaled by sigma**2 (the variance) instead of sigma: with the same key, "
+        "sigma=3 gives exactly 9 times the noise of sigma=1",
+        kind="variance",
+    )(noise, 3.0 * unit)
+    return found.text if found else ""
+
+
 # -- split_into --------------------------------------------------------------------------
 
 
@@ -176,6 +191,8 @@ def _reuse_cause(student):
     "split_into gives n distinct keys, none of them the key itself",
     points=2,
     hint="What does jax.random.split(key, n) return, and why must the parent key not be one of the subkeys?",
+    nudge="One split of the key yields all n fresh subkeys at once; the parent key is used up by that split and must not be handed out again.",
+    spec="`split_into(key, n)` -> `n` independent subkeys ... no key is consumed twice (JAX's key-reuse checker with typed keys)",
 )
 def test_split_into_distinct(student):
     for n in (4, 2):
@@ -188,6 +205,8 @@ def test_split_into_distinct(student):
     hidden=True,
     hint="If two of your subkeys were the same key, what would two draws with them give?",
     requires=("test_split_into_distinct",),
+    nudge="Keys derived by JAX's splitting give statistically independent streams, each to be used once.",
+    spec="`split_into(key, n)` -> `n` independent subkeys ... no key is consumed twice (JAX's key-reuse checker with typed keys) ... Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically and by key use, never by equality with the reference's values",
 )
 def test_split_into_independent(student):
     _key_list(student.split_into(jax.random.key(11), 4), 4, "split_into(key, 4)")
@@ -221,6 +240,8 @@ def test_split_into_independent(student):
     "init_weights returns standard normal arrays of the given shapes",
     points=2,
     hint="Which jax.random function draws N(0, 1) samples, and how do you give it a shape?",
+    nudge="jax.random has a standard-normal sampler that takes a key and a shape; draw one array per requested shape.",
+    spec="`init_weights(key, shapes)` -> a list of `normal` arrays, one per shape ... Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically and by key use, never by equality with the reference's values",
 )
 def test_init_weights_shapes_and_stats(student):
     got = student.init_weights(jax.random.key(3), list(_SHAPES))
@@ -247,9 +268,18 @@ def test_init_weights_shapes_and_stats(student):
             f"the statistics of all {flat.size} values init_weights(key, {list(_SHAPES)}) drew",
             expected="mean 0 +- 0.15 and std 1 +- 0.1 (standard normal)",
             observed=f"mean {mean:.3f}, std {std:.3f}",
-            cause="not N(0, 1) samples: `uniform`, a truncated or scaled normal",
+            cause=_init_cause(flat, mean, std),
             fix="draw each array with `jax.random.normal(subkey, shape)`",
         )
+
+
+def _init_cause(flat, mean, std):
+    """A cause the drawn values confirm: uniform on [0, 1) (every value inside it, mean 1/2
+    and std 1/sqrt(12) within the sampling error of ~2,000 values); else none."""
+    inside = flat.min() >= 0.0 and flat.max() < 1.0
+    if inside and abs(mean - 0.5) < 0.05 and abs(std - np.sqrt(1 / 12)) < 0.03:
+        return "the values are uniform on [0, 1) (`jax.random.uniform`), not standard normal"
+    return ""
 
 
 @check(
@@ -257,6 +287,8 @@ def test_init_weights_shapes_and_stats(student):
     points=2,
     hint="How many keys do you need for len(shapes) arrays, and what happens when two draws share one?",
     requires=("test_init_weights_shapes_and_stats",),
+    nudge="Split the key into as many subkeys as there are shapes and give each draw its own: two draws from one key repeat each other.",
+    spec="each drawn with its own key ... no key is consumed twice (JAX's key-reuse checker with typed keys)",
 )
 def test_init_weights_own_keys(student):
     # Eagerly only: the checker reads the same key flow from the jaxpr under jit, and the
@@ -271,11 +303,14 @@ def test_init_weights_own_keys(student):
     a, b = student.init_weights(jax.random.key(6), [(64, 32), (64, 32)])
     corr = float(np.corrcoef(np.asarray(a).ravel(), np.asarray(b).ravel())[0, 1])
     if abs(corr) > 0.2:
+        same = np.array_equal(np.asarray(a), np.asarray(b))
         raise fail(
             "two arrays of the same shape from init_weights(key, [(64, 32), (64, 32)])",
             expected="independent draws (correlation near 0)",
-            observed=f"correlation {corr:.3f}",
-            cause="both arrays were drawn with the same key, so they are the same numbers",
+            observed=f"correlation {corr:.3f}" + (" (the very same numbers)" if same else ""),
+            cause="both arrays were drawn with the same key, so they are the same numbers"
+            if same
+            else "",
             fix="`keys = jax.random.split(key, len(shapes))` and one key per array",
         )
 
@@ -287,6 +322,8 @@ def test_init_weights_own_keys(student):
     "noisy adds N(0, sigma^2) noise: mean 0, std sigma",
     points=2,
     hint="Is sigma the standard deviation or the variance of the noise? Which distribution does jax.random.normal draw from?",
+    nudge="sigma is a standard deviation: it multiplies standard-normal noise drawn with the shape of x, once per element.",
+    spec="`noisy(key, x, sigma)` -> `x + sigma * N(0, 1)` noise ... Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically and by key use, never by equality with the reference's values",
 )
 def test_noisy_statistics(student):
     x = jnp.full(_X_SHAPE, 2.0)
@@ -295,18 +332,15 @@ def test_noisy_statistics(student):
     noise = np.asarray(got, np.float64) - 2.0
     mean, std = float(noise.mean()), float(noise.std())
     if abs(mean) > 0.11 or abs(std - 3.0) > 0.15:
-        cause = ""
-        if abs(std - 9.0) < 0.5:
-            cause = "the noise was scaled by sigma**2 (the variance) instead of sigma"
-        elif std < 0.1:
+        if np.all(noise == noise.flat[0]):
             cause = "one random number was added to every element (a scalar draw)"
         else:
-            cause = _reuse_cause(student)
+            cause = _variance_cause(student, x, noise) or _reuse_cause(student)
         raise fail(
             "the noise noisy(key, x, 3.0) - x over 20,000 elements",
             expected="mean 0 +- 0.11 and std 3 +- 0.15",
             observed=f"mean {mean:.3f}, std {std:.3f}",
-            cause=cause or "not sigma * N(0, 1): another distribution (uniform?) or another scale",
+            cause=cause,
             fix="`x + sigma * jax.random.normal(key, x.shape)`",
         )
 
@@ -317,6 +351,8 @@ def test_noisy_statistics(student):
     hidden=True,
     hint="Should the noise for one element depend on the value of x there, or only on the key and the shape?",
     requires=("test_noisy_statistics",),
+    nudge="The noise is added to x and comes from the key and x's shape alone, one independent draw per element.",
+    spec="`noisy(key, x, sigma)` -> `x + sigma * N(0, 1)` noise ... deterministic for a given key",
 )
 def test_noisy_elementwise(student):
     x0 = jnp.zeros(_X_SHAPE)
@@ -358,6 +394,8 @@ def test_noisy_elementwise(student):
     points=1,
     hint="If the key is used for two draws, how are those two draws related?",
     requires=("test_noisy_statistics",),
+    nudge="One draw of the whole noise array consumes the key once; a second draw from the same key needs a split first.",
+    spec="no key is consumed twice (JAX's key-reuse checker with typed keys)",
 )
 def test_noisy_key_once(student):
     keys.assert_no_key_reuse(
@@ -375,6 +413,8 @@ def test_noisy_key_once(student):
     "the same key gives the same result (all three functions)",
     points=1,
     hint="Does anything besides the key feed randomness into your functions?",
+    nudge="All randomness must come from the key argument, so the same key always replays the same numbers.",
+    spec="Checks: deterministic for a given key",
 )
 def test_deterministic(student, credit, gate):
     score_cases(
@@ -398,6 +438,8 @@ def test_deterministic(student, credit, gate):
     "different keys give different results (all three functions)",
     points=1,
     hint="Is the key argument actually used, or is a fixed key (or np.random) inside the function?",
+    nudge="Draw from the key you were given, not from a key made inside the function.",
+    spec="different keys give different results",
 )
 def test_varies_with_key(student, credit, gate):
     score_cases(
@@ -434,6 +476,8 @@ def _pure(student, name, args, static_argnames=()):
     points=1,
     hint="np.random and Python's random keep hidden global state: where should every random number come "
     "from, and what does a NumPy draw become when jit traces your function?",
+    nudge="np.random and Python's random keep hidden global state (and run only once under jit); JAX's explicit keys are the only source to use.",
+    spec="no global RNG (NumPy/`random`) touched ... purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
 )
 def test_no_global_rng(student, credit, gate):
     x = np.zeros(_X_SHAPE, np.float32)
@@ -462,6 +506,8 @@ def test_no_global_rng(student, credit, gate):
     "raw jax.random.PRNGKey keys work too",
     points=1,
     hint="Do you only call jax.random functions on the key, or do you inspect it (dtype, shape, key_data)?",
+    nudge="jax.random's functions accept both key kinds; code that only passes the key to them works with either, code that inspects it may not.",
+    spec="a correct solution works with both `jax.random.key(s)` (typed) and `jax.random.PRNGKey(s)` (raw) keys",
 )
 def test_raw_keys(student, credit, gate):
     score_cases(
@@ -496,6 +542,8 @@ def test_raw_keys(student, credit, gate):
     "all three compile under jax.jit (n and shapes static)",
     points=1,
     hint="Under jit, is every random draw a jax.random call on the traced key? What does a NumPy draw become at trace time?",
+    nudge="Under jit the key is a tracer: every draw must be a jax.random call on it, and n and the shapes stay Python values.",
+    spec="Every function that is meant to be jittable is checked both eagerly and under `jax.jit` (arguments documented as Python values, such as `train`, `rate`, `n_iters` or `sizes`, are static)",
 )
 def test_jit(student, credit, gate):
     x = jnp.linspace(0.0, 1.0, 20_000).reshape(_X_SHAPE)

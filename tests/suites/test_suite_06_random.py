@@ -22,6 +22,7 @@ VARIANTS = (
     "scalar_noise",
     "box_muller",
     "trace_time_numpy",
+    "uniform_draws",
 )
 
 
@@ -166,3 +167,15 @@ def test_a_numpy_draw_at_trace_time_is_seen_once_np_random_moves(graded):
     message = g.message("test_no_global_rng")
     assert "noisy: " in message and "the same key after NumPy's global RNG moved" in message
     assert "baked into the compiled function" in message
+
+
+@pytest.mark.slow
+def test_uniform_draws_named_only_where_the_values_confirm_it(graded):
+    g = graded("uniform_draws")
+    for check in ("test_init_weights_shapes_and_stats", "test_noisy_statistics"):
+        assert g.results[check]["status"] == "failed", check
+    init = g.message("test_init_weights_shapes_and_stats")
+    assert "likely cause: the values are uniform on [0, 1)" in init, init
+    noise = g.message("test_noisy_statistics")  # std 3 / sqrt(3): no known mistake's
+    assert "likely cause" not in noise, noise
+    assert "mean 0 +- 0.11 and std 3 +- 0.15" in noise
