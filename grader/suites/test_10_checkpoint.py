@@ -213,6 +213,8 @@ def _judge(credit, problems, *, checked, expected, cause, fix):
     points=3,
     hint="Which two parts does jax.tree.flatten split a pytree into, and which of them "
     "belongs in the file?",
+    spec="a round trip that restores the saved values and dtypes into the structure of `like` ... exact round trip",
+    nudge="jax.tree.flatten splits a pytree into its leaves (the arrays, which go in the file) and its structure (which `like` already has), and jax.tree.unflatten puts them back together.",
 )
 def test_params_round_trip(student, scratch):
     params = _params()
@@ -226,6 +228,8 @@ def test_params_round_trip(student, scratch):
     points=3,
     hint="An Adam state is a tuple of namedtuples: can the file rebuild those classes, or "
     "should the structure come from `like`?",
+    spec="a round trip that restores the saved values and dtypes into the structure of `like` (params and an optax `opt_state`, namedtuples included)",
+    nudge="An optax state is a pytree of namedtuples: save only its leaves and rebuild it with like's structure, so the namedtuple classes come from `like`, not from the file.",
 )
 def test_opt_state_round_trip(student, scratch):
     params = _params()
@@ -255,6 +259,8 @@ def test_opt_state_round_trip(student, scratch):
     points=2,
     hidden=True,
     hint="What does NumPy's .npz do with a dtype NumPy itself does not define, such as bfloat16?",
+    spec="restores the saved values and dtypes",
+    nudge="A leaf's dtype travels with it only if the format records it: NumPy's formats know float16, int8 or bool but not JAX's bfloat16, so store each dtype's name and the raw bytes, or use a format that knows it.",
 )
 def test_dtypes_survive(student, scratch):
     tree = {
@@ -271,30 +277,6 @@ def test_dtypes_survive(student, scratch):
     _assert_exact(restored, tree, like, what="restore_checkpoint(path, like) of mixed dtypes")
 
 
-@check(
-    "a tree of NumPy arrays, float64 and int64 included, comes back with its dtypes",
-    points=1,
-    hint="Is your restore written for JAX arrays only? `like` may hold NumPy arrays "
-    "(np.zeros) just as well, and a NumPy float64 has no JAX array to live in while JAX's "
-    "64-bit mode is off: which kind of array must a restored NumPy leaf be?",
-    requires=("test_params_round_trip",),
-)
-def test_numpy_round_trip(student, scratch):
-    tree = {
-        "w": np.random.default_rng(3).normal(size=(4, 3)).astype(np.float32),
-        "counts": np.arange(5, dtype=np.int32),
-        "scale": np.asarray(0.5, np.float32),
-        # 64-bit leaves: values float32/int32 cannot hold (the spec restores saved dtypes)
-        "f64": np.array([0.1, 1.0 / 3.0, 1.0 + 2.0**-40], np.float64),
-        "i64": np.array([2**40 + 1, -(2**35)], np.int64),
-    }
-    like = jax.tree.map(np.zeros_like, tree)
-    restored = _round_trip(student, _folder(student, scratch) / "numpy.ckpt", tree, like)
-    _assert_exact(
-        restored, tree, like, what="restore_checkpoint(path, like) with NumPy arrays in `like`"
-    )
-
-
 # -- failures ---------------------------------------------------------------------------
 
 
@@ -304,6 +286,8 @@ def test_numpy_round_trip(student, scratch):
     hint="What should a user see when the path has a typo: a crash deep inside a loader, or "
     "one error that says which file is missing?",
     requires=("test_params_round_trip",),
+    spec="a missing checkpoint raises `FileNotFoundError` ... with a message naming the path",
+    nudge="Check that the path exists before loading, and raise FileNotFoundError with the path in its message.",
 )
 def test_missing_file(student, scratch):
     like = _zeros_like(_params())
@@ -343,6 +327,8 @@ def test_missing_file(student, scratch):
     hint="Which exceptions can a loader raise on a half-written or foreign file, and how do "
     "you turn all of them into one clear error?",
     requires=("test_params_round_trip",),
+    spec="a corrupt one ... raises `ValueError`, each with a message naming the path",
+    nudge="Every loader fails in its own way on bad bytes (BadZipFile, UnpicklingError, EOFError, KeyError...): catch them around the whole read and raise one ValueError that names the path.",
 )
 def test_corrupt_file(student, scratch, credit):
     params = _params()
@@ -361,17 +347,26 @@ def test_corrupt_file(student, scratch, credit):
             + (f" (it holds {[e.name for e in listed][:10]})" if listed else ""),
             fix="write the checkpoint to `path`",
         )
-    saved = written[0]
+    saved = next((e for e in written if e.name == good.name), written[0])
+    # The layout is the student's: a file or folder at path, or at path plus a suffix of its
+    # own (np.savez's '.npz'). Each damaged checkpoint is put where that layout reads it.
+    suffix = saved.name[len(good.name) :]
+
+    def at(name):
+        return folder / (name + suffix)
+
     garbage = folder / "garbage.ckpt"
-    files.write(student, garbage, b"\x80\x04 this is not a checkpoint " * 8)
+    files.write(student, at(garbage.name), b"\x80\x04 this is not a checkpoint " * 8)
     truncated = folder / "truncated.ckpt"
     # every file of the checkpoint cut in half, as a crash mid-save leaves it
-    client.probe(inputs.damaged_copy, student, str(folder / saved.name), str(truncated), 0.5)
+    client.probe(
+        inputs.damaged_copy, student, str(folder / saved.name), str(at(truncated.name)), 0.5
+    )
     empty = folder / "empty.ckpt"
     if saved.kind == "dir":
-        files.make_folder(student, empty)
+        files.make_folder(student, at(empty.name))
     else:
-        files.write(student, empty, b"")
+        files.write(student, at(empty.name), b"")
     cut = (
         "a checkpoint folder with every file cut in half"
         if saved.kind == "dir"
@@ -381,10 +376,10 @@ def test_corrupt_file(student, scratch, credit):
     # folder of its own for a folder layout)
     foreign = folder / "foreign.ckpt"
     if saved.kind == "dir":
-        files.make_folder(student, foreign)
-        files.write(student, foreign / "arrays.npz", _foreign_npz())
+        files.make_folder(student, at(foreign.name))
+        files.write(student, at(foreign.name) / "arrays.npz", _foreign_npz())
     else:
-        files.write(student, foreign, _foreign_npz())
+        files.write(student, at(foreign.name), _foreign_npz())
     problems = [
         _expect_error(
             student, garbage, like, ValueError, what="a file of random bytes", folder=folder
@@ -424,42 +419,27 @@ def test_corrupt_file(student, scratch, credit):
 @check(
     "a checkpoint that does not fit `like` raises ValueError naming the path",
     points=2,
-    hint="Before unflattening, what should you compare between the saved leaves and like's "
-    "leaves: their number, their shapes, the structure?",
+    hint="Before unflattening, what should you compare between the saved tree and like: "
+    "the number of leaves, the containers, the dict keys?",
     requires=("test_params_round_trip",),
+    spec="one whose structure does not match `like` raises `ValueError`, each with a message naming the path",
+    nudge="Save a description of the tree's structure with the leaves, and compare it with jax.tree.structure(like) before unflattening.",
 )
 def test_structure_mismatch(student, scratch, credit):
     params = _params((5, 4, 3))
     folder = _folder(student, scratch)
     path = folder / "small-model.ckpt"
     student.save_checkpoint(str(path), params)
-    wider = _zeros_like(_params((5, 6, 3)))
+    # (a like of the same structure with other leaf shapes is not in the spec, which names
+    # only a structure that does not match)
     deeper = _zeros_like(_params((5, 4, 3, 2)))
     renamed = {"dense1": _zeros_like(params)["layer1"], "dense2": _zeros_like(params)["layer2"]}
-    scalar = _zeros_like(params)
-    scalar["layer2"]["b"] = _zeros((), np.float32)  # the file holds a vector of 3 there
     problems = [
         _expect_error(
             student, path, deeper, ValueError, what="like with an extra layer", folder=folder
         ),
         _expect_error(
-            student,
-            path,
-            wider,
-            ValueError,
-            what="like with other shapes (hidden width 6 instead of 4)",
-            folder=folder,
-        ),
-        _expect_error(
             student, path, renamed, ValueError, what="like with other layer names", folder=folder
-        ),
-        _expect_error(
-            student,
-            path,
-            scalar,
-            ValueError,
-            what="like with a scalar where the checkpoint holds a vector (layer2's b)",
-            folder=folder,
         ),
     ]
     _judge(
@@ -469,8 +449,8 @@ def test_structure_mismatch(student, scratch, credit):
         expected="ValueError whose message names the path, for each mismatch",
         cause="the leaves are poured into like's structure without checking that they fit: a "
         "checkpoint of another model restores silently (or fails with an unrelated error)",
-        fix="save the tree's structure and every leaf's shape, and compare them with `like` "
-        "before unflattening",
+        fix="save the tree's structure (`str(jax.tree.structure(tree))`, or its key paths) and "
+        "compare it with like's before unflattening",
     )
 
 
@@ -478,31 +458,23 @@ def test_structure_mismatch(student, scratch, credit):
 
 
 @check(
-    "save_checkpoint writes exactly at the given path",
+    "a checkpoint at a path without an extension, in a subfolder, round-trips",
     points=1,
     hidden=True,
-    hint="Does np.savez keep your file name as it is, or add something to it?",
+    hint="Does the file your save writes have the name your restore looks for, whatever the "
+    "path's extension (or none)?",
     requires=("test_params_round_trip",),
+    spec="a round trip that restores the saved values and dtypes into the structure of `like` ... exact round trip",
+    nudge="Save and restore must agree on where the checkpoint lives for any path string, with or without an extension: np.savez adds '.npz' to a name that lacks one unless given an open file.",
 )
 def test_exact_path(student, scratch):
+    # The layout is the student's (a file, a folder, a suffix of its own): only the round trip
+    # through the same path string is judged. A str path: the spec does not say that `path`
+    # may be a pathlib.Path.
     path = _folder(student, scratch) / "run" / "step_100"
     files.make_folder(student, path.parent)
-    # a str path: the spec does not say that `path` may be a pathlib.Path
     params = _params()
     student.save_checkpoint(str(path), params)
-    listed = files.listing(student, path.parent)
-    created = sorted(e.name for e in listed)
-    if created != ["step_100"] or listed[0].kind not in ("file", "dir"):
-        raise fail(
-            "the files save_checkpoint(path, tree) creates for path=.../run/step_100",
-            expected="one entry, exactly at path (a file, or a folder as orbax writes)",
-            observed=f"{created}",
-            cause="np.savez adds '.npz' to a file name that lacks it"
-            if "step_100.npz" in created
-            else "a temporary file was left behind, or the file was written elsewhere",
-            fix="open the file yourself and pass the handle: `with open(path, 'wb') as f: "
-            "np.savez(f, ...)`",
-        )
     _assert_exact(
         student.restore_checkpoint(str(path), _zeros_like(params)),
         params,
@@ -517,6 +489,8 @@ def test_exact_path(student, scratch):
     hint="Does saving change the tree you pass in, and what happens to an older checkpoint "
     "at the same path?",
     requires=("test_params_round_trip",),
+    spec="a round trip that restores the saved values ... no mutation of arguments",
+    nudge="Saving reads the tree and writes a file: the tree itself stays as it was, and a second save to the same path replaces the first.",
 )
 def test_overwrite_and_untouched(student, scratch):
     path = _folder(student, scratch) / "latest.ckpt"

@@ -32,9 +32,8 @@ GATED = {
     "test_structure_mismatch",
     "test_exact_path",
     "test_overwrite_and_untouched",
-    "test_numpy_round_trip",
 }
-MAX_SCORE = 17
+MAX_SCORE = 16
 HIDDEN = {"test_dtypes_survive", "test_exact_path"}
 
 
@@ -71,21 +70,16 @@ def test_a_str_only_path_gets_full_marks(graded):
 
 
 @pytest.mark.slow
-def test_64_bit_numpy_leaves_restored_as_jax_arrays_lose_their_dtype(graded):
-    g = graded("restores_as_jax")
-    g.assert_statuses(failed={"test_numpy_round_trip"})
-    message = g.message("test_numpy_round_trip")
-    assert "expected: float64 (the saved dtype)" in message
-    assert "observed: float32" in message
-    assert "64-bit mode is off" in message and "keep NumPy leaves NumPy" in message
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", ["alternative", "orbax_dir", "flax_msgpack"])
+@pytest.mark.parametrize(
+    "name",
+    ["alternative", "orbax_dir", "flax_msgpack", "restores_as_jax", "sharding_like", "len_check"],
+)
 def test_alternative_solutions_pass(graded, name):
     # orbax_dir writes a folder (Orbax's layout): the damaged-checkpoint check cuts every
-    # file of it, the exact-path check accepts a folder at path; flax_msgpack: msgpack
-    # bytes from flax.serialization restored into like's structure
+    # file of it; flax_msgpack: msgpack bytes from flax.serialization restored into like's
+    # structure. Outside the spec, so no longer checked: NumPy float64/int64 leaves (JAX
+    # arrays cannot hold them with 64-bit mode off; restores_as_jax, sharding_like) and a
+    # like of the same structure with other leaf shapes (len_check)
     graded(name).assert_statuses()
 
 
@@ -116,19 +110,18 @@ def test_pickled_plain_containers_lose_namedtuples(graded):
 
 @pytest.mark.slow
 def test_naive_npz(graded):
+    # np.savez adds '.npz' and the restore reads path + '.npz': a layout of its own, judged
+    # by its round trips (the damaged files are put at path + '.npz' for it)
     g = graded("naive_npz")
     g.assert_statuses(
-        failed={
-            "test_dtypes_survive",
-            "test_corrupt_file",
-            "test_structure_mismatch",
-            "test_exact_path",
-        }
+        failed={"test_dtypes_survive", "test_corrupt_file", "test_structure_mismatch"}
     )
     assert "no name for bfloat16" in g.message("test_dtypes_survive")
-    assert "np.savez adds '.npz'" in g.message("test_exact_path")
     assert "raised KeyError" in g.message("test_structure_mismatch")
-    assert "random bytes: raised FileNotFoundError" in g.message("test_corrupt_file")
+    corrupt = g.message("test_corrupt_file")
+    assert "a file of random bytes: the ValueError message does not name the file" in corrupt
+    assert "a checkpoint cut in half: raised BadZipFile" in corrupt
+    assert "FileNotFoundError" not in corrupt  # the damaged files are where it reads them
 
 
 @pytest.mark.slow
@@ -164,24 +157,3 @@ def test_a_foreign_archive_whose_key_error_escapes_is_named(graded):
         message
     )
     assert g.results["test_corrupt_file"]["fraction"] == pytest.approx(3 / 4)
-
-
-@pytest.mark.slow
-def test_lengths_compared_instead_of_shapes_is_named(graded):
-    g = graded("len_check")
-    g.assert_statuses(failed={"test_structure_mismatch"})
-    message = g.message("test_structure_mismatch")
-    assert (
-        "like with a scalar where the checkpoint holds a vector (layer2's b): raised TypeError"
-        in (message)
-    )
-    assert g.results["test_structure_mismatch"]["fraction"] == pytest.approx(3 / 4)
-
-
-@pytest.mark.slow
-def test_a_restore_for_jax_arrays_only_fails_the_numpy_round_trip(graded):
-    g = graded("sharding_like")
-    g.assert_statuses(failed={"test_numpy_round_trip"})
-    assert "'numpy.ndarray' object has no attribute 'sharding'" in g.message(
-        "test_numpy_round_trip"
-    )
