@@ -67,6 +67,30 @@ def split_static(
     return dynamic_fn, (*args, *(kw[k] for k in dynamic_names))
 
 
+def dynamic_layout(
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any] | None,
+    static_argnames: Iterable[str],
+) -> list[tuple[str, Any]]:
+    """Where each argument of `split_static`'s dynamic function comes from, in its order:
+    `("arg", i)` for `args[i]`, `("kw", name)` for `kwargs[name]`."""
+    args = tuple(args)
+    kw = dict(kwargs or {})
+    static = set(static_argnames)
+    names = _positional_names(fn, len(args))
+    first = len(args)
+    if static & set(names):
+        first = min(i for i, n in enumerate(names) if n in static)
+    position = {n: i for i, n in enumerate(names)}
+    moved = names[first:]
+    layout: list[tuple[str, Any]] = [("arg", i) for i in range(first)]
+    for name in [*(k for k in kw if k not in moved), *moved]:  # split_static's order
+        if name not in static:
+            layout.append(("arg", position[name]) if name in moved else ("kw", name))
+    return layout
+
+
 def _positional_names(fn: Callable[..., Any], n: int) -> list[str]:
     try:
         params = list(inspect.signature(fn).parameters.values())

@@ -1,11 +1,13 @@
 """Does the program grow with the data? A Python loop over a traced array unrolls
-into one copy of its body per iteration, so its jaxpr grows with the input; `scan`,
-`fori_loop` and `vmap` keep it the same size.
+into one copy of its body per iteration, so its compiled program grows with the input;
+`scan`, `fori_loop` and `vmap` keep it the same size.
 
     growth.assert_no_growth(student.running_sum, lambda n: (jnp.arange(n, dtype=jnp.float32),),
-                            what="running_sum(xs)", fix="carry the sum with jax.lax.scan")
+                            what="running_sum(xs)", fix="carry the sum with jax.lax.scan",
+                            reference=_ref_running_sum)
 
-Equations are counted through every nested jaxpr.
+Operations are counted over every function of the compiled program, which the judge
+runs itself at each size (`grader.checks.exported`: against `reference` where given).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from grader.checks import _calls, _jaxpr
+from grader.checks import _calls, exported
 from grader.checks.failure import fail
 
 
@@ -25,13 +27,22 @@ def equation_counts(
     *,
     static_argnames: Iterable[str] = (),
     what: str = "",
+    reference: Callable[..., Any] | None = None,
 ) -> dict[int, Counter[str]]:
-    """The primitive counts of the jaxpr of `fn(*make_args(n))` for each n in `sizes`."""
+    """The operation counts of the compiled program of `fn(*make_args(n))` for each n in
+    `sizes`, each program checked by the judge first (`exported.checked`)."""
     __tracebackhide__ = True
     static = tuple(static_argnames)
     return {
-        n: _jaxpr.primitive_counts(
-            _jaxpr.trace(fn, make_args(n), None, static, what=what or _calls.name_of(fn))
+        n: Counter(
+            exported.checked(
+                fn,
+                make_args(n),
+                None,
+                static,
+                what=what or _calls.name_of(fn),
+                reference=reference,
+            ).ops
         )
         for n in sizes
     }
@@ -46,11 +57,15 @@ def assert_no_growth(
     cause: str = "",
     fix: str = "",
     static_argnames: Iterable[str] = (),
+    reference: Callable[..., Any] | None = None,
 ) -> dict[int, int]:
-    """The recursive equation count of the jaxpr is the same for every size in `sizes`
-    (`make_args(n)` builds the arguments for size n). Returns {size: equations}."""
+    """The operation count of the compiled program is the same for every size in `sizes`
+    (`make_args(n)` builds the arguments for size n). Returns {size: operations}.
+    `reference(*make_args(n))`: the judge's value, which each program must compute."""
     __tracebackhide__ = True
-    counts = equation_counts(fn, make_args, sizes, static_argnames=static_argnames, what=what)
+    counts = equation_counts(
+        fn, make_args, sizes, static_argnames=static_argnames, what=what, reference=reference
+    )
     totals = {n: sum(c.values()) for n, c in counts.items()}
     small, large = min(sizes), max(sizes)
     if totals[large] <= totals[small]:
@@ -61,10 +76,10 @@ def assert_no_growth(
         for p, _ in sorted(grown.items(), key=lambda kv: (-kv[1], kv[0]))[:4]
     )
     per_step = (totals[large] - totals[small]) / (large - small)
-    shown = ", ".join(f"{totals[n]} equations at n={n}" for n in sorted(totals))
+    shown = ", ".join(f"{totals[n]} operations at n={n}" for n in sorted(totals))
     raise fail(
-        f"the size of the jaxpr of {what} as the input grows",
-        expected=f"the same number of equations for every n in {tuple(sorted(sizes))}",
+        f"the size of the compiled program of {what} as the input grows",
+        expected=f"the same number of operations for every n in {tuple(sorted(sizes))}",
         observed=f"it grows with the input ({shown}; about {per_step:.3g} more per step); "
         f"grew most: {top}",
         cause=cause

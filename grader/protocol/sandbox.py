@@ -1,8 +1,9 @@
 """What the judge may ask the sandbox, and what comes back.
 
 The judge sends one `Request` at a time and waits for its `Reply`; the sandbox
-never speaks first except for its `Hello` (the student's module imported, or
-why not). Targets and handles are numbers in the sandbox's table of objects;
+never speaks first except for the lesson file's source (sent before the student's
+module runs, for the judge's own reading: `grader.sandbox.screen`) and its `Hello`
+(the student's module imported, or why not). Targets and handles are numbers in the sandbox's table of objects;
 handle 0 is the student's module.
 
     GetAttr(target, name)           -> the attribute (data, or a handle)
@@ -89,6 +90,7 @@ class Hello:
     ok: bool
     error: ErrorInfo | None = None
     notes: dict[str, Any] = field(default_factory=dict)
+    threads: int = 0  # Python threads the import started and left running (its word)
 
 
 @dataclass(frozen=True)
@@ -191,6 +193,26 @@ def reply_from(decoded: Any) -> Reply:
     return Reply(value=decoded.get("value"), error=error, fault=fault[:2000])
 
 
+MAX_SOURCE_BYTES = 4 << 20
+
+
+def source_to(source: bytes | None) -> dict[str, Any]:
+    """The sandbox's first frame, sent before the student's module runs: the lesson file
+    as it is about to be imported (None if it could not be read or is too large)."""
+    return {"source": source if source is not None and len(source) <= MAX_SOURCE_BYTES else None}
+
+
+def is_source(decoded: Any) -> bool:
+    return isinstance(decoded, dict) and set(decoded) == {"source"}
+
+
+def source_from(decoded: Any) -> bytes | None:
+    source = decoded.get("source") if isinstance(decoded, dict) else None
+    if source is not None and not isinstance(source, bytes):
+        raise DecodeError("source malformed")
+    return source
+
+
 def hello_from(decoded: Any) -> Hello:
     if not isinstance(decoded, dict) or not isinstance(decoded.get("ok"), bool):
         raise DecodeError("not a hello")
@@ -198,7 +220,10 @@ def hello_from(decoded: Any) -> Hello:
     notes = decoded.get("notes", {})
     if not isinstance(notes, dict):
         raise DecodeError("hello malformed")
-    return Hello(decoded["ok"], error, notes)
+    threads = decoded.get("threads", 0)
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
+        raise DecodeError("hello threads malformed")
+    return Hello(decoded["ok"], error, notes, threads)
 
 
 def description_from(decoded: Any) -> Description:

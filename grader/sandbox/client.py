@@ -29,6 +29,7 @@ from typing import Any
 from grader.protocol import sandbox as proto
 from grader.protocol import values, wire
 from grader.protocol.values import HOLE, ErrorInfo, Public
+from grader.sandbox import screen
 
 __all__ = [
     "HOLE",
@@ -184,6 +185,9 @@ class Channel:
         self.stopped: frozenset[str] = frozenset()  # functions not to call (`NotCalled`)
         self.stuck: tuple[tuple[str, int, str], ...] = ()  # (path, line, function) when a
         # share ran out: the sandbox's own stack, innermost first (`launch`; its word only)
+        self.source: bytes | None = None  # the lesson file, sent before the student's code ran
+        self.threads_started = 0  # Python threads its import left running (the hello's word)
+        self._screened: list[screen.Finding] | None = None
 
     # -- encoding -------------------------------------------------------------------------
     def _encode(self, value: Any) -> tuple[Any, list[bytes | memoryview]]:
@@ -286,7 +290,14 @@ class Channel:
             until = min(until, self.deadline)
         try:
             msg, buffers = wire.receive(self._sock, until)
-            return proto.hello_from(self._decode(msg, buffers))
+            decoded = self._decode(msg, buffers)
+            if proto.is_source(decoded):  # the first frame: sent before the student's code ran
+                self.source = proto.source_from(decoded)
+                msg, buffers = wire.receive(self._sock, until)
+                decoded = self._decode(msg, buffers)
+            hello = proto.hello_from(decoded)
+            self.threads_started = hello.threads
+            return hello
         except wire.Timeout:
             self._lose(
                 FILE_LIMIT + ": the lesson file did not finish importing",
@@ -327,6 +338,20 @@ class Channel:
             yield
         finally:
             self.calling = outer
+
+    def tampering(self) -> list[screen.Finding]:
+        """What in the student's module can change what a probe observes (`screen`): the
+        judge's own reading of the source, and threads its import left running."""
+        if self._sock is None:  # a local channel: trusted code only
+            return []
+        if self._screened is None:
+            found = screen.findings(self.source)
+            if self.threads_started:
+                found.append(
+                    screen.Finding(0, f"its import left {self.threads_started} thread(s) running")
+                )
+            self._screened = found
+        return self._screened
 
     def close(self) -> None:
         if self._sock is not None:
@@ -493,18 +518,48 @@ def describe(fn: Any) -> proto.Description:
 
 def probe(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Run the registered probe `fn` in the sandbox that owns the handles among `args`
-    (in-process for local values) and return what it observed."""
-    from grader.sandbox.probes import REGISTRY, name_of
+    (in-process for local values) and return what it observed.
+
+    An observation is credited only where the judge's own reading of the student's module
+    finds nothing that could tamper with it (`require_observable`); a probe whose result
+    the judge verifies itself (`probes.judged`) is run whatever the module does."""
+    __tracebackhide__ = True
+    from grader.sandbox.probes import JUDGED, REGISTRY, name_of
 
     name = name_of(fn)
     if REGISTRY.get(name) is not fn:
         raise TypeError(f"{name} is not a registered probe (decorate it with @probe)")
     channel = _channel_of(args, kwargs)
+    if name not in JUDGED:
+        require_observable(channel)
     if isinstance(channel, _Local):
         args, kwargs = _localise((args, kwargs))
     studied = next((a._name for a in (*args, *kwargs.values()) if isinstance(a, Remote)), "")
     with channel.running(studied):
         return channel.request(proto.Probe(name, args, kwargs))
+
+
+def require_observable(where: Any) -> None:
+    """Raise the check's failure when the student's module (of `where`: a channel, or a
+    handle of it) can tamper with what the sandbox observes: no credit for observations."""
+    __tracebackhide__ = True
+    channel = where if isinstance(where, Channel) else _channel_of(where)
+    found = channel.tampering()
+    if not found:
+        return
+    from grader.checks.failure import fail
+
+    raise fail(
+        "the grader's observation of your code, made in the process that runs it",
+        expected="a lesson file that leaves the grader, JAX's functions and the process "
+        "alone, so what runs beside your code can be believed",
+        observed=f"your module {screen.message(found)}",
+        cause="this check's evidence is observed inside the process running your module, and "
+        "what your module does can change what is observed; the grader gives no credit for "
+        "such observations (your values are still checked, in the grader)",
+        fix="remove it: a lesson file needs no threads, no reassigned library functions and "
+        "no reach into the grader or the interpreter",
+    )
 
 
 def _localise(tree: Any) -> Any:

@@ -34,8 +34,16 @@ class Server:
     `handle_frame(msg, buffers)` answers one request (also used in-process by
     `client.local`, so unit tests of the check kinds go through the same code)."""
 
-    def __init__(self, module: Any, lesson_dir: str) -> None:
+    def __init__(
+        self,
+        module: Any,
+        lesson_dir: str,
+        registry: dict[str, Callable[..., Any]] | None = None,
+    ) -> None:
         self.lesson_dir = os.path.realpath(lesson_dir) + os.sep if lesson_dir else ""
+        # The probes as they were before the student's module ran (`serve` takes the copy
+        # then): a module that rewrites the registry afterwards changes nothing here.
+        self.registry = registry
         self.objects: dict[int, Any] = {proto.MODULE_HANDLE: module}
         self.ids: dict[int, int] = {}  # id(obj) -> handle, so one object keeps one handle
         self.next_id = 1
@@ -129,7 +137,7 @@ class Server:
         if isinstance(request, proto.Probe):
             from grader.sandbox.probes import REGISTRY
 
-            fn = REGISTRY.get(request.name)
+            fn = (self.registry if self.registry is not None else REGISTRY).get(request.name)
             if fn is None:
                 raise LookupError(f"no probe {request.name!r}")
             return fn(*self.resolve(request.args), **self.resolve(request.kwargs))
@@ -300,6 +308,16 @@ def _partial(
 # -- the sandbox process ------------------------------------------------------------------
 
 
+def values_encode(value: Any) -> tuple[Any, list[bytes | memoryview]]:
+    """Plain data (no handles) encoded for the wire."""
+
+    def no_handles(obj: Any) -> dict[str, Any]:
+        raise TypeError(f"{type(obj).__name__} is not data")
+
+    enc = values.Encoder(no_handles)
+    return enc.encode(value), enc.buffers
+
+
 def import_lesson(
     lesson: str, lesson_dir: str
 ) -> tuple[types.ModuleType | None, BaseException | None]:
@@ -320,13 +338,43 @@ def import_lesson(
     return module, None
 
 
+def read_source(lesson: str, lesson_dir: str) -> bytes | None:
+    """The lesson file's bytes as they are before it is imported (None if unreadable or
+    larger than the judge reads)."""
+    try:
+        with open(os.path.join(lesson_dir, f"{lesson}.py"), "rb") as fh:
+            data = fh.read(proto.MAX_SOURCE_BYTES + 1)
+    except OSError:
+        return None
+    return data if len(data) <= proto.MAX_SOURCE_BYTES else None
+
+
+def thread_ids() -> frozenset[int]:
+    """The Python threads running now, read through a reference bound before the student's
+    module ran (`serve` compares them before and after its import)."""
+    return frozenset(_current_frames())
+
+
+_current_frames = sys._current_frames
+
+
 def serve(
     sock: socket.socket, lesson: str, lesson_dir: str, notes: dict[str, Any] | None = None
 ) -> None:
-    """Import the lesson, say hello, answer requests until the judge hangs up."""
+    """Send the lesson file's source, import the lesson, say hello, answer requests until
+    the judge hangs up. The source and the probes are taken before the student's module
+    runs: what it does afterwards cannot change what the judge reads or which code a probe
+    runs."""
+    from grader.sandbox.probes import REGISTRY
+
+    registry = dict(REGISTRY)
+    first, first_buffers = values_encode(proto.source_to(read_source(lesson, lesson_dir)))
+    wire.send(sock, first, first_buffers)
+    before = thread_ids()
     module, exc = import_lesson(lesson, lesson_dir)
-    server = Server(module, lesson_dir)
-    hello: dict[str, Any] = {"ok": exc is None, "notes": notes or {}}
+    server = Server(module, lesson_dir, registry)
+    started = len(thread_ids() - before)  # threads the import started and left running
+    hello: dict[str, Any] = {"ok": exc is None, "notes": notes or {}, "threads": started}
     if exc is not None:
         hello["error"] = server.error_info(exc)
     first, first_buffers = server.encode(hello)

@@ -1,0 +1,521 @@
+"""The compiled program itself, checked in the judge: structure that cannot be observed
+into passing.
+
+A structural property (a `cond`, a loop primitive, a cross-device collective, a program
+that does not grow with its input) is read from the program the student's function
+compiles to, not from an observation made next to it. The sandbox lowers
+`jax.jit(fn)` for the judge's shapes with `jax.export` and hands over only the StableHLO
+module (`mlir_module_serialized`, VHLO bytes) and which arguments it keeps. The judge:
+
+1. parses the module itself and REFUSES any program that can leave the computation:
+   custom calls (host callbacks are custom calls) other than the sharding markers and
+   LAPACK routines, infeed/outfeed/send/recv, external functions, tokens, tensors over
+   `MAX_ELEMENTS`, a signature that is not the judge's shapes;
+2. builds the `jax.export.Exported` around it from its own metadata (shapes, dtypes,
+   devices, calling convention, no effects, no disabled safety checks: the sandbox's
+   word is taken for none of them; `jax.export.deserialize` would take it for all, and
+   needs `flatbuffers`);
+3. RUNS it on inputs it draws itself (the check's arguments, each float scaled by a
+   random factor in [0.5, 2]) and compares with its own reference, where the check
+   gives one; without one, with what the student's function answers for those inputs
+   (an observation: then credited only where `client.require_observable` allows);
+4. reads the structure from the very program it ran: op counts over every function of
+   the module (`stablehlo.case`/`if` for `cond`, `stablehlo.while` for `scan`,
+   `fori_loop` and `while_loop`, `stablehlo.all_reduce` for `psum`/`pmean`).
+
+A forged program must then compute the right values with the required structure:
+that is the exercise itself.
+
+    program = exported.checked(student.piecewise, (x,), what="piecewise(x)",
+                               reference=_ref_piecewise)
+    program.ops["case"]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import jax
+import jax.export
+import jax.numpy as jnp
+import numpy as np
+
+from grader.checks import _calls, _format, values
+from grader.checks.failure import fail
+from grader.sandbox import client
+from grader.sandbox.probes import judged
+
+MAX_MODULE_BYTES = 16 << 20
+MAX_ELEMENTS = 1 << 26
+"""The largest tensor a program the judge runs may hold (2^26 elements: 256 MiB of f32)."""
+MAX_OPS = 200_000
+DRAWS = 3
+"""Inputs the judge draws for each program it runs."""
+RTOL, ATOL = 1e-4, 1e-5
+
+ALLOWED_CUSTOM_CALLS = frozenset({"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"})
+"""Custom calls that only mark shardings; besides these, LAPACK routines (`lapack_*_ffi`)."""
+REFUSED_OPS = frozenset(
+    {"stablehlo.infeed", "stablehlo.outfeed", "stablehlo.send", "stablehlo.recv"}
+)
+_DIALECTS = ("builtin.", "func.", "stablehlo.", "chlo.", "sdy.")
+_UNCOUNTED = frozenset(
+    {"builtin.module", "func.func", "func.return", "stablehlo.return", "sdy.return", "sdy.mesh"}
+)
+
+# What each lesson-level name is in a compiled program.
+OPS: dict[str, frozenset[str]] = {
+    "cond": frozenset({"case", "if"}),
+    "switch": frozenset({"case", "if"}),
+    "scan": frozenset({"while"}),
+    "while": frozenset({"while"}),
+    "fori_loop": frozenset({"while"}),
+    "psum": frozenset({"all_reduce"}),
+    "pmean": frozenset({"all_reduce"}),
+    "select_n": frozenset({"select"}),
+    "dot_general": frozenset({"dot_general", "dot"}),
+}
+
+# Bound when the grader is imported, before any student module runs: a module that
+# reassigns `jax.export.export` or `jax.jit` does not reach the probe.
+_export = jax.export.export
+_jit = jax.jit
+_struct = jax.ShapeDtypeStruct
+_flatten = jax.tree_util.tree_flatten
+
+
+def ops_for(name: str) -> frozenset[str]:
+    """The op names (dialect dropped) a lesson-level primitive name stands for."""
+    return OPS.get(name, frozenset({name}))
+
+
+def matching(ops: Mapping[str, int], name: str) -> int:
+    return sum(ops.get(op, 0) for op in ops_for(name))
+
+
+def _aval(leaf: Any) -> tuple[tuple[int, ...], np.dtype[Any]]:
+    """The shape and dtype `jax.jit` gives `leaf` (Python scalars as JAX's defaults)."""
+    dtype = np.result_type(getattr(leaf, "dtype", None) or leaf)
+    return tuple(int(d) for d in np.shape(leaf)), np.dtype(jax.dtypes.canonicalize_dtype(dtype))
+
+
+# -- the sandbox's side --------------------------------------------------------------------
+
+
+@judged
+def export_program(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    static_argnames: tuple[str, ...],
+) -> Any:
+    """In the sandbox: `jax.jit(fn)` with the static arguments bound, lowered by
+    `jax.export` for the shapes of the dynamic ones. Returns the module's bytes, the
+    arguments it keeps, and which of the call's arguments are dynamic (`layout`); or the
+    error tracing raised. Nothing here is believed: the judge checks the module."""
+
+    def lower() -> dict[str, Any]:
+        layout = _calls.dynamic_layout(fn, args, kwargs, static_argnames)
+        dynamic_fn, dynamic_args = _calls.split_static(fn, args, kwargs, static_argnames)
+        leaves, tree = _flatten(dynamic_args)
+        structs = [_struct(*_aval(leaf)) for leaf in leaves]  # type: ignore[no-untyped-call]
+
+        def flat(*xs: Any) -> Any:
+            return dynamic_fn(*jax.tree_util.tree_unflatten(tree, xs))
+
+        flat.__name__ = _calls.name_of(fn)
+        try:
+            exp = _export(_jit(flat))(*structs)
+        except NotImplementedError as exc:  # JAX's own refusal, not the student's stub
+            if "host_callbacks" not in str(exc):
+                raise
+            return {"refused": "a host callback (JAX cannot export one)"}
+        return {
+            "module": bytes(exp.mlir_module_serialized),
+            "kept": [int(i) for i in exp.module_kept_var_idx],
+            "layout": layout,
+        }
+
+    return _calls.attempt(lower)
+
+
+# -- the judge's side ----------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+    """A compiled program the judge parsed, refused or accepted, and can run."""
+
+    ops: Counter[str]
+    outputs: tuple[tuple[tuple[int, ...], np.dtype[Any]], ...]
+    devices: int
+    exported: Any
+
+    @property
+    def size(self) -> int:
+        return sum(self.ops.values())
+
+    def __call__(self, leaves: Sequence[Any]) -> list[np.ndarray[Any, Any]]:
+        return [np.asarray(x) for x in _runner(self)(*leaves)]
+
+
+_RUNNERS: dict[int, tuple[Program, Callable[..., Any]]] = {}
+
+
+def _runner(program: Program) -> Callable[..., Any]:
+    """`program.exported.call` under `jax.jit` (compiled once per program); on the judge's
+    first `devices` devices, replicated, when the program spans several."""
+    found = _RUNNERS.get(id(program))
+    if found is not None and found[0] is program:
+        return found[1]
+    if program.devices > 1:
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+        mesh = Mesh(np.array(jax.devices()[: program.devices]), ("devices",))
+        replicated = NamedSharding(mesh, PartitionSpec())  # type: ignore[no-untyped-call]
+        n_in = len(program.exported.in_avals)
+        run = jax.jit(
+            program.exported.call, in_shardings=(replicated,) * n_in, out_shardings=replicated
+        )
+    else:
+        run = jax.jit(program.exported.call)
+    _RUNNERS.clear()  # one program at a time: a check runs its programs one after another
+    _RUNNERS[id(program)] = (program, run)
+    return run
+
+
+class Refused(Exception):
+    """The module is not a program the judge runs."""
+
+
+def parse(module: bytes, inputs: Sequence[tuple[tuple[int, ...], np.dtype[Any]]],
+          kept: Sequence[int]) -> Program:  # fmt: skip
+    """The judge's reading of the sandbox's module for arguments of shapes `inputs`:
+    `Refused` (with why) unless it is a plain computation on exactly those arguments."""
+    from jax.extend import mlir as jex_mlir
+    from jax.extend.mlir import ir
+    from jax.interpreters import mlir as jax_mlir
+
+    if not isinstance(module, bytes) or len(module) > MAX_MODULE_BYTES:
+        raise Refused("the module is missing or too large")
+    if sorted(set(kept)) != list(kept) or any(not 0 <= i < len(inputs) for i in kept):
+        raise Refused("the kept arguments are malformed")
+    ops: Counter[str] = Counter()
+    refused: list[str] = []
+    with jax_mlir.make_ir_context():
+        try:
+            mod = jex_mlir.deserialize_portable_artifact(module)
+        except Exception as exc:
+            raise Refused(f"the module does not deserialize ({type(exc).__name__})") from None
+        attributes = mod.operation.attributes
+        partitions = _int_attribute(attributes, "mhlo.num_partitions")
+        replicas = _int_attribute(attributes, "mhlo.num_replicas")
+        if "jax.uses_shape_polymorphism" in attributes and (
+            str(attributes["jax.uses_shape_polymorphism"]) != "false"
+        ):
+            refused.append("shape polymorphism")
+        main_type: Any = None
+        count = 0
+
+        def walk(op: Any) -> None:
+            nonlocal main_type, count
+            count += 1
+            if count > MAX_OPS:
+                raise Refused(f"the module has more than {MAX_OPS} operations")
+            name = str(op.name)
+            if not name.startswith(_DIALECTS):
+                refused.append(f"`{name}`")
+            elif name in REFUSED_OPS:
+                refused.append(f"`{name}` (data in or out of the program)")
+            elif name == "stablehlo.custom_call":
+                target = ir.StringAttr(op.attributes["call_target_name"]).value
+                if target not in ALLOWED_CUSTOM_CALLS and not (
+                    target.startswith("lapack_") and target.endswith("_ffi")
+                ):
+                    refused.append(f"a custom call to `{target}` (a host callback or foreign code)")
+            elif name == "func.func":
+                body = op.regions[0] if len(op.regions) else None
+                if body is None or not len(body.blocks):
+                    refused.append("an external function")
+                if ir.StringAttr(op.attributes["sym_name"]).value == "main":
+                    main_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+            for result in op.results:
+                _check_size(ir, result.type, refused)
+            if name not in _UNCOUNTED:
+                ops[name.split(".", 1)[1]] += 1
+            for region in op.regions:
+                for block in region:
+                    for inner in block:
+                        walk(inner.operation)
+
+        walk(mod.operation)
+        if main_type is None:
+            raise Refused("the module has no `main` function")
+        got_in = [_tensor(ir, t) for t in main_type.inputs]
+        outputs = [_tensor(ir, t) for t in main_type.results]
+        for t in main_type.results:
+            _check_size(ir, t, refused)
+    if refused:
+        raise Refused("it contains " + ", ".join(dict.fromkeys(refused)))
+    want_in = [inputs[i] for i in kept]
+    if None in got_in or None in outputs or got_in != want_in:
+        raise Refused(
+            "its signature is not the judge's arguments: expected "
+            f"{[_format_aval(a) for a in want_in]}, found "
+            f"{[_format_aval(a) if a else '?' for a in got_in]}"
+        )
+    if replicas not in (0, 1) or partitions < 0 or partitions > max(1, jax.device_count()):
+        raise Refused(f"it spans {replicas} replicas x {partitions} partitions")
+    devices = max(1, partitions)
+    exported = _exported(module, inputs, tuple(kept), outputs, devices)  # type: ignore[arg-type]
+    return Program(ops, tuple(outputs), devices, exported)  # type: ignore[arg-type]
+
+
+def _int_attribute(attributes: Any, name: str) -> int:
+    if name not in attributes:
+        return 0
+    text = str(attributes[name]).split(":")[0].strip()
+    return int(text) if text.lstrip("-").isdigit() else -1
+
+
+def _ranked(ir: Any, t: Any) -> Any:
+    """`t` as a ranked tensor type, or None."""
+    if isinstance(t, ir.RankedTensorType):
+        return t
+    try:
+        return ir.RankedTensorType(t)
+    except (ValueError, TypeError):
+        return None
+
+
+def _tensor(ir: Any, t: Any) -> tuple[tuple[int, ...], np.dtype[Any]] | None:
+    rt = _ranked(ir, t)
+    if rt is None:
+        return None
+    dtype = _DTYPES.get(str(rt.element_type))
+    if dtype is None or not rt.has_static_shape:
+        return None
+    return tuple(int(d) for d in rt.shape), dtype
+
+
+def _check_size(ir: Any, t: Any, refused: list[str]) -> None:
+    rt = _ranked(ir, t)
+    if rt is not None and rt.has_static_shape and math.prod(rt.shape) > MAX_ELEMENTS:
+        refused.append(f"a tensor of {math.prod(rt.shape)} elements")
+
+
+_DTYPES: dict[str, np.dtype[Any]] = {
+    "f32": np.dtype(np.float32), "f64": np.dtype(np.float64), "f16": np.dtype(np.float16),
+    "bf16": np.dtype(jnp.bfloat16), "i1": np.dtype(np.bool_), "i8": np.dtype(np.int8),
+    "i16": np.dtype(np.int16), "i32": np.dtype(np.int32), "i64": np.dtype(np.int64),
+    "ui8": np.dtype(np.uint8), "ui16": np.dtype(np.uint16), "ui32": np.dtype(np.uint32),
+    "ui64": np.dtype(np.uint64), "complex<f32>": np.dtype(np.complex64),
+    "complex<f64>": np.dtype(np.complex128),
+}  # fmt: skip
+
+
+def _format_aval(aval: tuple[tuple[int, ...], np.dtype[Any]]) -> str:
+    shape, dtype = aval
+    return f"{dtype.name}{list(shape)}"
+
+
+def _exported(
+    module: bytes,
+    inputs: Sequence[tuple[tuple[int, ...], np.dtype[Any]]],
+    kept: tuple[int, ...],
+    outputs: Sequence[tuple[tuple[int, ...], np.dtype[Any]]],
+    devices: int,
+) -> Any:
+    """An `Exported` of the judge's making around `module`: every field but the module and
+    the kept arguments comes from the judge's own export of a placeholder of the same
+    signature (so no effect, no disabled check, the judge's calling convention)."""
+    outs = tuple(outputs)
+
+    def placeholder(*xs: Any) -> Any:
+        return tuple(jnp.zeros(shape, dtype) for shape, dtype in outs)
+
+    template = jax.export.export(jax.jit(placeholder))(
+        *(jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in inputs)  # type: ignore[no-untyped-call]
+    )
+    return dataclasses.replace(
+        template,
+        fun_name="student",
+        mlir_module_serialized=module,
+        module_kept_var_idx=kept,
+        nr_devices=devices,
+    )
+
+
+def fetch(
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any] | None = None,
+    static_argnames: Iterable[str] = (),
+    *,
+    what: str,
+) -> tuple[Program, list[tuple[str, Any]]]:
+    """The compiled program of `fn(*args, **kwargs)` as the judge accepted it, and the
+    layout of its dynamic arguments. Tracing errors become the check's failure; a
+    refused module fails the check saying why."""
+    __tracebackhide__ = True
+    kwargs = dict(kwargs or {})
+    static = tuple(static_argnames)
+    seen = client.probe(export_program, client.handle(fn), tuple(args), kwargs, static)
+    seen = _calls.observed(
+        seen,
+        checked=f"compiling {what} to one program",
+        attempted=f"jax.export.export(jax.jit({_calls.name_of(fn)}))",
+        expected="the function traces with abstract (traced) inputs and lowers to StableHLO",
+    )
+    try:
+        if not isinstance(seen, dict):
+            raise Refused("the sandbox sent no module")
+        if "refused" in seen:
+            raise Refused(f"it contains {str(seen['refused'])[:200]}")
+        layout = _layout(seen.get("layout"), args, kwargs, static)
+        leaves = jax.tree.leaves(_dynamic(layout, args, kwargs))
+        kept = seen.get("kept")
+        if not isinstance(kept, list) or not all(type(i) is int for i in kept):
+            raise Refused("the kept arguments are malformed")
+        program = parse(seen.get("module"), [_aval(leaf) for leaf in leaves], kept)  # type: ignore[arg-type]
+    except Refused as why:
+        raise fail(
+            f"the compiled program of {what}, as the grader reads it",
+            expected="a program that only computes (no host callbacks, no custom calls, no "
+            "data in or out) on the arguments the grader passes",
+            observed=f"the grader refused the program your module handed over: {why}",
+            cause="a `jax.debug.print`, `jax.debug.callback` or `jax.pure_callback` in the "
+            "function calls back into Python, which a program checked outside your process "
+            "cannot do; or the program was not produced by JAX from your function",
+            fix="remove callbacks from this function (debug prints included) and let JAX "
+            "compile it",
+        ) from None
+    return program, layout
+
+
+def _layout(
+    raw: Any, args: Sequence[Any], kwargs: Mapping[str, Any], static: tuple[str, ...]
+) -> list[tuple[str, Any]]:
+    if not isinstance(raw, list):
+        raise Refused("the argument layout is malformed")
+    out: list[tuple[str, Any]] = []
+    for entry in raw:
+        if not (isinstance(entry, tuple | list) and len(entry) == 2):
+            raise Refused("the argument layout is malformed")
+        kind, key = entry
+        if kind == "arg" and type(key) is int and 0 <= key < len(args):
+            out.append(("arg", key))
+        elif kind == "kw" and isinstance(key, str) and key in kwargs and key not in static:
+            out.append(("kw", key))
+        else:
+            raise Refused("the argument layout is malformed")
+    return out
+
+
+def _dynamic(
+    layout: Sequence[tuple[str, Any]], args: Sequence[Any], kwargs: Mapping[str, Any]
+) -> tuple[Any, ...]:
+    return tuple(args[k] if kind == "arg" else kwargs[k] for kind, k in layout)
+
+
+def draw(
+    layout: Sequence[tuple[str, Any]],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    rng: np.random.Generator,
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Fresh arguments: every float in a dynamic argument scaled by its own random factor
+    in [0.5, 2] (signs, zeros, integers and static arguments kept, so the inputs stay in
+    the function's domain)."""
+    dynamic = {(kind, k) for kind, k in layout}
+
+    def scale(leaf: Any) -> Any:
+        shape, dtype = _aval(leaf)
+        if dtype.kind != "f":
+            return leaf
+        factor = rng.uniform(0.5, 2.0, size=shape)
+        return np.asarray(np.asarray(leaf, np.float64) * factor, dtype)
+
+    new_args = tuple(
+        jax.tree.map(scale, a) if ("arg", i) in dynamic else a for i, a in enumerate(args)
+    )
+    new_kwargs = {
+        k: jax.tree.map(scale, v) if ("kw", k) in dynamic else v for k, v in kwargs.items()
+    }
+    return new_args, new_kwargs
+
+
+def _rng() -> np.random.Generator:
+    """Inputs the sandbox cannot know in advance: seeded from the system's entropy."""
+    return np.random.default_rng(random.SystemRandom().getrandbits(64))
+
+
+def checked(
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any] | None = None,
+    static_argnames: Iterable[str] = (),
+    *,
+    what: str,
+    reference: Callable[..., Any] | None = None,
+    inputs: Callable[[np.random.Generator], Sequence[Any]] | None = None,
+) -> Program:
+    """The compiled program of `fn(*args, **kwargs)`, run by the judge on `DRAWS` inputs of
+    its own (`inputs(rng)` if given, else `draw`) and found to compute what `reference`
+    computes on them (the judge's own values). Without a reference, what the student's
+    function answers for the same inputs stands in, and the program's evidence is an
+    observation (`client.require_observable`)."""
+    __tracebackhide__ = True
+    kwargs = dict(kwargs or {})
+    static = tuple(static_argnames)
+    program, layout = fetch(fn, args, kwargs, static, what=what)
+    if reference is None:
+        client.require_observable(client.handle(fn))
+    rng = _rng()
+    for _ in range(DRAWS):
+        if inputs is not None:
+            new_args: tuple[Any, ...] = tuple(inputs(rng))
+            new_kwargs = dict(kwargs)
+        else:
+            new_args, new_kwargs = draw(layout, args, kwargs, rng)
+        leaves = jax.tree.leaves(_dynamic(layout, new_args, new_kwargs))
+        if [_aval(leaf) for leaf in leaves] != [_aval(leaf) for leaf in jax.tree.leaves(
+            _dynamic(layout, args, kwargs))]:  # fmt: skip
+            raise ValueError("exported.checked: `inputs` must keep the arguments' shapes")
+        got = program(leaves)
+        if reference is not None:
+            want = reference(*new_args, **new_kwargs)
+            source = "the grader's reference"
+        else:
+            want = _calls.ready(fn(*new_args, **new_kwargs))
+            source = f"your `{_calls.name_of(fn)}` called on the same inputs"
+        want_leaves = [np.asarray(x) for x in jax.tree.leaves(want)]
+        shown = _format.call(_calls.name_of(fn), new_args, new_kwargs)
+        if len(want_leaves) != len(got) or any(
+            w.shape != g.shape for w, g in zip(want_leaves, got, strict=False)
+        ):
+            raise fail(
+                f"the compiled program of {what}, run by the grader on {shown}",
+                expected=f"outputs shaped as {source}: {[w.shape for w in want_leaves]}",
+                observed=f"{[g.shape for g in got]}",
+                cause="the program your module handed over for this check is not the program "
+                "of the function the other checks call",
+                fix="let JAX compile your function as it is",
+            )
+        for w, g in zip(want_leaves, got, strict=True):
+            diff = values.difference(g, w, rtol=RTOL, atol=ATOL)
+            if diff is not None:
+                raise fail(
+                    f"the compiled program of {what}, run by the grader on {shown}",
+                    expected=f"the values of {source}: {diff.expected}",
+                    observed=diff.observed,
+                    cause="the program your module handed over for this check computes "
+                    "something else than the function the other checks call",
+                    fix="let JAX compile your function as it is",
+                )
+    return program
