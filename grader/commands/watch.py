@@ -223,7 +223,7 @@ class _Session:
         the history (`.grade/history.jsonl`), as a run of `grade` does."""
         report = self.report(result, file)
         report = hints.after_grading(report, submission, suites=self.suites)
-        history.record(report, Path.cwd())
+        history.record(report, hints.state_folder(submission.root))  # as `grade` keeps it
         return report.exercises[0]
 
     def policy_applied(
@@ -232,7 +232,7 @@ class _Session:
         """A result read from the records as they came (`regrader.preview`, `complete`) with
         its next step and only the help the student may see; nothing is kept (the worker's
         reply, `Graded`, is what `grade hint` and the history keep)."""
-        folder = Path.cwd()
+        folder = hints.state_folder(submission.root)  # where `grade hint` keeps what was revealed
         try:
             setting = hints.show_fixes(folder)
         except hints.SettingError:
