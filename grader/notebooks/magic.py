@@ -156,7 +156,7 @@ class Grading:
             duration_s=seconds,
             isolation=level,
         )
-        folder = Path.cwd()
+        folder = hints.state_folder_here()  # a notebook in notebooks/: the repository's state
         shown = hints.after_grading(report, submission, suites=self.suites, folder=folder)
         revealed = ""
         if args.hint:
