@@ -18,6 +18,14 @@ probe's hidden layers), SMALL for the rest, one set of network sizes whose hidde
 activations have the shape SMALL (a batch of SMALL[0] rows, hidden layers of
 SMALL[1] units), so forward_with_dropout's eager dropout draws the masks dropout's
 own checks compiled. The judge's references are NumPy (nothing to compile).
+
+compare_dropout returns two test accuracies and the spec fixes nothing of its training
+but `rate` and `n_epochs`, so it is judged by what any correct training gives: plausible
+accuracies on digits with the signature's defaults, the same result when the defaults
+are passed explicitly after NumPy's and Python's global RNGs moved (the key alone decides
+it), and an accuracy of 1.0 after one epoch on all-zero inputs of one label (only the last
+bias learns there, so the trained network predicts that label; an untrained one, or one
+evaluated with another forward pass, does not).
 """
 
 from functools import cache

@@ -10,7 +10,12 @@ from grader.commands.assign import stub_source
 
 LESSON = "08_mlp"
 # the checks of train's loop, gated on its accuracy
-LOOP_CHECKS = {"test_train_reshuffles", "test_train_carries_opt_state"}
+LOOP_CHECKS = {
+    "test_train_reshuffles",
+    "test_train_carries_opt_state",
+    "test_train_defaults_and_key",
+    "test_train_key_reuse",
+}
 TRAIN_CHECKS = {"test_train_accuracy", "test_train_history"} | LOOP_CHECKS
 VARIANTS = (
     "solution",
@@ -31,8 +36,11 @@ VARIANTS = (
     "sizes_off",
     "loss_per_example",
     "drops_opt_state",
+    "default_epochs",
+    "init_key_reused",
+    "numpy_order",
 )
-MAX_SCORE = 24
+MAX_SCORE = 26
 HIDDEN = {"test_train_reshuffles"}
 # gated on train_step's one-step values (the purity check per case: accuracy's half is earned)
 STEP_GATED = {
@@ -91,7 +99,8 @@ def test_stub_fails_every_check(graded):
 @pytest.mark.slow
 def test_xavier_scale_and_one_key_for_all_layers(graded):
     g = graded("xavier_reuse")
-    g.assert_statuses(failed={"test_init_he_statistics", "test_init_keys"})
+    # train calls that init_params: the key it reuses is reused in train's run too
+    g.assert_statuses(failed={"test_init_he_statistics", "test_init_keys", "test_train_key_reuse"})
     assert "sqrt(1 / fan_in)" in g.message("test_init_he_statistics")
     assert "0.71 x the He value" in g.message("test_init_he_statistics")
     assert "key-reuse checker" in g.message("test_init_keys")
@@ -163,8 +172,10 @@ def test_no_reshuffle_array_history_and_wrong_learning_rate(graded):
 def test_reshuffling_is_seen_through_lax_loops(graded):
     # the batches train_step runs inside lax.fori_loop are observed by their values
     g = graded("fori_loop_same_order")
-    g.assert_statuses(failed={"test_train_reshuffles"})
+    # one shuffle key for every epoch: the same order, and that key consumed again
+    g.assert_statuses(failed={"test_train_reshuffles", "test_train_key_reuse"})
     assert "same permutation in two epochs" in g.message("test_train_reshuffles")
+    assert "jax.random.permutation(shuffle_key" in g.message("test_train_key_reuse")
 
 
 @pytest.mark.slow
@@ -249,3 +260,34 @@ def test_history_loss_is_the_mean_batch_loss(graded):
     message = g.message("test_train_history")
     assert "history[-1]['loss']" in message
     assert "not the mean of its batch losses" in message
+
+
+@pytest.mark.slow
+def test_a_default_other_than_the_signatures(graded):
+    # train(key, data) must run the spec's n_epochs=10: the digits runs pass n_epochs, so only
+    # the run with the defaults against the explicit one sees it
+    g = graded("default_epochs")
+    g.assert_statuses(failed={"test_train_defaults_and_key"})
+    message = g.message("test_train_defaults_and_key")
+    assert "the defaults of n_epochs or batch_size differ from the lesson's" in message
+    assert "(11 epochs in the history)" in message
+    assert "def train(key, data, n_epochs=10, batch_size=128)" in message
+
+
+@pytest.mark.slow
+def test_the_init_key_used_again_for_the_first_shuffle(graded):
+    g = graded("init_key_reused")
+    g.assert_statuses(failed={"test_train_key_reuse"})
+    message = g.message("test_train_key_reuse")
+    assert "JAX's key-reuse checker saw one key consumed twice" in message
+
+
+@pytest.mark.slow
+def test_an_epoch_order_from_numpys_global_rng(graded):
+    # every epoch still has a new permutation (test_train_reshuffles passes): only the same
+    # key after the global RNG moved shows that the key does not decide the run
+    g = graded("numpy_order")
+    g.assert_statuses(failed={"test_train_defaults_and_key"})
+    message = g.message("test_train_defaults_and_key")
+    assert "NumPy's or Python's global RNG" in message
+    assert "twice with jax.random.key(0)" in message
