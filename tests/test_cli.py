@@ -18,6 +18,7 @@ import pytest
 
 from grader.model import without_timings
 
+ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).parent / "runner" / "submissions"
 SUITES = HERE / "demo_suites"
 
@@ -318,3 +319,24 @@ def test_no_command_imports_the_command_line_module() -> None:
         )
     ]
     assert offenders == []
+
+
+@pytest.mark.slow
+def test_grading_writes_nothing_into_the_working_folder(tmp_path: Path) -> None:
+    """The grading processes run in a private folder: what a library writes relative to its
+    working folder (Hypothesis's `.hypothesis/`) never lands in the user's."""
+    work = tmp_path / "work"
+    (work / "exercises").mkdir(parents=True)
+    (work / "exercises" / "03_jit.py").write_text(
+        (ROOT / "solutions" / "03_jit.py").read_text(encoding="utf-8")
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "exercises", "--no-html", "--only", "03_jit"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sorted(p.name for p in work.iterdir()) == [".grade", "exercises"]
+    assert sorted(p.name for p in (work / "exercises").iterdir()) == ["03_jit.py"]

@@ -213,6 +213,7 @@ class Worker:
                 stdout=subprocess.PIPE,
                 stderr=self._log,
                 env=env,
+                cwd=log_dir,  # private: what a library writes relative (.hypothesis/) stays out of the user's folder
                 start_new_session=True,
                 pass_fds=(stream_w,),
             )

@@ -300,10 +300,13 @@ def test_state_is_kept_for_the_graded_folder(tmp_path: Path) -> None:
     (own / "hints.json").write_text('{"01_sums": {"test_total": 1}}\n')
     (own / "last.json").write_text("{}\n")
     before = {p.name: p.read_bytes() for p in own.iterdir()}
+    listing = sorted(p.name for p in course.iterdir())
     suites = str(course / "suites")
     graded = _grade(course, str(alice / "exercises"), "--suites", suites, "--isolation", "basic")
     assert graded.returncode == 0, graded.stderr[-3000:]
     assert {p.name: p.read_bytes() for p in own.iterdir()} == before  # B untouched
+    new = sorted(set(p.name for p in course.iterdir()) - set(listing))
+    assert new in ([], ["grade-report.html"]), new  # nothing else (no library's .hypothesis/)
     assert sorted(p.name for p in (alice / ".grade").iterdir()) == ["history.jsonl", "last.json"]
     assert not (alice / "exercises" / ".grade").exists()
     text = _grade(course, "hint", str(alice / "exercises" / "01_sums.py")).stdout
