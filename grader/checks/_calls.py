@@ -16,8 +16,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-import jax
-
+from grader.checks import _bound
 from grader.checks.failure import CheckFailure, fail
 from grader.explain import explain, student_frame
 from grader.sandbox.client import Remote, StudentError
@@ -137,7 +136,7 @@ PASS_THROUGH: tuple[type[BaseException], ...] = (NotImplementedError, CheckFailu
 
 def ready(value: Any) -> Any:
     """`jax.block_until_ready`: wait for asynchronous results before judging them."""
-    return jax.block_until_ready(value)  # type: ignore[no-untyped-call]
+    return _bound.block_until_ready(value)  # type: ignore[no-untyped-call]
 
 
 # -- both sides of a probe -------------------------------------------------------------

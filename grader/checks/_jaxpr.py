@@ -16,10 +16,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import jax
 from jax.extend import core as jex
 
-from grader.checks import _calls
+from grader.checks import _bound, _calls
 from grader.sandbox import client
 from grader.sandbox.probes import probe
 
@@ -55,7 +54,7 @@ def summarize(
 ) -> Any:
     """In the sandbox: trace `fn` to a jaxpr and count its primitives."""
     dynamic_fn, dynamic_args = _calls.split_static(fn, args, kwargs, static_argnames)
-    closed = _calls.attempt(lambda: jax.make_jaxpr(dynamic_fn)(*dynamic_args))
+    closed = _calls.attempt(lambda: _bound.make_jaxpr(dynamic_fn)(*dynamic_args))
     if not hasattr(closed, "jaxpr"):
         return closed  # the error
     return {"counts": dict(primitive_counts(closed)), "text": str(closed)[:MAX_TEXT_CHARS]}

@@ -11,13 +11,10 @@ and points at the student's line.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-import jax
-
-from grader.checks import _calls, _format, values
+from grader.checks import _bound, _calls, _format, values
 from grader.sandbox import client
 from grader.sandbox.probes import probe
 
@@ -31,11 +28,11 @@ def eager_and_jitted(
 ) -> dict[str, Any]:
     """In the sandbox: `fn` called eagerly and under `jax.jit`, each on its own copy of the
     arguments (a function that mutates them must not change what the other call sees)."""
-    eager_args, eager_kwargs = copy.deepcopy((args, kwargs))
+    eager_args, eager_kwargs = _bound.deepcopy((args, kwargs))
     eager = _calls.attempt(lambda: fn(*eager_args, **eager_kwargs))
-    jit_args, jit_kwargs = copy.deepcopy((args, kwargs))
+    jit_args, jit_kwargs = _bound.deepcopy((args, kwargs))
     jitted = _calls.attempt(
-        lambda: jax.jit(fn, static_argnames=static_argnames)(*jit_args, **jit_kwargs)
+        lambda: _bound.jit(fn, static_argnames=static_argnames)(*jit_args, **jit_kwargs)
     )
     return {"eager": eager, "jitted": jitted}
 

@@ -17,7 +17,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from grader.checks import _calls, _format, values
+from grader.checks import _bound, _calls, _format, values
 from grader.checks.failure import fail
 from grader.sandbox import client
 from grader.sandbox.client import StudentError
@@ -59,10 +59,10 @@ def observe_key_use(
     once per mode ("eagerly", "under jax.jit"); each output, or the error it raised."""
     seen = []
     for mode in modes:
-        call = fn if mode == "eagerly" else jax.jit(fn, static_argnames=static_argnames)
+        call = fn if mode == "eagerly" else _bound.jit(fn, static_argnames=static_argnames)
 
         def run(call: Callable[..., Any] = call) -> Any:
-            with jax.debug_key_reuse(True):
+            with _bound.debug_key_reuse(True):
                 return _calls.ready(call(*_fresh(args), **kwargs))
 
         seen.append(_calls.attempt(run))
@@ -240,7 +240,6 @@ def observe_global_rng(
     seen (so a draw made while tracing is made again); each output or the error it raised.
     The global RNG states are restored afterwards."""
     import functools
-    import random
 
     target = getattr(fn, "__wrapped__", fn) if callable(getattr(fn, "lower", None)) else fn
 
@@ -249,9 +248,9 @@ def observe_global_rng(
         def fresh(*a: Any, **k: Any) -> Any:
             return target(*a, **k)
 
-        return jax.jit(fresh, static_argnames=tuple(static_argnames))
+        return _bound.jit(fresh, static_argnames=tuple(static_argnames))
 
-    saved = np.random.get_state(), random.getstate()
+    saved = _bound.np_get_state(), _bound.py_getstate()
     seen: dict[str, list[Any]] = {"eagerly": []}
     if jit:
         seen["under jax.jit"] = []
@@ -259,16 +258,16 @@ def observe_global_rng(
         for mode, outputs in seen.items():
             for seed in seeds:
                 call = fn if mode == "eagerly" else fresh_jit()
-                np.random.seed(seed)
-                random.seed(seed)
+                _bound.np_seed(seed)
+                _bound.py_seed(seed)
 
                 def run(call: Callable[..., Any] = call) -> Any:
                     return _key_data(call(*_fresh(args), **kwargs))
 
                 outputs.append(_calls.attempt(run))
     finally:
-        np.random.set_state(saved[0])
-        random.setstate(saved[1])
+        _bound.np_set_state(saved[0])
+        _bound.py_setstate(saved[1])
     return seen
 
 

@@ -10,20 +10,16 @@ are left alone; and nothing happens only while tracing (a `print` or a
 
 from __future__ import annotations
 
-import contextlib
-import copy
 import functools
 import inspect
 import io
-import random
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-import jax
 import numpy as np
 
-from grader.checks import _calls, _format, values
+from grader.checks import _bound, _calls, _format, values
 from grader.checks.failure import fail
 from grader.protocol.values import ErrorInfo
 from grader.sandbox import client
@@ -39,7 +35,7 @@ def _snapshot(value: Any, depth: int = 0) -> Any:
     """A copy of `value` to compare against later; a container holding something that
     cannot be copied (a leaked tracer) is copied item by item, so its growth still shows."""
     try:
-        return copy.deepcopy(value)
+        return _bound.deepcopy(value)
     except Exception:  # an uncopyable object is compared by identity only
         if depth < _SNAPSHOT_DEPTH and type(value) in (list, tuple):
             return type(value)(_snapshot(item, depth + 1) for item in value)
@@ -145,7 +141,7 @@ def _globals_change(
 
 
 def _rng_states() -> tuple[Any, Any]:
-    return np.random.get_state(), random.getstate()
+    return _bound.np_get_state(), _bound.py_getstate()
 
 
 def _rng_change(before: tuple[Any, Any]) -> str | None:
@@ -204,16 +200,16 @@ def observe_tracing(
     def fresh(*a: Any, **k: Any) -> Any:
         return target(*a, **k)
 
-    jitted = jax.jit(fresh, static_argnames=tuple(static_argnames))
+    jitted = _bound.jit(fresh, static_argnames=tuple(static_argnames))
     seen: dict[str, Any] = {"outputs": [], "changes": [], "leak": None, "out": None}
     for _ in range(2):
         before = _globals_snapshot(module)
         buffer = io.StringIO()
 
         def run(buffer: io.StringIO = buffer) -> Any:
-            with contextlib.redirect_stdout(buffer), jax.checking_leaks():
+            with _bound.redirect_stdout(buffer), _bound.checking_leaks():
                 out = _calls.ready(jitted(*args))
-                jax.effects_barrier()  # type: ignore[no-untyped-call]
+                _bound.effects_barrier()  # type: ignore[no-untyped-call]
             return out
 
         out = _calls.attempt(run)

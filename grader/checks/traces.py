@@ -18,7 +18,7 @@ from typing import Any
 
 import jax
 
-from grader.checks import _calls, _format
+from grader.checks import _bound, _calls, _format
 from grader.checks.failure import fail
 from grader.sandbox import client
 from grader.sandbox.probes import probe
@@ -74,7 +74,7 @@ class _Counted:
             self.log.append(", ".join(_format.aval(a) for a in args))
             return fn(*args, **kwargs)
 
-        self.jitted = jax.jit(counting, static_argnames=static_argnames)
+        self.jitted = _bound.jit(counting, static_argnames=static_argnames)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.jitted(*args, **kwargs)
@@ -105,7 +105,7 @@ def compile_state(fn: Callable[..., Any]) -> dict[str, Any]:
             if event in _EVENTS:
                 _EVENTS[event] += 1
 
-        jax.monitoring.register_event_duration_secs_listener(listener)
+        _bound.register_event_duration_listener(listener)
     jitted = is_jitted(fn)
     return {
         "jitted": jitted,

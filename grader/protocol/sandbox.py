@@ -81,6 +81,7 @@ class Reply:
     value: Any = None
     error: ErrorInfo | None = None
     fault: str = ""
+    threads: int = 0  # Python threads the student's code started and left running (its word)
 
 
 @dataclass(frozen=True)
@@ -190,7 +191,16 @@ def reply_from(decoded: Any) -> Reply:
     fault = decoded.get("fault", "")
     if not isinstance(fault, str):
         raise DecodeError("reply fault malformed")
-    return Reply(value=decoded.get("value"), error=error, fault=fault[:2000])
+    return Reply(
+        value=decoded.get("value"), error=error, fault=fault[:2000], threads=_threads(decoded)
+    )
+
+
+def _threads(decoded: dict[str, Any]) -> int:
+    threads = decoded.get("threads", 0)
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
+        raise DecodeError("threads malformed")
+    return threads
 
 
 MAX_SOURCE_BYTES = 4 << 20
@@ -220,10 +230,7 @@ def hello_from(decoded: Any) -> Hello:
     notes = decoded.get("notes", {})
     if not isinstance(notes, dict):
         raise DecodeError("hello malformed")
-    threads = decoded.get("threads", 0)
-    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
-        raise DecodeError("hello threads malformed")
-    return Hello(decoded["ok"], error, notes, threads)
+    return Hello(decoded["ok"], error, notes, _threads(decoded))
 
 
 def description_from(decoded: Any) -> Description:

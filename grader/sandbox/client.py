@@ -186,7 +186,7 @@ class Channel:
         self.stuck: tuple[tuple[str, int, str], ...] = ()  # (path, line, function) when a
         # share ran out: the sandbox's own stack, innermost first (`launch`; its word only)
         self.source: bytes | None = None  # the lesson file, sent before the student's code ran
-        self.threads_started = 0  # Python threads its import left running (the hello's word)
+        self.threads_started = 0  # Python threads its code left running (the sandbox's word)
         self._screened: list[screen.Finding] | None = None
 
     # -- encoding -------------------------------------------------------------------------
@@ -321,6 +321,9 @@ class Channel:
         except Exception as exc:  # DecodeError, or anything a forged frame makes decoding raise
             self._break(exc)
             raise AssertionError("unreachable") from None
+        if reply.threads > self.threads_started:  # the student's code started a thread
+            self.threads_started = reply.threads
+            self._screened = None
         if reply.error is not None:
             raise student_error(reply.error)
         if reply.fault:
@@ -348,7 +351,7 @@ class Channel:
             found = screen.findings(self.source)
             if self.threads_started:
                 found.append(
-                    screen.Finding(0, f"its import left {self.threads_started} thread(s) running")
+                    screen.Finding(0, f"left {self.threads_started} thread(s) running beside it")
                 )
             self._screened = found
         return self._screened
@@ -536,7 +539,10 @@ def probe(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         args, kwargs = _localise((args, kwargs))
     studied = next((a._name for a in (*args, *kwargs.values()) if isinstance(a, Remote)), "")
     with channel.running(studied):
-        return channel.request(proto.Probe(name, args, kwargs))
+        seen = channel.request(proto.Probe(name, args, kwargs))
+    if name not in JUDGED:  # a thread the student's code started while it was observed
+        require_observable(channel)
+    return seen
 
 
 def require_observable(where: Any) -> None:

@@ -132,6 +132,17 @@ class _Screen(ast.NodeVisitor):
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 for alias in node.names:
                     self.modules[alias.asname or alias.name] = node.module.split(".")[0]
+        for _ in range(3):  # another name for a module: `m = jax`, `e = jax.export`
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Assign | ast.NamedExpr):
+                    source = self._root(node.value)
+                    if source is not None and source.id in self.modules:
+                        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                        for t in targets:
+                            if isinstance(t, ast.Name) and isinstance(
+                                node.value, ast.Name | ast.Attribute
+                            ):
+                                self.modules.setdefault(t.id, self.modules[source.id])
         self.visit(tree)
         unique: dict[tuple[int, str], Finding] = {}
         for f in self.found:

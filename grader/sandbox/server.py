@@ -44,6 +44,7 @@ class Server:
         # The probes as they were before the student's module ran (`serve` takes the copy
         # then): a module that rewrites the registry afterwards changes nothing here.
         self.registry = registry
+        self.baseline: frozenset[int] | None = None  # the threads before the import (`serve`)
         self.objects: dict[int, Any] = {proto.MODULE_HANDLE: module}
         self.ids: dict[int, int] = {}  # id(obj) -> handle, so one object keeps one handle
         self.next_id = 1
@@ -116,11 +117,11 @@ class Server:
         try:
             value = self.run(request)
         except Exception as exc:  # student code raised: the judge gets it as data
-            return self.encode({"error": self.error_info(exc)})
+            return self.encode({"error": self.error_info(exc), "threads": self.threads()})
         except BaseException as exc:  # SystemExit, KeyboardInterrupt, pytest's outcomes
-            return self.encode({"error": self.error_info(exc)})
+            return self.encode({"error": self.error_info(exc), "threads": self.threads()})
         try:
-            return self.encode({"value": value})
+            return self.encode({"value": value, "threads": self.threads()})
         except TypeError as exc:
             return self.encode({"fault": f"the result could not be sent: {exc}"})
 
@@ -148,6 +149,11 @@ class Server:
                 obj = self.objects.pop(hid, None)
                 self.ids.pop(id(obj), None)
         return None
+
+    def threads(self) -> int:
+        """Python threads running now that were not running before the student's module
+        was imported (0 for an in-process server)."""
+        return 0 if self.baseline is None else len(thread_ids() - self.baseline)
 
     # -- exceptions as data ---------------------------------------------------------------
     def error_info(self, exc: BaseException) -> ErrorInfo:
@@ -373,8 +379,8 @@ def serve(
     before = thread_ids()
     module, exc = import_lesson(lesson, lesson_dir)
     server = Server(module, lesson_dir, registry)
-    started = len(thread_ids() - before)  # threads the import started and left running
-    hello: dict[str, Any] = {"ok": exc is None, "notes": notes or {}, "threads": started}
+    server.baseline = before
+    hello: dict[str, Any] = {"ok": exc is None, "notes": notes or {}, "threads": server.threads()}
     if exc is not None:
         hello["error"] = server.error_info(exc)
     first, first_buffers = server.encode(hello)
