@@ -2,6 +2,8 @@
 
 import functools
 import itertools
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, TypedDict
 
 import jax
 import jax.numpy as jnp
@@ -9,42 +11,60 @@ import numpy as np
 
 from grader.checks.failure import CheckFailure, fail
 from grader.sandbox import client
+from grader.suite import Credit
+
+
+class Tolerance(TypedDict):
+    """Keyword arguments of a comparison: `values.assert_close(a, b, **TIGHT)`."""
+
+    rtol: float
+    atol: float
+
 
 # -- named tolerances ------------------------------------------------------------------------
 # A suite compares with one of these (`values.assert_close(..., **FLOAT32)`), or with a named
 # constant of its own that says why it differs; never with a bare number.
 
 #: Bit for bit: the same key, the same program, a restored checkpoint, an eval-mode pass.
-EXACT = {"rtol": 0.0, "atol": 0.0}
+EXACT: Tolerance = {"rtol": 0.0, "atol": 0.0}
 #: The same operations, compiled or eager: float32 rounding of a few ulps.
-TIGHT = {"rtol": 1e-5, "atol": 1e-6}
+TIGHT: Tolerance = {"rtol": 1e-5, "atol": 1e-6}
 #: The same maths written another way (a matmul against a loop, `jnp.mean` against a sum
 #: over n): float32 sums in another order, relative to values of order one.
-FLOAT32 = {"rtol": 1e-4, "atol": 1e-5}
+FLOAT32: Tolerance = {"rtol": 1e-4, "atol": 1e-5}
 
 
 # -- inputs the suites build (in NumPy: building them compiles nothing) ----------------------
 
 
-def mlp_params(sizes, rng=0, *, w_std=1.0, b_std=1.0, exact=False):
+def mlp_params(
+    sizes: Sequence[int],
+    rng: int | np.random.Generator = 0,
+    *,
+    w_std: float | str = 1.0,
+    b_std: float = 1.0,
+    exact: bool = False,
+) -> dict[str, dict[str, jax.Array]]:
     """The lesson's MLP params, `{"layer1": {"w": (n_in, n_out), "b": (n_out,)}, ...}`, as
     float32 JAX arrays drawn from NumPy's `rng` (a seed or a Generator; per layer, `w` then
     `b`): normal with standard deviation `w_std` (a number, or "he" for sqrt(2 / n_in), the
     lesson's init, or "lecun" for 1 / sqrt(n_in)) and `b_std`. With `exact`, every value is a
     quarter in [-1, 1]: sums and products of a few of them are exact in float32, so a check
     can ask for equality whatever order the student adds in."""
-    rng = np.random.default_rng(rng) if isinstance(rng, int) else rng
+    gen = np.random.default_rng(rng) if isinstance(rng, int) else rng
 
-    def draw(shape, std):
+    def draw(shape: tuple[int, ...], std: float | str) -> np.ndarray:
         if exact:
-            return rng.integers(-4, 5, size=shape).astype(np.float32) / 4
-        return std * rng.normal(size=shape)
+            drawn: np.ndarray = gen.integers(-4, 5, size=shape).astype(np.float32) / 4
+            return drawn
+        assert not isinstance(std, str)  # w_scale resolves "he" and "lecun"
+        return std * gen.normal(size=shape)
 
-    def w_scale(n_in):
+    def w_scale(n_in: int) -> float | str:
         if w_std == "he":
-            return np.sqrt(2.0 / n_in)
+            return float(np.sqrt(2.0 / n_in))
         if w_std == "lecun":
-            return 1.0 / np.sqrt(n_in)
+            return float(1.0 / np.sqrt(n_in))
         return w_std
 
     return {
@@ -56,7 +76,7 @@ def mlp_params(sizes, rng=0, *, w_std=1.0, b_std=1.0, exact=False):
     }
 
 
-def labelled_batch(n, dim, classes, seed=1):
+def labelled_batch(n: int, dim: int, classes: int, seed: int = 1) -> tuple[jax.Array, jax.Array]:
     """`(x, y)`: `n` standard-normal float32 inputs of width `dim` and int32 labels in
     `[0, classes)`, as JAX arrays."""
     rng = np.random.default_rng(seed)
@@ -68,7 +88,7 @@ def labelled_batch(n, dim, classes, seed=1):
 # -- running the student's code ---------------------------------------------------------------
 
 
-def compiled(fn, static_argnames=()):
+def compiled(fn: Any, static_argnames: Sequence[str] = ()) -> Callable[..., Any]:
     """`fn` under `jax.jit` while it compiles, eager from the first failure on.
 
     For property-based value checks that call a student's function on many
@@ -77,6 +97,7 @@ def compiled(fn, static_argnames=()):
     A function that does not compile is still judged on its values (eagerly);
     whether it compiles is a separate check.
     """
+    jitted: Callable[..., Any]
     if isinstance(fn, client.Remote):  # the student's function: jitted in its sandbox
         jitted = client.jit(fn, static_argnames=tuple(static_argnames))
     else:
@@ -84,7 +105,7 @@ def compiled(fn, static_argnames=()):
     compiles = [True]
 
     @functools.wraps(fn)
-    def call(*args, **kwargs):
+    def call(*args: Any, **kwargs: Any) -> Any:
         if compiles[0]:
             try:
                 return jitted(*args, **kwargs)
@@ -100,7 +121,7 @@ def compiled(fn, static_argnames=()):
 _ONCE: dict[tuple[object, ...], tuple[bool, object]] = {}
 
 
-def once(student, tag, compute):
+def once(student: Any, tag: Hashable, compute: Callable[[], Any]) -> Any:
     """`compute()` run once per student module and `tag` (any hashable), its result shared by
     every check that asks for it: a training run, a reference, a compiled program. An
     exception is kept too and raised again to each check that asks, so a run that fails is
@@ -118,14 +139,14 @@ def once(student, tag, compute):
     return value
 
 
-def for_the_cache(fn):
+def for_the_cache(fn: Callable[[], object]) -> Callable[[], None]:
     """`fn` (no arguments) run at most once per judge, and only when the judge has a
     compilation cache: for a judge that runs the lesson's canonical programs so that the
     sandbox loads them instead of compiling them. Without a cache that would add the judge's
     compiles and spare the sandbox none. No verdict may read what `fn` computes."""
 
     @functools.cache
-    def run():
+    def run() -> None:
         from grader.runner import cache
 
         if cache.configured_dir():
@@ -134,20 +155,20 @@ def for_the_cache(fn):
     return functools.wraps(fn)(run)
 
 
-def rebuilt(fn):
+def rebuilt(fn: Callable[..., Any]) -> Callable[..., Any]:
     """`fn` called with freshly rebuilt containers (dicts, lists, tuples) around the same
     leaves, so a function that updates its argument in place cannot change what a later
     call of the same check sees."""
 
     @functools.wraps(fn)
-    def call(*args, **kwargs):
+    def call(*args: Any, **kwargs: Any) -> Any:
         args, kwargs = jax.tree.map(lambda leaf: leaf, (args, kwargs))
         return fn(*args, **kwargs)
 
     return call
 
 
-def no_trace_effects(fn, args, *, what, module):
+def no_trace_effects(fn: Any, args: Sequence[Any], *, what: str, module: Any) -> None:
     """No trace-time side effects under jax.jit; a function that does not compile is left
     to the checks that jit it (one cause, one failed check)."""
     from grader.checks import purity
@@ -159,20 +180,20 @@ def no_trace_effects(fn, args, *, what, module):
             raise
 
 
-def with_cause(failure, *, cause, fix):
+def with_cause(failure: CheckFailure, *, cause: str, fix: str) -> CheckFailure:
     """The same finding as `failure`, with the cause and fix a suite knows better."""
     f = failure.finding
     return fail(f.checked, expected=f.expected, observed=f.observed, cause=cause, fix=fix)
 
 
-def score_cases(credit, cases):
+def score_cases(credit: Credit, cases: Sequence[tuple[str, Callable[[], object]]]) -> None:
     """Run each `(label, thunk)`: full marks if all pass, a share of the points if some
     do, and the first exception if none does (so an untouched stub still reads as not
     attempted); a real failure is raised before a closed gate (`gate.require`), so the
     message shows what is wrong rather than "fix the values first"."""
     from grader.plugin import GateClosed
 
-    errors = []
+    errors: list[tuple[str, Exception]] = []
     for label, run in cases:
         try:
             run()
@@ -185,15 +206,19 @@ def score_cases(credit, cases):
     passed = len(cases) - len(errors)
     lines = [f"{passed} of {len(cases)} passed."]
     fixes = []
-    for label, exc in errors:
-        if isinstance(exc, CheckFailure):
-            text = exc.finding.message()  # the fix goes with the fixes, shown as the policy allows
-            if exc.finding.fix:
-                fixes.append(f"{label}: {exc.finding.fix}")
-        elif isinstance(exc, NotImplementedError):
+    for label, error in errors:
+        if isinstance(error, CheckFailure):
+            text = (
+                error.finding.message()
+            )  # the fix goes with the fixes, shown as the policy allows
+            if error.finding.fix:
+                fixes.append(f"{label}: {error.finding.fix}")
+        elif isinstance(error, NotImplementedError):
             text = "not implemented yet (still raises NotImplementedError)"
         else:
-            kind = exc.info.type if isinstance(exc, client.StudentError) else type(exc).__name__
-            text = f"raised {kind}: {exc}"
+            kind = (
+                error.info.type if isinstance(error, client.StudentError) else type(error).__name__
+            )
+            text = f"raised {kind}: {error}"
         lines.append(f"{label}: {text}")
     credit.award(passed / len(cases), "\n".join(lines), fix="; ".join(fixes))

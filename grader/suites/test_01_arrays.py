@@ -1,5 +1,7 @@
 """Hidden checks for 01_arrays.py: jax.numpy and immutability."""
 
+from typing import Any
+
 import jax
 import numpy as np
 from hypothesis import strategies as st
@@ -7,9 +9,9 @@ from hypothesis.extra import numpy as hnp
 
 from grader.checks import diagnose, jit, purity, values
 from grader.checks.failure import CheckFailure, fail
-from grader.sandbox.client import StudentError
+from grader.sandbox.client import Remote, StudentError
 from grader.suite import check
-from grader.suites._shared import FLOAT32, compiled, no_trace_effects, with_cause
+from grader.suites._shared import FLOAT32, Tolerance, compiled, no_trace_effects, with_cause
 
 LESSON = "01_arrays"
 TITLE = "jax.numpy and immutability"
@@ -20,32 +22,32 @@ _F32 = st.floats(-100, 100, width=32, allow_nan=False, allow_infinity=False)
 _QUARTERS = st.integers(-40, 40).map(lambda k: k / 4)
 # Looser than FLOAT32: a column whose std (5e-8) is next to the 1e-8 epsilon, where float32
 # rounding of values near 1e-7 weighs more; a wrong epsilon is off by 14% or more.
-_NEXT_TO_EPSILON = {"rtol": 1e-3, "atol": 1e-5}
+_NEXT_TO_EPSILON: Tolerance = {"rtol": 1e-3, "atol": 1e-5}
 
 
 # -- references (written here, independently of solutions/) ----------------------
 
 
-def _ref_set_element(x, index, value):
+def _ref_set_element(x: Any, index: Any, value: Any) -> Any:
     out = np.array(x, dtype=np.float64)
     out[index] = value
     return out
 
 
-def _ref_add_at(x, indices, values_):
+def _ref_add_at(x: Any, indices: Any, values_: Any) -> Any:
     out = np.array(x, dtype=np.float64)
     np.add.at(out, np.asarray(indices), np.asarray(values_, dtype=np.float64))
     return out
 
 
-def _ref_standardize(x, axis=0, ddof=0, keepdims=True):
+def _ref_standardize(x: Any, axis: int = 0, ddof: int = 0, keepdims: bool = True) -> Any:
     """ddof=1 and keepdims=False give what those two mistakes compute (for diagnoses)."""
     x = np.asarray(x, dtype=np.float64)
     mean = x.mean(axis=axis, keepdims=keepdims)
     return (x - mean) / (x.std(axis=axis, ddof=ddof, keepdims=keepdims) + 1e-8)
 
 
-def _standardize_diagnostics(x, axis=0):
+def _standardize_diagnostics(x: Any, axis: int = 0) -> Any:
     """The mistakes standardize(x, axis) can be confirmed to have made on x."""
     x = np.asarray(x)
     found = [
@@ -78,7 +80,7 @@ def _standardize_diagnostics(x, axis=0):
 
 
 @st.composite
-def _set_element_args(draw):
+def _set_element_args(draw: Any) -> Any:
     n = draw(st.sampled_from((1, 3, 8)))
     x = draw(hnp.arrays(np.float32, n, elements=_F32))
     index = draw(st.integers(-n, n - 1))
@@ -86,7 +88,7 @@ def _set_element_args(draw):
 
 
 @st.composite
-def _add_at_args(draw):
+def _add_at_args(draw: Any) -> Any:
     n, k = draw(st.sampled_from(((1, 1), (1, 4), (3, 6), (6, 8))))  # (len(x), len(indices))
     x = draw(hnp.arrays(np.float32, n, elements=_QUARTERS))
     indices = draw(hnp.arrays(np.int32, k, elements=st.integers(0, n - 1)))
@@ -94,7 +96,7 @@ def _add_at_args(draw):
     return jax.device_put(x), jax.device_put(indices), jax.device_put(vals)
 
 
-def _matrices():
+def _matrices() -> Any:
     shapes = st.sampled_from(((2, 1), (3, 4), (6, 3)))  # two rows at least: a std to divide by
     return shapes.flatmap(lambda s: hnp.arrays(np.float32, s, elements=_QUARTERS))
 
@@ -109,7 +111,7 @@ def _matrices():
     nudge="JAX arrays are immutable: their `.at[...]` property returns an updated copy instead of writing in place.",
     spec="`set_element(x, index, value)` -> new array with `x[index] = value` ... Checks: values",
 )
-def test_set_element_values(student, seed):
+def test_set_element_values(student: Remote, seed: int) -> None:
     values.assert_matches_reference(
         compiled(student.set_element),
         _ref_set_element,
@@ -129,7 +131,7 @@ def test_set_element_values(student, seed):
     nudge="A NumPy argument is mutable, so turn it into a JAX array first and update the copy functionally; a print belongs in `jax.debug.print`.",
     spec="`set_element(x, index, value)` -> new array with `x[index] = value`; `x` unchanged ... input not mutated ... no mutation of arguments or module state ... no Python side effects that only happen at trace time",
 )
-def test_set_element_pure(student):
+def test_set_element_pure(student: Remote) -> None:
     x = np.arange(5, dtype=np.float32)
     _numpy_input(
         lambda: purity.assert_pure(
@@ -152,7 +154,7 @@ def test_set_element_pure(student):
     )
 
 
-def _numpy_input(run):
+def _numpy_input(run: Any) -> None:
     """Run a purity check with NumPy inputs; explain the one failure a correct `.at` user hits."""
     try:
         run()
@@ -177,7 +179,7 @@ def _numpy_input(run):
     nudge="`.at[...]` has a method for each kind of scatter: one replaces, another adds.",
     spec="`add_at(x, indices, values)` -> new array where each `values[k]` is added at `indices[k]` ... Checks: values",
 )
-def test_add_at_values(student, seed):
+def test_add_at_values(student: Remote, seed: int) -> None:
     values.assert_matches_reference(
         compiled(student.add_at),
         _ref_add_at,
@@ -196,7 +198,7 @@ def test_add_at_values(student, seed):
     nudge="A scatter-add applies every update, so two values aimed at one index both land there; gathering, adding and writing back keeps only one.",
     spec="repeated indices accumulate (scatter-add semantics) ... duplicates in `add_at` accumulate",
 )
-def test_add_at_duplicates(student):
+def test_add_at_duplicates(student: Remote) -> None:
     x = jax.device_put(np.zeros(4, np.float32))
     indices = jax.device_put(np.array([0, 0, 2, 2, 2], np.int32))
     vals = jax.device_put(np.array([1.0, 1.0, 1.0, 2.0, 3.0], np.float32))
@@ -224,7 +226,7 @@ def test_add_at_duplicates(student):
     nudge="Build the result from a JAX copy of x (`.at[...]`), never by writing into the caller's array, and keep prints out of the traced code.",
     spec="`add_at(x, indices, values)` -> new array ... input not mutated ... no mutation of arguments or module state ... no Python side effects that only happen at trace time",
 )
-def test_add_at_pure(student):
+def test_add_at_pure(student: Remote) -> None:
     x = np.zeros(4, dtype=np.float32)
     indices = np.array([1, 1, 3])
     vals = np.array([1.0, 2.0, 3.0], dtype=np.float32)
@@ -254,7 +256,7 @@ def test_add_at_pure(student):
     nudge="Take the mean and the population std (the default, dividing by n) along the given axis, kept as a size-1 axis so they broadcast back over x.",
     spec="`standardize(x, axis=0)` -> `(x - mean) / (std + 1e-8)` along `axis` via broadcasting ... Checks: values",
 )
-def test_standardize_values(student, seed):
+def test_standardize_values(student: Remote, seed: int) -> None:
     values.assert_matches_reference(
         compiled(student.standardize),
         _ref_standardize,
@@ -276,7 +278,7 @@ def test_standardize_values(student, seed):
     nudge="Reductions with `keepdims=True` keep the reduced axis with size 1, so the statistics line up with x whatever the axis.",
     spec="`standardize(x, axis=0)` -> `(x - mean) / (std + 1e-8)` along `axis` via broadcasting",
 )
-def test_standardize_other_axes(student):
+def test_standardize_other_axes(student: Remote) -> None:
     cases = [
         (np.arange(12, dtype=np.float32).reshape(3, 4) ** 2, 1),
         (
@@ -317,7 +319,7 @@ def test_standardize_other_axes(student):
     nudge="The epsilon is added to the standard deviation itself, after the square root, exactly as the formula writes it.",
     spec="`(x - mean) / (std + 1e-8)` ... (a constant column gives 0, never NaN/inf)",
 )
-def test_standardize_constant_column(student):
+def test_standardize_constant_column(student: Remote) -> None:
     x = jax.device_put(np.array([[3.0, 1.0], [3.0, 2.0], [3.0, 6.0]], np.float32))
     got = student.standardize(x)
     values.assert_finite(
@@ -354,7 +356,7 @@ def test_standardize_constant_column(student):
     nudge="Compute new arrays from x with jax.numpy instead of updating x in place, and keep prints out of the traced code.",
     spec="input not mutated ... no mutation of arguments or module state ... no Python side effects that only happen at trace time",
 )
-def test_standardize_pure(student):
+def test_standardize_pure(student: Remote) -> None:
     x = np.array([[1.0, 2.0], [3.0, 5.0], [4.0, 9.0]], dtype=np.float32)
     purity.assert_pure(
         student.standardize, (x,), what="standardize(x) on a NumPy x", module=student
@@ -375,7 +377,7 @@ def test_standardize_pure(student):
     nudge="Under jit every array argument is an abstract tracer, so only jax.numpy operations (no NumPy conversion, no item assignment) can work on it.",
     spec="Checks: values; input not mutated; duplicates in `add_at` accumulate; jittable ... Every function that is meant to be jittable is checked both eagerly and under `jax.jit`",
 )
-def test_set_element_jit(student):
+def test_set_element_jit(student: Remote) -> None:
     jit.assert_jittable(
         student.set_element,
         (jax.device_put(np.arange(4, dtype=np.float32)), 1, 7.0),
@@ -391,7 +393,7 @@ def test_set_element_jit(student):
     nudge="A scatter-add over traced indices stays one JAX operation; a Python loop or a NumPy call needs concrete values that jit does not have.",
     spec="Checks: values; input not mutated; duplicates in `add_at` accumulate; jittable ... Every function that is meant to be jittable is checked both eagerly and under `jax.jit`",
 )
-def test_add_at_jit(student):
+def test_add_at_jit(student: Remote) -> None:
     jit.assert_jittable(
         student.add_at,
         tuple(
@@ -400,7 +402,7 @@ def test_add_at_jit(student):
                 (
                     np.zeros(3, np.float32),
                     np.array([0, 2, 0], np.int32),
-                    np.float32([1.0, 2.0, 3.0]),
+                    np.array([1.0, 2.0, 3.0], np.float32),
                 ),
             )
         ),
@@ -416,7 +418,7 @@ def test_add_at_jit(student):
     nudge="Under jit only the axis is a Python value; every statistic must come from jax.numpy on the traced x.",
     spec="Checks: values; input not mutated; duplicates in `add_at` accumulate; jittable ... Every function that is meant to be jittable is checked both eagerly and under `jax.jit`",
 )
-def test_standardize_jit(student):
+def test_standardize_jit(student: Remote) -> None:
     x = jax.device_put(np.array([[1.0, 4.0, 2.0], [3.0, 0.0, 2.0]], np.float32))
     jit.assert_jittable(
         student.standardize,

@@ -7,6 +7,7 @@ from the jaxpr staying the same size as the input or `n_iters` grows.
 """
 
 import itertools
+from typing import Any
 
 import jax
 import numpy as np
@@ -14,8 +15,10 @@ from hypothesis import strategies as st
 
 from grader.checks import diagnose, growth, jit, primitives, purity, traces, values
 from grader.checks.failure import fail
-from grader.suite import check
-from grader.suites._shared import compiled, score_cases
+from grader.plugin import Gate
+from grader.sandbox.client import Remote
+from grader.suite import Credit, check
+from grader.suites._shared import Tolerance, compiled, score_cases
 
 LESSON = "03_jit"
 TITLE = "jit and structured control flow"
@@ -30,11 +33,11 @@ _LOOP_FIX = "run the Newton step with `jax.lax.fori_loop(0, n_iters, body, x0)`"
 # -- tolerances (besides _shared's) --
 # running sums of up to 12 float32 values of up to 100 in another order: TIGHT's rtol, an
 # atol for partial sums that cancel to near zero
-SUM_TOL = {"rtol": 1e-5, "atol": 1e-4}
+SUM_TOL: Tolerance = {"rtol": 1e-5, "atol": 1e-4}
 # a square root or a Newton step, float32 against float64: relative only (roots span 0.1 to 100)
-ROOT_TOL = {"rtol": 1e-5, "atol": 0.0}
+ROOT_TOL: Tolerance = {"rtol": 1e-5, "atol": 0.0}
 # the same compiled program with the default n_iters and n_iters=20 passed: a few ulps
-SAME_PROGRAM_TOL = {"rtol": 1e-6, "atol": 0.0}
+SAME_PROGRAM_TOL: Tolerance = {"rtol": 1e-6, "atol": 0.0}
 # did the iterates move at all between 1 and 6 steps (a diagnosis only)
 MOVED_RTOL = 1e-3
 
@@ -42,17 +45,17 @@ MOVED_RTOL = 1e-3
 # -- references (written independently of solutions/) ---------------------------------
 
 
-def _ref_piecewise(x):
+def _ref_piecewise(x: Any) -> Any:
     x = np.float32(x)
     return np.float32(x * x) if x > 0 else np.float32(-x)
 
 
-def _ref_running_sum(xs):
+def _ref_running_sum(xs: Any) -> Any:
     partial = np.cumsum(np.asarray(xs, np.float64)).astype(np.float32)
     return np.float32(partial[-1]), partial
 
 
-def _ref_sqrt(a, n_iters=20):
+def _ref_sqrt(a: Any, n_iters: int = 20) -> Any:
     return np.float32(np.sqrt(np.float64(a)))
 
 
@@ -63,14 +66,14 @@ _SERIES = st.lists(st.floats(-100, 100, width=32), min_size=1, max_size=12).map(
 _POSITIVES = st.floats(-2, 4).map(lambda e: (np.float32(10.0**e),))  # a in [1e-2, 1e4], log-spread
 
 
-def _f32(value):
+def _f32(value: Any) -> Any:
     """`value` as a float32 JAX array, built in NumPy and put on the device: the same array
     `jnp.float32`/`jnp.arange` would give, without an eager JAX op (a compile per shape) in
     the judge."""
     return jax.device_put(np.asarray(value, np.float32))
 
 
-def _series(n):
+def _series(n: Any) -> Any:
     # only the jaxpr of running_sum on it is read: its values do not matter
     return (_f32(np.linspace(-1.0, 1.0, n)),)
 
@@ -85,7 +88,7 @@ def _series(n):
     nudge="The strict comparison decides the branch: only values above zero are squared, zero and below are negated.",
     spec="`piecewise(x)` -> `x**2` if `x > 0` else `-x`, for a scalar traced `x`",
 )
-def test_piecewise_values(student):
+def test_piecewise_values(student: Remote) -> None:
     values.assert_matches_reference(
         compiled(student.piecewise), _ref_piecewise, _SCALARS, what="piecewise(x)", max_examples=40
     )
@@ -99,7 +102,7 @@ def test_piecewise_values(student):
     nudge="A Python `if` needs a concrete boolean, but under jit the comparison is a tracer; a structured control-flow primitive takes the predicate as data.",
     spec="Checks: all three jit-compile (no ConcretizationTypeError)",
 )
-def test_piecewise_jit(student):
+def test_piecewise_jit(student: Remote) -> None:
     for x in (-2.0, 0.0, 1.5):
         jit.assert_jittable(student.piecewise, (_f32(x),), what="piecewise(x)")
 
@@ -112,7 +115,7 @@ def test_piecewise_jit(student):
     nudge="The exercise asks for the conditional primitive of jax.lax, which takes the predicate and one function per branch.",
     spec="with `jax.lax.cond` ... the jaxpr of `piecewise` contains `cond`",
 )
-def test_piecewise_cond(student):
+def test_piecewise_cond(student: Remote) -> None:
     primitives.assert_contains(
         student.piecewise, (_f32(1.5),), "cond", what="piecewise(x)", fix=_COND_FIX
     )
@@ -128,7 +131,7 @@ def test_piecewise_cond(student):
     nudge="Each partial sum includes the current element, and the total is the last partial sum: record the carry after adding, not before.",
     spec="`running_sum(xs)` -> `(total, partial_sums)` for a 1-D array ... (partial_sums[i] = xs[0] + ... + xs[i])",
 )
-def test_running_sum_values(student):
+def test_running_sum_values(student: Remote) -> None:
     # one fixed series first: long enough for an off-by-one shift to show as one
     xs = _f32([3.0, -1.0, 4.0, 1.0, -5.0, 9.0])
     values.assert_close(
@@ -157,7 +160,7 @@ def test_running_sum_values(student):
     nudge="Under jit the array's values are unknown while tracing, so the loop must be a JAX primitive over the traced array, not Python over its values.",
     spec="Checks: all three jit-compile (no ConcretizationTypeError)",
 )
-def test_running_sum_jit(student):
+def test_running_sum_jit(student: Remote) -> None:
     jit.assert_jittable(
         student.running_sum, (_f32(np.arange(8)),), what="running_sum(xs)", atol=1e-5
     )
@@ -171,7 +174,7 @@ def test_running_sum_jit(student):
     nudge="scan threads a carry through the elements and stacks what each step emits: the carry is the running total.",
     spec="with `jax.lax.scan` ... the jaxpr of `running_sum` contains `scan`",
 )
-def test_running_sum_scan(student):
+def test_running_sum_scan(student: Remote) -> None:
     primitives.assert_contains(
         student.running_sum, _series(8), "scan", what="running_sum(xs)", fix=_SCAN_FIX
     )
@@ -185,7 +188,7 @@ def test_running_sum_scan(student):
     nudge="A Python loop runs while tracing and records one step per element; a scan records its body once whatever the length.",
     spec="the jaxpr of `running_sum` contains `scan` and its size does not grow with the input length (a Python loop unrolls)",
 )
-def test_running_sum_no_growth(student):
+def test_running_sum_no_growth(student: Remote) -> None:
     growth.assert_no_growth(
         student.running_sum, _series, sizes=(4, 32), what="running_sum(xs)", fix=_SCAN_FIX
     )
@@ -201,7 +204,7 @@ def test_running_sum_no_growth(student):
     nudge="Newton's step for x**2 = a averages x and a / x; from a positive guess it converges, and 20 steps suffice when the guess is not far off.",
     spec="`newton_sqrt(a, n_iters=20)` -> sqrt(a) (a > 0) by Newton's method ... any positive starting guess that converges in 20 iterations for a in [1e-2, 1e4]",
 )
-def test_newton_values(student):
+def test_newton_values(student: Remote) -> None:
     values.assert_matches_reference(
         compiled(student.newton_sqrt),
         _ref_sqrt,
@@ -222,7 +225,7 @@ def test_newton_values(student):
     nudge="Under jit a is a tracer and n_iters a static Python int: the loop must take a traced initial value and a fixed trip count.",
     spec="Checks: all three jit-compile (no ConcretizationTypeError) ... `n_iters` is a Python int ... arguments documented as Python values, such as `train`, `rate`, `n_iters` or `sizes`, are static",
 )
-def test_newton_jit(student):
+def test_newton_jit(student: Remote) -> None:
     jit.assert_jittable(
         student.newton_sqrt,
         (_f32(2.0),),
@@ -240,7 +243,7 @@ def test_newton_jit(student):
     nudge="The exercise asks for the jax.lax loop that runs a body a given number of times inside the compiled program.",
     spec="by Newton's method with `jax.lax.fori_loop` ... `newton_sqrt` contains a loop primitive (`while` or `scan`)",
 )
-def test_newton_loop_primitive(student):
+def test_newton_loop_primitive(student: Remote) -> None:
     primitives.assert_contains(
         student.newton_sqrt,
         (_f32(2.0), 20),
@@ -259,7 +262,7 @@ def test_newton_loop_primitive(student):
     nudge="A Python for loop unrolls one Newton step per iteration into the traced program; a lax loop keeps one copy of the body.",
     spec="`newton_sqrt` contains a loop primitive (`while` or `scan`) and its jaxpr does not grow with `n_iters`",
 )
-def test_newton_no_growth(student):
+def test_newton_no_growth(student: Remote) -> None:
     growth.assert_no_growth(
         student.newton_sqrt,
         lambda n: (_f32(2.0), n),
@@ -278,7 +281,7 @@ def test_newton_no_growth(student):
     nudge="The loop's trip count is the n_iters argument (default 20), and each iteration applies exactly one Newton step.",
     spec="`newton_sqrt(a, n_iters=20)` -> sqrt(a) (a > 0) by Newton's method with `jax.lax.fori_loop`; `n_iters` is a Python int",
 )
-def test_newton_steps(student):
+def test_newton_steps(student: Remote) -> None:
     # The starting guess is the student's: only the step between n and n + 1 iterations is
     # fixed, so the trajectory newton_sqrt(a, 1), ..., newton_sqrt(a, 6) is checked step by step.
     newton = compiled(student.newton_sqrt, static_argnames=("n_iters",))
@@ -338,14 +341,14 @@ def test_newton_steps(student):
     nudge="jit retraces when a static argument's value or an input's shape or dtype changes: mark static only what must be, and jit each function once, not inside every call.",
     spec="each is traced once for repeated calls with same-shaped inputs",
 )
-def test_traced_once(student, credit, gate):
+def test_traced_once(student: Remote, credit: Credit, gate: Gate) -> None:
     score_cases(
         credit,
         [
             (
                 "piecewise",
                 lambda: (
-                    gate.require("test_piecewise_values"),
+                    gate.require("test_piecewise_values"),  # type: ignore[func-returns-value]  # a tuple: gate, then check
                     traces.assert_traced_once(
                         student.piecewise,
                         [(_f32(v),) for v in (-1.0, 2.0, 0.5)],
@@ -356,7 +359,7 @@ def test_traced_once(student, credit, gate):
             (
                 "running_sum",
                 lambda: (
-                    gate.require("test_running_sum_values"),
+                    gate.require("test_running_sum_values"),  # type: ignore[func-returns-value]  # a tuple: gate, then check
                     traces.assert_traced_once(
                         student.running_sum,
                         [(_f32(np.arange(8) + v),) for v in (0, 1, 2)],
@@ -367,7 +370,7 @@ def test_traced_once(student, credit, gate):
             (
                 "newton_sqrt",
                 lambda: (
-                    gate.require("test_newton_values"),
+                    gate.require("test_newton_values"),  # type: ignore[func-returns-value]  # a tuple: gate, then check
                     traces.assert_traced_once(
                         student.newton_sqrt,
                         [(2.0, 20), (3.0, 20), (10.0, 20)],
@@ -387,7 +390,7 @@ def test_traced_once(student, credit, gate):
     nudge="Whatever runs only while JAX traces (prints, appends, global updates) happens once, not per call: keep the functions free of it.",
     spec="purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
 )
-def test_pure(student, credit, gate):
+def test_pure(student: Remote, credit: Credit, gate: Gate) -> None:
     xs = np.arange(8, dtype=np.float32)  # the shape running_sum_jit compiles: its programs again
     score_cases(
         credit,
@@ -395,7 +398,7 @@ def test_pure(student, credit, gate):
             (
                 "piecewise",
                 lambda: (
-                    gate.require("test_piecewise_values"),
+                    gate.require("test_piecewise_values"),  # type: ignore[func-returns-value]  # a tuple: gate, then check
                     purity.assert_pure(
                         student.piecewise, (np.float32(1.5),), what="piecewise(x)", module=student
                     ),
@@ -407,7 +410,7 @@ def test_pure(student, credit, gate):
             (
                 "running_sum",
                 lambda: (
-                    gate.require("test_running_sum_values"),
+                    gate.require("test_running_sum_values"),  # type: ignore[func-returns-value]  # a tuple: gate, then check
                     purity.assert_pure(
                         student.running_sum, (xs,), what="running_sum(xs)", module=student
                     ),
@@ -419,7 +422,7 @@ def test_pure(student, credit, gate):
             (
                 "newton_sqrt",
                 lambda: (
-                    gate.require("test_newton_values"),
+                    gate.require("test_newton_values"),  # type: ignore[func-returns-value]  # a tuple: gate, then check
                     purity.assert_pure(
                         student.newton_sqrt,
                         (np.float32(2.0),),
