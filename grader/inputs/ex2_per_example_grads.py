@@ -12,7 +12,9 @@ from grader.sandbox.public import public
 
 
 @public
-def example_mlp_loss(params, x, y):
+def example_mlp_loss(
+    params: dict[str, dict[str, jax.Array]], x: jax.Array, y: jax.Array
+) -> jax.Array:
     """Cross-entropy of the lesson MLP for one example (layers applied in numeric order)."""
     h = x
     n = len(params)
@@ -24,7 +26,9 @@ def example_mlp_loss(params, x, y):
 
 
 @public
-def example_linear_loss(params, x, y):
+def example_linear_loss(
+    params: tuple[jax.Array, jax.Array], x: jax.Array, y: jax.Array
+) -> jax.Array:
     """Squared error of a linear model whose params are a (w, b) tuple."""
     w, b = params
     return 0.5 * (jnp.dot(x, w) + b - y) ** 2

@@ -9,6 +9,7 @@ makes the truncation error dominate).
 """
 
 import importlib
+from typing import Any
 
 import jax
 import numpy as np
@@ -17,17 +18,18 @@ from hypothesis.extra import numpy as hnp
 
 from grader.checks import _calls, diagnose, jit, purity, values, vmap
 from grader.checks.failure import CheckFailure, fail
+from grader.plugin import Gate
 from grader.sandbox import client
-from grader.sandbox.client import SandboxGone, StudentError
-from grader.suite import check
-from grader.suites._shared import compiled, no_trace_effects, score_cases
+from grader.sandbox.client import Remote, SandboxGone, StudentError
+from grader.suite import Credit, check
+from grader.suites._shared import Tolerance, compiled, no_trace_effects, score_cases
 
 LESSON = "02_grad"
 TITLE = "functional autodiff with jax.grad"
 
 # Against float64 analytic derivatives: TIGHT's rtol, with an atol of 1e-5 (not 1e-6) for
 # the derivatives near zero, still far below what a finite difference misses by.
-_ANALYTIC = {"rtol": 1e-5, "atol": 1e-5}
+_ANALYTIC: Tolerance = {"rtol": 1e-5, "atol": 1e-5}
 _POINTS = st.floats(-2, 2, width=32, allow_nan=False, allow_infinity=False)
 
 _NOT_EXACT = (
@@ -49,25 +51,25 @@ _f_poly = client.Public("autodiff_poly")  # a cheaper f: R^4 -> R for the compos
 _f_chain = client.Public("autodiff_chain")  # f: R^n -> R for any n >= 2, banded Hessian
 
 
-def _d_offset(x):
+def _d_offset(x: Any) -> Any:
     return 3.0 * np.float64(x) ** 2
 
 
-def _dd_offset(x):
+def _dd_offset(x: Any) -> Any:
     return 6.0 * np.float64(x)
 
 
-def _d_wave(x):
+def _d_wave(x: Any) -> Any:
     x = np.float64(x)
     return np.exp(x / 2) * (3 * np.cos(3 * x) + 0.5 * np.sin(3 * x))
 
 
-def _dd_wave(x):
+def _dd_wave(x: Any) -> Any:
     x = np.float64(x)
     return np.exp(x / 2) * (-8.75 * np.sin(3 * x) + 3 * np.cos(3 * x))
 
 
-def _ref_hessian(v):
+def _ref_hessian(v: Any) -> Any:
     v = np.asarray(v, dtype=np.float64)
     h = np.diag(6.0 * v) + _A
     e = np.exp(v[0] * v[1])
@@ -75,7 +77,7 @@ def _ref_hessian(v):
     return h
 
 
-def _ref_chain_hessian(v):
+def _ref_chain_hessian(v: Any) -> Any:
     """The Hessian of sum(v**4) / 4 + sum(sin(v[:-1]) * v[1:]) (autodiff_chain)."""
     v = np.asarray(v, dtype=np.float64)
     h = np.diag(3.0 * v**2)
@@ -85,7 +87,7 @@ def _ref_chain_hessian(v):
     return h
 
 
-def _ref_mse(w, x, y):
+def _ref_mse(w: Any, x: Any, y: Any) -> Any:
     w, x, y = (np.asarray(a, dtype=np.float64) for a in (w, x, y))
     r = x @ w - y
     return np.mean(r**2), 2.0 * x.T @ r / len(y)
@@ -104,14 +106,14 @@ def _ref_mse(w, x, y):
     nudge="Automatic differentiation gives the exact derivative of the code itself, with no step size to choose: return the transformed function, not an approximation of it.",
     spec="`derivative(f)` -> a function computing df/dx of a scalar function ... Checks: exact to float32 precision against analytic derivatives (a finite difference fails)",
 )
-def test_derivative_exact(student, seed):
+def test_derivative_exact(student: Remote, seed: int) -> None:
     for f, d, name in (
         (_f_wave, _d_wave, "sin(3x) * exp(x / 2)"),
         (_f_offset, _d_offset, "x**3 + 1000"),
     ):
         df = compiled(student.derivative(f))  # jitted in the sandbox while it compiles
 
-        def derivative(x, df=df):
+        def derivative(x: Any, df: Any = df) -> Any:
             return df(x)
 
         values.assert_matches_reference(
@@ -134,14 +136,14 @@ def test_derivative_exact(student, seed):
     nudge="A transformed function is an ordinary function again, so the gradient transformation can be applied to its own output.",
     spec="`second_derivative(f)` -> a function computing d2f/dx2 (composition of grad) ... Checks: exact to float32 precision against analytic derivatives (a finite difference fails)",
 )
-def test_second_derivative_exact(student, seed):
+def test_second_derivative_exact(student: Remote, seed: int) -> None:
     for f, dd, name in (
         (_f_wave, _dd_wave, "sin(3x) * exp(x / 2)"),
         (_f_offset, _dd_offset, "x**3 + 1000"),
     ):
         ddf = compiled(student.second_derivative(f))
 
-        def second_derivative(x, ddf=ddf):
+        def second_derivative(x: Any, ddf: Any = ddf) -> Any:
             return ddf(x)
 
         values.assert_matches_reference(
@@ -164,10 +166,10 @@ def test_second_derivative_exact(student, seed):
     nudge="The Hessian is the Jacobian of the gradient; JAX builds it for any input size from forward- and reverse-mode Jacobians (or in one call).",
     spec="`hessian(f)` -> a function returning the Hessian matrix of `f: R^n -> R` ... Checks: exact to float32 precision against analytic derivatives (a finite difference fails)",
 )
-def test_hessian_exact(student, seed):
+def test_hessian_exact(student: Remote, seed: int) -> None:
     hf = compiled(student.hessian(_f_bowl_offset))
 
-    def hessian(v):
+    def hessian(v: Any) -> Any:
         return hf(v)
 
     vectors = hnp.arrays(np.float32, 4, elements=st.floats(-1.5, 1.5, width=32)).map(jax.device_put)
@@ -220,7 +222,7 @@ def test_hessian_exact(student, seed):
 # a transformation; precision is the exactness checks' business. The tolerance is loose
 # because an approximate derivative (a finite difference) legitimately changes by a few
 # percent when XLA reorders its float32 arithmetic under jit.
-_LOOSE = {"rtol": 5e-2, "atol": 1e-1}
+_LOOSE: Tolerance = {"rtol": 5e-2, "atol": 1e-1}
 
 
 @check(
@@ -230,7 +232,7 @@ _LOOSE = {"rtol": 5e-2, "atol": 1e-1}
     nudge="What you return must stay traceable: it may only apply JAX operations to its input, never turn it into a Python or NumPy number.",
     spec="the returned functions compose with `jax.jit` and `jax.vmap`",
 )
-def test_compose_with_jit(student, credit, gate):
+def test_compose_with_jit(student: Remote, credit: Credit, gate: Gate) -> None:
     x = jax.device_put(np.float32(0.7))
     v = jax.device_put(np.array([0.3, -0.8, 1.1, 0.5], np.float32))
     score_cases(
@@ -239,7 +241,7 @@ def test_compose_with_jit(student, credit, gate):
             (
                 "derivative",
                 lambda: (
-                    gate.require("test_derivative_exact"),
+                    gate.require("test_derivative_exact"),  # type: ignore[func-returns-value]  # a tuple: gate, then check
                     jit.assert_jittable(
                         student.derivative(_f_wave),
                         (x,),
@@ -251,7 +253,7 @@ def test_compose_with_jit(student, credit, gate):
             (
                 "second_derivative",
                 lambda: (
-                    gate.require("test_second_derivative_exact"),
+                    gate.require("test_second_derivative_exact"),  # type: ignore[func-returns-value]  # a tuple: gate, then check
                     jit.assert_jittable(
                         student.second_derivative(_f_wave),
                         (x,),
@@ -263,7 +265,7 @@ def test_compose_with_jit(student, credit, gate):
             (
                 "hessian",
                 lambda: (
-                    gate.require("test_hessian_exact"),
+                    gate.require("test_hessian_exact"),  # type: ignore[func-returns-value]  # a tuple: gate, then check
                     jit.assert_jittable(
                         student.hessian(_f_poly),
                         (v,),
@@ -283,16 +285,16 @@ def test_compose_with_jit(student, credit, gate):
     nudge="vmap traces the function with a batched tracer, so the returned function must be built from JAX transformations and jax.numpy only.",
     spec="the returned functions compose with `jax.jit` and `jax.vmap`",
 )
-def test_compose_with_vmap(student, credit, gate):
+def test_compose_with_vmap(student: Remote, credit: Credit, gate: Gate) -> None:
     # Built in NumPy (within an ulp of jnp.linspace's points): jnp would compile in the judge.
     xs = jax.device_put(np.linspace(-1.5, 1.5, 8, dtype=np.float32))
     vs = jax.device_put(np.outer([0.5, -1.0, 1.5], np.linspace(-1.0, 1.0, 4)).astype(np.float32))
 
-    def case(required, make, f, batch, what):
+    def case(required: Any, make: Any, f: Any, batch: Any, what: str) -> Any:
         # The batched function runs compiled: eager vmap of a Hessian costs seconds of
         # per-operation dispatch and says nothing more about composition.
         # The loop runs fn compiled too (in the sandbox, eager if it does not compile).
-        def run():
+        def run() -> None:
             gate.require(required)
             fn = make(f)
             vmap.assert_matches_loop(
@@ -340,7 +342,7 @@ def test_compose_with_vmap(student, credit, gate):
     nudge="The function derivative returns is itself a scalar function, so JAX must be able to differentiate it again.",
     spec="`derivative(f)` -> a function computing df/dx of a scalar function ... `second_derivative(f)` -> a function computing d2f/dx2 (composition of grad)",
 )
-def test_derivative_of_derivative(student):
+def test_derivative_of_derivative(student: Remote) -> None:
     try:
         ddf = student.derivative(student.derivative(_f_wave))
         got = [ddf(jax.device_put(np.float32(x))) for x in (-1.0, 0.4, 1.3)]
@@ -370,7 +372,7 @@ def test_derivative_of_derivative(student):
 
 
 @st.composite
-def _regression(draw):
+def _regression(draw: Any) -> Any:
     # (rows, features) from a few shapes, test_mse_jit_and_pure's (4, 3) among them: each new
     # shape costs the student's jitted function a compile in the sandbox.
     n, d = draw(st.sampled_from(((1, 1), (3, 2), (4, 3), (5, 1))))
@@ -381,7 +383,7 @@ def _regression(draw):
     return jax.device_put(w), jax.device_put(x), jax.device_put(y)
 
 
-def _mse_diagnostics(args):
+def _mse_diagnostics(args: Any) -> Any:
     """A sum over the rows where the spec's loss takes their mean: the loss, the gradient or
     both are len(y) times too large."""
     n = int(np.shape(args[2])[0])
@@ -400,7 +402,7 @@ def _mse_diagnostics(args):
     nudge="Write the loss as a function of w alone (x and y closed over) and let JAX return its value together with its gradient.",
     spec="`mse_value_and_grad(w, x, y)` -> `(loss, dloss/dw)` for `loss = mean((x @ w - y)**2)`",
 )
-def test_mse_values(student, seed):
+def test_mse_values(student: Remote, seed: int) -> None:
     values.assert_matches_reference(
         compiled(student.mse_value_and_grad),
         _ref_mse,
@@ -421,7 +423,7 @@ def test_mse_values(student, seed):
     nudge="One transformation returns the value and the gradient from a single forward pass; computing the loss and then its gradient runs the model twice.",
     spec="`mse_value_and_grad(w, x, y)` -> `(loss, dloss/dw)` for `loss = mean((x @ w - y)**2)`, in one pass (`jax.value_and_grad`)",
 )
-def test_mse_one_pass(student):
+def test_mse_one_pass(student: Remote) -> None:
     n, d = 7, 3
     w, x, y = jax.device_put(
         (np.ones(d, np.float32), np.ones((n, d), np.float32), np.zeros(n, np.float32))
@@ -459,13 +461,13 @@ def test_mse_one_pass(student):
     nudge="Each function should compute its result from its arguments alone, with jax.numpy, and leave no trace (prints, caches, globals) outside it.",
     spec="Every function that is meant to be jittable is checked both eagerly and under `jax.jit` ... purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
 )
-def test_mse_jit_and_pure(student, credit, gate):
+def test_mse_jit_and_pure(student: Remote, credit: Credit, gate: Gate) -> None:
     w = np.array([0.5, -1.0, 2.0], dtype=np.float32)
     x = np.arange(12, dtype=np.float32).reshape(4, 3) / 4
     y = np.array([1.0, 0.0, -1.0, 2.0], dtype=np.float32)
     v = np.array([0.3, -0.8, 1.1, 0.5], dtype=np.float32)
 
-    def mse():
+    def mse() -> None:
         gate.require("test_mse_values")
         arrays = jax.device_put((w, x, y))
         jit.assert_jittable(student.mse_value_and_grad, arrays, what="mse_value_and_grad(w, x, y)")
@@ -479,8 +481,8 @@ def test_mse_jit_and_pure(student, credit, gate):
             student.mse_value_and_grad, arrays, what="mse_value_and_grad(w, x, y)", module=student
         )
 
-    def returned(required, make, f, arg, name):
-        def run():
+    def returned(required: Any, make: Any, f: Any, arg: Any, name: str) -> Any:
+        def run() -> None:
             gate.require(required)
             fn = make(f)
             purity.assert_pure(fn, (arg,), what=f"{name}(f)(x)", module=student)

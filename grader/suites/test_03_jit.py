@@ -73,7 +73,7 @@ def _f32(value: Any) -> Any:
     return jax.device_put(np.asarray(value, np.float32))
 
 
-def _series(n: Any) -> Any:
+def _series(n: int) -> Any:
     # only the jaxpr of running_sum on it is read: its values do not matter
     return (_f32(np.linspace(-1.0, 1.0, n)),)
 

@@ -8,6 +8,8 @@ raises); "no Python loop" is checked by the jaxpr staying the same size as
 the batch grows.
 """
 
+from typing import Any
+
 import jax
 import numpy as np
 from hypothesis import strategies as st
@@ -15,8 +17,10 @@ from hypothesis.extra import numpy as hnp
 
 from grader.checks import diagnose, growth, jit, purity, values, vmap
 from grader.checks.failure import CheckFailure, fail
-from grader.suite import check
-from grader.suites._shared import compiled, score_cases
+from grader.plugin import Gate
+from grader.sandbox.client import Remote
+from grader.suite import Credit, check
+from grader.suites._shared import Tolerance, compiled, score_cases
 
 LESSON = "04_vmap"
 TITLE = "automatic vectorization with jax.vmap"
@@ -24,18 +28,18 @@ TITLE = "automatic vectorization with jax.vmap"
 _QUARTERS = st.integers(-12, 12).map(lambda k: k / 4)  # sums of products stay exact in float32
 # TIGHT's rtol with an atol of 1e-5: the compiled distances of normal points (not quarters)
 # may sum their squares in another order than the eager call, entries near zero included.
-_JIT_DISTANCES = {"rtol": 1e-5, "atol": 1e-5}
+_JIT_DISTANCES: Tolerance = {"rtol": 1e-5, "atol": 1e-5}
 
 
 # -- references -----------------------------------------------------------------------
 
 
-def _ref_predict(params, x):
+def _ref_predict(params: Any, x: Any) -> Any:
     w, b = np.asarray(params["w"], np.float64), np.asarray(params["b"], np.float64)
     return np.einsum("oi,i->o", w, np.asarray(x, np.float64)) + b
 
 
-def _ref_pairwise(a, b):
+def _ref_pairwise(a: Any, b: Any) -> Any:
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     out = np.empty((len(a), len(b)))
     for i, u in enumerate(a):
@@ -44,14 +48,14 @@ def _ref_pairwise(a, b):
     return out
 
 
-def _params(out, inp, seed=0):
+def _params(out: int, inp: int, seed: int = 0) -> Any:
     rng = np.random.default_rng(seed)
     w = rng.integers(-8, 9, size=(out, inp)).astype(np.float32) / 4
     b = rng.integers(-8, 9, size=out).astype(np.float32) / 4
     return {"w": jax.device_put(w), "b": jax.device_put(b)}
 
 
-def _batch(n, inp, seed=1):
+def _batch(n: int, inp: int, seed: int = 1) -> Any:
     rng = np.random.default_rng(seed)
     return jax.device_put(rng.integers(-8, 9, size=(n, inp)).astype(np.float32) / 4)
 
@@ -63,7 +67,7 @@ def _batch(n, inp, seed=1):
 
 
 @st.composite
-def _predict_args(draw):
+def _predict_args(draw: Any) -> Any:
     out, inp = draw(st.sampled_from(((1, 1), (2, 3), (3, 3), (5, 2))))  # w's shape
     w = draw(hnp.arrays(np.float32, (out, inp), elements=_QUARTERS))
     b = draw(hnp.arrays(np.float32, out, elements=_QUARTERS))
@@ -72,7 +76,7 @@ def _predict_args(draw):
 
 
 @st.composite
-def _pairwise_args(draw):
+def _pairwise_args(draw: Any) -> Any:
     # (len(a), len(b), dim)
     n, m, d = draw(st.sampled_from(((1, 1, 1), (4, 2, 3), (3, 3, 2), (2, 5, 4))))
     a = draw(hnp.arrays(np.float32, (n, d), elements=_QUARTERS))
@@ -80,7 +84,7 @@ def _pairwise_args(draw):
     return jax.device_put(a), jax.device_put(b)
 
 
-def _predict_diagnostics(args):
+def _predict_diagnostics(args: Any) -> Any:
     """The mistake predict(params, x) can be confirmed to have made: the bias left out. (w
     used as (in, out), `x @ w`, raises for the non-square shapes the search finds first.)"""
     params, x = args
@@ -99,7 +103,7 @@ _PAIRWISE_FIX = (
 )
 
 
-def _pairwise_diagnostics(args):
+def _pairwise_diagnostics(args: Any) -> Any:
     """pairwise_sq_dists's confirmable mistakes: the matrix transposed (a and b swapped in
     the nesting) and the distances not squared (a norm), the latter only where the input
     tells a norm from other distances (pairs differing in one coordinate do not: there
@@ -127,7 +131,7 @@ _PARAMS_BATCHED = (
 _IN_AXES_FIX = "`jax.vmap(predict, in_axes=(None, 0))(params, xs)`: None leaves params unbatched"
 
 
-def _batch_predict_call(student, params, xs, what):
+def _batch_predict_call(student: Remote, params: Any, xs: Any, what: str) -> Any:
     """Call batch_predict, explaining vmap's size error when params were mapped."""
     try:
         return student.batch_predict(params, xs)
@@ -153,7 +157,7 @@ def _batch_predict_call(student, params, xs, what):
     nudge="Write predict for a single example only: with w stored (out, in), the matrix multiplies the vector from the left, and the bias is added after.",
     spec="`predict(params, x)` -> `params['w'] @ x + params['b']` for ONE example `x` (`params['w']` is (out, in) here, as in the lesson's vmap demo)",
 )
-def test_predict_values(student, seed):
+def test_predict_values(student: Remote, seed: int) -> None:
     values.assert_matches_reference(
         compiled(student.predict),
         _ref_predict,
@@ -174,7 +178,7 @@ def test_predict_values(student, seed):
     nudge="predict will be traced by vmap and jit, so it may only use jax.numpy operations on its arguments.",
     spec="Every function that is meant to be jittable is checked both eagerly and under `jax.jit`",
 )
-def test_predict_jit(student):
+def test_predict_jit(student: Remote) -> None:
     # The shapes test_pure traces (params (2, 3), x (3,)): one program, which the sandbox's
     # compilation cache loads the second time (so in the other jit checks).
     jit.assert_jittable(
@@ -194,7 +198,7 @@ def test_predict_jit(student):
     nudge="vmap turns the one-example predict into a batched function; in_axes says which argument carries the batch on which axis.",
     spec="`batch_predict(params, xs)` -> predictions for a batch, built with `jax.vmap(predict, in_axes=(None, 0))` ... Checks: match a Python loop",
 )
-def test_batch_predict_matches_loop(student):
+def test_batch_predict_matches_loop(student: Remote) -> None:
     params, xs = _params(3, 5), _batch(6, 5)
     _batch_predict_call(student, params, xs, "batch_predict(params, xs) for 6 examples")
     vmap.assert_matches_loop(
@@ -213,7 +217,7 @@ def test_batch_predict_matches_loop(student):
     nudge="vmap maps over axis 0 of every argument unless in_axes says otherwise; a None entry shares that argument with every example.",
     spec="built with `jax.vmap(predict, in_axes=(None, 0))` ... `params` is not batched",
 )
-def test_batch_predict_params_unbatched(student):
+def test_batch_predict_params_unbatched(student: Remote) -> None:
     # A batch of 4 examples and weights with 4 output rows: mapping over params by
     # mistake raises nothing here, it silently pairs example i with row i of w.
     params, xs = _params(4, 3, seed=2), _batch(4, 3, seed=3)
@@ -248,7 +252,7 @@ def test_batch_predict_params_unbatched(student):
     nudge="A Python loop over the examples is unrolled while tracing, one copy per example; vmap traces predict once and batches its operations.",
     spec="built with `jax.vmap(predict, in_axes=(None, 0))` ... the jaxpr does not grow with the batch size",
 )
-def test_batch_predict_no_growth(student):
+def test_batch_predict_no_growth(student: Remote) -> None:
     params = _params(3, 5)
     growth.assert_no_growth(
         student.batch_predict,
@@ -269,7 +273,7 @@ def test_batch_predict_no_growth(student):
     nudge="A vmapped function is an ordinary JAX function: jit can trace it as long as nothing inside leaves jax.numpy.",
     spec="Every function that is meant to be jittable is checked both eagerly and under `jax.jit`",
 )
-def test_batch_predict_jit(student):
+def test_batch_predict_jit(student: Remote) -> None:
     jit.assert_jittable(
         student.batch_predict, (_params(2, 3), _batch(4, 3)), what="batch_predict(params, xs)"
     )
@@ -285,7 +289,7 @@ def test_batch_predict_jit(student):
     nudge="Write the squared distance of two single points, then map it over b inside and over a outside, so rows follow a and columns follow b.",
     spec="`pairwise_sq_dists(a, b)` -> matrix `D[i, j] = ||a[i] - b[j]||^2` using nested `vmap` ... Checks: match a Python loop",
 )
-def test_pairwise_values(student, seed):
+def test_pairwise_values(student: Remote, seed: int) -> None:
     # one fixed pair of point sets first, whose pairs differ in several coordinates: there a
     # norm, an L1 distance and the squared distance all differ, so a diagnosis can tell them
     # apart (the search below shrinks towards one coordinate, where they coincide)
@@ -319,10 +323,10 @@ def test_pairwise_values(student, seed):
     nudge="Two nested vmaps trace the one-pair distance once; a Python loop over the rows of a or b unrolls one copy per row.",
     spec="`D[i, j] = ||a[i] - b[j]||^2` using nested `vmap` ... the jaxpr does not grow with the batch size",
 )
-def test_pairwise_no_growth(student):
+def test_pairwise_no_growth(student: Remote) -> None:
     rng = np.random.default_rng(5)
 
-    def points(n):
+    def points(n: int) -> Any:
         return jax.device_put(rng.normal(size=(n, 3)).astype(np.float32))
 
     growth.assert_no_growth(
@@ -343,7 +347,7 @@ def test_pairwise_no_growth(student):
     nudge="Nested vmaps compose with jit: keep the one-pair distance in jax.numpy and nothing is left for Python to evaluate.",
     spec="Every function that is meant to be jittable is checked both eagerly and under `jax.jit`",
 )
-def test_pairwise_jit(student):
+def test_pairwise_jit(student: Remote) -> None:
     rng = np.random.default_rng(6)
     a = jax.device_put(rng.normal(size=(4, 3)).astype(np.float32))
     b = jax.device_put(rng.normal(size=(2, 3)).astype(np.float32))
@@ -352,8 +356,8 @@ def test_pairwise_jit(student):
     )
 
 
-def _pure_case(gate, required, fn, args, what, module):
-    def run():
+def _pure_case(gate: Gate, required: Any, fn: Any, args: Any, what: str, module: Any) -> Any:
+    def run() -> None:
         gate.require(*required)
         purity.assert_pure(fn, args, what=what, module=module)
         try:
@@ -375,7 +379,7 @@ def _pure_case(gate, required, fn, args, what, module):
     nudge="Each function should only read its arguments and return new arrays, with nothing (prints, globals) that runs only while JAX traces.",
     spec="purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
 )
-def test_pure(student, credit, gate):
+def test_pure(student: Remote, credit: Credit, gate: Gate) -> None:
     params = {"w": np.ones((2, 3), np.float32), "b": np.zeros(2, np.float32)}
     xs = np.arange(12, dtype=np.float32).reshape(4, 3)
     batch_values = ("test_batch_predict_matches_loop", "test_batch_predict_params_unbatched")

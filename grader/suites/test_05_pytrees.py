@@ -7,6 +7,7 @@ kinds up to a few levels deep.
 """
 
 import importlib
+from typing import Any
 
 import jax
 import numpy as np
@@ -15,6 +16,7 @@ from hypothesis.extra import numpy as hnp
 
 from grader.checks import diagnose, jit, purity, values
 from grader.checks.failure import fail
+from grader.sandbox.client import Remote
 from grader.suite import check
 from grader.suites._shared import mlp_params
 
@@ -30,7 +32,7 @@ Pair = importlib.import_module("grader.inputs.05_pytrees").Pair
 # -- references: explicit recursion over the containers ------------------------------
 
 
-def _ref_map(f, tree, *rest):
+def _ref_map(f: Any, tree: Any, *rest: Any) -> Any:
     if tree is None:
         return None
     if isinstance(tree, dict):
@@ -42,7 +44,7 @@ def _ref_map(f, tree, *rest):
     return f(tree, *rest)
 
 
-def _ref_leaves(tree):
+def _ref_leaves(tree: Any) -> Any:
     if tree is None:
         return []
     if isinstance(tree, dict):
@@ -52,24 +54,24 @@ def _ref_leaves(tree):
     return [tree]
 
 
-def _ref_count(tree):
+def _ref_count(tree: Any) -> Any:
     return sum(int(np.prod(np.shape(leaf))) for leaf in _ref_leaves(tree))
 
 
-def _ref_sgd(params, grads, lr):
-    def step(p, g):
+def _ref_sgd(params: Any, grads: Any, lr: Any) -> Any:
+    def step(p: Any, g: Any) -> Any:
         return (np.asarray(p, np.float64) - lr * np.asarray(g, np.float64)).astype(np.float32)
 
     return _ref_map(step, params, grads)
 
 
-def _ref_norm(tree):
+def _ref_norm(tree: Any) -> Any:
     return np.sqrt(
         sum(float(np.sum(np.asarray(leaf, np.float64) ** 2)) for leaf in _ref_leaves(tree))
     )
 
 
-def _ref_shapes(tree):
+def _ref_shapes(tree: Any) -> Any:
     return _ref_map(lambda leaf: tuple(np.shape(leaf)), tree)
 
 
@@ -88,7 +90,7 @@ _LEAF_SHAPES = st.sampled_from(((), (1,), (3,), (2, 3)))
 _LEAVES = hnp.arrays(np.float32, _LEAF_SHAPES, elements=_QUARTERS).map(jax.device_put)
 
 
-def _containers(children):
+def _containers(children: Any) -> Any:
     return st.one_of(
         st.lists(children, min_size=1, max_size=3),
         st.lists(children, min_size=1, max_size=3).map(tuple),
@@ -102,10 +104,10 @@ _TREES = _containers(st.recursive(_LEAVES, _containers, max_leaves=4))
 
 
 @st.composite
-def _sgd_args(draw):
+def _sgd_args(draw: Any) -> Any:
     params = draw(_TREES)
     leaves, treedef = jax.tree.flatten(params)
-    grads = treedef.unflatten(
+    grads = treedef.unflatten(  # type: ignore[attr-defined]  # PyTreeDef is untyped in jax's stubs
         [
             jax.device_put(draw(hnp.arrays(np.float32, np.shape(p), elements=_QUARTERS)))
             for p in leaves
@@ -114,11 +116,11 @@ def _sgd_args(draw):
     return params, grads, draw(st.sampled_from([1.0, 0.5, 0.25, 0.1]))
 
 
-def _ones(*shape):
+def _ones(*shape: Any) -> Any:
     return jax.device_put(np.ones(shape, np.float32))
 
 
-def _zeros(*shape):
+def _zeros(*shape: Any) -> Any:
     return jax.device_put(np.zeros(shape, np.float32))
 
 
@@ -132,7 +134,7 @@ _NESTED_SHAPES = {
 }
 
 
-def _count_diagnostics(args):
+def _count_diagnostics(args: Any) -> Any:
     return (
         diagnose.matches(
             len(_ref_leaves(args[0])),
@@ -142,7 +144,7 @@ def _count_diagnostics(args):
     )
 
 
-def _sgd_diagnostics(args):
+def _sgd_diagnostics(args: Any) -> Any:
     """tree_sgd's confirmable mistakes: the step added (a flipped sign), lr left out."""
     params, grads, lr = args
     found = [
@@ -163,7 +165,7 @@ def _sgd_diagnostics(args):
     return found
 
 
-def _norm_diagnostics(args):
+def _norm_diagnostics(args: Any) -> Any:
     """tree_global_norm's confirmable mistakes: no square root, a sum of per-leaf norms."""
     leaves = [np.asarray(leaf, np.float64) for leaf in _ref_leaves(args[0])]
     return (
@@ -196,7 +198,7 @@ _STRUCTURE_FIX = (
     nudge="Every leaf is an array: add up how many scalars each one holds, not how many leaves there are.",
     spec="`count_params(tree)` -> total number of scalars in all leaves",
 )
-def test_count_params_lesson(student):
+def test_count_params_lesson(student: Remote) -> None:
     got = student.count_params(mlp_params(_LESSON_SIZES, exact=True))
     if int(got) != 235_146:
         raise fail(
@@ -217,7 +219,7 @@ def test_count_params_lesson(student):
     nudge="Let JAX's pytree utilities find the leaves: they know every container kind, however deep.",
     spec="`count_params(tree)` -> total number of scalars in all leaves ... work on arbitrary nesting of dicts, lists, tuples and namedtuples",
 )
-def test_count_params_nested(student, seed):
+def test_count_params_nested(student: Remote, seed: int) -> None:
     values.assert_matches_reference(
         student.count_params,
         _ref_count,
@@ -240,7 +242,7 @@ def test_count_params_nested(student, seed):
     nudge="A tree map over two trees of the same structure calls your function on each pair of matching leaves and rebuilds the tree.",
     spec="`tree_sgd(params, grads, lr)` -> `params - lr * grads` leaf by leaf (`jax.tree.map`)",
 )
-def test_tree_sgd_lesson(student):
+def test_tree_sgd_lesson(student: Remote) -> None:
     params, grads = mlp_params((6, 5, 4, 3), exact=True), mlp_params((6, 5, 4, 3), 1, exact=True)
     expected = _ref_sgd(params, grads, 0.5)
     got = student.tree_sgd(params, grads, 0.5)
@@ -262,7 +264,7 @@ def test_tree_sgd_lesson(student):
     nudge="A tree map rebuilds whatever containers it was given; rebuilding them by hand only works for the kinds you thought of.",
     spec="`tree_sgd(params, grads, lr)` -> `params - lr * grads` leaf by leaf (`jax.tree.map`) ... work on arbitrary nesting of dicts, lists, tuples and namedtuples; structure preserved",
 )
-def test_tree_sgd_nested(student, seed):
+def test_tree_sgd_nested(student: Remote, seed: int) -> None:
     values.assert_matches_reference(
         # Eager: jitted, every generated tree would compile a program of its own; eagerly only
         # the few leaf shapes compile.
@@ -285,7 +287,7 @@ def test_tree_sgd_nested(student, seed):
     nudge="Return a new tree built from the old leaves instead of assigning into the caller's containers.",
     spec="purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
 )
-def test_tree_sgd_pure(student):
+def test_tree_sgd_pure(student: Remote) -> None:
     params = {
         "layer1": {"w": np.ones((3, 2), np.float32), "b": np.zeros(2, np.float32)},
         "layer2": {"w": np.ones((2, 1), np.float32), "b": np.zeros(1, np.float32)},
@@ -307,7 +309,7 @@ def test_tree_sgd_pure(student):
     nudge="Under jit every leaf is a tracer: the update must stay a jax.numpy expression, with no conversion to NumPy or Python numbers.",
     spec="jittable where the output is an array",
 )
-def test_tree_sgd_jit(student):
+def test_tree_sgd_jit(student: Remote) -> None:
     params = mlp_params((4, 3, 2), exact=True)
     grads = mlp_params((4, 3, 2), 1, exact=True)
     # The eager and the jitted call each get their own copy of the arguments in the sandbox:
@@ -325,7 +327,7 @@ def test_tree_sgd_jit(student):
     nudge="Sum the squares over every leaf first, then take a single square root of the total.",
     spec="`tree_global_norm(tree)` -> sqrt of the sum of squares of all leaves ... work on arbitrary nesting of dicts, lists, tuples and namedtuples",
 )
-def test_global_norm_values(student, seed):
+def test_global_norm_values(student: Remote, seed: int) -> None:
     values.assert_matches_reference(
         student.tree_global_norm,  # eager, as tree_sgd above
         _ref_norm,
@@ -347,7 +349,7 @@ def test_global_norm_values(student, seed):
     nudge="Under jit the leaves are tracers, so the sum and the square root must be jax.numpy operations, not float() or math.sqrt.",
     spec="jittable where the output is an array ... purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
 )
-def test_global_norm_jit(student):
+def test_global_norm_jit(student: Remote) -> None:
     tree = mlp_params((5, 4, 3), exact=True)
     jit.assert_jittable(student.tree_global_norm, (tree,), what="tree_global_norm(tree)")
     purity.assert_pure(
@@ -368,7 +370,7 @@ def test_global_norm_jit(student):
     nudge="A tree map can replace each leaf by anything, here its shape, and keeps the dict-of-dicts around it.",
     spec="`layer_shapes(params)` -> the same tree structure with each leaf replaced by its shape tuple (tuples are pytrees themselves: compare with `==`)",
 )
-def test_layer_shapes_lesson(student):
+def test_layer_shapes_lesson(student: Remote) -> None:
     params = mlp_params(_LESSON_SIZES, exact=True)
     expected = {
         "layer1": {"w": (784, 256), "b": (256,)},
@@ -394,7 +396,7 @@ def test_layer_shapes_lesson(student):
     nudge="Let a tree map walk the containers: it rebuilds lists, tuples, namedtuples and dicts as they were, with a shape tuple per leaf.",
     spec="`layer_shapes(params)` -> the same tree structure with each leaf replaced by its shape tuple ... work on arbitrary nesting of dicts, lists, tuples and namedtuples; structure preserved",
 )
-def test_layer_shapes_nested(student, seed):
+def test_layer_shapes_nested(student: Remote, seed: int) -> None:
     try:
         got = student.layer_shapes(_NESTED)
     except (AttributeError, KeyError, TypeError) as exc:

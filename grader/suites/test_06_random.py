@@ -7,6 +7,8 @@ key-reuse checker follows for typed keys (`jax.random.key`).
 """
 
 import importlib
+from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -14,9 +16,11 @@ import numpy as np
 
 from grader.checks import diagnose, jit, keys, purity, values
 from grader.checks.failure import CheckFailure, fail
+from grader.plugin import Gate
 from grader.sandbox import client
-from grader.suite import check
-from grader.suites._shared import score_cases
+from grader.sandbox.client import Remote
+from grader.suite import Credit, check
+from grader.suites._shared import Tolerance, score_cases
 
 LESSON = "06_random"
 TITLE = "explicit PRNG keys"
@@ -29,7 +33,7 @@ _SHAPES = ((64, 32), (32,), (16, 8))
 _JIT_SHAPES = ((16, 8), (32,))
 _X_SHAPE = (100, 200)
 # the same draws compiled and eager: TIGHT's rtol, an atol for normals near zero
-JIT_TOL = {"rtol": 1e-5, "atol": 1e-5}
+JIT_TOL: Tolerance = {"rtol": 1e-5, "atol": 1e-5}
 
 _inputs = importlib.import_module("grader.inputs.06_random")
 
@@ -37,18 +41,20 @@ _inputs = importlib.import_module("grader.inputs.06_random")
 # -- helpers ----------------------------------------------------------------------------
 
 
-def _is_typed(key):
-    return bool(jax.dtypes.issubdtype(getattr(key, "dtype", None), jax.dtypes.prng_key))
+def _is_typed(key: Any) -> bool:
+    # jnp.issubdtype's own function, not re-exported in jax.dtypes' stubs
+    issub = jax.dtypes.issubdtype  # type: ignore[attr-defined]
+    return bool(issub(getattr(key, "dtype", None), jax.dtypes.prng_key))
 
 
-def _bits(key):
+def _bits(key: Any) -> Any:
     """The raw uint32 data of one key, typed or raw, as a hashable tuple."""
     if _is_typed(key):
         key = jax.random.key_data(key)
     return tuple(int(v) for v in np.asarray(key).ravel())
 
 
-def _key_list(out, n, what, *, raw=False):
+def _key_list(out: Any, n: int, what: str, *, raw: bool = False) -> Any:
     """The n keys split_into returned, as a list (a stacked key array, a list or a tuple)."""
     if isinstance(out, list | tuple):
         found = list(out)
@@ -74,7 +80,7 @@ def _key_list(out, n, what, *, raw=False):
     return found
 
 
-def _assert_distinct(student, key, n):
+def _assert_distinct(student: Remote, key: Any, n: int) -> None:
     what = f"split_into(key, {n})"
     parent = _bits(key)
     found = [_bits(k) for k in _key_list(student.split_into(key, n), n, what)]
@@ -96,25 +102,25 @@ def _assert_distinct(student, key, n):
         )
 
 
-def _init_weights(student):
-    def init_weights(key):
+def _init_weights(student: Remote) -> Any:
+    def init_weights(key: Any) -> Any:
         return student.init_weights(key, _SHAPES)
 
     return init_weights
 
 
-def _noisy(student):
-    def noisy(key):
+def _noisy(student: Remote) -> Any:
+    def noisy(key: Any) -> Any:
         return student.noisy(key, jnp.full(_X_SHAPE, 2.0), 3.0)
 
     return noisy
 
 
-def _split_into(student):
+def _split_into(student: Remote) -> Any:
     """split_into(key, 4) as the raw data of its keys: comparable, and the same for a stacked
     key array and a list of keys."""
 
-    def split_into(key):
+    def split_into(key: Any) -> Any:
         raw = not _is_typed(key)
         found = _key_list(student.split_into(key, 4), 4, "split_into(key, 4)", raw=raw)
         return [k if raw else jax.random.key_data(k) for k in found]
@@ -122,7 +128,7 @@ def _split_into(student):
     return split_into
 
 
-def _three(student):
+def _three(student: Remote) -> Any:
     return [
         ("split_into", _split_into(student)),
         ("init_weights", _init_weights(student)),
@@ -138,15 +144,15 @@ _VALUES = {
 }
 
 
-def _gated(gate, cases):
+def _gated(gate: Gate, cases: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
     """`(name, thunk)` cases, each run only once `name`'s value check passed."""
     return [
-        (name, lambda name=name, run=run: (gate.require(_VALUES[name]), run()))
+        (name, lambda name=name, run=run: (gate.require(_VALUES[name]), run()))  # type: ignore[func-returns-value]  # a tuple: gate, then check
         for name, run in cases
     ]
 
 
-def _reuse_cause(student):
+def _reuse_cause(student: Remote) -> Any:
     """Why noisy's statistics are off, when the cause is a key used for two draws (the
     key-use check stands on the statistics, so the statistics name it)."""
     try:
@@ -169,7 +175,7 @@ def _reuse_cause(student):
     return ""
 
 
-def _variance_cause(student, x, noise):
+def _variance_cause(student: Remote, x: Any, noise: Any) -> Any:
     """The noise at sigma=3 is exactly 9 times the noise at sigma=1 with the same key (it is
     standard normal there): sigma was squared."""
     unit = np.asarray(student.noisy(jax.random.key(8), x, 1.0), np.float64) - 2.0
@@ -194,7 +200,7 @@ def _variance_cause(student, x, noise):
     nudge="One split of the key yields all n fresh subkeys at once; the parent key is used up by that split and must not be handed out again.",
     spec="`split_into(key, n)` -> `n` independent subkeys ... no key is consumed twice (JAX's key-reuse checker with typed keys)",
 )
-def test_split_into_distinct(student):
+def test_split_into_distinct(student: Remote) -> None:
     for n in (4, 2):
         _assert_distinct(student, jax.random.key(7), n)
 
@@ -208,7 +214,7 @@ def test_split_into_distinct(student):
     nudge="Keys derived by JAX's splitting give statistically independent streams, each to be used once.",
     spec="`split_into(key, n)` -> `n` independent subkeys ... no key is consumed twice (JAX's key-reuse checker with typed keys) ... Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically and by key use, never by equality with the reference's values",
 )
-def test_split_into_independent(student):
+def test_split_into_independent(student: Remote) -> None:
     _key_list(student.split_into(jax.random.key(11), 4), 4, "split_into(key, 4)")
     # One draw from each subkey, run in the sandbox next to split_into: the key-reuse
     # checker then follows a key split_into consumed and handed out again.
@@ -243,7 +249,7 @@ def test_split_into_independent(student):
     nudge="jax.random has a standard-normal sampler that takes a key and a shape; draw one array per requested shape.",
     spec="`init_weights(key, shapes)` -> a list of `normal` arrays, one per shape ... Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically and by key use, never by equality with the reference's values",
 )
-def test_init_weights_shapes_and_stats(student):
+def test_init_weights_shapes_and_stats(student: Remote) -> None:
     got = student.init_weights(jax.random.key(3), list(_SHAPES))
     if not isinstance(got, list | tuple) or len(got) != len(_SHAPES):
         raise fail(
@@ -273,7 +279,7 @@ def test_init_weights_shapes_and_stats(student):
         )
 
 
-def _init_cause(flat, mean, std):
+def _init_cause(flat: Any, mean: Any, std: Any) -> Any:
     """A cause the drawn values confirm: uniform on [0, 1) (every value inside it, mean 1/2
     and std 1/sqrt(12) within the sampling error of ~2,000 values); else none."""
     inside = flat.min() >= 0.0 and flat.max() < 1.0
@@ -290,7 +296,7 @@ def _init_cause(flat, mean, std):
     nudge="Split the key into as many subkeys as there are shapes and give each draw its own: two draws from one key repeat each other.",
     spec="each drawn with its own key ... no key is consumed twice (JAX's key-reuse checker with typed keys)",
 )
-def test_init_weights_own_keys(student):
+def test_init_weights_own_keys(student: Remote) -> None:
     # Eagerly only: the checker reads the same key flow from the jaxpr under jit, and the
     # compiled version is judged (and paid for) once, in test_jit.
     keys.assert_no_key_reuse(
@@ -325,7 +331,7 @@ def test_init_weights_own_keys(student):
     nudge="sigma is a standard deviation: it multiplies standard-normal noise drawn with the shape of x, once per element.",
     spec="`noisy(key, x, sigma)` -> `x + sigma * N(0, 1)` noise ... Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically and by key use, never by equality with the reference's values",
 )
-def test_noisy_statistics(student):
+def test_noisy_statistics(student: Remote) -> None:
     x = jnp.full(_X_SHAPE, 2.0)
     got = student.noisy(jax.random.key(8), x, 3.0)
     values.assert_shape(got, _X_SHAPE, what="noisy(key, x, 3.0) for x of shape (100, 200)")
@@ -354,7 +360,7 @@ def test_noisy_statistics(student):
     nudge="The noise is added to x and comes from the key and x's shape alone, one independent draw per element.",
     spec="`noisy(key, x, sigma)` -> `x + sigma * N(0, 1)` noise ... deterministic for a given key",
 )
-def test_noisy_elementwise(student):
+def test_noisy_elementwise(student: Remote) -> None:
     x0 = jnp.zeros(_X_SHAPE)
     x1 = jnp.linspace(-5.0, 5.0, 20_000).reshape(_X_SHAPE)
     n0 = np.asarray(student.noisy(jax.random.key(9), x0, 0.5)) - np.asarray(x0)
@@ -397,7 +403,7 @@ def test_noisy_elementwise(student):
     nudge="One draw of the whole noise array consumes the key once; a second draw from the same key needs a split first.",
     spec="no key is consumed twice (JAX's key-reuse checker with typed keys)",
 )
-def test_noisy_key_once(student):
+def test_noisy_key_once(student: Remote) -> None:
     keys.assert_no_key_reuse(
         student.noisy,
         (jax.random.key(10), jnp.zeros(_X_SHAPE), 1.0),
@@ -416,7 +422,7 @@ def test_noisy_key_once(student):
     nudge="All randomness must come from the key argument, so the same key always replays the same numbers.",
     spec="Checks: deterministic for a given key",
 )
-def test_deterministic(student, credit, gate):
+def test_deterministic(student: Remote, credit: Credit, gate: Gate) -> None:
     score_cases(
         credit,
         _gated(
@@ -441,7 +447,7 @@ def test_deterministic(student, credit, gate):
     nudge="Draw from the key you were given, not from a key made inside the function.",
     spec="different keys give different results",
 )
-def test_varies_with_key(student, credit, gate):
+def test_varies_with_key(student: Remote, credit: Credit, gate: Gate) -> None:
     score_cases(
         credit,
         _gated(
@@ -459,7 +465,7 @@ def test_varies_with_key(student, credit, gate):
     )
 
 
-def _pure(student, name, args, static_argnames=()):
+def _pure(student: Remote, name: str, args: Any, static_argnames: Any = ()) -> None:
     """Pure (no global RNG drawn from, no module state, no trace-time effects), and the same key
     gives the same result after NumPy's global RNG moved (also a draw made at trace time)."""
     fn = getattr(student, name)
@@ -479,7 +485,7 @@ def _pure(student, name, args, static_argnames=()):
     nudge="np.random and Python's random keep hidden global state (and run only once under jit); JAX's explicit keys are the only source to use.",
     spec="no global RNG (NumPy/`random`) touched ... purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
 )
-def test_no_global_rng(student, credit, gate):
+def test_no_global_rng(student: Remote, credit: Credit, gate: Gate) -> None:
     x = np.zeros(_X_SHAPE, np.float32)
     score_cases(
         credit,
@@ -509,7 +515,7 @@ def test_no_global_rng(student, credit, gate):
     nudge="jax.random's functions accept both key kinds; code that only passes the key to them works with either, code that inspects it may not.",
     spec="a correct solution works with both `jax.random.key(s)` (typed) and `jax.random.PRNGKey(s)` (raw) keys",
 )
-def test_raw_keys(student, credit, gate):
+def test_raw_keys(student: Remote, credit: Credit, gate: Gate) -> None:
     score_cases(
         credit,
         _gated(
@@ -545,7 +551,7 @@ def test_raw_keys(student, credit, gate):
     nudge="Under jit the key is a tracer: every draw must be a jax.random call on it, and n and the shapes stay Python values.",
     spec="Every function that is meant to be jittable is checked both eagerly and under `jax.jit` (arguments documented as Python values, such as `train`, `rate`, `n_iters` or `sizes`, are static)",
 )
-def test_jit(student, credit, gate):
+def test_jit(student: Remote, credit: Credit, gate: Gate) -> None:
     x = jnp.linspace(0.0, 1.0, 20_000).reshape(_X_SHAPE)
     score_cases(
         credit,

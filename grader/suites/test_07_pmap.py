@@ -12,6 +12,7 @@ gradients (no `pmean`) or `n_devices` times the mean (`psum` instead of `pmean`)
 """
 
 import importlib
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -20,6 +21,7 @@ import numpy as np
 from grader.checks import diagnose, jit, primitives, purity, values
 from grader.checks.failure import CheckFailure, fail
 from grader.sandbox import client
+from grader.sandbox.client import Remote
 from grader.suite import check
 from grader.suites._shared import EXACT, TIGHT, once
 
@@ -30,7 +32,7 @@ DEVICES = 8
 # -- devices ----------------------------------------------------------------------
 
 
-def _n_devices(wanted=8):
+def _n_devices(wanted: int = 8) -> Any:
     available = jax.local_device_count()
     if available < 2:
         raise RuntimeError(
@@ -50,12 +52,12 @@ _mse = _inputs.pmap_mse  # linear regression: mean squared error of x @ w + b
 _xent = _inputs.pmap_cross_entropy  # a two-layer tanh classifier: mean cross-entropy
 
 
-def _public(loss_fn):
+def _public(loss_fn: Any) -> Any:
     """`loss_fn` as the student's code receives it: built in the sandbox, by name."""
     return client.Public(loss_fn.__name__)
 
 
-def _mse_problem(n, per_device=4, dim=3):
+def _mse_problem(n: int, per_device: int = 4, dim: int = 3) -> Any:
     rng = np.random.default_rng(7)
     params = {"w": rng.normal(size=dim).astype(np.float32), "b": np.float32(0.5)}
     params = jax.tree.map(jnp.asarray, params)
@@ -65,7 +67,7 @@ def _mse_problem(n, per_device=4, dim=3):
     return params, jnp.asarray(xs), jnp.asarray(ys)
 
 
-def _xent_problem(n, per_device=6, dim=5, classes=3):
+def _xent_problem(n: int, per_device: int = 6, dim: int = 5, classes: int = 3) -> Any:
     rng = np.random.default_rng(11)
     params = {
         "hidden": {"kernel": 0.5 * rng.normal(size=(dim, 8)), "bias": np.zeros(8)},
@@ -77,7 +79,7 @@ def _xent_problem(n, per_device=6, dim=5, classes=3):
     return params, jnp.asarray(xs), jnp.asarray(ys)
 
 
-def _ref_mean_grads(loss_fn, params, xs, ys):
+def _ref_mean_grads(loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
     """The full-batch gradient on one device, one copy per device."""
     n = xs.shape[0]
     flat_x = xs.reshape((-1, *xs.shape[2:]))
@@ -86,24 +88,24 @@ def _ref_mean_grads(loss_fn, params, xs, ys):
     return jax.tree.map(lambda g: np.broadcast_to(np.asarray(g), (n, *g.shape)), grads)
 
 
-def _ref_per_device_grads(loss_fn, params, xs, ys):
+def _ref_per_device_grads(loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
     grad = jax.jit(jax.grad(loss_fn))
     per = [grad(params, xs[i], ys[i]) for i in range(xs.shape[0])]
     return jax.tree.map(lambda *gs: np.stack([np.asarray(g) for g in gs]), *per)
 
 
-def _ref_shard(x, n):
+def _ref_shard(x: Any, n: int) -> Any:
     x = np.asarray(x)
     return x.reshape((n, x.shape[0] // n, *x.shape[1:]))
 
 
-def _run_grads(student, loss_fn, params, xs, ys):
+def _run_grads(student: Remote, loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
     """The student's result and where each of its leaves lives (placement is observed in
     the sandbox: the judge receives plain arrays), computed once per module, loss and
     device count (pmap of a fresh inner function compiles on every call: about a second
     each); an error it raised is kept and raised again to every check that asks."""
 
-    def compute():
+    def compute() -> Any:
         seen = client.probe(
             _inputs.grads_and_placement,
             student.parallel_mean_grads,
@@ -119,19 +121,19 @@ def _run_grads(student, loss_fn, params, xs, ys):
     return once(student, (loss_fn.__name__, xs.shape), compute)
 
 
-def _call_grads(student, loss_fn, params, xs, ys):
+def _call_grads(student: Remote, loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
     """The student's result (see `_run_grads`)."""
     return _run_grads(student, loss_fn, params, xs, ys)["out"]
 
 
-def _grads_diagnostics(loss_fn, params, xs, ys):
+def _grads_diagnostics(loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
     """The usual mistakes of parallel_mean_grads, each confirmed on the numbers: every device
     kept its own shard's gradient (no pmean), or holds n_devices times (psum) or 1/n_devices
     of the mean."""
     n = xs.shape[0]
     scale = diagnose.batch_scale(n, what="the device axis")
 
-    def summed_or_divided(actual, expected):
+    def summed_or_divided(actual: Any, expected: Any) -> Any:
         found = scale(actual, expected)
         if found is None:
             return None
@@ -158,7 +160,9 @@ def _grads_diagnostics(loss_fn, params, xs, ys):
     )
 
 
-def _assert_full_batch_mean(student, loss_fn, params, xs, ys, what):
+def _assert_full_batch_mean(
+    student: Remote, loss_fn: Any, params: Any, xs: Any, ys: Any, what: str
+) -> None:
     out = _call_grads(student, loss_fn, params, xs, ys)
     expected = _ref_mean_grads(loss_fn, params, xs, ys)
     values.assert_close(
@@ -173,7 +177,7 @@ def _assert_full_batch_mean(student, loss_fn, params, xs, ys, what):
     )
 
 
-def _shard_diagnostics(batch, n):
+def _shard_diagnostics(batch: Any, n: int) -> Any:
     """shard's confirmable mistake: rows dealt out round-robin (device i got x[i::n], what
     `x.reshape(B // n, n, ...)` with its two leading axes swapped gives)."""
     return (
@@ -198,7 +202,7 @@ def _shard_diagnostics(batch, n):
     nudge="A row-major reshape keeps the rows in order, so device i gets the i-th consecutive block; no transposing or striding is needed.",
     spec="`shard(x, n_devices)` -> reshape a batch `(B, ...)` to `(n_devices, B // n_devices, ...)`",
 )
-def test_shard_layout(student):
+def test_shard_layout(student: Remote) -> None:
     x = np.arange(16 * 3 * 2, dtype=np.float32).reshape(16, 3, 2)
     for n, batch in ((8, x), (4, x[:12].reshape(12, 6))):
         out = student.shard(jnp.asarray(batch), n)
@@ -226,7 +230,7 @@ def test_shard_layout(student):
     nudge="shard should compute its result from x and n_devices alone, without counting or logging anything outside the function.",
     spec="purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
 )
-def test_shard_jits(student):
+def test_shard_jits(student: Remote) -> None:
     # Purity only: the spec does not make shard a jitted function (it prepares the batch on
     # the host, before pmap), so a NumPy reshape is as right as a jax.numpy one. Trace-time
     # effects are looked for where shard traces; one that does not is not judged on them.
@@ -257,7 +261,7 @@ def test_shard_jits(student):
     nudge="pmap stacks each device's output along a new leading axis, one entry per device, in a pytree shaped like params.",
     spec="returns one copy of the averaged gradients per device (leading device axis)",
 )
-def test_one_copy_per_device(student):
+def test_one_copy_per_device(student: Remote) -> None:
     n = _n_devices()
     params, xs, ys = _mse_problem(n)
     out = _call_grads(student, _mse, params, xs, ys)
@@ -284,7 +288,7 @@ def test_one_copy_per_device(student):
     nudge="Each device differentiates its own shard; a collective over the named pmap axis must then average (not add) those gradients so all devices agree.",
     spec="gradients of `loss_fn` averaged across devices with `jax.pmap(..., axis_name=...)` and `jax.lax.pmean` ... every device's result equals the full-batch mean gradient",
 )
-def test_full_batch_mean(student):
+def test_full_batch_mean(student: Remote) -> None:
     n = _n_devices()
     params, xs, ys = _mse_problem(n)
     _assert_full_batch_mean(
@@ -306,7 +310,7 @@ def test_full_batch_mean(student):
     nudge="Only a jax.lax collective named after the pmap axis makes devices exchange values; a mean over axis 0 outside pmap stays on one device.",
     spec="averaged across devices with `jax.pmap(..., axis_name=...)` and `jax.lax.pmean` ... the jaxpr contains a cross-device reduction (`psum`/`pmean`)",
 )
-def test_cross_device_reduction(student):
+def test_cross_device_reduction(student: Remote) -> None:
     n = _n_devices()
     params, xs, ys = _mse_problem(n)
     primitives.assert_contains(
@@ -331,7 +335,7 @@ def test_cross_device_reduction(student):
     nudge="pmap runs one copy of the function per device and leaves each result on its device; vmap or a loop computes everything on one.",
     spec="with `jax.pmap(..., axis_name=...)` ... returns one copy of the averaged gradients per device (leading device axis) ... every device's result equals the full-batch mean gradient",
 )
-def test_result_spans_devices(student):
+def test_result_spans_devices(student: Remote) -> None:
     n = _n_devices()
     params, xs, ys = _mse_problem(n)
     placement = _run_grads(student, _mse, params, xs, ys)["placement"]
@@ -359,7 +363,7 @@ def test_result_spans_devices(student):
     nudge="Take the loss, the params' structure and the device count from the arguments: xs.shape[0] is the number of devices.",
     spec="`parallel_mean_grads(loss_fn, params, xs, ys)` -> gradients of `loss_fn` averaged across devices ... `xs`, `ys` carry a leading device axis ... run with several simulated CPU devices",
 )
-def test_other_loss_and_devices(student):
+def test_other_loss_and_devices(student: Remote) -> None:
     n = _n_devices(4)
     params, xs, ys = _xent_problem(n)
     _assert_full_batch_mean(
@@ -380,11 +384,13 @@ def test_other_loss_and_devices(student):
     nudge="The result must depend only on the arguments: no state kept between calls, and nothing that only happens while tracing.",
     spec="Every function that is meant to be jittable is checked both eagerly and under `jax.jit` ... purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
 )
-def test_jit_and_repeat(student):
+def test_jit_and_repeat(student: Remote) -> None:
     n = _n_devices()
     params, xs, ys = _mse_problem(n)
     first = _call_grads(student, _mse, params, xs, ys)
-    again = jax.block_until_ready(student.parallel_mean_grads(_public(_mse), params, xs, ys))
+    again = jax.block_until_ready(  # type: ignore[no-untyped-call]  # untyped in jax
+        student.parallel_mean_grads(_public(_mse), params, xs, ys)
+    )
     values.assert_close(
         again,
         first,

@@ -14,6 +14,7 @@ weight decay, the element-wise clip, a constant learning rate, ...).
 
 import importlib
 import math
+from typing import Any
 
 import jax
 import numpy as np
@@ -21,9 +22,11 @@ import optax
 
 from grader.checks import diagnose, jit, purity, values
 from grader.checks.failure import fail
+from grader.plugin import Gate
 from grader.sandbox import client
-from grader.suite import check
-from grader.suites._shared import FLOAT32, TIGHT, score_cases
+from grader.sandbox.client import Remote
+from grader.suite import Credit, check
+from grader.suites._shared import FLOAT32, TIGHT, Tolerance, score_cases
 
 inputs = importlib.import_module("grader.inputs.09_optax")
 
@@ -49,21 +52,21 @@ SMALL_NORMS = (0.01, 0.2, 0.05, 0.3, 0.002, 0.15, 0.08, 0.25, 0.03, 0.1, 0.2, 0.
 SCHEDULE_ATOL_PER_PEAK = 1e-7
 # A diagnosis only (does the schedule end at warmup_steps + decay_steps?): FLOAT32's rtol,
 # an atol far below any learning rate the check uses.
-LATE_END = {"rtol": 1e-4, "atol": 1e-9}
+LATE_END: Tolerance = {"rtol": 1e-4, "atol": 1e-9}
 # A diagnosis only (does the schedule start at peak_lr?): within 1e-6 of peak_lr.
 STARTS_AT_PEAK = 1e-6
 # The same schedule compiled and eager: learning rates of 1e-2 to 0.5, judged to float32's
 # precision (TIGHT's atol 1e-6 is too coarse for the smallest).
-SCHEDULE_JIT = {"rtol": 1e-6, "atol": 1e-9}
+SCHEDULE_JIT: Tolerance = {"rtol": 1e-6, "atol": 1e-9}
 # The same update compiled and eager: TIGHT's rtol, an atol far below updates of order
 # lr = 1e-2 (TIGHT's 1e-6 would pass an error the size of an early warm-up update).
-UPDATE_JIT = {"rtol": TIGHT["rtol"], "atol": 1e-9}
+UPDATE_JIT: Tolerance = {"rtol": TIGHT["rtol"], "atol": 1e-9}
 
 
 # -- references (written here, independently of solutions/) ---------------------------
 
 
-def _ref_schedule_value(step, peak_lr, warmup_steps, decay_steps):
+def _ref_schedule_value(step: Any, peak_lr: Any, warmup_steps: Any, decay_steps: Any) -> Any:
     """warmup_cosine_decay_schedule(0, peak, warmup, decay) at `step`, in float64."""
     if step < warmup_steps:
         return peak_lr * step / warmup_steps
@@ -72,7 +75,9 @@ def _ref_schedule_value(step, peak_lr, warmup_steps, decay_steps):
     return peak_lr * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
-def _ref_updates(params, grads, learning_rates, weight_decay, max_norm):
+def _ref_updates(
+    params: Any, grads: Any, learning_rates: Any, weight_decay: Any, max_norm: Any
+) -> Any:
     """The updates of clip_by_global_norm(max_norm), then AdamW (b1 0.9, b2 0.999, eps 1e-8)
     at these learning rates (one per step), params held fixed: in float64 NumPy, so the judge
     compiles nothing. As float32 leaves, the dtype the student's updates have."""
@@ -96,7 +101,9 @@ def _ref_updates(params, grads, learning_rates, weight_decay, max_norm):
     return out
 
 
-def _learning_rates(schedule, own, n, peak_lr, warmup_steps, decay_steps):
+def _learning_rates(
+    schedule: Any, own: Any, n: int, peak_lr: Any, warmup_steps: Any, decay_steps: Any
+) -> Any:
     """The learning rates of steps 0 .. n-1: the student's schedule (called as optax calls it,
     on an int32 step count) when `own`, else the formula."""
     if own:
@@ -104,12 +111,12 @@ def _learning_rates(schedule, own, n, peak_lr, warmup_steps, decay_steps):
     return [_ref_schedule_value(t, peak_lr, warmup_steps, decay_steps) for t in range(n)]
 
 
-def _step(t):
+def _step(t: Any) -> Any:
     """A step count as optax holds it, an int32 JAX array (put on the device, not computed)."""
     return jax.device_put(np.int32(t))
 
 
-def _ref_optimizer(schedule, weight_decay, max_norm):
+def _ref_optimizer(schedule: Any, weight_decay: Any, max_norm: Any) -> Any:
     """clip_by_global_norm, then AdamW spelled out as its parts."""
     return optax.chain(
         optax.clip_by_global_norm(max_norm),
@@ -119,11 +126,11 @@ def _ref_optimizer(schedule, weight_decay, max_norm):
     )
 
 
-def _ref_schedule(peak_lr, warmup_steps, decay_steps):
+def _ref_schedule(peak_lr: Any, warmup_steps: Any, decay_steps: Any) -> Any:
     return optax.warmup_cosine_decay_schedule(0.0, peak_lr, warmup_steps, decay_steps)
 
 
-def _schedule_for(student, peak_lr, warmup_steps, decay_steps):
+def _schedule_for(student: Remote, peak_lr: Any, warmup_steps: Any, decay_steps: Any) -> Any:
     """The student's own schedule when it runs, so that a wrong schedule is judged once (by
     the schedule checks) and the chain checks judge the chain; else the reference's."""
     try:
@@ -135,7 +142,14 @@ def _schedule_for(student, peak_lr, warmup_steps, decay_steps):
     return schedule, True
 
 
-def _variants(schedule, peak_lr, warmup_steps, decay_steps, weight_decay, max_norm):
+def _variants(
+    schedule: Any,
+    peak_lr: Any,
+    warmup_steps: Any,
+    decay_steps: Any,
+    weight_decay: Any,
+    max_norm: Any,
+) -> Any:
     """Common wrong chains, each with the cause it stands for and its kind."""
     clip = optax.clip_by_global_norm(max_norm)
     adamw = optax.adamw(schedule, weight_decay=weight_decay)
@@ -202,19 +216,19 @@ def _variants(schedule, peak_lr, warmup_steps, decay_steps, weight_decay, max_no
 # -- inputs ----------------------------------------------------------------------------
 
 
-def _f32(a):
+def _f32(a: Any) -> Any:
     """`a` as a float32 JAX array, converted in NumPy and put on the device: the array
     `jnp.asarray(a, jnp.float32)` gives, without an eager JAX op (a compile) in the judge."""
     return jax.device_put(np.asarray(a, np.float32))
 
 
-def _params(zero):
+def _params(zero: Any) -> Any:
     rng = np.random.default_rng(0)
     params = {"w": rng.normal(size=(4, 3)), "b": rng.normal(size=3)}
     return jax.tree.map(lambda a: _f32(0 * a if zero else a), params)
 
 
-def _gradients(norms, seed=1):
+def _gradients(norms: Any, seed: int = 1) -> Any:
     """One gradient pytree per step, in random directions, with these global norms."""
     rng = np.random.default_rng(seed)
     grads = []
@@ -225,7 +239,7 @@ def _gradients(norms, seed=1):
     return grads
 
 
-def _run(tx, params, grads, *, compiled=True):
+def _run(tx: Any, params: Any, grads: Any, *, compiled: bool = True) -> Any:
     """The updates of `tx` for each gradient, params held fixed (updates only)."""
     update = jax.jit(tx.update) if compiled else tx.update
     state = tx.init(params)
@@ -236,7 +250,7 @@ def _run(tx, params, grads, *, compiled=True):
     return out
 
 
-def _first_difference(updates, expected):
+def _first_difference(updates: Any, expected: Any) -> Any:
     """(step, Difference) of the first step whose updates differ, or None."""
     for step, (u, e) in enumerate(zip(updates, expected, strict=True)):
         scale = max(float(np.max(np.abs(leaf))) for leaf in jax.tree.leaves(e))
@@ -246,12 +260,12 @@ def _first_difference(updates, expected):
     return None
 
 
-def _scales(updates):
+def _scales(updates: Any) -> Any:
     """The largest update of each step (1 where all are 0)."""
     return [max(float(np.max(np.abs(leaf))) for leaf in jax.tree.leaves(u)) or 1.0 for u in updates]
 
 
-def _scaled(updates, scales):
+def _scaled(updates: Any, scales: Any) -> Any:
     """Each step's updates divided by that step's largest expected update: values of order one,
     for diagnose's tolerances (the updates themselves scale with the learning rate)."""
     return [
@@ -260,17 +274,19 @@ def _scaled(updates, scales):
     ]
 
 
-def _mistake(variant, text, kind, params, grads, scales, *, compiled):
+def _mistake(
+    variant: Any, text: Any, kind: Any, params: Any, grads: Any, scales: Any, *, compiled: Any
+) -> Any:
     """diagnose.matches for the chain `variant`, run only when the diagnostic is tried."""
 
-    def diagnostic(actual, expected):
+    def diagnostic(actual: Any, expected: Any) -> Any:
         alternative = _scaled(_run(variant, params, grads, compiled=compiled), scales)
         return diagnose.matches(alternative, text, kind)(actual, expected)
 
     return diagnostic
 
 
-def _student_updates(student, kwargs, params, grads):
+def _student_updates(student: Remote, kwargs: Any, params: Any, grads: Any) -> Any:
     tx = student.make_optimizer(**kwargs)
     if not (callable(getattr(tx, "init", None)) and callable(getattr(tx, "update", None))):
         raise fail(
@@ -282,11 +298,13 @@ def _student_updates(student, kwargs, params, grads):
     return _run(tx, params, grads, compiled=False)  # eagerly: jit has its own check
 
 
-def _kw(kwargs):
+def _kw(kwargs: Any) -> Any:
     return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
 
 
-def _assert_updates(student, kwargs, *, zero_params, norms, what):
+def _assert_updates(
+    student: Remote, kwargs: Any, *, zero_params: Any, norms: Any, what: str
+) -> None:
     args = {**DEFAULTS, **kwargs}
     params, grads = _params(zero_params), _gradients(norms)
     updates = _student_updates(student, kwargs, params, grads)
@@ -334,7 +352,7 @@ def _assert_updates(student, kwargs, *, zero_params, norms, what):
     spec="`make_schedule(peak_lr, warmup_steps, decay_steps)` -> `optax.warmup_cosine_decay_schedule(0.0, peak_lr, warmup_steps, decay_steps)` ... schedule values at several steps",
     nudge="Optax builds this whole curve for you: one schedule function takes the initial value, the peak, the warm-up length and the total decay length, in that order.",
 )
-def test_schedule_values(student):
+def test_schedule_values(student: Remote) -> None:
     for peak, warmup, decay in ((1e-3, 1000, 50000), (0.5, 10, 30), (2.0, 4, 5)):
         schedule = student.make_schedule(peak, warmup, decay)
         steps = sorted(
@@ -381,7 +399,7 @@ def test_schedule_values(student):
     spec="Every function that is meant to be jittable is checked both eagerly and under `jax.jit`",
     nudge="Optax calls the schedule inside the jitted update with the step count as a traced array, so the schedule must choose with array operations (`jnp.where`, Optax's own schedules), not a Python `if`.",
 )
-def test_schedule_jits(student):
+def test_schedule_jits(student: Remote) -> None:
     schedule = student.make_schedule(0.5, 10, 30)
     for step in (3, 20):
         jit.assert_jittable(schedule, (_step(step),), what=f"schedule(step={step})", **SCHEDULE_JIT)
@@ -398,7 +416,7 @@ def test_schedule_jits(student):
     spec="-> `optax.chain(optax.clip_by_global_norm(max_norm), optax.adamw(schedule, weight_decay=weight_decay))`",
     nudge="optax.chain combines transformations into one GradientTransformation, whose init(params) builds the state and update(grads, state, params) returns updates shaped like params.",
 )
-def test_optimizer_interface(student):
+def test_optimizer_interface(student: Remote) -> None:
     params = _params(zero=False)
     tx = student.make_optimizer()
     if not (callable(getattr(tx, "init", None)) and callable(getattr(tx, "update", None))):
@@ -422,7 +440,7 @@ def test_optimizer_interface(student):
     spec="-> `optax.chain(optax.clip_by_global_norm(max_norm), optax.adamw(schedule, weight_decay=weight_decay))` ... updates equal the reference chain's over a sequence of gradients of very different norms (so clip order, clip threshold and weight decay are all observed)",
     nudge="optax.chain runs its transformations left to right, each on the output of the one before: the clip must come first so that Adam only ever sees clipped gradients.",
 )
-def test_clip_before_adamw(student):
+def test_clip_before_adamw(student: Remote) -> None:
     _assert_updates(
         student,
         {"peak_lr": 1e-2, "warmup_steps": 3, "decay_steps": 20, "max_norm": 1.0},
@@ -440,7 +458,7 @@ def test_clip_before_adamw(student):
     spec="-> `optax.chain(optax.clip_by_global_norm(max_norm), optax.adamw(schedule, weight_decay=weight_decay))` ... (so clip order, clip threshold and weight decay are all observed)",
     nudge="optax.clip_by_global_norm takes the threshold as its argument and rescales the whole gradient pytree only when its global norm is above it.",
 )
-def test_max_norm_observed(student):
+def test_max_norm_observed(student: Remote) -> None:
     for max_norm in (0.5, 3.0):
         _assert_updates(
             student,
@@ -459,7 +477,7 @@ def test_max_norm_observed(student):
     spec="-> `optax.chain(optax.clip_by_global_norm(max_norm), optax.adamw(schedule, weight_decay=weight_decay))` ... (so clip order, clip threshold and weight decay are all observed)",
     nudge="Decoupled weight decay is what separates optax.adamw from optax.adam, and it comes from adamw's weight_decay keyword.",
 )
-def test_weight_decay_observed(student):
+def test_weight_decay_observed(student: Remote) -> None:
     for weight_decay in (0.3, 0.0):
         _assert_updates(
             student,
@@ -479,7 +497,7 @@ def test_weight_decay_observed(student):
     spec="-> `optax.chain(optax.clip_by_global_norm(max_norm), optax.adamw(schedule, weight_decay=weight_decay))` ... updates equal the reference chain's over a sequence of gradients of very different norms",
     nudge="optax.adamw accepts a schedule (a function of the step count) wherever it accepts a learning rate, and calls it at every update.",
 )
-def test_schedule_drives_learning_rate(student):
+def test_schedule_drives_learning_rate(student: Remote) -> None:
     _assert_updates(
         student,
         {"peak_lr": 0.05, "warmup_steps": 4, "decay_steps": 9},
@@ -497,7 +515,7 @@ def test_schedule_drives_learning_rate(student):
     spec="`make_optimizer(peak_lr=1e-3, warmup_steps=1000, decay_steps=50000, weight_decay=0.01, max_norm=1.0)`",
     nudge="The defaults in make_optimizer's signature are the lesson's values, and each one must reach the part of the chain that uses it.",
 )
-def test_defaults(student):
+def test_defaults(student: Remote) -> None:
     _assert_updates(
         student,
         {},
@@ -515,7 +533,7 @@ def test_defaults(student):
     spec="Every function that is meant to be jittable is checked both eagerly and under `jax.jit`",
     nudge="Under jax.jit the optimizer state's step count is traced, so everything the chain computes from it must be array operations.",
 )
-def test_update_jits(student):
+def test_update_jits(student: Remote) -> None:
     params = _params(zero=False)
     tx = student.make_optimizer(peak_lr=1e-2, warmup_steps=3, decay_steps=20)
     state = tx.init(params)
@@ -538,10 +556,10 @@ def test_update_jits(student):
     spec="purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
     nudge="jax.jit runs the Python code of a function once, while tracing: anything it does besides computing from its arguments (a counter, a print, a global) happens then and never again.",
 )
-def test_pure(student, credit, gate):
+def test_pure(student: Remote, credit: Credit, gate: Gate) -> None:
     params = _params(zero=False)
 
-    def schedule_case():
+    def schedule_case() -> None:
         gate.require("test_schedule_values")
         gate.require("test_schedule_jits")  # a jit failure is reported there, once
         schedule = student.make_schedule(0.5, 10, 30)
@@ -550,7 +568,7 @@ def test_pure(student, credit, gate):
             purity.assert_pure(schedule, args, what=what, module=student)
             purity.assert_no_trace_side_effects(schedule, args, what=what, module=student)
 
-    def update_case():
+    def update_case() -> None:
         gate.require("test_clip_before_adamw")
         gate.require("test_update_jits")
         tx = student.make_optimizer(peak_lr=1e-2, warmup_steps=3, decay_steps=20)

@@ -15,6 +15,7 @@ import io
 import math
 import os
 import pathlib
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -24,7 +25,8 @@ import optax
 from grader.checks import files, values
 from grader.checks.failure import fail
 from grader.sandbox import client
-from grader.suite import check
+from grader.sandbox.client import Remote
+from grader.suite import Credit, check
 from grader.suites._shared import EXACT, mlp_params
 
 inputs = importlib.import_module("grader.inputs.10_checkpoint")
@@ -41,19 +43,19 @@ TITLE = "saving and restoring pytrees"
 # of which would compile a program per shape and dtype.
 
 
-def _params(sizes=(5, 4, 3), seed=0):
+def _params(sizes: Any = (5, 4, 3), seed: int = 0) -> Any:
     return mlp_params(sizes, seed)
 
 
-def _zeros(shape, dtype):
+def _zeros(shape: Any, dtype: Any) -> Any:
     return jax.device_put(np.zeros(shape, dtype))
 
 
-def _zeros_like(tree):
+def _zeros_like(tree: Any) -> Any:
     return jax.tree.map(lambda a: _zeros(np.shape(a), a.dtype), tree)
 
 
-def _trained_state(params, steps=3):
+def _trained_state(params: Any, steps: int = 3) -> Any:
     """An Adam-in-a-chain state after a few updates: count 3, nonzero moments (computed in
     NumPy as clip_by_global_norm(1.0) and adam keep them)."""
     tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(1e-3))
@@ -70,43 +72,43 @@ def _trained_state(params, steps=3):
     return tx, jax.tree.unflatten(shape, [jax.device_put(a) for a in leaves])
 
 
-def _like_state(tx, params):
+def _like_state(tx: Any, params: Any) -> Any:
     """tx.init's state for `params`, built without running it: zeros of its leaves' shapes."""
     return jax.tree.map(lambda a: _zeros(a.shape, a.dtype), jax.eval_shape(tx.init, params))
 
 
-def _foreign_npz():
+def _foreign_npz() -> Any:
     """The bytes of a well-formed .npz archive that save_checkpoint did not write."""
     buffer = io.BytesIO()
     np.savez(buffer, weights=np.arange(12, dtype=np.float32).reshape(3, 4), step=np.int32(7))
     return buffer.getvalue()
 
 
-def _describe(tree):
+def _describe(tree: Any) -> Any:
     return str(jax.tree.structure(tree))
 
 
-def _names_path(message, path):
+def _names_path(message: str, path: Any) -> Any:
     return os.path.basename(str(path)) in message
 
 
 # -- helpers --------------------------------------------------------------------------
 
 
-def _folder(student, scratch):
+def _folder(student: Remote, scratch: Any) -> Any:
     """The check's own folder, created in the sandbox. A pure path: the judge has no reason
     (and no way, through it) to open what student code wrote there."""
     return pathlib.PurePosixPath(files.make_folder(student, scratch))
 
 
-def _relative(message, folder):
+def _relative(message: str, folder: Any) -> Any:
     """The student's message with the check's folder left out of the paths it names."""
     for root in {str(folder), os.path.realpath(str(folder))}:
         message = message.replace(root + os.sep, "")
     return message
 
 
-def _dtype(leaf):
+def _dtype(leaf: Any) -> Any:
     """A restored leaf's dtype. A leaf that came back as a handle is an array of a dtype no
     data can carry (NumPy's raw void bytes, objects): its dtype is read in the sandbox."""
     if not isinstance(leaf, client.Remote):
@@ -117,13 +119,13 @@ def _dtype(leaf):
         return f"object ({leaf!r}, not an array)"
 
 
-def _round_trip(student, path, tree, like):
+def _round_trip(student: Remote, path: Any, tree: Any, like: Any) -> Any:
     student.save_checkpoint(str(path), tree)
     return student.restore_checkpoint(str(path), like)
 
 
-def _assert_exact(restored, tree, like, *, what):
-    if jax.tree.structure(restored) != jax.tree.structure(like):
+def _assert_exact(restored: Any, tree: Any, like: Any, *, what: str) -> None:
+    if jax.tree.structure(restored) != jax.tree.structure(like):  # type: ignore[operator]
         lost = "namedtuple" in _describe(like) and "namedtuple" not in _describe(restored)
         raise fail(
             f"the structure of {what}",
@@ -171,7 +173,9 @@ def _assert_exact(restored, tree, like, *, what):
     )
 
 
-def _expect_error(student, path, like, error, *, what, folder):
+def _expect_error(
+    student: Remote, path: Any, like: Any, error: Any, *, what: str, folder: Any
+) -> Any:
     """restore_checkpoint(path, like) raises `error` with a message naming the file.
     Returns "" when it does, else the problem in words."""
     try:
@@ -190,7 +194,9 @@ def _expect_error(student, path, like, error, *, what, folder):
     return f"{what}: restore_checkpoint returned without an error"
 
 
-def _judge(credit, problems, *, checked, expected, cause, fix):
+def _judge(
+    credit: Credit, problems: Any, *, checked: Any, expected: Any, cause: Any, fix: Any
+) -> None:
     bad = [p for p in problems if p]
     if not bad:
         return
@@ -216,7 +222,7 @@ def _judge(credit, problems, *, checked, expected, cause, fix):
     spec="a round trip that restores the saved values and dtypes into the structure of `like` ... exact round trip",
     nudge="jax.tree.flatten splits a pytree into its leaves (the arrays, which go in the file) and its structure (which `like` already has), and jax.tree.unflatten puts them back together.",
 )
-def test_params_round_trip(student, scratch):
+def test_params_round_trip(student: Remote, scratch: str) -> None:
     params = _params()
     folder = _folder(student, scratch)
     restored = _round_trip(student, folder / "params.ckpt", params, _zeros_like(params))
@@ -231,7 +237,7 @@ def test_params_round_trip(student, scratch):
     spec="a round trip that restores the saved values and dtypes into the structure of `like` (params and an optax `opt_state`, namedtuples included)",
     nudge="An optax state is a pytree of namedtuples: save only its leaves and rebuild it with like's structure, so the namedtuple classes come from `like`, not from the file.",
 )
-def test_opt_state_round_trip(student, scratch):
+def test_opt_state_round_trip(student: Remote, scratch: str) -> None:
     params = _params()
     tx, state = _trained_state(params)
     tree = (params, state)
@@ -262,7 +268,7 @@ def test_opt_state_round_trip(student, scratch):
     spec="restores the saved values and dtypes",
     nudge="A leaf's dtype travels with it only if the format records it: NumPy's formats know float16, int8 or bool but not JAX's bfloat16, so store each dtype's name and the raw bytes, or use a format that knows it.",
 )
-def test_dtypes_survive(student, scratch):
+def test_dtypes_survive(student: Remote, scratch: str) -> None:
     tree = {
         "bf16": ([1.5, -2.25, 3.0], jnp.bfloat16),
         "f16": ([[0.1, 2.0]], np.float16),
@@ -289,7 +295,7 @@ def test_dtypes_survive(student, scratch):
     spec="a missing checkpoint raises `FileNotFoundError` ... with a message naming the path",
     nudge="Check that the path exists before loading, and raise FileNotFoundError with the path in its message.",
 )
-def test_missing_file(student, scratch):
+def test_missing_file(student: Remote, scratch: str) -> None:
     like = _zeros_like(_params())
     folder = _folder(student, scratch)
     problems = [
@@ -330,7 +336,7 @@ def test_missing_file(student, scratch):
     spec="a corrupt one ... raises `ValueError`, each with a message naming the path",
     nudge="Every loader fails in its own way on bad bytes (BadZipFile, UnpicklingError, EOFError, KeyError...): catch them around the whole read and raise one ValueError that names the path.",
 )
-def test_corrupt_file(student, scratch, credit):
+def test_corrupt_file(student: Remote, scratch: str, credit: Credit) -> None:
     params = _params()
     like = _zeros_like(params)
     folder = _folder(student, scratch)
@@ -352,7 +358,7 @@ def test_corrupt_file(student, scratch, credit):
     # own (np.savez's '.npz'). Each damaged checkpoint is put where that layout reads it.
     suffix = saved.name[len(good.name) :]
 
-    def at(name):
+    def at(name: str) -> Any:
         return folder / (name + suffix)
 
     garbage = folder / "garbage.ckpt"
@@ -425,7 +431,7 @@ def test_corrupt_file(student, scratch, credit):
     spec="one whose structure does not match `like` raises `ValueError`, each with a message naming the path",
     nudge="Save a description of the tree's structure with the leaves, and compare it with jax.tree.structure(like) before unflattening.",
 )
-def test_structure_mismatch(student, scratch, credit):
+def test_structure_mismatch(student: Remote, scratch: str, credit: Credit) -> None:
     params = _params((5, 4, 3))
     folder = _folder(student, scratch)
     path = folder / "small-model.ckpt"
@@ -467,7 +473,7 @@ def test_structure_mismatch(student, scratch, credit):
     spec="a round trip that restores the saved values and dtypes into the structure of `like` ... exact round trip",
     nudge="Save and restore must agree on where the checkpoint lives for any path string, with or without an extension: np.savez adds '.npz' to a name that lacks one unless given an open file.",
 )
-def test_exact_path(student, scratch):
+def test_exact_path(student: Remote, scratch: str) -> None:
     # The layout is the student's (a file, a folder, a suffix of its own): only the round trip
     # through the same path string is judged. A str path: the spec does not say that `path`
     # may be a pathlib.Path.
@@ -492,7 +498,7 @@ def test_exact_path(student, scratch):
     spec="a round trip that restores the saved values ... no mutation of arguments",
     nudge="Saving reads the tree and writes a file: the tree itself stays as it was, and a second save to the same path replaces the first.",
 )
-def test_overwrite_and_untouched(student, scratch):
+def test_overwrite_and_untouched(student: Remote, scratch: str) -> None:
     path = _folder(student, scratch) / "latest.ckpt"
     first, second = _params(seed=1), _params(seed=2)
     kept = {k: {n: np.asarray(a).copy() for n, a in v.items()} for k, v in second.items()}

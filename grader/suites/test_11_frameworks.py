@@ -11,6 +11,7 @@ probes of `grader.inputs.11_frameworks`.
 """
 
 import importlib
+from typing import Any
 
 import numpy as np
 import pytest
@@ -29,6 +30,7 @@ import jax.numpy as jnp  # noqa: E402
 from grader.checks import jit, keys, purity, values  # noqa: E402
 from grader.checks.failure import fail  # noqa: E402
 from grader.sandbox import client  # noqa: E402
+from grader.sandbox.client import Remote  # noqa: E402
 from grader.suite import check  # noqa: E402
 from grader.suites._shared import FLOAT32, once  # noqa: E402
 
@@ -45,16 +47,16 @@ _N = 5
 _N_EQX = 4
 
 
-def _batch(n=_N, seed=0):
+def _batch(n: int = _N, seed: int = 0) -> Any:
     rng = np.random.default_rng(seed)
     return jnp.asarray(rng.uniform(size=(n, 784)), jnp.float32)
 
 
-def _count(tree):
+def _count(tree: Any) -> Any:
     return sum(int(np.size(leaf)) for leaf in jax.tree.leaves(tree))
 
 
-def _types(obj):
+def _types(obj: Any) -> Any:
     """What the sandbox says `obj` is: {"is_class", "type", "mro", "repr"}."""
     seen = client.probe(inputs.type_names, obj)
     if not (
@@ -67,7 +69,7 @@ def _types(obj):
     return seen
 
 
-def _derives(seen, cls):
+def _derives(seen: Any, cls: type) -> bool:
     """`seen` (from `_types`) names `cls` among its classes."""
     return f"{cls.__module__}.{cls.__qualname__}" in seen["mro"]
 
@@ -75,18 +77,18 @@ def _derives(seen, cls):
 # -- Flax -------------------------------------------------------------------------------------
 
 
-def _flax_init(student):
+def _flax_init(student: Remote) -> Any:
     """FlaxMLP() and its variables from key 0, built once per student: every check reads the
     same model (init's eager ops compile once)."""
 
-    def build():
+    def build() -> Any:
         model = student.FlaxMLP()
         return model, model.init(jax.random.key(0), jnp.ones((1, 784)))
 
     return once(student, "flax_init", build)
 
 
-def _flax_layers(variables):
+def _flax_layers(variables: Any) -> Any:
     """The Dense layers as (kernel, bias) pairs, chained by shape from the 784 inputs."""
     params = variables.get("params", variables)
     denses = [
@@ -94,7 +96,8 @@ def _flax_layers(variables):
         for node in jax.tree.leaves(params, is_leaf=lambda n: isinstance(n, dict) and "kernel" in n)
         if isinstance(node, dict) and "kernel" in node
     ]
-    ordered, width = [], 784
+    ordered: list[Any] = []
+    width = 784
     while True:
         used = {id(d) for d in ordered}
         nxt = [d for d in denses if np.shape(d["kernel"])[0] == width and id(d) not in used]
@@ -104,7 +107,7 @@ def _flax_layers(variables):
         width = np.shape(nxt[0]["kernel"])[1]
 
 
-def _np_forward(layers, x, *, relu_hidden=True, relu_last=False):
+def _np_forward(layers: Any, x: Any, *, relu_hidden: bool = True, relu_last: bool = False) -> Any:
     h = np.asarray(x, np.float64)
     for i, (w, b) in enumerate(layers):
         h = h @ np.asarray(w, np.float64) + np.asarray(b, np.float64)
@@ -114,12 +117,12 @@ def _np_forward(layers, x, *, relu_hidden=True, relu_last=False):
     return h
 
 
-def _softmax(z):
+def _softmax(z: Any) -> Any:
     z = z - z.max(axis=-1, keepdims=True)
     return np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
 
 
-def _relu_cause(out, layers, x):
+def _relu_cause(out: int, layers: Any, x: Any) -> Any:
     logits = _np_forward(layers, x)
     for wrong, text in (
         (
@@ -153,7 +156,7 @@ def _relu_cause(out, layers, x):
     spec="`FlaxMLP` (a `flax.linen` module, as in the lesson: Dense 256 -> relu -> Dense 128 -> relu -> Dense 10) ... output shapes",
     nudge="A linen model subclasses nn.Module and describes its layers in a @nn.compact __call__; model.init(key, x) builds the variables and model.apply(variables, x) runs it.",
 )
-def test_flax_output_shape(student):
+def test_flax_output_shape(student: Remote) -> None:
     seen = _types(student.FlaxMLP)
     if not (seen["is_class"] and _derives(seen, flax_linen.Module)):
         raise fail(
@@ -179,7 +182,7 @@ def test_flax_output_shape(student):
     spec="Dense 256 -> relu -> Dense 128 -> relu -> Dense 10) ... parameter counts (Flax 235,146",
     nudge="nn.Dense(features) infers its input width from the data and holds a kernel (in, features) and a bias (features,): the three widths in the lesson's order give the count.",
 )
-def test_flax_param_count(student):
+def test_flax_param_count(student: Remote) -> None:
     _, variables = _flax_init(student)
     total = _count(variables.get("params", variables))
     shapes = sorted(
@@ -203,7 +206,7 @@ def test_flax_param_count(student):
     spec="Dense 256 -> relu -> Dense 128 -> relu -> Dense 10",
     nudge="The activation is a function applied between layers in __call__ (nn.relu after each hidden Dense); the last Dense gives the logits as they are.",
 )
-def test_flax_relu(student):
+def test_flax_relu(student: Remote) -> None:
     model, variables = _flax_init(student)
     layers = [(d["kernel"], d["bias"]) for d in _flax_layers(variables)]
     if len(layers) != 3:
@@ -235,7 +238,7 @@ def test_flax_relu(student):
     spec="Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically and by key use ... Every function that is meant to be jittable is checked both eagerly and under `jax.jit` ... purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
     nudge="A linen module holds no state: init draws every weight from the key it is given, and apply is a pure function of (variables, x) that jax.jit can compile.",
 )
-def test_flax_keys_and_jit(student):
+def test_flax_keys_and_jit(student: Remote) -> None:
     model = student.FlaxMLP()
     x = jnp.ones((1, 784))
     keys.assert_deterministic(lambda k: model.init(k, x), lambda k: (k,), what="FlaxMLP().init")
@@ -253,17 +256,17 @@ def test_flax_keys_and_jit(student):
 # -- Equinox ------------------------------------------------------------------------------------
 
 
-def _equinox_model(student):
+def _equinox_model(student: Remote) -> Any:
     """make_equinox_mlp(key 0), built once per student and read by every check."""
     return once(student, "equinox_model", lambda: student.make_equinox_mlp(jax.random.key(0)))
 
 
-def _linears(model):
+def _linears(model: Any) -> Any:
     """The model's eqx.nn.Linear layers as {"weight", "bias"} (read in the sandbox)."""
     return client.probe(inputs.linear_layers, model)
 
 
-def _arrays(model):
+def _arrays(model: Any) -> Any:
     """`jax.tree.leaves(eqx.filter(model, eqx.is_array))` (read in the sandbox)."""
     return client.probe(inputs.array_leaves, model)
 
@@ -275,7 +278,7 @@ def _arrays(model):
     spec="`make_equinox_mlp(key)` (an `eqx.nn.MLP` 784 -> 10, width 256, depth 2, relu) ... output shapes",
     nudge="An Equinox model is a pytree object called on ONE example; a batch goes through jax.vmap(model).",
 )
-def test_equinox_output_shape(student):
+def test_equinox_output_shape(student: Remote) -> None:
     model = _equinox_model(student)
     seen = _types(model)
     if seen["is_class"] or not _derives(seen, eqx.Module):
@@ -303,7 +306,7 @@ def test_equinox_output_shape(student):
     spec="an `eqx.nn.MLP` 784 -> 10, width 256, depth 2, relu) ... parameter counts (... Equinox 269,322)",
     nudge="eqx.nn.MLP's in_size, out_size, width_size and depth fix every layer: depth counts the hidden layers, each width_size wide.",
 )
-def test_equinox_param_count(student):
+def test_equinox_param_count(student: Remote) -> None:
     model = _equinox_model(student)
     total = _count(_arrays(model))
     if total != EQUINOX_PARAMS:
@@ -328,7 +331,7 @@ def test_equinox_param_count(student):
     spec="an `eqx.nn.MLP` 784 -> 10, width 256, depth 2, relu)",
     nudge="eqx.nn.MLP has one argument for the hidden layers' activation and another for the output's, whose default is the identity.",
 )
-def test_equinox_relu(student):
+def test_equinox_relu(student: Remote) -> None:
     model = _equinox_model(student)
     layers = [
         (
@@ -360,8 +363,8 @@ def test_equinox_relu(student):
     spec="Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically and by key use",
     nudge="eqx.nn.MLP draws its initial weights from the key passed to it, so make_equinox_mlp must hand it its own key argument.",
 )
-def test_equinox_keys(student):
-    def weights(k):
+def test_equinox_keys(student: Remote) -> None:
+    def weights(k: Any) -> Any:
         return _arrays(student.make_equinox_mlp(k))
 
     keys.assert_deterministic(weights, lambda k: (k,), what="make_equinox_mlp(key)")

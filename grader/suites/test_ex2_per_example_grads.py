@@ -8,6 +8,7 @@ compared with references computed here in float64.
 """
 
 import functools
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -16,9 +17,18 @@ import numpy as np
 from grader.checks import diagnose, growth, jit, purity, values, vmap
 from grader.checks.failure import CheckFailure, fail
 from grader.inputs import ex2_per_example_grads as inputs
+from grader.plugin import Gate
 from grader.sandbox import client
-from grader.suite import check
-from grader.suites._shared import TIGHT, labelled_batch, mlp_params, score_cases, with_cause
+from grader.sandbox.client import Remote
+from grader.suite import Credit, check
+from grader.suites._shared import (
+    TIGHT,
+    Tolerance,
+    labelled_batch,
+    mlp_params,
+    score_cases,
+    with_cause,
+)
 
 LESSON = "ex2_per_example_grads"
 TITLE = "Exercise 2: per-example gradients with vmap(grad)"
@@ -28,12 +38,12 @@ _VMAP_FIX = "`jax.vmap(jax.grad(loss_fn), in_axes=(None, 0, 0))(params, xs, ys)`
 # Tolerances other than _shared's:
 # "one gradient repeated": copies of one float32 vector are equal, so TIGHT's rtol, with an
 # atol below the smallest gradient entries that tell two examples apart
-SAME_GRADIENT_TOL = {"rtol": 1e-5, "atol": 1e-7}
+SAME_GRADIENT_TOL: Tolerance = {"rtol": 1e-5, "atol": 1e-7}
 # "every norm the same": as above, relative (norms are of order one; atol is NumPy's default)
-SAME_NORM_TOL = {"rtol": 1e-6, "atol": 1e-8}
+SAME_NORM_TOL: Tolerance = {"rtol": 1e-6, "atol": 1e-8}
 # a sum in another order (a batch mean, a norm over all leaves): FLOAT32's rtol, with an atol
 # ten times smaller so that gradient entries and norms much below one still count
-SUM_TOL = {"rtol": 1e-4, "atol": 1e-6}
+SUM_TOL: Tolerance = {"rtol": 1e-4, "atol": 1e-6}
 
 
 # -- losses of ONE example and their params (written here, not taken from solutions/) ---
@@ -44,7 +54,7 @@ _mlp_loss = inputs.example_mlp_loss  # cross-entropy of the lesson MLP, dict par
 _linear_loss = inputs.example_linear_loss  # squared error of a linear model, (w, b) params
 
 
-def _sent(loss_fn):
+def _sent(loss_fn: Any) -> Any:
     """`loss_fn` as an argument of student code: the same public function, built in the sandbox."""
     return client.Public(loss_fn.__name__)
 
@@ -59,7 +69,7 @@ _GRAD_FNS = {loss: jax.grad(loss) for loss in (_mlp_loss, _linear_loss)}
 _GRADS = {loss: jax.jit(grad) for loss, grad in _GRAD_FNS.items()}
 
 
-def _bound(fn, loss_fn, **kwargs):
+def _bound(fn: Any, loss_fn: Any, **kwargs: Any) -> Any:
     """The student's `fn` with `loss_fn` (and `kwargs`) bound in the sandbox, called eagerly:
     JAX caches each operation's compiled kernel per shape, so after the first call the eager
     run is fast, and a loop-based submission is not made to compile one huge unrolled program
@@ -67,7 +77,7 @@ def _bound(fn, loss_fn, **kwargs):
     return client.partial(fn, _sent(loss_fn), **kwargs)
 
 
-def _ref_norms(loss_fn, params, xs, ys):
+def _ref_norms(loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
     grad = _GRADS[loss_fn]
     norms = []
     for x, y in zip(np.asarray(xs), np.asarray(ys), strict=True):
@@ -77,17 +87,17 @@ def _ref_norms(loss_fn, params, xs, ys):
 
 
 @functools.partial(jax.jit, static_argnums=0)
-def _ref_full_batch_grad(loss_fn, params, xs, ys):
+def _ref_full_batch_grad(loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
     """The gradient of the batch's mean loss, in one differentiation."""
     return jax.grad(lambda p: jnp.mean(jax.vmap(loss_fn, in_axes=(None, 0, 0))(p, xs, ys)))(params)
 
 
-def _repeated(loss_fn, params, xs, ys):
+def _repeated(loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
     """Every example got the same gradient: the gradient of the whole batch's mean (or
     summed) loss, or one gradient repeated (a diagnostic: a cause only when the per-example
     gradients are all equal while the loop's are not)."""
 
-    def diagnostic(grads, expected):
+    def diagnostic(grads: Any, expected: Any) -> Any:
         leaves = [np.asarray(g, np.float64) for g in jax.tree.leaves(grads)]
         n = len(xs)
         if not leaves or any(np.ndim(g) < 1 or np.shape(g)[0] != n for g in leaves):
@@ -117,12 +127,12 @@ def _repeated(loss_fn, params, xs, ys):
     return diagnostic
 
 
-def _batch_axis_moved(n):
+def _batch_axis_moved(n: int) -> Any:
     """Each leaf holds the right per-example gradients with the batch on another axis than
     the first (`out_axes`, a stack or a transpose along another axis)."""
 
-    def diagnostic(grads, expected):
-        if jax.tree.structure(grads) != jax.tree.structure(expected):
+    def diagnostic(grads: Any, expected: Any) -> Any:
+        if jax.tree.structure(grads) != jax.tree.structure(expected):  # type: ignore[operator]
             return None
         moved = False
         for a, e in zip(jax.tree.leaves(grads), jax.tree.leaves(expected), strict=True):
@@ -151,7 +161,7 @@ def _batch_axis_moved(n):
     return diagnostic
 
 
-def _per_example_causes(loss_fn, params, xs, ys):
+def _per_example_causes(loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
     """The diagnostics of per-example gradients, in order."""
     n = len(xs)
     return (
@@ -161,7 +171,9 @@ def _per_example_causes(loss_fn, params, xs, ys):
     )
 
 
-def _per_example_failure(failure, call, loss_fn, params, xs, ys):
+def _per_example_failure(
+    failure: Any, call: Any, loss_fn: Any, params: Any, xs: Any, ys: Any
+) -> Any:
     """`failure` with the cause a diagnostic confirms on the student's output (called once
     more to look at it), or, for values that differ with no confirmed cause, with none (the
     loop comparison's own guess is dropped)."""
@@ -190,13 +202,13 @@ def _per_example_failure(failure, call, loss_fn, params, xs, ys):
     spec="the gradient of `loss_fn(params, x_i, y_i)` for each example, via `jax.vmap(jax.grad(loss_fn), in_axes=(None, 0, 0))` ... equal to a Python loop of `jax.grad` (tight tolerance)",
     nudge="jax.grad(loss_fn) is the gradient of ONE example's loss; jax.vmap maps it over the examples, and in_axes says which arguments carry the batch (xs, ys) and which are shared by all (params).",
 )
-def test_matches_loop(student, credit):
+def test_matches_loop(student: Remote, credit: Credit) -> None:
     lin_params = (jnp.asarray([0.5, -1.0, 2.0], jnp.float32), jnp.float32(0.25))
     lin_xs = jnp.asarray(np.random.default_rng(2).normal(size=(7, 3)), jnp.float32)
     lin_ys = jnp.asarray(np.linspace(-1, 1, 7), jnp.float32)
 
-    def case(loss_fn, params, xs, ys, what):
-        def run():
+    def case(loss_fn: Any, params: Any, xs: Any, ys: Any, what: str) -> Any:
+        def run() -> None:
             fn = _bound(student.per_example_grads, loss_fn)
             try:
                 vmap.assert_matches_loop(
@@ -242,7 +254,7 @@ def test_matches_loop(student, credit):
     spec="a pytree like `params` with a leading batch axis",
     nudge="jax.vmap stacks each output leaf along a new axis 0 (its default out_axes), so the gradient pytree keeps params' structure and every leaf gains the batch axis in front.",
 )
-def test_structure(student):
+def test_structure(student: Remote) -> None:
     grads = _bound(student.per_example_grads, _mlp_loss)(_PARAMS, _XS, _YS)
     values.assert_tree_structure(
         grads,
@@ -274,7 +286,7 @@ def test_structure(student):
     spec="mean over the batch equals the full-batch gradient",
     nudge="Differentiation is linear: the gradient of the batch's mean loss is the mean of the per-example gradients, provided each one differentiates only its own example's loss.",
 )
-def test_mean_is_full_batch_grad(student):
+def test_mean_is_full_batch_grad(student: Remote) -> None:
     grads = _bound(student.per_example_grads, _mlp_loss)(_PARAMS, _XS, _YS)
     mean = jax.tree.map(
         lambda g: np.mean(np.asarray(g, np.float64), axis=0).astype(np.float32), grads
@@ -297,7 +309,7 @@ def test_mean_is_full_batch_grad(student):
     spec="jaxpr does not grow with the batch size (a loop is not vmap)",
     nudge="A Python loop is unrolled while JAX traces, one copy of the gradient per example; jax.vmap traces the single-example gradient once and batches each operation.",
 )
-def test_no_growth(student):
+def test_no_growth(student: Remote) -> None:
     params = mlp_params(_SMALL, w_std="he", b_std=0.1)
     xs, ys = labelled_batch(32, 8, 4, seed=3)
     growth.assert_no_growth(
@@ -319,7 +331,7 @@ def test_no_growth(student):
     spec="batch of 32 as in the lesson",
     nudge="The lesson's network and batch are only bigger shapes: vmap adds the batch axis in front of each of params' leaves, whatever their size.",
 )
-def test_batch_of_32(student):
+def test_batch_of_32(student: Remote) -> None:
     params = mlp_params((784, 256, 128, 10), 4, w_std="he", b_std=0.1)
     rng = np.random.default_rng(5)
     xs = jnp.asarray(rng.uniform(0, 1, size=(32, 784)), jnp.float32)
@@ -360,7 +372,7 @@ def test_batch_of_32(student):
     spec="`per_example_grad_norms(loss_fn, params, xs, ys)` -> array `(B,)` of global gradient norms.",
     nudge="A global norm is one square root over the squares of every entry of every leaf: reduce each leaf over all its axes but the batch axis, add the leaves, then take the root.",
 )
-def test_norms(student):
+def test_norms(student: Remote) -> None:
     got = _bound(student.per_example_grad_norms, _mlp_loss)(_PARAMS, _XS, _YS)
     values.assert_shape(
         got,
@@ -383,7 +395,7 @@ def test_norms(student):
     )
 
 
-def _same_norm(got, expected):
+def _same_norm(got: Any, expected: Any) -> Any:
     """Every example has the same norm while the loop's norms differ."""
     got, expected = np.asarray(got, np.float64), np.asarray(expected, np.float64)
     if got.ndim != 1 or got.size < 2 or np.allclose(expected, expected[:1], **SAME_NORM_TOL):
@@ -397,7 +409,7 @@ def _same_norm(got, expected):
     return None
 
 
-def _norm_mistakes(loss_fn, params, xs, ys):
+def _norm_mistakes(loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
     """The norms the common mistakes give, computed here, as diagnostics."""
     grad = _GRADS[loss_fn]
     per_leaf, weights = [], []
@@ -430,7 +442,7 @@ def _norm_mistakes(loss_fn, params, xs, ys):
     )
 
 
-def _order_failure(what, got, expected, norms, k):
+def _order_failure(what: str, got: Any, expected: Any, norms: Any, k: Any) -> Any:
     got_list, exp_list = [int(i) for i in got], [int(i) for i in expected]
     ascending = [int(i) for i in np.argsort(norms, kind="stable")]
     cause = diagnose.first(
@@ -466,14 +478,14 @@ def _order_failure(what, got, expected, norms, k):
     spec="`largest_gradient_examples(loss_fn, params, xs, ys, k=5)` -> indices of the `k` examples with the largest norms, largest first.",
     nudge="jnp.argsort orders from smallest to largest; jax.lax.top_k returns the k largest with their indices, largest first.",
 )
-def test_largest_order(student, credit):
+def test_largest_order(student: Remote, credit: Credit) -> None:
     xs, ys = _XS, _YS
     norms = _ref_norms(_mlp_loss, _PARAMS, xs, ys)
     gaps = np.diff(np.sort(norms))
     assert gaps.min() > 1e-4 * norms.max(), "suite data must have distinct norms"
 
-    def case(k, call):
-        def run():
+    def case(k: Any, call: Any) -> Any:
+        def run() -> None:
             got = np.asarray(call())
             values.assert_shape(got, (k,), what=f"largest_gradient_examples(..., k={k})")
             if got.dtype.kind not in "iu":
@@ -530,7 +542,7 @@ _VALUES = {  # the value check each function's properties stand on
     spec="Every function that is meant to be jittable is checked both eagerly and under `jax.jit` (arguments documented as Python values, such as `train`, `rate`, `n_iters` or `sizes`, are static)",
     nudge="Under jax.jit every array is traced, so only JAX operations may touch it; loss_fn and k are Python values, passed as static arguments.",
 )
-def test_jittable(student, credit, gate):
+def test_jittable(student: Remote, credit: Credit, gate: Gate) -> None:
     # The batch the value checks ran eagerly (their kernels are compiled) and test_pure traces
     # (the same program: the sandbox's compilation cache loads it).
     args = (_sent(_mlp_loss), _PARAMS, _XS, _YS)
@@ -540,7 +552,7 @@ def test_jittable(student, credit, gate):
             (
                 "per_example_grads",
                 lambda: (
-                    gate.require(_VALUES["per_example_grads"]),
+                    gate.require(_VALUES["per_example_grads"]),  # type: ignore[func-returns-value]  # a tuple: gate, then check
                     jit.assert_jittable(
                         student.per_example_grads,
                         args,
@@ -552,7 +564,7 @@ def test_jittable(student, credit, gate):
             (
                 "per_example_grad_norms",
                 lambda: (
-                    gate.require(_VALUES["per_example_grad_norms"]),
+                    gate.require(_VALUES["per_example_grad_norms"]),  # type: ignore[func-returns-value]  # a tuple: gate, then check
                     jit.assert_jittable(
                         student.per_example_grad_norms,
                         args,
@@ -565,7 +577,7 @@ def test_jittable(student, credit, gate):
             (
                 "largest_gradient_examples",
                 lambda: (
-                    gate.require(_VALUES["largest_gradient_examples"]),
+                    gate.require(_VALUES["largest_gradient_examples"]),  # type: ignore[func-returns-value]  # a tuple: gate, then check
                     jit.assert_jittable(
                         student.largest_gradient_examples,
                         args,
@@ -587,12 +599,12 @@ def test_jittable(student, credit, gate):
     spec="purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
     nudge="jax.jit runs the Python body once, while tracing: a print, a global list or a change to an argument happens then (or on every eager call) and is not part of the computation.",
 )
-def test_pure(student, credit, gate):
+def test_pure(student: Remote, credit: Credit, gate: Gate) -> None:
     params = jax.tree.map(np.asarray, _PARAMS)
     args = (_sent(_mlp_loss), params, np.asarray(_XS), np.asarray(_YS))
 
-    def case(name):
-        def run():
+    def case(name: str) -> Any:
+        def run() -> None:
             gate.require(_VALUES[name])
             fn = getattr(student, name)
             what = f"{name}(loss_fn, params, xs, ys)"

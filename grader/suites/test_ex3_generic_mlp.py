@@ -19,8 +19,8 @@ import numpy as np
 from grader.checks import diagnose, jit, keys, purity, values
 from grader.checks.failure import fail
 from grader.sandbox import client
-from grader.sandbox.client import StudentError
-from grader.suite import check
+from grader.sandbox.client import Remote, StudentError
+from grader.suite import Credit, check
 from grader.suites._shared import FLOAT32, mlp_params
 
 LESSON = "ex3_generic_mlp"
@@ -38,7 +38,7 @@ JIT_BATCH = 5
 # these sizes: layers of one shape (so equal draws show), drawn by test_init_structure already.
 KEY_SIZES = (4, 4, 4, 4)
 
-Params = dict[str, dict[str, Any]]
+Params = dict[str, dict[str, jax.Array]]
 
 
 # -- fixtures built in the suite (NumPy generators, never the global RNG) -------
@@ -163,7 +163,7 @@ def _trap_diagnostics(params: Params, x: jax.Array) -> list[diagnose.Diagnostic]
     return [make(name) for name in TRAPS]
 
 
-def _trap(out: Any, params: Params, x: jax.Array) -> str | None:
+def _trap(out: int, params: Params, x: jax.Array) -> str | None:
     """The trap whose output `out` is on (params, x), confirmed by diagnose, or None."""
     found = diagnose.find(out, _ref_forward(params, x), *_trap_diagnostics(params, x))
     return found.kind if found is not None and found.kind in TRAPS else None
@@ -186,7 +186,7 @@ def _diagnose(fn: Callable[[Params, jax.Array], Any], depth: int) -> str | None:
 
 
 def _check_forward(
-    student: Any,
+    student: Remote,
     params: Params,
     x: jax.Array,
     what: str,
@@ -244,13 +244,13 @@ def _check_forward(
     spec="`init_mlp(key, sizes)` -> the lesson dict for any number of layers. ... `{'layer1': {'w': (in, out), 'b': (out,)}, 'layer2': ..., 'layerN': ...}`, weights stored (in, out)",
     nudge="Consecutive pairs of sizes give the layers: layer i maps sizes[i-1] inputs to sizes[i] outputs, and the names count from 1.",
 )
-def test_init_structure(student):
+def test_init_structure(student: Remote) -> None:
     for sizes in ((4, 3), (6, 4, 4, 3), (6, *(4,) * 11, 3)):
         params = student.init_mlp(jax.random.key(0), sizes)
         expected = {
             f"layer{i + 1}": {
-                "b": jax.ShapeDtypeStruct((n_out,), jnp.float32),
-                "w": jax.ShapeDtypeStruct((n_in, n_out), jnp.float32),
+                "b": jax.ShapeDtypeStruct((n_out,), jnp.float32),  # type: ignore[no-untyped-call]
+                "w": jax.ShapeDtypeStruct((n_in, n_out), jnp.float32),  # type: ignore[no-untyped-call]
             }
             for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes))
         }
@@ -288,7 +288,7 @@ def test_init_structure(student):
     spec="a correct solution works with both `jax.random.key(s)` (typed) and `jax.random.PRNGKey(s)` (raw) keys. ... Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically and by key use ... no global NumPy/`random` RNG",
     nudge="Every random draw should come from the key argument through jax.random.split and jax.random.normal, which accept typed and raw keys alike; NumPy's global generator is state outside the function.",
 )
-def test_init_key_use(student):
+def test_init_key_use(student: Remote) -> None:
     sizes = KEY_SIZES
     init = client.partial(student.init_mlp, client.HOLE, sizes)  # init(k) is init_mlp(k, sizes)
     keys.assert_deterministic(init, lambda k: (k,), what=f"init_mlp(key, {sizes})")
@@ -311,7 +311,7 @@ def test_init_key_use(student):
     spec="equals 08's `forward` for the lesson's 3 layers",
     nudge="With three layers the generic loop must do exactly what the lesson's hand-written forward does: x @ w + b with ReLU twice, then a last x @ w + b.",
 )
-def test_forward_lesson(student, seed):
+def test_forward_lesson(student: Remote, seed: int) -> None:
     rng = np.random.default_rng(seed)
     params = _params(rng, LESSON_SIZES)
     x = _inputs(rng, 32, LESSON_SIZES[0])
@@ -333,7 +333,7 @@ def test_forward_lesson(student, seed):
     spec="`mlp_forward(params, x)` -> logits for any depth; depth found from `jax.tree.leaves` (two leaves per layer); ReLU on all but the last layer. ... equals the reference for 1 to 12 layers",
     nudge="jax.tree.leaves is only there to count the layers (two leaves each); the layers themselves are visited by their number, 'layer1' up to 'layerN'.",
 )
-def test_forward_depths(student, seed, credit):
+def test_forward_depths(student: Remote, seed: int, credit: Credit) -> None:
     rng = np.random.default_rng(seed + 1)
     failures = []
     for depth in DEPTHS:
@@ -364,7 +364,7 @@ def test_forward_depths(student, seed, credit):
     spec="pairing leaves naively swaps 'b' and 'w'",
     nudge="A dict's leaves come out of jax.tree.leaves in sorted key order, so each layer's pair is [b, w]: take 'w' and 'b' by their keys instead.",
 )
-def test_forward_pairing(student, seed):
+def test_forward_pairing(student: Remote, seed: int) -> None:
     rng = np.random.default_rng(seed + 2)
     for depth in (1, 3):
         params = _params(rng, (SQUARE,) * (depth + 1))
@@ -380,7 +380,7 @@ def test_forward_pairing(student, seed):
     spec="12 catches the sort order of 'layer10' vs 'layer2'",
     nudge="Layer names are strings, and strings sort character by character, so 'layer10' comes before 'layer2': build the names from the layer numbers, or sort on the number.",
 )
-def test_forward_order(student, seed):
+def test_forward_order(student: Remote, seed: int) -> None:
     rng = np.random.default_rng(seed + 3)
     params = _params(rng, (SQUARE,) * 13)
     x = _inputs(rng, SQUARE, SQUARE)
@@ -396,7 +396,7 @@ def test_forward_order(student, seed):
     spec="jittable. ... Every function that is meant to be jittable is checked both eagerly and under `jax.jit`",
     nudge="The number of layers comes from the structure of params (how many leaves), which jax.jit knows while tracing; only the values are traced.",
 )
-def test_forward_jit(student, seed):
+def test_forward_jit(student: Remote, seed: int) -> None:
     rng = np.random.default_rng(seed + 4)
     sizes = JIT_SIZES
     params = _params(rng, sizes)
@@ -414,7 +414,7 @@ def test_forward_jit(student, seed):
     spec="purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
     nudge="mlp_forward should only read params and x and return new arrays: writing into params or into module state is a side effect jax.jit would not repeat.",
 )
-def test_forward_pure(student, seed):
+def test_forward_pure(student: Remote, seed: int) -> None:
     rng = np.random.default_rng(seed + 5)
     params = _params(rng, JIT_SIZES)
     x = _inputs(rng, JIT_BATCH, JIT_SIZES[0])

@@ -24,7 +24,8 @@ import numpy as np
 from grader.checks import _calls, timing
 from grader.checks.failure import fail
 from grader.sandbox import client
-from grader.suite import check
+from grader.sandbox.client import Remote
+from grader.suite import Attachments, check
 from grader.suites._shared import for_the_cache, once
 
 inputs = importlib.import_module("grader.inputs.ex4_jit_speedup")
@@ -113,7 +114,7 @@ def _timings(result: Any, call: str) -> dict[str, float]:
     spec="`time_steps(step_fn, state, batch, n_steps=100)` -> seconds per step",
     nudge="time.perf_counter() counts seconds; the elapsed time of the n_steps timed calls, divided by n_steps, is the time of one step.",
 )
-def test_time_steps_per_step(student):
+def test_time_steps_per_step(student: Remote) -> None:
     n_steps = 5
     slow, fast = timing.sleep_step(0.04), timing.sleep_step(0.004)
     for _ in range(3):  # a loaded machine can stall one reading; a wrong timer fails all three
@@ -164,7 +165,7 @@ def test_time_steps_per_step(student):
     spec="one untimed warm-up call, then `n_steps` timed calls feeding each returned state into the next ... `step_fn(state, batch) -> state`",
     nudge="A training loop feeds each step the state the previous step returned: `state = step_fn(state, batch)` in the loop, after one warm-up call outside the timing.",
 )
-def test_time_steps_chain(student):
+def test_time_steps_chain(student: Remote) -> None:
     what = "time_steps(step_fn, state, batch, n_steps)"
     timing.assert_chains_state(student.time_steps, what=what)
     timing.assert_chains_state(student.time_steps, what=what, n_steps=1)  # 1 is a positive int
@@ -190,7 +191,7 @@ def test_time_steps_chain(student):
     spec="waiting for the final result (`block_until_ready`) ... timings wait for asynchronous results (a step whose work is long but whose dispatch is instant is timed correctly)",
     nudge="JAX dispatches work asynchronously: a call returns before its result is computed, and jax.block_until_ready(result) waits for it, for an array or any pytree.",
 )
-def test_time_steps_waits(student):
+def test_time_steps_waits(student: Remote) -> None:
     # a twentieth of the judge's measurement: correct timers were seen at a fifth of it on a
     # loaded machine, timers that do not wait read the dispatch time, a thousandth of it
     timing.assert_waits_for_work(
@@ -207,7 +208,7 @@ def test_time_steps_waits(student):
     spec="one untimed warm-up call, then `n_steps` timed calls",
     nudge="The first call of a jitted function traces and compiles it; one call before the clock starts keeps that out of the per-step time.",
 )
-def test_time_steps_warmup(student):
+def test_time_steps_warmup(student: Remote) -> None:
     timing.assert_excludes_warmup(
         student.time_steps, what="time_steps(step_fn, state, batch, n_steps)"
     )
@@ -250,7 +251,7 @@ def test_time_steps_warmup(student):
     spec="`compile_s` is the wall time of the first jitted call ... compilation is excluded from `jit_s` and reported in `compile_s`",
     nudge="Time the first call of jax.jit(step_fn) on its own, waiting for its result, and only then time the compiled steps.",
 )
-def test_speedup_compile(student):
+def test_speedup_compile(student: Remote) -> None:
     timing.assert_reports_compile(
         student.jit_speedup, what="jit_speedup(step_fn, state, batch, n_steps)"
     )
@@ -288,7 +289,7 @@ def test_speedup_compile(student):
         )
 
 
-def _sleep_speedup(student: Any) -> tuple[Any, dict[str, float]]:
+def _sleep_speedup(student: Remote) -> tuple[Any, dict[str, float]]:
     """jit_speedup on a step that sleeps 40 ms per eager call (once, at trace time, under jit),
     run once per student for the checks that read it (an error it raised, to each of them)."""
 
@@ -308,7 +309,7 @@ def _sleep_speedup(student: Any) -> tuple[Any, dict[str, float]]:
     spec="per-step seconds of `step_fn` as given (a plain Python function, run eagerly) and of `jax.jit(step_fn)`",
     nudge="eager_s is the timing of step_fn itself, op by op; jit_s the timing of the function jax.jit returns.",
 )
-def test_speedup_which_is_which(student):
+def test_speedup_which_is_which(student: Remote) -> None:
     case, got = _sleep_speedup(student)
     checked = (
         f"jit_speedup on a plain step that sleeps {case.step_s:.3g} s per eager call "
@@ -370,7 +371,7 @@ def test_speedup_which_is_which(student):
     spec="'speedup': eager_s / jit_s",
     nudge="A speedup is how many times faster the compiled step is: the slower (eager) time over the faster (jitted) one.",
 )
-def test_speedup_ratio(student):
+def test_speedup_ratio(student: Remote) -> None:
     _, got = _sleep_speedup(student)
     want = got["eager_s"] / got["jit_s"]
     if np.isclose(got["speedup"], want, rtol=RATIO_RTOL):
@@ -394,7 +395,7 @@ def test_speedup_ratio(student):
     spec="`jit_speedup(step_fn, state, batch, n_steps=100)`",
     nudge="jit_speedup's own n_steps (100 by default) is what both timings should use: pass it on to time_steps.",
 )
-def test_speedup_default_steps(student):
+def test_speedup_default_steps(student: Remote) -> None:
     given = _step_calls(student.jit_speedup, "jit_speedup(step_fn, state, batch, 3)", 3)
     default = _step_calls(student.jit_speedup, "jit_speedup(step_fn, state, batch)")
     timed = default - (given - 3)  # the eager calls beyond the timed ones do not depend on n
@@ -427,7 +428,9 @@ def _eager_programs_cached() -> None:
     compiling them (the timed calls and the jitted program, which compile_s reports, are
     untouched; the judge never compiles that program)."""
     step = inputs.ex4_train_step()
-    jax.block_until_ready(step(inputs.ex4_train_state(TRAIN_SIZES), _batch()))
+    jax.block_until_ready(  # type: ignore[no-untyped-call]  # untyped in jax
+        step(inputs.ex4_train_state(TRAIN_SIZES), _batch())
+    )
 
 
 def _train_case() -> tuple[Any, Any, Any]:
@@ -477,7 +480,7 @@ def _bar_chart(got: dict[str, float]) -> bytes:
     spec="speedup is positive and plausible for the lesson's train step",
     nudge="A train step is many small operations: eagerly each one is dispatched on its own, while jax.jit fuses them into one compiled program.",
 )
-def test_speedup_train_step(student, attach):
+def test_speedup_train_step(student: Remote, attach: Attachments) -> None:
     step, state, batch = _train_case()
     got = _timings(
         student.jit_speedup(step, state, batch, TRAIN_STEPS),
