@@ -28,7 +28,7 @@ from grader import catalog
 SOURCE_FILES = ("pyproject.toml", "README.md", "grader", "templates", "exercises", "solutions")
 # The course's own files: the clone keeps no grader/ nor templates/, so that a command that
 # read the grader's files from the working folder instead of its install would fail here.
-COURSE_FILES = ("pyproject.toml", "exercises", "solutions")
+COURSE_FILES = ("pyproject.toml", "exercises", "solutions", "docs/lesson-spec.md")
 COURSE_SETTING = "\n[tool.grade]\nshow_fixes = false\n"
 SKIPPED = shutil.ignore_patterns("__pycache__", "*.pyc", ".grade")
 
@@ -109,6 +109,7 @@ def _copy(source: Path, dest: Path, names: tuple[str, ...]) -> None:
         if (source / name).is_dir():
             shutil.copytree(source / name, dest / name, ignore=SKIPPED)
         else:
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source / name, dest / name)
 
 

@@ -23,6 +23,8 @@ def args(course: Path, *extra: str) -> list[str]:
         str(course / "exercises"),
         "--suites",
         str(course / "suites"),
+        "--spec",
+        str(course / "lesson-spec.md"),
         "--timeout",
         "60",
         *extra,
@@ -118,3 +120,22 @@ def test_violations_are_listed(course: Path, grade: Grade) -> None:
     assert "02_words > shout upper-cases and exclaims: earns 2/2 on the untouched stub" in out
     assert "02_words.py differs from the stub" in out
     assert "01_sums.py differs" not in out  # a solution body is not part of the stub
+
+
+def test_citations_are_checked_against_the_courses_spec(course: Path) -> None:
+    specs = list(catalog.exercises(course / "suites"))
+    spec = course / "lesson-spec.md"
+    assert verify.spec_problems(specs, spec) == []
+    spec.write_text(spec.read_text().replace("0 for an empty list", "an empty list gives 0"))
+    (problem,) = verify.spec_problems(specs, spec)
+    assert "test_total_empty_secret: cites words not in the spec" in problem
+    assert "'0 for an empty list'" in problem
+    (missing,) = verify.spec_problems(specs, course / "nowhere.md")
+    assert "the lesson spec cannot be read" in missing and "--spec FILE" in missing
+
+
+def test_list_checks_shows_each_checks_spec_words(course: Path, grade: Grade) -> None:
+    code, out = grade("verify", "--list-checks", "--suites", str(course / "suites"))
+    assert code == 0, out
+    assert "test_add (2): add adds two numbers" in out
+    assert "spec: `add(a, b)` -> `a + b`" in out
