@@ -24,11 +24,14 @@ VARIANTS = (
     "rate_one_zero_division",
     "fixed_rate",
     "eval_by_default",
+    "compare_defaults",
+    "compare_arrays",
+    "eval_minus_bias",
 )
-MAX_SCORE = 20
+MAX_SCORE = 22
 HIDDEN = {"test_dropout_independent", "test_dropout_pure", "test_forward_logits"}
 # the broken fixtures leave compare_dropout unwritten (it trains twice)
-COMPARE = {"test_compare"}
+COMPARE = {"test_compare", "test_compare_defaults_and_key", "test_compare_trained"}
 # Properties of dropout, judged once its values (rate and scale) are right.
 DROPOUT_GATED = {
     "test_dropout_shape",
@@ -211,3 +214,34 @@ def test_defaults_are_the_signatures(graded):
     assert "def forward_with_dropout(params, x, key, rate=0.5, train=True)" in message
     pure = g.results["test_dropout_pure"]  # gated per function: dropout's half is earned
     assert pure["fraction"] == pytest.approx(0.5)
+
+
+@pytest.mark.slow
+def test_compare_with_a_default_other_than_the_signatures(graded):
+    g = graded("compare_defaults")
+    g.assert_statuses(failed={"test_compare_defaults_and_key"})
+    message = g.message("test_compare_defaults_and_key")
+    assert "the defaults of rate or n_epochs differ from the lesson's" in message
+    assert "def compare_dropout(key, data, rate=0.5, n_epochs=10)" in message
+
+
+@pytest.mark.slow
+def test_compare_returning_jax_scalars(graded):
+    # the spec's "(floats; ...)": the defaults check stands on test_compare
+    g = graded("compare_arrays")
+    g.assert_statuses(
+        failed={"test_compare", "test_compare_defaults_and_key", "test_compare_trained"}
+    )
+    assert g.results["test_compare_defaults_and_key"]["blocked_by"] == "test_compare"
+    assert "a Python float test accuracy" in g.message("test_compare")
+
+
+@pytest.mark.slow
+def test_compare_measuring_another_network_than_the_trained_one(graded):
+    # on digits the accuracy of forward with the last bias negated stays plausible; on zero
+    # inputs of one label the trained network's is 1.0 and the negated bias's 0.0
+    g = graded("eval_minus_bias")
+    g.assert_statuses(failed={"test_compare_trained"})
+    message = g.message("test_compare_trained")
+    assert "the accuracy is not that of the trained network" in message
+    assert "0.0000" in message
