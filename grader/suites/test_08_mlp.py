@@ -17,6 +17,7 @@ import importlib
 import itertools
 import math
 import re
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -26,11 +27,14 @@ import optax
 from grader.checks import _calls, diagnose, jit, keys, purity, traces, values
 from grader.checks.failure import fail
 from grader.data import load_digits
+from grader.plugin import Gate
 from grader.sandbox import client
-from grader.suite import check
+from grader.sandbox.client import Remote
+from grader.suite import Attachments, Credit, check
 from grader.suites._shared import (
     EXACT,
     FLOAT32,
+    Tolerance,
     for_the_cache,
     labelled_batch,
     mlp_params,
@@ -50,9 +54,9 @@ TRAIN_EPOCHS = 20
 TARGET_ACCURACY = 0.95
 DIGITS_TRAIN_SHAPE, DIGITS_TEST_ROWS = (1437, 64), 360  # load_digits(): the 80/20 split
 # loss_fn on logits of order 1e4: float32's spacing there is ~1e-3, far above FLOAT32's atol
-LARGE_LOSS_TOL = {"rtol": 1e-5, "atol": 1e-3}
+LARGE_LOSS_TOL: Tolerance = {"rtol": 1e-5, "atol": 1e-3}
 # an accuracy is k / n, exact but for the rounding of one float32 division
-ACCURACY_TOL = {"rtol": 0.0, "atol": 1e-6}
+ACCURACY_TOL: Tolerance = {"rtol": 0.0, "atol": 1e-6}
 # the last epoch's mean batch loss, as multiples of the returned params' training loss
 # (and an atol of 0.03 above): a wide band around the measured 0.97-1.15
 HISTORY_LOSS_BAND = (0.25, 2.5)
@@ -64,11 +68,11 @@ _inputs = importlib.import_module("grader.inputs.08_mlp")
 # -- references (written here, independently of solutions/) -------------------------------
 
 
-def _layers(params):
+def _layers(params: Any) -> Any:
     return [params[f"layer{i}"] for i in range(1, len(params) + 1)]
 
 
-def _ref_forward(params, x, *, relu_hidden=True, relu_last=False):
+def _ref_forward(params: Any, x: Any, *, relu_hidden: bool = True, relu_last: bool = False) -> Any:
     h = np.asarray(x, np.float64)
     layers = _layers(params)
     for i, layer in enumerate(layers):
@@ -79,7 +83,7 @@ def _ref_forward(params, x, *, relu_hidden=True, relu_last=False):
     return h
 
 
-def _ref_loss(params, x, y):
+def _ref_loss(params: Any, x: Any, y: Any) -> Any:
     logits = _ref_forward(params, x)
     top = logits.max(axis=-1, keepdims=True)
     log_z = top[:, 0] + np.log(np.exp(logits - top).sum(axis=-1))
@@ -87,7 +91,7 @@ def _ref_loss(params, x, y):
 
 
 @jax.jit
-def _ref_loss_jax(params, x, y):
+def _ref_loss_jax(params: Any, x: Any, y: Any) -> Any:
     """The same loss in JAX (for gradients): logsumexp minus the label's logit."""
     h = x
     layers = _layers(params)
@@ -103,7 +107,7 @@ _ref_grad = jax.jit(jax.grad(_ref_loss_jax))
 
 
 @jax.jit
-def _ref_step(params, opt_state, x, y):
+def _ref_step(params: Any, opt_state: Any, x: Any, y: Any) -> Any:
     tx = optax.adam(1e-3)
     loss, grads = jax.value_and_grad(_ref_loss_jax)(params, x, y)
     updates, opt_state = tx.update(grads, opt_state, params)
@@ -113,23 +117,23 @@ def _ref_step(params, opt_state, x, y):
 # -- inputs -----------------------------------------------------------------------------
 
 
-def _params(sizes, seed=0):
+def _params(sizes: Any, seed: int = 0) -> Any:
     """Deterministic params with mixed-sign pre-activations (so ReLU matters)."""
     return mlp_params(sizes, seed, w_std=0.7, b_std=0.3)
 
 
-def _shapes(tree):
+def _shapes(tree: Any) -> Any:
     return jax.tree.map(lambda a: tuple(np.shape(a)), tree)
 
 
-def _skeleton(sizes):
+def _skeleton(sizes: Any) -> Any:
     return {
         f"layer{i}": {"b": (n,), "w": (m, n)}
         for i, (m, n) in enumerate(itertools.pairwise(sizes), start=1)
     }
 
 
-def _opt_state(student, params):
+def _opt_state(student: Remote, params: Any) -> Any:
     """The student's optimizer state if the optimizer exists, else Adam's (same structure)."""
     tx = getattr(student, "optimizer", None)
     if tx is not None and callable(getattr(tx, "init", None)):
@@ -142,7 +146,7 @@ def _opt_state(student, params):
 _BROADCAST = re.compile(r"incompatible shapes[^(]*\((\d+), (\d+)\), \((\d+), (\d+)\)")
 
 
-def _one_hot_cause(message):
+def _one_hot_cause(message: str) -> Any:
     """'your one-hot has k columns, the logits have 10' when `message` is JAX's broadcasting
     error between a (batch, 10) array (the logits, the lesson's 10 classes) and a
     (batch, k) one; "" otherwise."""
@@ -161,7 +165,7 @@ def _one_hot_cause(message):
 
 
 @contextlib.contextmanager
-def _loss_errors_named(what):
+def _loss_errors_named(what: str) -> Any:
     """Turn a one-hot width mismatch raised by the student's loss into one named failure."""
     try:
         yield
@@ -183,11 +187,11 @@ def _loss_errors_named(what):
 # -- shared runs --------------------------------------------------------------------------
 
 
-def _digits_run(student):
-    def compute():
+def _digits_run(student: Remote) -> Any:
+    def compute() -> Any:
         data = load_digits()
         params, history = student.train(jax.random.key(0), data, n_epochs=TRAIN_EPOCHS)
-        return data, jax.block_until_ready(params), history
+        return data, jax.block_until_ready(params), history  # type: ignore[no-untyped-call]
 
     return once(student, "digits", compute)
 
@@ -196,7 +200,7 @@ def _digits_run(student):
 
 
 @for_the_cache
-def _random_programs_cached():
+def _random_programs_cached() -> None:
     """Draw in the judge, once, what the lesson's init and train draw: `jax.random.split`
     into 1 to 4 keys and `jax.random.normal` of every weight shape the checks ask for
     (the lesson's sizes, 16 x 16, and the digits run's first layer). With a judge
@@ -206,7 +210,7 @@ def _random_programs_cached():
     shapes = {*itertools.pairwise(LESSON_SIZES), (16, 16), (DIGITS_TRAIN_SHAPE[1], 256)}
     drawn = [jax.random.split(key, n) for n in (1, 2, 3, 4)]
     drawn += [jax.random.normal(key, shape) for shape in sorted(shapes)]
-    jax.block_until_ready(drawn)
+    jax.block_until_ready(drawn)  # type: ignore[no-untyped-call]  # untyped in jax
 
 
 # -- init_params ----------------------------------------------------------------------
@@ -220,7 +224,7 @@ def _random_programs_cached():
     nudge="Pair up consecutive sizes: each pair is one layer, named 'layer1', 'layer2', ... in order, whose weight matrix has the pair's first size as rows.",
     spec="`init_params(key, sizes=(784, 256, 128, 10))` -> the lesson dict ... Params of the lesson MLP are the lesson's nested dict: `{'layer1': {'w': (in, out), 'b': (out,)}, 'layer2': ..., 'layerN': ...}`, weights stored (in, out) ... Checks: shapes and init statistics",
 )
-def test_init_shapes(student):
+def test_init_shapes(student: Remote) -> None:
     _random_programs_cached()
     # None: the signature's default sizes, which the spec fixes at the lesson's (784, 256, 128, 10)
     for given in (LESSON_SIZES, (16, 16, 16, 16, 16), (16, 16), None):
@@ -265,7 +269,7 @@ def test_init_shapes(student):
             )
 
 
-def _scale_name(ratio):
+def _scale_name(ratio: Any) -> Any:
     if abs(ratio - 1 / math.sqrt(2)) < 0.05:
         return "sqrt(1 / fan_in) (LeCun/Xavier-style): He init for ReLU uses sqrt(2 / fan_in)"
     return ""
@@ -279,7 +283,7 @@ def _scale_name(ratio):
     nudge="Draw standard normal weights and scale them by the square root of 2 over the layer's input size, the first dimension of its weight matrix.",
     spec="He init (`normal * sqrt(2 / fan_in)`) ... Checks: shapes and init statistics",
 )
-def test_init_he_statistics(student):
+def test_init_he_statistics(student: Remote) -> None:
     params = student.init_params(jax.random.key(3), LESSON_SIZES)
     for i, (fan_in, fan_out) in enumerate(itertools.pairwise(LESSON_SIZES), start=1):
         w = np.asarray(params[f"layer{i}"]["w"], np.float64)
@@ -315,7 +319,7 @@ def test_init_he_statistics(student):
     nudge="Only the weights are random: every bias starts as an array of exact zeros of the layer's output size.",
     spec="zero biases",
 )
-def test_init_zero_biases(student):
+def test_init_zero_biases(student: Remote) -> None:
     params = student.init_params(jax.random.key(0), LESSON_SIZES)
     for name, layer in sorted(params.items()):
         b = np.asarray(layer["b"])
@@ -339,7 +343,7 @@ def test_init_zero_biases(student):
     nudge="Split the key once into as many subkeys as there are layers and give each layer's draw its own subkey, never the key you were given.",
     spec="a separate key per layer ... a correct solution works with both `jax.random.key(s)` (typed) and `jax.random.PRNGKey(s)` (raw) keys ... Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically and by key use ... no global NumPy/`random` RNG",
 )
-def test_init_keys(student):
+def test_init_keys(student: Remote) -> None:
     sizes = (16, 16, 16, 16)
     params = keys.assert_no_key_reuse(
         student.init_params,
@@ -384,7 +388,7 @@ def test_init_keys(student):
     nudge="Each layer computes x @ w + b; the ReLU follows every layer except the final one, whose raw output is the logits.",
     spec="`forward(params, x)` -> logits; ReLU on hidden layers, none on the last ... used as `x @ w + b`",
 )
-def test_forward_values(student):
+def test_forward_values(student: Remote) -> None:
     params = _params(SMALL_SIZES)
     x, _ = labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
     out = student.forward(params, x)
@@ -416,7 +420,7 @@ def test_forward_values(student):
     nudge="Use only jax.numpy operations on the arguments and touch nothing outside the function: under jit its Python body runs once, while tracing.",
     spec="Every function that is meant to be jittable is checked both eagerly and under `jax.jit` ... purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
 )
-def test_forward_loss_jit_pure(student):
+def test_forward_loss_jit_pure(student: Remote) -> None:
     params = _params(SMALL_SIZES)
     x, y = labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
     jit.assert_jittable(student.forward, (params, x), what="forward(params, x)", **FLOAT32)
@@ -436,7 +440,7 @@ def test_forward_loss_jit_pure(student):
     nudge="Take log_softmax of the logits, pick each row's entry at its integer label (a one-hot product or take_along_axis), negate, and average over the batch.",
     spec="`loss_fn(params, x, y)` -> mean cross-entropy from `log_softmax` ... Labels are integer class ids unless said otherwise",
 )
-def test_loss_value(student):
+def test_loss_value(student: Remote) -> None:
     params = _params(SMALL_SIZES)
     x, y = labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
     with _loss_errors_named("loss_fn(params, x, y) with 10 classes"):
@@ -467,7 +471,7 @@ def test_loss_value(student):
     nudge="jax.nn.log_softmax computes log-probabilities directly, subtracting the largest logit first; never take the log of a softmax.",
     spec="mean cross-entropy from `log_softmax` (stable for large logits) ... no NaN for logits of size 1e4",
 )
-def test_loss_stable(student):
+def test_loss_stable(student: Remote) -> None:
     params = _params(SMALL_SIZES)
     params["layer3"] = {
         "w": jnp.zeros((4, N_CLASSES)),
@@ -508,7 +512,7 @@ def test_loss_stable(student):
     nudge="Keep the whole loss in JAX (jnp operations on the params, no NumPy or float() on the way) so jax.grad differentiates through every layer.",
     spec="gradients match the reference",
 )
-def test_loss_gradients(student):
+def test_loss_gradients(student: Remote) -> None:
     params = _params(SMALL_SIZES, seed=4)
     x, y = labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1], seed=5)
     with _loss_errors_named("jax.grad(loss_fn)(params, x, y) with 10 classes"):
@@ -533,7 +537,7 @@ def test_loss_gradients(student):
     nudge="Optax builds an optimizer with a factory function; the module-level name holds the Adam transformation at the lesson's learning rate.",
     spec="`optimizer` -> module-level `optax.adam(1e-3)`.",
 )
-def test_optimizer_is_adam(student):
+def test_optimizer_is_adam(student: Remote) -> None:
     tx = getattr(student, "optimizer", None)
     if tx is None or not (
         callable(getattr(tx, "init", None)) and callable(getattr(tx, "update", None))
@@ -587,7 +591,7 @@ def test_optimizer_is_adam(student):
     nudge="jax.value_and_grad gives the batch loss and the gradients in one pass; the optimizer's update turns the gradients into updates, optax.apply_updates applies them.",
     spec="`train_step(params, opt_state, x, y)` -> `(params, opt_state, loss)`, jitted ... `optimizer` -> module-level `optax.adam(1e-3)`.",
 )
-def test_train_step_values(student):
+def test_train_step_values(student: Remote) -> None:
     params = _params(SMALL_SIZES)
     opt_state = _opt_state(student, params)
     x, y = labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
@@ -638,13 +642,15 @@ def test_train_step_values(student):
     )
 
 
-def _step_cause(student, params, new_params, ref_params, x, y):
+def _step_cause(
+    student: Remote, params: Any, new_params: Any, ref_params: Any, x: Any, y: Any
+) -> Any:
     """Why train_step's new params differ, where the numbers confirm it: the update's sign,
     or the module's optimizer. Otherwise "" (the failure shows the difference)."""
     sign = diagnose.update_sign(params)(new_params, ref_params)
     if sign is not None:
         return sign.text
-    tx = getattr(student, "optimizer", None)
+    tx: Any = getattr(student, "optimizer", None)  # None: the AttributeError below is caught
     grads = _ref_grad(params, x, y)
     try:
         mine, _ = tx.update(grads, tx.init(params), params)
@@ -668,7 +674,7 @@ TRAJECTORY_STEPS = 4
     nudge="Return the params with the updates applied and the state the optimizer's update gave back, so the next call continues from both.",
     spec="`train_step(params, opt_state, x, y)` -> `(params, opt_state, loss)`, jitted ... `optimizer` -> module-level `optax.adam(1e-3)`.",
 )
-def test_train_step_trajectory(student):
+def test_train_step_trajectory(student: Remote) -> None:
     params = _params(SMALL_SIZES, seed=11)
     opt_state = _opt_state(student, params)
     ref_params, ref_state = params, optax.adam(1e-3).init(params)
@@ -724,18 +730,18 @@ def test_train_step_trajectory(student):
     nudge="Read nothing but the arguments and write nothing outside the function: under jit the Python body runs only while tracing, so a counter or a print there is not a per-call effect.",
     spec="Every function that is meant to be jittable is checked both eagerly and under `jax.jit` ... purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
 )
-def test_step_accuracy_pure(student, credit, gate):
+def test_step_accuracy_pure(student: Remote, credit: Credit, gate: Gate) -> None:
     params = _params(SMALL_SIZES, seed=12)
     x, y = labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1], seed=13)
 
-    def step_case():
+    def step_case() -> None:
         gate.require("test_train_step_values")
         args = (params, _opt_state(student, params), x, y)
         what = "train_step(params, opt_state, x, y)"
         purity.assert_pure(student.train_step, args, what=what, module=student)
         purity.assert_no_trace_side_effects(student.train_step, args, what=what, module=student)
 
-    def accuracy_case():
+    def accuracy_case() -> None:
         gate.require("test_accuracy")
         what = "accuracy(params, x, y)"
         jit.assert_jittable(student.accuracy, (params, x, y), what=what, **ACCURACY_TOL)
@@ -747,7 +753,7 @@ def test_step_accuracy_pure(student, credit, gate):
     score_cases(credit, [("train_step", step_case), ("accuracy", accuracy_case)])
 
 
-def _traces_during(step, args):
+def _traces_during(step: Any, args: Any) -> Any:
     """How many traces JAX reported while `step(*args)` ran, counted in the sandbox (where
     the student's code traces)."""
     before = client.probe(traces.compile_state, step)["traces"]
@@ -763,7 +769,7 @@ def _traces_during(step, args):
     nudge="Apply jax.jit once, as a decorator on the module-level function; later calls with arrays of the same shapes reuse the compiled program.",
     spec="`train_step(params, opt_state, x, y)` -> `(params, opt_state, loss)`, jitted ... `train_step` compiles once across many steps",
 )
-def test_train_step_compiles_once(student):
+def test_train_step_compiles_once(student: Remote) -> None:
     params = _params(SMALL_SIZES, seed=9)
     opt_state = _opt_state(student, params)
     x, y = labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1], seed=10)
@@ -799,7 +805,7 @@ def test_train_step_compiles_once(student):
     nudge="Compare the argmax over the class axis of the logits with the labels and average the resulting booleans.",
     spec="`accuracy(params, x, y)` -> fraction of correct argmax predictions.",
 )
-def test_accuracy(student):
+def test_accuracy(student: Remote) -> None:
     params = _params(SMALL_SIZES, seed=2)
     x, _ = labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1], seed=3)
     predicted = _ref_forward(params, x).argmax(axis=-1)
@@ -827,7 +833,7 @@ def test_accuracy(student):
     nudge="Each epoch, permute the training rows with a fresh subkey, run train_step on every batch, and carry its returned params and opt_state into the next step.",
     spec="the layer sizes are `(x_train.shape[1], 256, 128, 10)` ... training on the digits data reaches at least 0.95 test accuracy (checks may train for more than the default 10 epochs to keep a margin)",
 )
-def test_train_accuracy(student, attach):
+def test_train_accuracy(student: Remote, attach: Attachments) -> None:
     with _loss_errors_named(f"train(key, digits, n_epochs={TRAIN_EPOCHS})"):
         data, params, history = _digits_run(student)
     _, _, x_test, y_test = data
@@ -859,7 +865,7 @@ def test_train_accuracy(student, attach):
         )
 
 
-def _rising_loss_cause(history):
+def _rising_loss_cause(history: Any) -> Any:
     """The update's sign, if the losses train's history records rise (else "")."""
     try:
         losses = [float(row["loss"]) for row in history]
@@ -877,7 +883,7 @@ def _rising_loss_cause(history):
     nudge="After each epoch append one dict: the mean of that epoch's batch losses and the accuracies of the current params on the training and test rows, each converted with float().",
     spec="`history` is a list of per-epoch dicts with `loss`, `train_acc`, `test_acc`.",
 )
-def test_train_history(student):
+def test_train_history(student: Remote) -> None:
     data, params, history = _digits_run(student)
     if not isinstance(history, list) or len(history) != TRAIN_EPOCHS:
         raise fail(
@@ -950,7 +956,7 @@ def test_train_history(student):
         )
 
 
-def _row_indices(rows, row_of):
+def _row_indices(rows: Any, row_of: Any) -> Any:
     """The dataset index of each row of a batch (-1 for a row that is not in the dataset)."""
     rows = np.asarray(rows, np.float32)
     if rows.ndim != 2:
@@ -969,7 +975,7 @@ OBSERVED_CALL = (
 
 
 @functools.cache
-def _observed_data():
+def _observed_data() -> Any:
     (n, dim), n_test = DIGITS_TRAIN_SHAPE, DIGITS_TEST_ROWS
     rng = np.random.default_rng(21)
     x_train = rng.uniform(size=(n, dim)).astype(np.float32)
@@ -977,12 +983,12 @@ def _observed_data():
     return x_train, y_train, x_train[:n_test], y_train[:n_test]
 
 
-def _observed_train(student, seed):
+def _observed_train(student: Remote, seed: Any) -> Any:
     """One train(...) on `_observed_data` in which the module's train_step reports the x
     of every step it runs (eagerly, or inside lax.fori_loop / lax.scan) and the optimizer
     state's step count it was given; shared by the checks that read it."""
 
-    def compute():
+    def compute() -> Any:
         return client.probe(
             _inputs.train_step_batches,
             student,
@@ -1007,7 +1013,7 @@ def _observed_train(student, seed):
     nudge="Inside the epoch loop, split the key anew and draw the epoch's permutation of the row indices from the new subkey.",
     spec="reshuffles each epoch with a fresh key",
 )
-def test_train_reshuffles(student):
+def test_train_reshuffles(student: Remote) -> None:
     (n, _), batch, epochs = DIGITS_TRAIN_SHAPE, OBSERVED_BATCH, OBSERVED_EPOCHS
     per_epoch = n // batch
     x_train = _observed_data()[0]
@@ -1093,7 +1099,7 @@ def test_train_reshuffles(student):
     nudge="The optimizer state holds Adam's moments and step count: the state train_step returns is the one the next step must receive.",
     spec="`train_step(params, opt_state, x, y)` -> `(params, opt_state, loss)`",
 )
-def test_train_carries_opt_state(student):
+def test_train_carries_opt_state(student: Remote) -> None:
     per_epoch = DIGITS_TRAIN_SHAPE[0] // OBSERVED_BATCH
     counts = _observed_train(student, 0)["counts"]
     if not counts or any(c is None for c in counts):
@@ -1126,7 +1132,7 @@ def test_train_carries_opt_state(student):
 DEFAULT_EPOCHS, DEFAULT_BATCH = 10, 128
 
 
-def _same(a, b):
+def _same(a: Any, b: Any) -> Any:
     return values.difference(a, b, **EXACT) is None
 
 
@@ -1143,7 +1149,7 @@ def _same(a, b):
     "arguments or module state; no global NumPy/`random` RNG",
     requires=("test_train_accuracy",),
 )
-def test_train_defaults_and_key(student, seed):
+def test_train_defaults_and_key(student: Remote, seed: int) -> None:
     data, key = _observed_data(), jax.random.key(0)
     call = f"train(key, data of {DIGITS_TRAIN_SHAPE[0]} rows)"
     explicit_call = f"train(key, data, n_epochs={DEFAULT_EPOCHS}, batch_size={DEFAULT_BATCH})"
@@ -1199,7 +1205,7 @@ def test_train_defaults_and_key(student, seed):
     "noise, dropout masks, training runs) are judged statistically and by key use",
     requires=("test_train_accuracy",),
 )
-def test_train_key_reuse(student):
+def test_train_key_reuse(student: Remote) -> None:
     keys.assert_no_key_reuse(
         student.train,
         (jax.random.key(0), _observed_data()),

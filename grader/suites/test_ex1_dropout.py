@@ -38,9 +38,11 @@ import numpy as np
 from grader.checks import _calls, jit, keys, purity, values
 from grader.checks.failure import fail
 from grader.data import load_digits
+from grader.plugin import Gate
 from grader.sandbox import client
-from grader.suite import check
-from grader.suites._shared import EXACT, FLOAT32, mlp_params, once, score_cases
+from grader.sandbox.client import Remote
+from grader.suite import Attachments, Credit, check
+from grader.suites._shared import EXACT, FLOAT32, Tolerance, mlp_params, once, score_cases
 
 LESSON = "ex1_dropout"
 TITLE = "Exercise 1: dropout with explicit PRNG keys"
@@ -51,7 +53,7 @@ SIZES = (12, SMALL[1], SMALL[1], 5)  # hidden activations of a batch of SMALL[0]
 SIGMAS = 6.0
 # a ratio of two float32 values of order 1 (a survivor over its input): TIGHT's rtol, with
 # NumPy's default atol (it plays no part at that size)
-RATIO_TOL = {"rtol": 1e-5, "atol": 1e-8}
+RATIO_TOL: Tolerance = {"rtol": 1e-5, "atol": 1e-8}
 RATES = (0.3, 0.1, 0.75)
 
 Params = dict[str, dict[str, Any]]
@@ -101,11 +103,11 @@ def _binomial_tolerance(p: float, n: int) -> float:
     return SIGMAS * float(np.sqrt(max(p * (1.0 - p), 1e-12) / n))
 
 
-def _zeroed(out: Any) -> float:
+def _zeroed(out: np.ndarray) -> float:
     return float(np.mean(np.asarray(out) == 0.0))
 
 
-def _dropout(student: Any, key: Any, x: jax.Array, rate: float, **kwargs: Any) -> np.ndarray:
+def _dropout(student: Remote, key: Any, x: jax.Array, rate: float, **kwargs: Any) -> np.ndarray:
     out = student.dropout(key, x, rate, **kwargs)
     values.assert_shape(
         out,
@@ -125,7 +127,7 @@ def _dropout(student: Any, key: Any, x: jax.Array, rate: float, **kwargs: Any) -
     nudge="Draw the mask with the full shape of x and combine it elementwise; scaling by a Python float keeps x's dtype.",
     spec="`dropout(key, x, rate, train=True)` -> inverted dropout: each unit is zeroed with probability `rate` ... and survivors are scaled by `1 / (1 - rate)`",
 )
-def test_dropout_shape(student):
+def test_dropout_shape(student: Remote) -> None:
     for shape in ((4, 10, 25), SMALL):
         x = _units(shape)
         out = student.dropout(jax.random.key(0), x, 0.3)
@@ -152,7 +154,7 @@ def test_dropout_shape(student):
     nudge="jax.random.bernoulli(key, p, shape) is True with probability p: a unit is kept with probability 1 - rate, so that is the p of a keep-mask.",
     spec="each unit is zeroed with probability `rate` (the DROP probability, as in Flax and Equinox; not the keep probability of the old `stax.Dropout`) ... Checks: rate observed statistically",
 )
-def test_dropout_rate(student, seed):
+def test_dropout_rate(student: Remote, seed: int) -> None:
     x = _units(seed=seed)
     for i, rate in enumerate(RATES):
         out = _dropout(student, jax.random.key(seed + i), x, rate)
@@ -193,7 +195,7 @@ def test_dropout_rate(student, seed):
     nudge="Every kept unit is divided by the keep probability, the same factor for all of them, and every dropped unit is exactly zero.",
     spec="survivors are scaled by `1 / (1 - rate)`",
 )
-def test_dropout_scale(student, seed):
+def test_dropout_scale(student: Remote, seed: int) -> None:
     x = _units(seed=seed)
     xs = np.asarray(x)
     for i, rate in enumerate((0.3, 0.75)):
@@ -238,7 +240,7 @@ def test_dropout_scale(student, seed):
     nudge="Inverted dropout keeps the mean: a unit kept with probability 1 - rate must be divided by 1 - rate.",
     spec="survivors are scaled by `1 / (1 - rate)` ... expectation preserved",
 )
-def test_dropout_expectation(student, seed):
+def test_dropout_expectation(student: Remote, seed: int) -> None:
     x = _units(seed=seed + 1)
     xs = np.asarray(x, np.float64)
     for i, rate in enumerate((0.3, 0.8)):
@@ -272,7 +274,7 @@ def test_dropout_expectation(student, seed):
     nudge="The Bernoulli mask must have x's full shape so that every unit of every example gets its own draw, with no broadcasting.",
     spec="each unit is zeroed with probability `rate` ... Checks: rate observed statistically",
 )
-def test_dropout_independent(student, seed):
+def test_dropout_independent(student: Remote, seed: int) -> None:
     x = _units(seed=seed + 2)
     dropped = np.asarray(_dropout(student, jax.random.key(seed + 30), x, 0.3)) == 0.0
     overall = float(dropped.mean())  # judged against itself: the rate has its own check
@@ -298,7 +300,7 @@ def test_dropout_independent(student, seed):
     nudge="At test time dropout is switched off: with train False return the input itself, no mask and no scaling.",
     spec="identity when `train` is False",
 )
-def test_dropout_eval(student):
+def test_dropout_eval(student: Remote) -> None:
     x = _units(SMALL)
     for rate in (0.3, 0.9):
         out = student.dropout(jax.random.key(0), x, rate, train=False)
@@ -320,7 +322,7 @@ def test_dropout_eval(student):
     nudge="The mask's only source of randomness is the key argument: jax.random functions of that key, never np.random or a fixed key.",
     spec="same key gives same output, different keys differ ... a correct solution works with both `jax.random.key(s)` (typed) and `jax.random.PRNGKey(s)` (raw) keys ... no global NumPy/`random` RNG",
 )
-def test_dropout_key_use(student):
+def test_dropout_key_use(student: Remote) -> None:
     x = _units(SMALL)
     what = "dropout(key, x, 0.3)"
     drop = client.partial(student.dropout, client.HOLE, x, 0.3)  # drop(k) is dropout(k, x, 0.3)
@@ -341,7 +343,7 @@ def test_dropout_key_use(student):
     nudge="rate and train are Python values fixed at trace time, so a plain Python if on them is fine; only x and the key are traced.",
     spec="`rate` and `train` are Python values ... Checks: ... jittable ... Every function that is meant to be jittable is checked both eagerly and under `jax.jit` (arguments documented as Python values, such as `train`, `rate`, `n_iters` or `sizes`, are static)",
 )
-def test_dropout_jit(student):
+def test_dropout_jit(student: Remote) -> None:
     x = _units(SMALL)
     for train in (True, False):
         jit.assert_jittable(
@@ -353,7 +355,7 @@ def test_dropout_jit(student):
         )
 
 
-def _pure(student, name, args, what):
+def _pure(student: Remote, name: str, args: Any, what: str) -> None:
     """No argument or module state changed, no global RNG drawn from, nothing only at trace
     time (rate and train, the last two arguments, static)."""
     fn = getattr(student, name)
@@ -372,7 +374,7 @@ def _pure(student, name, args, what):
     nudge="Draw every random number from the key with jax.random and keep no state outside the function: nothing may change while jit traces.",
     spec="purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
 )
-def test_dropout_pure(student, credit, gate):
+def test_dropout_pure(student: Remote, credit: Credit, gate: Gate) -> None:
     params, x = _network(5)
     score_cases(
         credit,
@@ -380,8 +382,8 @@ def test_dropout_pure(student, credit, gate):
             (
                 "dropout",
                 lambda: (
-                    gate.require("test_dropout_rate", "test_dropout_scale"),
-                    _pure(
+                    gate.require("test_dropout_rate", "test_dropout_scale"),  # type: ignore[func-returns-value]  # a tuple: gate, then check
+                    _pure(  # type: ignore[func-returns-value]
                         student,
                         "dropout",
                         (jax.random.key(4), _units(SMALL), 0.3, True),
@@ -392,8 +394,8 @@ def test_dropout_pure(student, credit, gate):
             (
                 "forward_with_dropout",
                 lambda: (
-                    gate.require("test_forward_eval", "test_forward_masks"),
-                    _pure(
+                    gate.require("test_forward_eval", "test_forward_masks"),  # type: ignore[func-returns-value]  # a tuple: gate, then check
+                    _pure(  # type: ignore[func-returns-value]
                         student,
                         "forward_with_dropout",
                         (params, x, jax.random.key(4), 0.5, True),
@@ -414,7 +416,7 @@ def test_dropout_pure(student, credit, gate):
     nudge="With train False every dropout call is the identity, so what is left is the lesson's forward pass: x @ w + b per layer, ReLU on the hidden ones.",
     spec="`forward_with_dropout(params, x, key, rate=0.5, train=True)` -> the lesson MLP with dropout after each hidden ReLU ... `train=False` is the plain forward pass",
 )
-def test_forward_eval(student, seed):
+def test_forward_eval(student: Remote, seed: int) -> None:
     params, x = _network(seed)
     out = student.forward_with_dropout(params, x, jax.random.key(0), rate=0.5, train=False)
     values.assert_close(
@@ -436,7 +438,7 @@ def test_forward_eval(student, seed):
     nudge="Split the key into one subkey per dropout layer with jax.random.split and hand each layer its own subkey.",
     spec="the key is split so that every dropout layer gets its own key ... no key reused across layers",
 )
-def test_forward_key_reuse(student, seed):
+def test_forward_key_reuse(student: Remote, seed: int) -> None:
     params, x = _network(seed + 1)
     keys.assert_no_key_reuse(
         student.forward_with_dropout,
@@ -455,7 +457,7 @@ def test_forward_key_reuse(student, seed):
     nudge="Apply dropout with forward_with_dropout's own rate and train right after each hidden ReLU, each layer with its own subkey, so the masks are independent draws.",
     spec="`forward_with_dropout(params, x, key, rate=0.5, train=True)` -> the lesson MLP with dropout after each hidden ReLU; the key is split so that every dropout layer gets its own key",
 )
-def test_forward_masks(student):
+def test_forward_masks(student: Remote) -> None:
     params = _identity_probe(BIG[1])
     x = jnp.asarray(np.ones(BIG, np.float32))
     for rate in (0.5, 0.2):  # 0.2 shows a rate that is not passed on (or read as keep)
@@ -487,12 +489,12 @@ def test_forward_masks(student):
         )
 
 
-def _assert_two_masks(out, rate):
+def _assert_two_masks(out: np.ndarray, rate: float) -> None:
     keep = 1.0 - rate
     zeroed = _zeroed(out)
     want = 1.0 - keep**2
 
-    def near(p):
+    def near(p: Any) -> Any:
         return abs(zeroed - p) <= _binomial_tolerance(p, out.size)
 
     if near(want):
@@ -549,7 +551,7 @@ def _assert_two_masks(out, rate):
     nudge="Dropout belongs after the hidden ReLUs only; the last layer's x @ w + b is returned as is.",
     spec="the lesson MLP with dropout after each hidden ReLU",
 )
-def test_forward_logits(student, seed):
+def test_forward_logits(student: Remote, seed: int) -> None:
     params, x = _network(seed + 2)  # non-zero output biases: a logit is never exactly 0
     out = np.asarray(student.forward_with_dropout(params, x, jax.random.key(2), rate=0.5))
     if _zeroed(out) > 0.01:
@@ -570,7 +572,7 @@ def test_forward_logits(student, seed):
     nudge="Every mask must come from a subkey of the key argument, split with jax.random, never np.random or a fixed key.",
     spec="same key gives same output, different keys differ ... a correct solution works with both `jax.random.key(s)` (typed) and `jax.random.PRNGKey(s)` (raw) keys ... no global NumPy/`random` RNG",
 )
-def test_forward_key_use(student, seed):
+def test_forward_key_use(student: Remote, seed: int) -> None:
     params, x = _network(seed + 3)
     what = "forward_with_dropout(params, x, key, rate=0.5)"
     # run(k) is forward_with_dropout(params, x, k, rate=0.5, train=True)
@@ -596,7 +598,7 @@ def test_forward_key_use(student, seed):
     nudge="Branch on rate and train with plain Python (they are static) and split the key with jax.random so that everything else traces.",
     spec="Checks: ... jittable ... Every function that is meant to be jittable is checked both eagerly and under `jax.jit` (arguments documented as Python values, such as `train`, `rate`, `n_iters` or `sizes`, are static)",
 )
-def test_forward_jit(student, seed):
+def test_forward_jit(student: Remote, seed: int) -> None:
     params, x = _network(seed + 4)
     for train in (True, False):
         jit.assert_jittable(
@@ -619,7 +621,7 @@ COMPARE_CALL = "compare_dropout(key, digits)"
 COMPARE_KEYS = ("with_dropout", "without_dropout")
 
 
-def _default_compare(student: Any) -> Any:
+def _default_compare(student: Remote) -> Any:
     """compare_dropout(jax.random.key(0), digits) with the signature's defaults, once."""
     return once(student, "compare", lambda: student.compare_dropout(jax.random.key(0), _digits()))
 
@@ -662,7 +664,7 @@ def _accuracies(result: Any, call: str) -> dict[str, float]:
     "'without_dropout': test_acc}` (floats; the same data format as 08's `train`; dropout "
     "need not win on digits)",
 )
-def test_compare(student, attach):
+def test_compare(student: Remote, attach: Attachments) -> None:
     accuracies = _accuracies(_default_compare(student), COMPARE_CALL)
     for name, acc in accuracies.items():
         attach.metric(f"test accuracy {name.replace('_', ' ')}", acc)
@@ -693,7 +695,7 @@ def test_compare(student, attach):
     "state; no global NumPy/`random` RNG",
     requires=("test_compare",),
 )
-def test_compare_defaults_and_key(student, seed):
+def test_compare_defaults_and_key(student: Remote, seed: int) -> None:
     key, data = jax.random.key(0), _digits()
     default = _default_compare(student)
     explicit = "compare_dropout(key, digits, rate=0.5, n_epochs=10)"
@@ -759,7 +761,7 @@ def _constant_data() -> tuple[Any, ...]:
     "'without_dropout': test_acc}` (floats; the same data format as 08's `train`",
     requires=("test_compare",),
 )
-def test_compare_trained(student):
+def test_compare_trained(student: Remote) -> None:
     call = f"compare_dropout(key, data, n_epochs=1) on all-zero inputs, every label {ZERO_LABEL}"
     result = student.compare_dropout(jax.random.key(1), _constant_data(), n_epochs=1)
     accuracies = _accuracies(result, call)

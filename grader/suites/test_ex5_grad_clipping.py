@@ -38,7 +38,7 @@ import os
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
@@ -57,9 +57,9 @@ from grader.data import load_digits
 from grader.inputs.ex5_grad_clipping import MAX_FILE_BYTES as MAX_PLOT_BYTES
 from grader.inputs.ex5_grad_clipping import after_moving_global_rngs, saved_plot
 from grader.sandbox import client
-from grader.sandbox.client import StudentError
+from grader.sandbox.client import Remote, StudentError
 from grader.suite import Attachments, check
-from grader.suites._shared import FLOAT32, mlp_params, once
+from grader.suites._shared import FLOAT32, Tolerance, mlp_params, once
 
 # matplotlib is imported above, unused, so that the warm worker imports it once, before it
 # forks a judge and its sandbox (it preloads a suite's top-level imports): for the student's
@@ -82,23 +82,23 @@ ODD_NAME = "129 zero rows (one of another label)"
 
 # values far below 1 (Adam's updates, about the learning rate per value; squared norms):
 # FLOAT32's rtol without its atol, which would pass an update 1% off
-SMALL_VALUES_TOL = {"rtol": 1e-4, "atol": 1e-8}
+SMALL_VALUES_TOL: Tolerance = {"rtol": 1e-4, "atol": 1e-8}
 # the raw norms on zero inputs fall toward 0 as the last bias learns: a tenth of FLOAT32's atol
-NORM_TOL = {"rtol": 1e-4, "atol": 1e-6}
+NORM_TOL: Tolerance = {"rtol": 1e-4, "atol": 1e-6}
 # grad_norm[0] of two runs that start alike (clip on and off), from the student's program:
 # only a norm taken after clipping (at most max_norm, against a raw ~2.5) must fail
-FIRST_NORMS_TOL = {"rtol": 1e-3, "atol": 1e-8}
+FIRST_NORMS_TOL: Tolerance = {"rtol": 1e-3, "atol": 1e-8}
 # two trajectories of training (the student's runs, or one against the reference's): float32
 # errors compound over the steps
-RUN_TOL = {"rtol": 1e-3, "atol": 1e-5}
+RUN_TOL: Tolerance = {"rtol": 1e-3, "atol": 1e-5}
 # the same program run twice (a default argument against the same value passed): no
 # difference beyond a few ulps, where a learning rate or a clip changed shows at 1e-3
-SAME_RUN_TOL = {"rtol": 1e-6, "atol": 0.0}
+SAME_RUN_TOL: Tolerance = {"rtol": 1e-6, "atol": 0.0}
 # first raw norms of batches of 127, 128 and 129 rows, 7e-5 apart (relative): TIGHT's rtol
 # with NumPy's default atol (the norms are about 0.9)
-BATCH_NORM_TOL = {"rtol": 1e-5, "atol": 1e-8}
+BATCH_NORM_TOL: Tolerance = {"rtol": 1e-5, "atol": 1e-8}
 # the lists the plot was given, as matplotlib keeps them (float64, or a float32 copy: 6e-8)
-PLOTTED_TOL = {"rtol": 1e-6, "atol": 1e-8}
+PLOTTED_TOL: Tolerance = {"rtol": 1e-6, "atol": 1e-8}
 
 
 # -- the optimizer -------------------------------------------------------------
@@ -162,7 +162,7 @@ def _traps(learning_rate: float, max_norm: float) -> dict[str, Any]:
 
 
 def _check_optimizer(
-    student: Any,
+    student: Remote,
     seed: int,
     clip: bool,
     learning_rate: float,
@@ -222,7 +222,7 @@ def _check_optimizer(
     nudge="optax.chain applies its links left to right: the link that must see the raw gradients comes first, Adam after it.",
     spec="`make_optimizer(clip=True, learning_rate=1e-3, max_norm=1.0)` -> `optax.chain(optax.clip_by_global_norm(max_norm), optax.adam(learning_rate))` when `clip` ... Checks: optimizer updates equal the reference chain on gradients of very different norms (clip before adam, not after)",
 )
-def test_optimizer_default(student, seed):
+def test_optimizer_default(student: Remote, seed: int) -> None:
     _check_optimizer(student, seed, True, 1e-3, 1.0, "make_optimizer()", {})
 
 
@@ -234,7 +234,7 @@ def test_optimizer_default(student, seed):
     nudge="Pass the function's own max_norm to the clipping link and its own learning_rate to Adam, instead of the default numbers.",
     spec="`optax.chain(optax.clip_by_global_norm(max_norm), optax.adam(learning_rate))` when `clip` ... optimizer updates equal the reference chain on gradients of very different norms",
 )
-def test_optimizer_arguments(student, seed):
+def test_optimizer_arguments(student: Remote, seed: int) -> None:
     _check_optimizer(
         student,
         seed + 1,
@@ -253,7 +253,7 @@ def test_optimizer_arguments(student, seed):
     nudge="Without clipping the optimizer is Adam alone, at the learning_rate passed in.",
     spec="plain `optax.adam(learning_rate)` otherwise",
 )
-def test_optimizer_no_clip(student, seed):
+def test_optimizer_no_clip(student: Remote, seed: int) -> None:
     _check_optimizer(
         student,
         seed + 2,
@@ -312,7 +312,7 @@ def _ref_zero_run(
 
 
 def _train(
-    student: Any,
+    student: Remote,
     name: str,
     data: Callable[[], tuple[Any, ...]],
     n_steps: int,
@@ -324,8 +324,9 @@ def _train(
     run compiles the student's step anew); the key is jax.random.key(key_seed), or
     jax.random.PRNGKey(0) (raw) for key_seed="raw"."""
     tag = ("train", name, n_steps, clip, key_seed, tuple(sorted(kwargs.items())))
-    key = jax.random.PRNGKey(0) if key_seed == "raw" else jax.random.key(key_seed)
-    found = once(
+    # an int here: "raw" is the only str (mypy does not narrow on ==)
+    key = jax.random.PRNGKey(0) if key_seed == "raw" else jax.random.key(key_seed)  # type: ignore[arg-type]
+    found: dict[str, Any] = once(
         student,
         tag,
         lambda: student.train_recording_grad_norms(key, data(), n_steps, clip, **kwargs),
@@ -393,7 +394,7 @@ def _check_record(record: Any, n_steps: int, call: str) -> None:
     nudge="Append one number per step to each list and convert each with float(), so the lists hold Python floats rather than arrays.",
     spec="`{'loss': [...], 'grad_norm': [...]}` (lists of floats), one entry per step ... lists have one entry per step",
 )
-def test_record_format(student):
+def test_record_format(student: Remote) -> None:
     call = f"train_recording_grad_norms(key, digits, n_steps={DIGITS_STEPS}, clip=True)"
     record = _train(student, "digits", _digits, DIGITS_STEPS, True)
     for name in ("loss", "grad_norm"):
@@ -418,7 +419,7 @@ def test_record_format(student):
     nudge="Take the norm of the gradient jax.value_and_grad returned, before it is handed to the optimizer whose chain clips it.",
     spec="`grad_norm` the global norm of the raw gradient before clipping ... norms are pre-clip",
 )
-def test_norms_pre_clip(student, attach):
+def test_norms_pre_clip(student: Remote, attach: Attachments) -> None:
     with_clip = _train(student, "digits", _digits, DIGITS_STEPS, True)
     without = _train(student, "digits", _digits, DIGITS_STEPS, False)
     first_clip, first_raw = float(with_clip["grad_norm"][0]), float(without["grad_norm"][0])
@@ -456,7 +457,7 @@ def test_norms_pre_clip(student, attach):
     nudge="The global norm is the square root of the sum of squares over every leaf of the gradient tree, which optax.tree.norm computes.",
     spec="`grad_norm` the global norm of the raw gradient before clipping ... match `optax.tree.norm` of the raw gradients",
 )
-def test_norms_exact(student):
+def test_norms_exact(student: Remote) -> None:
     n_steps, lr = STALE_STEPS, STALE_LR  # test_loss_decreases's run on zero inputs
     record = _train(student, "zero inputs", _zero_data, n_steps, False, learning_rate=lr)
     losses = [float(v) for v in record["loss"]]
@@ -558,7 +559,7 @@ def _cause_text(found: diagnose.Cause | None) -> str:
     return found.text if found is not None else ""
 
 
-def _close(a: list[float], b: list[float]) -> bool:
+def _close(a: Sequence[float], b: Sequence[float]) -> bool:
     return bool(np.allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), **RUN_TOL))
 
 
@@ -570,7 +571,7 @@ def _close(a: list[float], b: list[float]) -> bool:
     nudge="At every step compute the loss and the gradient of the current batch under the current params with jax.value_and_grad, and record both before updating.",
     spec="one entry per step, `grad_norm` the global norm of the raw gradient before clipping ... match `optax.tree.norm` of the raw gradients",
 )
-def test_first_step(student):
+def test_first_step(student: Remote) -> None:
     # The gate of the recording's properties (format, pre-clip norms, key use): step 0 on zero
     # inputs is known whatever the update does (the loss log(10), the norm of
     # softmax(0) - onehot), so one wrong line in the update closes only the checks of the
@@ -606,7 +607,7 @@ def test_first_step(student):
     nudge="Each step feeds the params and optimizer state the previous update returned into the next, on a new batch of batch_size rows, with the optimizer make_optimizer(clip, learning_rate) builds.",
     spec="`train_recording_grad_norms(key, data, n_steps, clip, batch_size=128, learning_rate=1e-3)` -> `{'loss': [...], 'grad_norm': [...]}` (lists of floats), one entry per step ... `data` as in 08's `train`, the lesson MLP sized from it",
 )
-def test_loss_decreases(student, attach):
+def test_loss_decreases(student: Remote, attach: Attachments) -> None:
     # a run on zero inputs is known exactly (see _ref_zero_run): a state that is not carried
     # from step to step shows in its trajectory, even where the loss still falls
     record = _train(student, "zero inputs", _zero_data, STALE_STEPS, False, learning_rate=STALE_LR)
@@ -658,8 +659,8 @@ def test_loss_decreases(student, attach):
     runs = {}
     for clip in (True, False):
         runs[clip] = _train(student, "digits", _digits, DIGITS_STEPS, clip)
-        losses = np.asarray(runs[clip]["loss"], np.float64)
-        first, last = losses[:10].mean(), losses[-10:].mean()
+        curve = np.asarray(runs[clip]["loss"], np.float64)
+        first, last = curve[:10].mean(), curve[-10:].mean()
         attach.metric(f"mean loss, last 10 of 40 steps, clip={clip}", float(last))
         if not last < 0.75 * first:
             raise fail(
@@ -667,7 +668,7 @@ def test_loss_decreases(student, attach):
                 expected="the mean of the last 10 steps below 0.75 x the mean of the first 10 "
                 "(Adam 1e-3 on digits gets from ~2.3 to ~0.5 in 40 steps)",
                 observed=f"first 10: {first:.3f}, last 10: {last:.3f}",
-                cause=_cause_text(diagnose.loss_rises(losses)),
+                cause=_cause_text(diagnose.loss_rises(curve.tolist())),
                 fix="keep the params and opt_state each step returns and feed them to the "
                 "next; draw a new batch every step",
             )
@@ -707,7 +708,7 @@ FIRST_NORM_BAND = (0.6, 8.0)
     "(inits, splits, noise, dropout masks, training runs) are judged statistically",
     requires=("test_first_step",),
 )
-def test_lesson_mlp(student):
+def test_lesson_mlp(student: Remote) -> None:
     run = _train(student, "digits", _digits, DIGITS_STEPS, False)
     first = float(run["grad_norm"][0])
     low, high = FIRST_NORM_BAND
@@ -735,7 +736,7 @@ def test_lesson_mlp(student):
     nudge="Split the key you are given for the initialisation and for every shuffle, draw only with jax.random, and never use one key twice.",
     spec="Keys are JAX PRNG keys; a correct solution works with both `jax.random.key(s)` (typed) and `jax.random.PRNGKey(s)` (raw) keys ... Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically and by key use ... same inputs, same outputs ... no global NumPy/`random` RNG",
 )
-def test_train_key_use(student, seed):
+def test_train_key_use(student: Remote, seed: int) -> None:
     call = f"train_recording_grad_norms(key, digits, {DIGITS_STEPS}, clip=True)"
     first = _train(student, "digits", _digits, DIGITS_STEPS, True)
     # One run does two jobs: a raw jax.random.PRNGKey(0) holds the bits of jax.random.key(0),
@@ -793,7 +794,7 @@ def _same_run(record: Any, first: dict[str, Any], n_steps: int) -> bool:
     )
 
 
-def _check_global_rngs(student: Any, seed: int, first: dict[str, Any], call: str) -> None:
+def _check_global_rngs(student: Remote, seed: int, first: dict[str, Any], call: str) -> None:
     """The same typed key, called again after the global NumPy and Python RNGs moved."""
     again = client.probe(
         after_moving_global_rngs,
@@ -823,7 +824,7 @@ def _check_global_rngs(student: Any, seed: int, first: dict[str, Any], call: str
         )
 
 
-def _check_raw_key(student: Any) -> None:
+def _check_raw_key(student: Remote) -> None:
     try:
         _train(student, "digits", _digits, 3, True, key_seed="raw")
     except StudentError as exc:
@@ -847,7 +848,7 @@ def _series() -> tuple[list[float], list[float]]:
     return [float(v) for v in with_clip], [float(v) for v in without]
 
 
-def _plot(student: Any, scratch: str) -> tuple[str, dict[str, Any]]:
+def _plot(student: Remote, scratch: str) -> tuple[str, dict[str, Any]]:
     """plot_grad_norms once per module, run in its sandbox: (path asked for, what the probe
     saw: the path returned, the file's bytes and pixels, the lines of the saved figures)."""
 
@@ -930,7 +931,7 @@ def _attach_plot(attach: Attachments, data: bytes) -> None:
     nudge="Save the figure to the path argument in PNG format and return that same path.",
     spec="`plot_grad_norms(with_clip, without_clip, path)` -> writes a PNG with both curves ... and returns `path` ... the PNG exists, is a valid image",
 )
-def test_plot_file(student, attach, scratch):
+def test_plot_file(student: Remote, attach: Attachments, scratch: str) -> None:
     path, seen = _plot(student, scratch)
     data = _file(seen)
     if not data:
@@ -972,7 +973,7 @@ def test_plot_file(student, attach, scratch):
     nudge="Draw both lists on the same axes of one figure, each as its own line (matplotlib gives each a colour), then save that figure.",
     spec="writes a PNG with both curves ... shows two series",
 )
-def test_plot_two_series(student, scratch):
+def test_plot_two_series(student: Remote, scratch: str) -> None:
     _, seen = _plot(student, scratch)
     if not _file(seen).startswith(Attachments.PNG_MAGIC):
         raise fail("the plot's pixels", expected="a PNG file at path", observed="no PNG written")
@@ -1004,7 +1005,7 @@ def test_plot_two_series(student, scratch):
     nudge="Plot each norm list against its step index on one axes and set both axis labels before saving.",
     spec="writes a PNG with both curves (the two `grad_norm` lists; step on x, gradient norm on y, labelled)",
 )
-def test_plot_lines(student, scratch):
+def test_plot_lines(student: Remote, scratch: str) -> None:
     _, seen = _plot(student, scratch)
     figures = seen["figures"]
     if not figures:
