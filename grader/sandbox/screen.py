@@ -101,7 +101,7 @@ class Finding:
     what: str
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.what}"
+        return f"line {self.line}: {self.what}" if self.line else self.what
 
 
 def findings(source: bytes | None) -> list[Finding]:
