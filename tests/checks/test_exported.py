@@ -1,0 +1,121 @@
+"""exported: the judge reads, refuses and runs the compiled program itself."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import export, lax
+
+from grader.checks import exported
+from grader.checks.failure import CheckFailure
+
+
+def piecewise_cond(x):
+    return lax.cond(x > 0, lambda v: v**2, lambda v: -v, x)
+
+
+def _ref_piecewise(x):
+    x = np.float32(x)
+    return np.float32(x * x) if x > 0 else np.float32(-x)
+
+
+def _module(fn, *args, **options):
+    structs = [jax.ShapeDtypeStruct(np.shape(a), np.asarray(a).dtype) for a in args]
+    exp = export.export(jax.jit(fn), **options)(*structs)
+    return exp.mlir_module_serialized, list(exp.module_kept_var_idx)
+
+
+F32 = ((), np.dtype(np.float32))
+
+
+def test_the_judge_reads_the_structure_of_the_program_it_ran():
+    program = exported.checked(
+        piecewise_cond, (np.float32(1.5),), what="piecewise(x)", reference=_ref_piecewise
+    )
+    assert program.ops["case"] == 1 and exported.matching(program.ops, "cond") == 1
+    assert program([np.float32(-3.0)])[0] == np.float32(3.0)
+
+
+def test_a_program_with_the_structure_and_the_wrong_values_fails():
+    with pytest.raises(CheckFailure, match="the values of the grader's reference"):
+        exported.checked(
+            piecewise_cond,
+            (np.float32(1.5),),
+            what="piecewise(x)",
+            reference=lambda x: _ref_piecewise(x) + 1,
+        )
+
+
+def test_inputs_are_drawn_by_the_judge_in_the_domain_of_the_arguments():
+    rng = np.random.default_rng(0)
+    layout = [("arg", 0), ("kw", "y")]
+    args, kwargs = exported.draw(
+        layout, (np.float32(2.0), 5), {"y": np.arange(-2, 3, dtype=np.float32), "n": 3}, rng
+    )
+    assert 1.0 <= args[0] <= 4.0 and args[1] == 5 and kwargs["n"] == 3
+    assert np.all(np.sign(kwargs["y"]) == np.sign(np.arange(-2, 3)))
+
+
+def test_host_callbacks_are_refused():
+    def printing(x):
+        jax.debug.print("x = {}", x)
+        return x * 2
+
+    with pytest.raises(CheckFailure, match="the grader refused the program") as info:
+        exported.checked(printing, (np.float32(1.5),), what="printing(x)")
+    assert "host callback" in str(info.value) and "jax.debug.print" in str(info.value)
+
+
+def test_custom_calls_are_refused():
+    def foreign(x):
+        return jax.ffi.ffi_call("evil_target", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+
+    module, kept = _module(
+        foreign,
+        np.float32(1.0),
+        disabled_checks=[export.DisabledSafetyCheck.custom_call("evil_target")],
+    )
+    with pytest.raises(exported.Refused, match="a custom call to `evil_target`"):
+        exported.parse(module, [F32], kept)
+
+
+def test_a_signature_other_than_the_judges_arguments_is_refused():
+    module, kept = _module(lambda x: x * 2, np.zeros(3, np.float32))
+    with pytest.raises(exported.Refused, match="signature"):
+        exported.parse(module, [F32], kept)
+    with pytest.raises(exported.Refused, match="kept"):
+        exported.parse(module, [F32], [3])
+    with pytest.raises(exported.Refused, match="deserialize"):
+        exported.parse(b"not a module", [F32], [0])
+
+
+def test_huge_tensors_are_refused():
+    module, kept = _module(lambda x: jnp.zeros((1 << 14, 1 << 13)) + x, np.float32(0))
+    with pytest.raises(exported.Refused, match="elements"):
+        exported.parse(module, [F32], kept)
+
+
+def test_unused_arguments_are_dropped_as_the_judge_expects():
+    def first(x, y):
+        return x * 2
+
+    program = exported.checked(
+        first, (np.float32(1.0), np.float32(5.0)), what="first(x, y)", reference=lambda x, y: 2 * x
+    )
+    assert program.ops["multiply"] == 1
+
+
+def test_static_arguments_stay_python_values():
+    def newton(a, n_iters=20):
+        return lax.fori_loop(0, n_iters, lambda i, g: 0.5 * (g + a / g), jnp.maximum(a, 1.0))
+
+    for args, kwargs in (((np.float32(2.0), 20), {}), ((np.float32(2.0),), {"n_iters": 20})):
+        program = exported.checked(
+            newton,
+            args,
+            kwargs,
+            ("n_iters",),
+            what="newton_sqrt(a, n_iters)",
+            reference=lambda a, n_iters=20: np.sqrt(np.float64(a)),
+        )
+        assert program.ops["while"] == 1
