@@ -27,8 +27,11 @@ VARIANTS = (
     "batch_off_by_one",
     "numpy_scalars",
     "uphill",
+    "default_batch_changed",
+    "shuffle_key_reused",
+    "small_init",
 )
-MAX_SCORE = 21
+MAX_SCORE = 22
 HIDDEN = {"test_norms_exact", "test_plot_lines"}
 # two broken fixtures leave train_recording_grad_norms unwritten (its runs are the costly part)
 TRAINING = {
@@ -38,10 +41,16 @@ TRAINING = {
     "test_norms_exact",
     "test_loss_decreases",
     "test_train_key_use",
+    "test_lesson_mlp",
 }
 # the recording's properties stand on its first step, not on the whole trajectory: one wrong
 # line in the update costs only test_loss_decreases (issue 25: gates scoped to the function)
-GATED_ON_FIRST_STEP = {"test_record_format", "test_norms_pre_clip", "test_train_key_use"}
+GATED_ON_FIRST_STEP = {
+    "test_record_format",
+    "test_norms_pre_clip",
+    "test_train_key_use",
+    "test_lesson_mlp",
+}
 
 
 @pytest.fixture(scope="module")
@@ -210,3 +219,31 @@ def test_one_wrong_line_in_the_update_costs_only_the_trajectory(graded):
     g.assert_statuses(failed={"test_loss_decreases"})
     for gated in GATED_ON_FIRST_STEP | {"test_first_step"}:
         assert g.results[gated]["status"] == "passed", gated
+
+
+@pytest.mark.slow
+def test_default_batch_size_that_is_not_the_lessons(graded):
+    # 129 rows, one more than the lesson's batch_size: a default of 129 takes them all
+    g = graded("default_batch_changed")
+    g.assert_statuses(failed={"test_loss_decreases"})
+    message = g.message("test_loss_decreases")
+    assert "the raw gradient of a batch of 129 (every row) rows" in message
+    assert "the default batch_size is not the lesson's 128" in message
+
+
+@pytest.mark.slow
+def test_one_shuffle_key_used_again_every_epoch(graded):
+    # seen by the key-reuse run, which spans two epochs of digits
+    g = graded("shuffle_key_reused")
+    g.assert_statuses(failed={"test_train_key_use"})
+    message = g.message("test_train_key_use")
+    assert "JAX's key-reuse checker saw one key consumed twice" in message
+    assert "digits, 12, clip=True" in message
+
+
+@pytest.mark.slow
+def test_weights_far_below_the_he_scale(graded):
+    g = graded("small_init")
+    g.assert_statuses(failed={"test_lesson_mlp"})
+    message = g.message("test_lesson_mlp")
+    assert "far from He's scale" in message
