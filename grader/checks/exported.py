@@ -15,10 +15,12 @@ module (`mlir_module_serialized`, VHLO bytes) and which arguments it keeps. The 
    devices, calling convention, no effects, no disabled safety checks: the sandbox's
    word is taken for none of them; `jax.export.deserialize` would take it for all, and
    needs `flatbuffers`);
-3. RUNS it on inputs it draws itself (the check's arguments, each float scaled by a
-   random factor in [0.5, 2]) and compares with its own reference, where the check
-   gives one; without one, with what the student's function answers for those inputs
-   (an observation: then credited only where `client.require_observable` allows);
+3. where the check gives a reference, RUNS it on inputs it draws itself (the check's
+   arguments, each float scaled by a random factor in [0.5, 2], from system entropy)
+   and requires the reference's values; without one, the structure is an observation,
+   credited only where `client.require_observable` allows (comparing with what the
+   student's function answers in the sandbox would add nothing: a function that knows
+   it is being exported answers what its program computes);
 4. reads the structure from the very program it ran: op counts over every function of
    the module (`stablehlo.case`/`if` for `cond`, `stablehlo.while` for `scan`,
    `fori_loop` and `while_loop`, `stablehlo.all_reduce` for `psum`/`pmean`).
@@ -55,7 +57,8 @@ MAX_ELEMENTS = 1 << 26
 """The largest tensor a program the judge runs may hold (2^26 elements: 256 MiB of f32)."""
 MAX_OPS = 200_000
 DRAWS = 3
-"""Inputs the judge draws for each program it runs."""
+"""Inputs the judge draws for each program it runs against its reference (runs of one
+compiled program: cheap)."""
 RTOL, ATOL = 1e-4, 1e-5
 
 ALLOWED_CUSTOM_CALLS = frozenset({"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"})
@@ -154,7 +157,14 @@ class Program:
     ops: Counter[str]
     outputs: tuple[tuple[tuple[int, ...], np.dtype[Any]], ...]
     devices: int
-    exported: Any
+    module: bytes
+    inputs: tuple[tuple[tuple[int, ...], np.dtype[Any]], ...]
+    kept: tuple[int, ...]
+
+    @property
+    def exported(self) -> Any:
+        """The `jax.export.Exported` the judge builds around the module (when it runs it)."""
+        return _exported(self.module, self.inputs, self.kept, self.outputs, self.devices)
 
     @property
     def size(self) -> int:
@@ -173,17 +183,16 @@ def _runner(program: Program) -> Callable[..., Any]:
     found = _RUNNERS.get(id(program))
     if found is not None and found[0] is program:
         return found[1]
+    built = program.exported
     if program.devices > 1:
         from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
         mesh = Mesh(np.array(jax.devices()[: program.devices]), ("devices",))
         replicated = NamedSharding(mesh, PartitionSpec())  # type: ignore[no-untyped-call]
-        n_in = len(program.exported.in_avals)
-        run = jax.jit(
-            program.exported.call, in_shardings=(replicated,) * n_in, out_shardings=replicated
-        )
+        n_in = len(built.in_avals)
+        run = jax.jit(built.call, in_shardings=(replicated,) * n_in, out_shardings=replicated)
     else:
-        run = jax.jit(program.exported.call)
+        run = jax.jit(built.call)
     _RUNNERS.clear()  # one program at a time: a check runs its programs one after another
     _RUNNERS[id(program)] = (program, run)
     return run
@@ -272,8 +281,7 @@ def parse(module: bytes, inputs: Sequence[tuple[tuple[int, ...], np.dtype[Any]]]
     if replicas not in (0, 1) or partitions < 0 or partitions > max(1, jax.device_count()):
         raise Refused(f"it spans {replicas} replicas x {partitions} partitions")
     devices = max(1, partitions)
-    exported = _exported(module, inputs, tuple(kept), outputs, devices)  # type: ignore[arg-type]
-    return Program(ops, tuple(outputs), devices, exported)  # type: ignore[arg-type]
+    return Program(ops, tuple(outputs), devices, module, tuple(inputs), tuple(kept))  # type: ignore[arg-type]
 
 
 def _int_attribute(attributes: Any, name: str) -> int:
@@ -465,18 +473,24 @@ def checked(
     reference: Callable[..., Any] | None = None,
     inputs: Callable[[np.random.Generator], Sequence[Any]] | None = None,
 ) -> Program:
-    """The compiled program of `fn(*args, **kwargs)`, run by the judge on `DRAWS` inputs of
-    its own (`inputs(rng)` if given, else `draw`) and found to compute what `reference`
-    computes on them (the judge's own values). Without a reference, what the student's
-    function answers for the same inputs stands in, and the program's evidence is an
-    observation (`client.require_observable`)."""
+    """The compiled program of `fn(*args, **kwargs)` as the judge accepted it (`parse`).
+
+    With `reference` (the judge's own function of the same arguments), the judge also runs
+    the program on `DRAWS` inputs of its own (`inputs(rng)` if given, else `draw`) and
+    requires `reference`'s values: the structure read from it is then verified, whatever
+    the student's module does. Without one, the program's values are not checked (the
+    student's function, asked in the sandbox, could answer whatever the program computes),
+    and its structure is an observation: credited only where `client.require_observable`
+    finds nothing in the module that can tamper with what the sandbox hands over."""
     __tracebackhide__ = True
     kwargs = dict(kwargs or {})
     static = tuple(static_argnames)
     program, layout = fetch(fn, args, kwargs, static, what=what)
     if reference is None:
         client.require_observable(client.handle(fn))
+        return program
     rng = _rng()
+    expected = [_aval(leaf) for leaf in jax.tree.leaves(_dynamic(layout, args, kwargs))]
     for _ in range(DRAWS):
         if inputs is not None:
             new_args: tuple[Any, ...] = tuple(inputs(rng))
@@ -484,24 +498,18 @@ def checked(
         else:
             new_args, new_kwargs = draw(layout, args, kwargs, rng)
         leaves = jax.tree.leaves(_dynamic(layout, new_args, new_kwargs))
-        if [_aval(leaf) for leaf in leaves] != [_aval(leaf) for leaf in jax.tree.leaves(
-            _dynamic(layout, args, kwargs))]:  # fmt: skip
+        if [_aval(leaf) for leaf in leaves] != expected:
             raise ValueError("exported.checked: `inputs` must keep the arguments' shapes")
         got = program(leaves)
-        if reference is not None:
-            want = reference(*new_args, **new_kwargs)
-            source = "the grader's reference"
-        else:
-            want = _calls.ready(fn(*new_args, **new_kwargs))
-            source = f"your `{_calls.name_of(fn)}` called on the same inputs"
-        want_leaves = [np.asarray(x) for x in jax.tree.leaves(want)]
+        want_leaves = [np.asarray(x) for x in jax.tree.leaves(reference(*new_args, **new_kwargs))]
         shown = _format.call(_calls.name_of(fn), new_args, new_kwargs)
         if len(want_leaves) != len(got) or any(
             w.shape != g.shape for w, g in zip(want_leaves, got, strict=False)
         ):
             raise fail(
                 f"the compiled program of {what}, run by the grader on {shown}",
-                expected=f"outputs shaped as {source}: {[w.shape for w in want_leaves]}",
+                expected=f"outputs shaped as the grader's reference: "
+                f"{[w.shape for w in want_leaves]}",
                 observed=f"{[g.shape for g in got]}",
                 cause="the program your module handed over for this check is not the program "
                 "of the function the other checks call",
@@ -512,7 +520,7 @@ def checked(
             if diff is not None:
                 raise fail(
                     f"the compiled program of {what}, run by the grader on {shown}",
-                    expected=f"the values of {source}: {diff.expected}",
+                    expected=f"the values of the grader's reference: {diff.expected}",
                     observed=diff.observed,
                     cause="the program your module handed over for this check computes "
                     "something else than the function the other checks call",
