@@ -18,28 +18,8 @@ from __future__ import annotations
 
 import argparse
 
-from grader.commands import course, shared, tree
-
-DEFAULT_FAIL_UNDER = 60.0
-DEFAULT_PYTHON = "3.11"
-WORKFLOW = ".github/workflows/grade.yml"
-
-
-def workflow(
-    *,
-    fail_under: float = DEFAULT_FAIL_UNDER,
-    path: str = "exercises",
-    python: str = DEFAULT_PYTHON,
-    timeout_minutes: int = 60,
-) -> str:
-    """The workflow's text."""
-    return tree.render(
-        "github-workflow.yml.j2",
-        fail_under_text=f"{fail_under:g}",
-        path=path,
-        python=python,
-        timeout_minutes=timeout_minutes,
-    )
+from grader.commands import course, shared
+from grader.course.ci_template import DEFAULT_FAIL_UNDER, DEFAULT_PYTHON, WORKFLOW, workflow
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

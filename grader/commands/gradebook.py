@@ -35,7 +35,7 @@ import markupsafe
 from grader.classroom import misconceptions, similarity
 from grader.classroom.roster import STUDENTS, Student, columns, load, maxima
 from grader.classroom.spreadsheet import cell, csv_text
-from grader.commands import tree
+from grader.course import tree
 from grader.reports import html, labels
 
 __all__ = ["STUDENTS", "Student", "columns", "load", "rebuild"]

@@ -29,26 +29,12 @@ so it can be tried locally; the zip is reproducible (sorted, fixed dates).
 from __future__ import annotations
 
 import argparse
-import shlex
-import tempfile
-import zipfile
 from pathlib import Path
 
 from grader import catalog
-from grader.commands import course, shared, tree
-from grader.reports import labels
-from grader.sandbox.isolation import Level
-
-EXECUTABLE = {"setup.sh", "run_autograder"}
-README = """# Gradescope autograder: Introduction to JAX
-
-Built by `grade gradescope-bundle`. Upload this zip as the autograder of a
-Gradescope programming assignment; `setup.sh` installs the grader and
-`run_autograder` grades each submission.
-
-Lesson files graded ({points} points in all): {lessons}.
-"""
-ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+from grader.commands import course, shared
+from grader.course import tree
+from grader.course.gradescope_bundle import build
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,61 +68,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="overwrite OUT.zip")
 
 
-def grade_args(timeout: float | None, seed: int | None, require_isolation: Level = "user") -> str:
-    args = ["--require-isolation", require_isolation]
-    if timeout is not None:
-        args += ["--timeout", f"{timeout:g}"]
-    if seed is not None:
-        args += ["--seed", str(seed)]
-    return "".join(" " + shlex.quote(a) for a in args)
-
-
-def build(
-    out: Path,
-    suites_dir: Path,
-    *,
-    extras: str = "frameworks",
-    timeout: float | None = None,
-    seed: int | None = None,
-    require_isolation: Level = "user",
-    only: str = "",
-    course_dir: Path = Path("."),
-) -> list[str]:
-    """Write the zip of the suites `only` names (all when empty; `shared.UsageError` for
-    an unknown name); returns its member names."""
-    # Refuse malformed suites now, not on Gradescope.
-    specs = shared.select(catalog.exercises(suites_dir), only)
-    wanted = ",".join(e.strip() for e in extras.split(",") if e.strip())
-    with tempfile.TemporaryDirectory(prefix="grade-bundle-") as tmp:
-        root = Path(tmp)
-        suites = tree.suite_sources(suites_dir, {s.suite.name for s in specs})
-        tree.copy_grader(root, suites, course=course_dir)
-        readme = README.format(
-            points=labels.number(sum(s.max_score for s in specs)),
-            lessons=", ".join(s.filename for s in specs),
-        )
-        (root / "README.md").write_text(readme, encoding="utf-8")
-        (root / "setup.sh").write_text(
-            tree.render("gradescope-setup.sh.j2", extras=f"[{wanted}]" if wanted else ""),
-            encoding="utf-8",
-        )
-        (root / "run_autograder").write_text(
-            tree.render(
-                "gradescope-run_autograder.j2",
-                grade_args=grade_args(timeout, seed, require_isolation),
-            ),
-            encoding="utf-8",
-        )
-        names = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
-        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
-            for name in names:
-                info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
-                info.external_attr = (0o100755 if name in EXECUTABLE else 0o100644) << 16
-                info.compress_type = zipfile.ZIP_DEFLATED
-                bundle.writestr(info, (root / name).read_bytes())
-    return names
-
-
 def run(args: argparse.Namespace) -> int:
     out, suites_dir = Path(args.out), shared.suites_dir(args)
     if out.suffix != ".zip":
@@ -155,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             seed=args.seed,
             require_isolation=args.require_isolation,
-            only=args.only,
+            specs=shared.select(catalog.exercises(suites_dir), args.only),
             course_dir=course.root(args),
         )
     except (tree.TreeError, catalog.CatalogError) as exc:

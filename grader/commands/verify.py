@@ -30,17 +30,22 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 from pathlib import Path
-from typing import Any
 
 from rich.text import Text
 
 from grader import catalog
-from grader import spec as lesson_spec
-from grader.commands import assign, course, shared
-from grader.model import ExerciseResult, Report, without_timings
+from grader.commands import course, shared
+from grader.course.verify import (
+    solution_problems,
+    spec_problems,
+    stability_problems,
+    static_problems,
+    stub_problems,
+    submission,
+)
+from grader.model import ExerciseResult, Report
 from grader.reports import console, labels, results, terminal
 from grader.runner import engine
-from grader.runner.submission import Submission, SubmissionError, find
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,150 +80,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     shared.add_jobs_option(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="only the verdict")
     shared.add_grading_options(parser)
-
-
-def first_difference(a: Any, b: Any, path: str = "") -> str | None:
-    """The first place two JSON documents differ, as `exercises[2].checks[0].message`."""
-    if type(a) is not type(b):
-        return path or "(the whole document)"
-    if isinstance(a, dict):
-        for key in sorted(set(a) | set(b)):
-            if key not in a or key not in b:
-                return f"{path}.{key}".lstrip(".")
-            found = first_difference(a[key], b[key], f"{path}.{key}")
-            if found:
-                return found.lstrip(".")
-        return None
-    if isinstance(a, list):
-        if len(a) != len(b):
-            return f"{path} (length {len(a)} vs {len(b)})"
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            found = first_difference(x, y, f"{path}[{i}]")
-            if found:
-                return found
-        return None
-    return None if a == b else (path.lstrip(".") or "(the whole document)")
-
-
-def static_problems(
-    specs: list[catalog.ExerciseSpec], solutions: Path, exercises: Path, *, selected: bool = False
-) -> list[str]:
-    """What is wrong without grading anything: files, points, hints, sync. `selected`: the
-    specs are the lesson files `--only` named, and only those files are looked at."""
-    problems: list[str] = []
-    names = {s.name for s in specs}
-    for spec in specs:
-        if spec.max_score <= 0:
-            problems.append(f"{spec.name}: the suite's checks are worth no points")
-        for check in spec.checks:
-            if not check.hint.strip():
-                problems.append(f"{spec.name} > {check.name}: no hint")
-            if not check.nudge.strip():
-                problems.append(f"{spec.name} > {check.name}: no nudge (the second level of help)")
-        for folder in (solutions, exercises):
-            if not (folder / spec.filename).is_file():
-                problems.append(f"{spec.name}: {folder / spec.filename} is missing")
-    for path in [] if selected else sorted(solutions.glob("*.py")):
-        if path.stem not in names and not path.name.startswith("_"):
-            problems.append(
-                f"{path}: no suite grades this lesson file (add grader/suites/test_{path.stem}.py)"
-            )
-    try:
-        only = {s.filename for s in specs} if selected else None
-        problems += assign.differences(solutions, exercises, only)
-    except assign.MarkerError as exc:
-        problems.append(f"the solution markers are malformed: {exc}")
-    return problems
-
-
-def solution_problems(report: Report) -> list[str]:
-    problems = []
-    for exercise in report.exercises:
-        if exercise.status == "skipped":
-            problems.append(
-                f"solutions/{exercise.name}.py could not be verified: {exercise.message}"
-            )
-            continue
-        if exercise.status != "passed" or exercise.score != exercise.max_score:
-            problems.append(
-                f"solutions/{exercise.name}.py scores {labels.points(exercise.score, exercise.max_score)}"
-                f" ({exercise.status}), not 100%"
-                + (f": {labels.headline(exercise.message, 200)}" if exercise.message else "")
-            )
-        for check in exercise.checks:
-            if check.status not in ("passed", "skipped"):
-                problems.append(
-                    f"    {exercise.name} > {check.name}: {check.status}: "
-                    f"{labels.headline(check.message, 200)}"
-                )
-    return problems
-
-
-def stub_problems(report: Report) -> list[str]:
-    problems = []
-    for exercise in report.exercises:
-        if exercise.status == "skipped":
-            continue
-        if exercise.status != "not_attempted" or exercise.score != 0:
-            problems.append(
-                f"exercises/{exercise.name}.py: an untouched stub must import cleanly and score 0 "
-                f"(not_attempted); it is {exercise.status} with "
-                f"{labels.points(exercise.score, exercise.max_score)}"
-                + (f": {labels.headline(exercise.message, 200)}" if exercise.message else "")
-            )
-            for check in exercise.checks:
-                if check.status == "passed" or check.score > 0:
-                    problems.append(
-                        f"    {exercise.name} > {check.name}: earns "
-                        f"{labels.points(check.score, check.max_score)} on the untouched stub"
-                    )
-                elif check.status in ("error", "timeout"):
-                    problems.append(
-                        f"    {exercise.name} > {check.name}: {check.status}: "
-                        f"{labels.headline(check.message, 200)}"
-                    )
-    return problems
-
-
-def comparable(doc: dict[str, Any]) -> Any:
-    """What must repeat exactly: the document without timings, and images by title only
-    (a timing chart's pixels, like the timings themselves, change from run to run)."""
-    stable = without_timings(doc)
-    for exercise in stable.get("exercises", []):
-        exercise["artifacts"] = [a.get("title") for a in exercise.get("artifacts", [])]
-    return stable
-
-
-def stability_problems(documents: list[dict[str, Any]]) -> list[str]:
-    first = comparable(documents[0])
-    problems = []
-    for run, doc in enumerate(documents[1:], start=2):
-        where = first_difference(first, comparable(doc))
-        if where:
-            problems.append(
-                f"the solutions' results differ between run 1 and run {run} at {where} "
-                "(something depends on time, order or an unseeded random source)"
-            )
-    return problems
-
-
-def _submission(folder: Path, specs: list[catalog.ExerciseSpec]) -> Submission:
-    try:
-        return find(folder, [s.name for s in specs])
-    except SubmissionError:
-        return Submission(folder, {})
-
-
-def spec_problems(specs: list[catalog.ExerciseSpec], path: Path) -> list[str]:
-    """Every check's citation against the spec at `path`."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        return [
-            f"{path}: the lesson spec cannot be read ({exc.strerror}): the checks' citations "
-            "are not verified; pass --spec FILE"
-        ]
-    return lesson_spec.citation_problems(lesson_spec.parse(text), specs)
 
 
 def list_checks(specs: list[catalog.ExerciseSpec]) -> None:
@@ -277,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
                 live.start(f"{phase}: {name}", limit_s)
 
             report = engine.grade(
-                specs, _submission(folder, specs), options, done, on_start=starting
+                specs, submission(folder, specs), options, done, on_start=starting
             )
             live.note(
                 f"{label}: {labels.points(report.score, report.max_score)} "

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, ROOT
 
-from grader.commands import assign
+from grader.course import assign
 
 
 def stub(source: str) -> str:

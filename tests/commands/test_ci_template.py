@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from grader import cli
-from grader.commands import ci_template
+from grader.course import ci_template
 
 yaml = pytest.importorskip("yaml")
 Grade = Callable[..., tuple[int, str]]

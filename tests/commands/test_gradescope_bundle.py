@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import SUITES
 
-from grader.commands import gradescope_bundle
+from grader.course import gradescope_bundle
 
 Grade = Callable[..., tuple[int, str]]
 

@@ -1,4 +1,4 @@
-"""Cutting hidden checks out of a suite's source (grader.commands.public)."""
+"""Cutting hidden checks out of a suite's source (grader.course.public)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT, SUITES
 
 from grader import catalog
-from grader.commands import public
+from grader.course import public
 
 SUITE = '''
 """A suite."""

@@ -14,8 +14,8 @@ import pytest
 from conftest import ROOT
 
 from grader import catalog
-from grader.commands import assign
-from grader.commands import release as release_command
+from grader.course import assign
+from grader.course import release as release_command
 
 Grade = Callable[..., tuple[int, str]]
 HIDDEN_IDS = ("test_total_empty_secret", "test_shout_blank_secret")

@@ -9,7 +9,7 @@ import pytest
 from conftest import FIXTURES
 
 from grader import catalog
-from grader.commands import verify
+from grader.course import verify
 
 Grade = Callable[..., tuple[int, str]]
 

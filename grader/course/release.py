@@ -1,0 +1,208 @@
+"""The student repository, as `grade release` writes it: what students clone, with nothing
+they must not see.
+
+    grade release OUT [--course PATH] [--fail-under PERCENT]
+
+OUT gets the course's stubs (exercises/), the installed grader's package with
+the PUBLIC part of every suite (hidden checks, and the helpers only they used,
+cut out; each suite records how many checks and points it lost as
+`HIDDEN = {...}`) and its templates, a pyproject.toml (see
+`grader.course.tree`), the lesson spec (`docs/lesson-spec.md` of the course, when it
+has one: the contract students write against), a README for students, a .gitignore
+(which keeps `.grade/hints.json`: the hints a student revealed go with their work, for
+`grade batch`) and a GitHub Actions workflow that grades every push. The instructor's part of the grader
+stays out: the commands only instructors run (all but `grade`, `watch`, `hint`
+and `notebooks`), `grader/mutate/` (its `equivalent.toml` describes the
+solutions) and the templates of what instructors write. No solutions/, no tests/, no hidden
+check. Before finishing, the tree is searched for every hidden check's name,
+id and hint (unless a public check has the same hint) and for every solution
+body; any hit is an error and OUT is removed. (A hidden check's message is made
+when it runs: what it is built from goes with the check's code.)
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+from grader import catalog, hints
+from grader.course import assign, ci_template, public, tree
+
+# What students run: every other module of grader/commands/ is the instructor's.
+STUDENT_COMMANDS = ("__init__.py", "shared.py", "watch.py", "hint.py", "notebooks.py")
+STUDENT_TEMPLATES = ("notebook.html.j2", "report.html.j2")  # %grade's verdict, the report
+INSTRUCTOR_PACKAGES = ("mutate", "course")  # grade mutate (its equivalent mutants), course tools
+MARKER_FILE = ".grade-release"  # lets --force replace an earlier release, and nothing else
+SPEC = Path("docs") / "lesson-spec.md"  # the student-facing contract, shipped as it is
+# `.grade/` keeps a student's grading state, for their machine alone, but for `hints.json`:
+# the hints they revealed travel with their work (`grade batch` reads them, as self-reported).
+GITIGNORE = (
+    "__pycache__/\n*.pyc\n.venv/\n"
+    "**/.grade/*\n!**/.grade/hints.json\n"
+    "grade-report.html\nresults.json\njunit.xml\n"
+)
+
+
+class ReleaseError(Exception):
+    pass
+
+
+def solution_bodies(solutions: Path) -> list[tuple[str, str]]:
+    """(where, text) of every solution block of two or more lines: text no release may hold."""
+    found = []
+    for path in sorted(solutions.glob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for block in assign.blocks("\n".join(lines), str(path)):
+            body = [
+                s.strip()
+                for s in lines[block.begin + 1 : block.end]
+                if s.strip() and not s.strip().startswith(("#", assign.STUB))
+            ]
+            if len(body) >= 2:
+                found.append((f"{path}:{block.begin + 1}", "\n".join(body)))
+    return found
+
+
+def hidden_hints(specs: Sequence[catalog.ExerciseSpec]) -> list[str]:
+    """The hints of hidden checks that no public check shares: text no release may hold."""
+    public = {c.hint for s in specs for c in s.checks if c.visibility == "public"}
+    return sorted(
+        {
+            c.hint
+            for s in specs
+            for c in s.checks
+            if c.visibility == "hidden" and c.hint not in public
+        }
+    )
+
+
+def instructor_only() -> list[str]:
+    """The grader's modules and packages (relative to the package) students do not get."""
+    commands = sorted(p.name for p in (tree.PACKAGE / "commands").glob("*.py"))
+    return [f"commands/{n}" for n in commands if n not in STUDENT_COMMANDS] + list(
+        INSTRUCTOR_PACKAGES
+    )
+
+
+def equivalent_texts() -> list[str]:
+    """Every id and reason of `grade mutate`'s equivalent mutants: text no release may hold."""
+    from grader.mutate import equivalent
+
+    listed = equivalent.load()
+    return sorted({text for table in listed.values() for item in table.items() for text in item})
+
+
+def leaks(
+    out: Path,
+    hidden: list[str],
+    bodies: list[tuple[str, str]],
+    hints: Sequence[str] = (),
+    instructor_texts: Sequence[str] = (),
+) -> list[str]:
+    """Every file in `out` that holds a hidden check's name, id or hint, a marker, a solution
+    body or a text of the instructor's (`instructor_texts`)."""
+    problems = []
+    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        stripped = "\n".join(line.strip() for line in text.splitlines() if line.strip())
+        rel = path.relative_to(out)
+        problems += [f"{rel} mentions the hidden check {h!r}" for h in hidden if h in text]
+        problems += [f"{rel} holds the hint of a hidden check: {h!r}" for h in hints if h in text]
+        problems += [
+            f"{rel} holds the instructor's text {t[:60]!r}" for t in instructor_texts if t in text
+        ]
+        problems += [
+            f"{rel} holds the solution block of {where}"
+            for where, body in bodies
+            if body in stripped
+        ]
+        own_code = (
+            rel.parts[0] == "grader" and rel.parts[1] != "suites"
+        )  # assign.py names the marker
+        if assign.BEGIN in text and not own_code:
+            problems.append(f"{rel} holds a solution marker ({assign.BEGIN})")
+    return problems
+
+
+def _prepare(out: Path, force: bool) -> None:
+    if out.exists() and any(out.iterdir()):
+        if not (force and (out / MARKER_FILE).is_file()):
+            raise ReleaseError(
+                f"{out} is not empty. Give a new folder"
+                + (
+                    ", or --force to replace the earlier release there."
+                    if (out / MARKER_FILE).is_file()
+                    else " (--force only replaces a folder an earlier `grade release` wrote)."
+                )
+            )
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def release(
+    out: Path,
+    solutions: Path,
+    exercises: Path,
+    suites_dir: Path,
+    fail_under: float,
+    force: bool = False,
+    *,
+    course_dir: Path = Path("."),
+) -> list[catalog.ExerciseSpec]:
+    """Write the release (with the `[tool.grade]` setting of `course_dir`); returns the
+    released (public) suites' specs."""
+    unsynced = assign.differences(solutions, exercises)
+    if unsynced:
+        raise ReleaseError(
+            "exercises/ is out of sync with solutions/; run `grade assign` first:\n"
+            + "\n".join(unsynced)
+        )
+    full = catalog.exercises(suites_dir)  # the full suites must be well-formed
+    cut = {path.name: public.public_suite(path) for path in sorted(suites_dir.glob("test_*.py"))}
+    sources = tree.suite_sources(suites_dir)  # shared helper modules (`_shared.py`) go as they are
+    sources.update({name: suite.source for name, suite in cut.items()})
+    _prepare(out, force)
+    try:
+        tree.copy_grader(
+            out,
+            sources,
+            course=course_dir,
+            leave_out=instructor_only(),
+            templates=STUDENT_TEMPLATES,
+        )
+        shutil.copytree(exercises, out / "exercises", ignore=shutil.ignore_patterns(*tree.SKIPPED))
+        spec = course_dir / SPEC
+        if spec.is_file():
+            (out / SPEC).parent.mkdir()
+            shutil.copyfile(spec, out / SPEC)
+        released = [catalog.read_suite(out / "grader" / "suites" / name) for name in sorted(cut)]
+        (out / "README.md").write_text(
+            tree.render(
+                "student-readme.md.j2",
+                exercises=released,
+                fail_under=fail_under,
+                show_fixes=hints.show_fixes(course_dir),
+                spec=(out / SPEC).is_file(),
+            ),
+            encoding="utf-8",
+        )
+        workflow = out / ".github" / "workflows" / "grade.yml"
+        workflow.parent.mkdir(parents=True)
+        workflow.write_text(ci_template.workflow(fail_under=fail_under), encoding="utf-8")
+        (out / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+        hidden = [x for s in cut.values() for x in (*s.hidden_ids, *s.hidden_names)]
+        problems = leaks(
+            out, hidden, solution_bodies(solutions), hidden_hints(full), equivalent_texts()
+        )
+        if problems:
+            raise ReleaseError(
+                "the release would reveal what students must not see:\n  " + "\n  ".join(problems)
+            )
+        (out / MARKER_FILE).write_text(
+            "written by `grade release`; `--force` may replace this folder\n"
+        )
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    return released
