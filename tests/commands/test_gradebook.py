@@ -10,8 +10,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from grader.batch import gradebook
 from grader.classroom import similarity
-from grader.commands import gradebook
 
 
 def check(cid: str, status: str, points: float, *, hidden: bool = False) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import jinja2
 import pytest
 from report_samples import ESCAPES, HOSTILE, MARKUP, hostile_report, sample_report
 
-from grader.commands import gradebook
+from grader.batch import gradebook
 from grader.model import Report
 from grader.reports import controls, html
 

@@ -26,12 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from grader import catalog
-from grader.commands import shared
-from grader.commands.jobs import Grader, Job, Outcome
+from grader.batch.jobs import Grader, Job, Outcome
 from grader.model import Report
 from grader.runner import engine
 
 CONNECT_TIMEOUT_S = 15
+
+
+class ClusterUnavailable(Exception):
+    """dask.distributed is not installed here; the message says how to install it."""
 
 
 @dataclass(frozen=True)
@@ -117,7 +120,7 @@ def grade_on(address: str) -> Grader:
     try:
         distributed: Any = importlib.import_module("distributed")  # the `cluster` extra; untyped
     except ImportError:
-        raise shared.UsageError(
+        raise ClusterUnavailable(
             "--scheduler needs dask.distributed: pip install 'jax-lesson-grader[cluster]'"
         ) from None
 

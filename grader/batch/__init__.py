@@ -1,0 +1,8 @@
+"""A class graded at once (`grade batch`; `grader/commands/batch.py` declares its arguments).
+
+jobs       one student's grading: what a local or a remote worker needs
+grading    the students found, graded on a pool of warm workers, their files written
+cluster    the same grading on a dask.distributed cluster (`--scheduler`)
+gradebook  the class view rebuilt from the per-student results: gradebook.csv,
+           similarity.csv and summary.html (its score histogram drawn as inline SVG)
+"""
