@@ -31,7 +31,6 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from grader.commands import course, shared
 from grader.commands.shared import UsageError
@@ -82,21 +81,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     shared.add_grading_options(parser)
 
 
-def _operators(text: str) -> tuple[Any, ...]:
-    from grader.mutate import operators
-
-    if not text:
-        return operators.OPERATORS
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    unknown = [n for n in names if n not in operators.BY_NAME]
-    if unknown:
-        raise UsageError(
-            f"--operators: no operator named {', '.join(unknown)}. "
-            f"Known: {', '.join(operators.BY_NAME)}"
-        )
-    return tuple(operators.BY_NAME[n] for n in names)
-
-
 def run(args: argparse.Namespace) -> int:
     try:
         import libcst  # noqa: F401
@@ -104,8 +88,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             "grade mutate needs libcst: pip install 'jax-lesson-grader[mutate]'"
         ) from None
-    from grader.mutate import equivalent, generate, report
-    from grader.mutate.run import Outcome, Pool, Settings, Task, elapsed
+    from grader.mutate import campaign, equivalent, report
+    from grader.mutate.run import elapsed
 
     solutions = course.part(args, args.solutions, "solutions")
     if not solutions.is_dir():
@@ -115,44 +99,18 @@ def run(args: argparse.Namespace) -> int:
         if not parent.is_dir():
             raise UsageError(f"--json {args.json}: the folder {parent} does not exist")
     specs = shared.specs(args)
-    ops = _operators(args.operators)
     wanted = [i.strip() for i in args.ids.split(",") if i.strip()]
     try:
         listed = equivalent.load(Path(args.equivalent) if args.equivalent else equivalent.DEFAULT)
     except equivalent.EquivalentFileError as exc:
         raise UsageError(f"the equivalent-mutants file is malformed: {exc}") from None
-
-    summaries: list[report.FileSummary] = []
-    tasks: list[Task] = []
-    for spec in specs:
-        path = solutions / spec.filename
-        summary = report.FileSummary(spec.name)
-        summaries.append(summary)
-        if not path.is_file():
-            summary.problem = f"{path} is missing"
-            continue
-        try:
-            every = generate.generate(path.read_text(encoding="utf-8"), spec.name, ops)
-        except Exception as exc:  # libcst's ParserSyntaxError and kin
-            summary.problem = f"{path} could not be parsed: {exc}"
-            continue
-        summary.generated = len(every)
-        picked = [m for m in every if m.id in wanted] if wanted else every
-        chosen = generate.select(picked, args.limit)
-        known = listed.get(spec.name, {})
-        summary.stale = equivalent.stale(known, (m.id for m in every))
-        summary.mutants = chosen
-        summary.equivalent = [m.id for m in chosen if m.id in known]
-        tasks += [(spec, m) for m in chosen if m.id not in known]
-
-    if wanted:
-        found = {m.id for s in summaries for m in s.mutants}
-        missing = [i for i in wanted if i not in found]
-        if missing:
-            raise UsageError(
-                f"--ids: no mutant {', '.join(missing)} among the chosen files and operators "
-                "(`grade mutate --list --only NAME` shows the ids)"
-            )
+    try:
+        ops = campaign.operators_named(args.operators)
+        summaries, tasks = campaign.plan(
+            specs, solutions, ops, listed, wanted=wanted, limit=args.limit
+        )
+    except campaign.CampaignError as exc:
+        raise UsageError(str(exc)) from None
     for summary in summaries:
         for stale_id in summary.stale:
             print(
@@ -181,49 +139,8 @@ def run(args: argparse.Namespace) -> int:
         f"Mutating {len(specs)} lesson file(s) in {solutions}: {len(tasks)} mutant(s) to grade "
         f"({jobs} job(s), isolation {level}) ..."
     )
-    by_name = {s.name: s for s in summaries}
-    pool = Pool(solutions, specs, Settings(options, level), jobs)
-    done = [0]
-
-    def progress(task: Task, outcome: Outcome) -> None:
-        graded_spec, graded = task
-        if graded is None:
-            return
-        done[0] += 1
-        verdict = f"killed by {outcome.by}" if outcome.killed else "SURVIVED"
-        say(
-            f"[{done[0]}/{len(tasks)} {elapsed(start)}] {graded_spec.name} {graded.id}: {verdict} "
-            f"({outcome.duration_s:.1f} s)"
-        )
-
-    try:
-        to_grade = {spec.name for spec, _ in tasks}
-        baseline_specs = [s for s in specs if s.name in to_grade]
-        for spec, outcome in zip(
-            baseline_specs, pool.run([(s, None) for s in baseline_specs]), strict=True
-        ):
-            summary = by_name[spec.name]
-            summary.baseline = outcome
-            if outcome.status == "skipped":
-                summary.problem = "skipped: the suite's requirements are not installed"
-            elif outcome.killed:
-                summary.problem = (
-                    f"the unmutated solution scores {outcome.score:g}/{outcome.max_score:g} "
-                    f"({outcome.status}, first: {outcome.by}): fix it before measuring"
-                )
-            else:
-                pool.set_timeout(spec, outcome)
-            say(
-                f"baseline {spec.name}: {outcome.score:g}/{outcome.max_score:g} "
-                f"in {outcome.duration_s:.1f} s"
-                + (f" -- {summary.problem}" if summary.problem else "")
-            )
-        tasks = [(spec, m) for spec, m in tasks if not by_name[spec.name].problem]
-        for (spec, graded), outcome in zip(tasks, pool.run(tasks, progress), strict=True):
-            assert graded is not None
-            by_name[spec.name].outcomes[graded.id] = outcome
-    finally:
-        pool.close()
+    settings = campaign.Settings(options, level)
+    campaign.grade(summaries, tasks, solutions, specs, settings, jobs, say, start)
 
     survivors = report.survivors_text(summaries)
     if survivors:
@@ -234,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     print("\n" + report.table(summaries), end="")
     print(f"({elapsed(start)} elapsed)")
     if args.json:
-        settings = {
+        settings_doc = {
             "limit": args.limit,
             "seed": args.seed,
             "jobs": jobs,
@@ -242,7 +159,8 @@ def run(args: argparse.Namespace) -> int:
             "operators": [op.name for op in ops],
         }
         Path(args.json).write_text(
-            json.dumps(report.document(summaries, settings), indent=1) + "\n", encoding="utf-8"
+            json.dumps(report.document(summaries, settings_doc), indent=1) + "\n",
+            encoding="utf-8",
         )
         say(f"json report: {args.json}")
     if args.fail_under is not None:
