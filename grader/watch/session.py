@@ -1,0 +1,212 @@
+"""`grade watch`'s loop: a lesson file regraded on each save, on one warm worker, the
+screen redrawn as records come; `q`, Ctrl-C, SIGTERM or SIGHUP leave, and every process
+it started is ended (`grader/commands/watch.py` declares the arguments).
+"""
+
+from __future__ import annotations
+
+import select
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+import grader
+from grader import catalog, hints, next_step
+from grader.catalog import ExerciseSpec
+from grader.model import ExerciseResult, Report
+from grader.reports import history
+from grader.runner import engine
+from grader.runner.submission import Submission, SubmissionError, find
+from grader.sandbox.isolation import Level
+from grader.watch import screen, source
+from grader.watch.events import Event, Graded, Inbox, Keys, Problem, Ready, Saved, SaveWatcher
+from grader.watch.regrader import Job, Regrader
+
+POKE_S = 0.05
+"""How often the loop checks that a stale grading's judge has been stopped."""
+QUIT_KEYS = frozenset("qQ")
+
+
+QUIT_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextmanager
+def quit_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP (the terminal closed) leave like Ctrl-C (KeyboardInterrupt)."""
+    before = {sig: signal.signal(sig, signal.default_int_handler) for sig in QUIT_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def _hold_quit_signals() -> None:
+    """Once the cleanup has begun, a second Ctrl-C must not cut it short."""
+    for sig in QUIT_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+
+
+class Session:
+    """The loop's state: what is on the screen, and the file being graded."""
+
+    def __init__(
+        self,
+        specs: list[ExerciseSpec],
+        suites: Path,
+        path: Path,
+        submission: Submission,
+        options: engine.Options,
+        level: Level,
+        out: Console,
+    ) -> None:
+        self.specs = {s.name: s for s in specs}
+        self.order = [s.name for s in specs]
+        self.suites = suites  # the catalog's order of lessons comes from there
+        self.lesson_order = [spec.name for spec in catalog.exercises(suites)]
+        self.path, self.submission = path, submission
+        self.folder = submission.root
+        self.names = {submission.single} if submission.single else set(self.specs)
+        self.options, self.level, self.out = options, level, out
+        self.preload = tuple(
+            sorted({m for s in specs if submission.has(s.name) for m in s.imports})
+        )
+        self.header = screen.header(str(path), single=submission.single is not None)
+        self.body = Text()
+        self.footer = Text("starting: importing JAX once ...", style="dim")
+        self.shown = ""  # the lesson the body is about
+        self.job: Job | None = None  # the grading asked for last (None: nothing to grade)
+
+    def loop(self) -> None:
+        inbox = Inbox()
+        regrader: Regrader | None = None
+        watcher: SaveWatcher | None = None
+        try:
+            regrader = Regrader(
+                self.options,
+                self.level,
+                self.preload,
+                on_result=lambda job, result: inbox.put(Graded(job, result)),
+                on_ready=lambda: inbox.put(Ready()),
+                on_problem=lambda job, result, done: inbox.put(Problem(job, result, done)),
+            )
+            watcher = SaveWatcher(self.folder, self.names, inbox)
+            with Keys() as keys:
+                self.draw()
+                if self.submission.single:
+                    self.saved(regrader, self.submission.files[self.submission.single])
+                self._serve(inbox, keys, regrader)
+        finally:
+            _hold_quit_signals()
+            if watcher is not None:
+                watcher.close()
+            if regrader is not None:
+                regrader.close()
+            inbox.close()
+
+    def _serve(self, inbox: Inbox, keys: Keys, regrader: Regrader) -> None:
+        key_fd = keys.fileno()
+        while True:
+            fds = [inbox.fileno(), *([key_fd] if key_fd is not None else [])]
+            ready, _, _ = select.select(fds, [], [], POKE_S)
+            regrader.poke()
+            if key_fd is not None and key_fd in ready:
+                typed = keys.read()
+                if QUIT_KEYS & set(typed):
+                    return
+                if not typed:
+                    key_fd = None  # end of input: Ctrl-C still leaves
+            for event in inbox.take():
+                self.handle(event, regrader)
+
+    def handle(self, event: Event, regrader: Regrader) -> None:
+        if isinstance(event, Saved):
+            self.saved(regrader, event.path)
+        elif isinstance(event, Graded) and event.job is self.job:
+            job = event.job
+            file = job.submission.files[job.spec.name]
+            exercise = self.shown_to_student(event.result, job.submission, file)
+            self.body, self.footer = screen.result(exercise), screen.next_step(exercise, file)
+            self.shown = job.spec.name
+            self.draw()
+        elif isinstance(event, Problem) and event.job is self.job:
+            job = event.job
+            file = job.submission.files[job.spec.name]
+            exercise = self.policy_applied(event.result, job.submission, file)
+            if event.complete:  # every check answered: the verdict, before the judge exits
+                self.body = screen.result(exercise)
+                self.footer = screen.next_step(exercise, file)
+            else:
+                self.body = screen.partial(exercise)
+                self.footer = screen.partial_next(exercise, file)
+            self.shown = job.spec.name
+            self.draw()
+        elif isinstance(event, Ready) and not regrader.busy:
+            self.footer = Text(f"Ready: save a lesson file in {self.folder} to grade it.")
+            self.draw()
+
+    def saved(self, regrader: Regrader, file: Path) -> None:
+        name = file.stem
+        problem = source.syntax_problem(file)
+        if problem is not None:
+            regrader.cancel()
+            self.job = None
+            self.body, self.footer = screen.syntax(problem), screen.syntax_next(problem)
+        else:
+            try:
+                self.submission = find(self.path, self.order)
+            except SubmissionError as exc:
+                self.body, self.footer = Text(str(exc)), Text()
+                self.draw()
+                return
+            self.job = regrader.submit(self.specs[name], self.submission)
+            if self.shown != name:
+                self.body = Text()
+            self.footer = screen.grading(file.name)
+        self.shown = name
+        self.draw()
+
+    def shown_to_student(
+        self, result: ExerciseResult, submission: Submission, file: Path
+    ) -> ExerciseResult:
+        """`result` as `grade` would show it: the course's policy on fixes and what the
+        student revealed applied, its next step named, kept for `grade hint`; the run joins
+        the history (`.grade/history.jsonl`), as a run of `grade` does."""
+        report = self.report(result, file)
+        report = hints.after_grading(report, submission, suites=self.suites)
+        history.record(report, hints.state_folder(submission.root))  # as `grade` keeps it
+        return report.exercises[0]
+
+    def policy_applied(
+        self, result: ExerciseResult, submission: Submission, file: Path
+    ) -> ExerciseResult:
+        """A result read from the records as they came (`regrader.preview`, `complete`) with
+        its next step and only the help the student may see; nothing is kept (the worker's
+        reply, `Graded`, is what `grade hint` and the history keep)."""
+        folder = hints.state_folder(submission.root)  # where `grade hint` keeps what was revealed
+        try:
+            setting = hints.show_fixes(folder)
+        except hints.SettingError:
+            setting = "never"  # the reply's result says why, once it comes
+        report = next_step.fill(self.report(result, file), submission, self.lesson_order)
+        report = hints.apply(report, hints.load_revealed(folder), setting)
+        return report.exercises[0]
+
+    def report(self, result: ExerciseResult, file: Path) -> Report:
+        return Report(
+            exercises=(result,),
+            seed=self.options.seed,
+            submission=str(file),
+            grader_version=grader.__version__,
+            duration_s=result.duration_s,
+        )
+
+    def draw(self) -> None:
+        parts = [self.header, Text()]
+        if self.body.plain:
+            parts += [self.body, Text()]
+        screen.draw(self.out, *parts, self.footer)
