@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from grader import catalog, next_step
-from grader.model import CheckResult, ExerciseResult, Report, SourceLine
+from grader.model import CheckResult, ExerciseResult, Report
 from grader.runner.submission import Submission
 
 ShowFixes = Literal["always", "on-request", "never"]
@@ -304,44 +304,6 @@ def remember(report: Report, folder: Path, setting: ShowFixes) -> None:
     _write_json(path, lessons)
 
 
-def _line(doc: Any) -> SourceLine | None:
-    if not isinstance(doc, dict):
-        return None
-    try:
-        return SourceLine(str(doc["path"]), int(doc["line"]), str(doc["code"]))
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def _check(doc: dict[str, Any]) -> CheckResult:
-    status = doc.get("status")
-    visibility = doc.get("visibility")
-
-    def text(key: str) -> str:
-        value = doc.get(key)
-        return value if isinstance(value, str) else ""
-
-    def optional(key: str) -> str | None:
-        value = doc.get(key)
-        return value if isinstance(value, str) else None
-
-    return CheckResult(
-        name=text("name") or text("id"),
-        id=text("id"),
-        status=status if status in ("passed", "failed", "error", "timeout", "skipped") else "error",
-        score=float(doc.get("score") or 0.0),
-        max_score=float(doc.get("max_score") or 0.0),
-        visibility="hidden" if visibility == "hidden" else "public",
-        message=text("message"),
-        hint=text("hint"),
-        location=_line(doc.get("location")),
-        blocked_by=optional("blocked_by"),
-        root_cause=optional("root_cause"),
-        nudge=text("nudge"),
-        fix=text("fix"),
-    )
-
-
 def last_lessons(folder: Path) -> list[str]:
     """The lessons with a last result in `folder`, in catalog order (01_... before ex1_...)."""
     doc = _read_json(folder / STATE_DIR / LAST_FILE)
@@ -355,16 +317,7 @@ def last_result(folder: Path, lesson: str) -> ExerciseResult | None:
     entry = doc.get(lesson) if isinstance(doc, dict) else None
     if not isinstance(entry, dict) or not isinstance(entry.get("checks"), list):
         return None
-    status = entry.get("status")
-    return ExerciseResult(
-        name=lesson,
-        title=str(entry.get("title", "")),
-        status=status
-        if status in ("passed", "failed", "error", "not_attempted", "skipped")
-        else "error",
-        checks=tuple(_check(c) for c in entry["checks"] if isinstance(c, dict)),
-        message=str(entry.get("message", "")),
-    )
+    return dataclasses.replace(ExerciseResult.from_json(entry), name=lesson)
 
 
 # -- what `grade` runs after grading ------------------------------------------------------

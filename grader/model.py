@@ -2,7 +2,11 @@
 
 Every report (terminal, HTML, JSON, Gradescope, JUnit) is a pure function of a
 `Report`. The model is frozen and typed; `Report.to_json()` is the versioned
-results contract (schema_version 1) that CI pipelines read.
+results contract (schema_version 1) that CI pipelines read, and `Report.from_json`
+(`ExerciseResult.from_json`, `CheckResult.from_json`) the one reader of it: what
+`grade hint` (`.grade/last.json`) and `grade batch` (students/NAME.json) read back.
+The reader is lenient: a missing or malformed field gets its default, an unknown
+status is `error`; images come back without their bytes, which the JSON does not hold.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from grader.sandbox.isolation import Isolation
+from grader.sandbox.isolation import LEVELS, Isolation
 
 SCHEMA_VERSION = 1
 
@@ -45,6 +49,30 @@ class SourceLine:
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "line": self.line, "code": self.code}
 
+    @classmethod
+    def from_json(cls, doc: Any) -> SourceLine | None:
+        if not isinstance(doc, dict):
+            return None
+        try:
+            return cls(str(doc["path"]), int(doc["line"]), str(doc["code"]))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+def _text(doc: dict[str, Any], key: str) -> str:
+    value = doc.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _optional_text(doc: dict[str, Any], key: str) -> str | None:
+    value = doc.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _number(doc: dict[str, Any], key: str) -> float:
+    value = doc.get(key)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
 
 @dataclass(frozen=True)
 class Artifact:
@@ -76,6 +104,14 @@ class NextStep:
             "todo": self.todo.to_json() if self.todo else None,
             "lesson": self.lesson,
         }
+
+    @classmethod
+    def from_json(cls, doc: Any) -> NextStep | None:
+        if not isinstance(doc, dict):
+            return None
+        return cls(
+            _text(doc, "command"), SourceLine.from_json(doc.get("todo")), _text(doc, "lesson")
+        )
 
 
 @dataclass(frozen=True)
@@ -116,6 +152,27 @@ class CheckResult:
             "hints_revealed": self.hints_revealed,
         }
 
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> CheckResult:
+        status = doc.get("status")
+        return cls(
+            name=_text(doc, "name") or _text(doc, "id"),
+            id=_text(doc, "id"),
+            status=status if status in CHECK_STATUSES else "error",
+            score=_number(doc, "score"),
+            max_score=_number(doc, "max_score"),
+            visibility="hidden" if doc.get("visibility") == "hidden" else "public",
+            message=_text(doc, "message"),
+            hint=_text(doc, "hint"),
+            location=SourceLine.from_json(doc.get("location")),
+            duration_s=_number(doc, "duration_s"),
+            blocked_by=_optional_text(doc, "blocked_by"),
+            root_cause=_optional_text(doc, "root_cause"),
+            nudge=_text(doc, "nudge"),
+            fix=_text(doc, "fix"),
+            hints_revealed=int(_number(doc, "hints_revealed")),
+        )
+
 
 @dataclass(frozen=True)
 class ExerciseResult:
@@ -153,6 +210,33 @@ class ExerciseResult:
             "duration_s": round(self.duration_s, 3),
             "next": self.next.to_json() if self.next else None,
         }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> ExerciseResult:
+        status = doc.get("status")
+        checks = doc.get("checks")
+        artifacts = doc.get("artifacts")
+        metrics = doc.get("metrics")
+        return cls(
+            name=_text(doc, "name"),
+            title=_text(doc, "title"),
+            status=status if status in EXERCISE_STATUSES else "error",
+            checks=tuple(CheckResult.from_json(c) for c in checks or () if isinstance(c, dict)),
+            message=_text(doc, "message"),
+            output=_text(doc, "output"),
+            artifacts=tuple(
+                Artifact(_text(a, "title"), _text(a, "media_type"), b"")
+                for a in artifacts or ()
+                if isinstance(a, dict)
+            ),
+            metrics=tuple(
+                (str(k), float(v))
+                for k, v in (metrics.items() if isinstance(metrics, dict) else ())
+                if isinstance(v, int | float)
+            ),
+            duration_s=_number(doc, "duration_s"),
+            next=NextStep.from_json(doc.get("next")),
+        )
 
 
 @dataclass(frozen=True)
@@ -201,6 +285,27 @@ class Report:
         if self.isolation is not None:
             doc["isolation"] = self.isolation.to_json()
         return doc
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> Report:
+        """The report a results JSON document (`to_json`, schema_version 1) describes."""
+        exercises = doc.get("exercises")
+        isolation = doc.get("isolation")
+        level = isolation.get("level") if isinstance(isolation, dict) else None
+        missing = isolation.get("missing") if isinstance(isolation, dict) else None
+        seed = doc.get("seed")
+        return cls(
+            exercises=tuple(
+                ExerciseResult.from_json(e) for e in exercises or () if isinstance(e, dict)
+            ),
+            seed=seed if isinstance(seed, int) else 0,
+            submission=_text(doc, "submission"),
+            grader_version=_text(doc, "grader_version"),
+            duration_s=_number(doc, "duration_s"),
+            isolation=None
+            if level not in LEVELS
+            else Isolation(level, tuple(str(m) for m in missing or ())),
+        )
 
 
 def without_timings(doc: Any) -> Any:

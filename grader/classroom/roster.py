@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import hints as hints_module
+from grader.model import ExerciseStatus, Report
 
 STUDENTS = "students"
 HINTS = "hints"  # OUT/hints/NAME.json: the student's own record of the hints they revealed
@@ -54,12 +55,18 @@ class Student:
         return None if self.hints is None else hints_module.count(self.hints)
 
     @property
+    def report(self) -> Report | None:
+        """The results, read back into the model (`Report.from_json`); None when grading
+        failed."""
+        return None if self.doc is None else Report.from_json(self.doc)
+
+    @property
     def status(self) -> str:
         """passed (full marks), failed, error (an exercise crashed or timed out),
         not_attempted (nothing done or no lesson files), grader_error."""
-        if self.doc is None:
+        if self.report is None:
             return "grader_error"
-        statuses = {e["status"] for e in self.doc["exercises"]}
+        statuses: set[ExerciseStatus] = {e.status for e in self.report.exercises}
         if "error" in statuses:
             return "error"
         if statuses <= {"not_attempted", "skipped"}:

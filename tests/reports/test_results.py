@@ -133,3 +133,38 @@ def test_non_finite_metric_is_written_as_null(validator: jsonschema.Draft202012V
     doc = json.loads(text)
     assert doc["exercises"][0]["metrics"] == {"ratio": None}
     validator.validate(doc)
+
+
+def test_from_json_reads_back_what_to_json_wrote() -> None:
+    """`Report.from_json` is the one reader of our results JSON: it rebuilds the model
+    (images without their bytes, which the JSON does not hold)."""
+    report = sample_report()
+    doc = json.loads(results.render(report))
+    again = Report.from_json(doc)
+    assert again.to_json() == {
+        **doc,
+        "exercises": [
+            {**e, "artifacts": [{**a, "bytes": 0} for a in e["artifacts"]]}
+            for e in doc["exercises"]
+        ],
+    }
+    assert again.exercises[0].checks[0].location == report.exercises[0].checks[0].location
+
+
+def test_from_json_is_lenient() -> None:
+    """A malformed document still reads: defaults for what is missing, `error` for an
+    unknown status."""
+    report = Report.from_json(
+        {
+            "exercises": [
+                {"name": "03_jit", "status": "exploded", "checks": [{"id": "t", "score": "x"}]}
+            ]
+        }
+    )
+    exercise = report.exercises[0]
+    assert (exercise.status, exercise.checks[0].status, exercise.checks[0].score) == (
+        "error",
+        "error",
+        0.0,
+    )
+    assert exercise.checks[0].name == "t" and report.isolation is None
