@@ -17,10 +17,10 @@ Each module has a docstring (its `--help` text), `add_arguments(parser)` and
     hint               the next level of help for a failing check
 
 Support modules: `shared` (the grading options, defined once for `grade` and
-the commands, and `UsageError`), `jobs` (one student's grading, for batch and
-cluster), `gradebook` (the CSV and the class summary, from per-student JSON),
-`cluster` (batch grading on a dask.distributed scheduler), `public` (hidden
-checks cut out of a suite's source), `course` (the course repository the
-instructor commands work on: the working folder or `--course PATH`) and `tree`
-(the installed grader's own files, copied into a release or a bundle).
+the commands, and `UsageError`) and `course` (the course repository the
+instructor commands work on: the working folder or `--course PATH`). A command
+declares its arguments and calls its feature's functions: `grader.course`
+(assign, public, release, ci_template, gradescope_bundle, verify, tree),
+`grader.batch` (jobs, grading, cluster, gradebook), `grader.classroom`,
+`grader.mutate.campaign`, `grader.watch.session`, `grader.hints`.
 """

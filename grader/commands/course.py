@@ -8,7 +8,7 @@
 
 `--solutions DIR` and `--exercises DIR` (relative to the working folder) still name a
 part on its own. The grader's own files (its package, suites and templates) come from
-the installed grader, never from the course: see `grader.commands.tree`.
+the installed grader, never from the course: see `grader.course.tree`.
 """
 
 from __future__ import annotations

@@ -32,7 +32,11 @@ from grader.course import assign, ci_template, public, tree
 # What students run: every other module of grader/commands/ is the instructor's.
 STUDENT_COMMANDS = ("__init__.py", "shared.py", "watch.py", "hint.py", "notebooks.py")
 STUDENT_TEMPLATES = ("notebook.html.j2", "report.html.j2")  # %grade's verdict, the report
-INSTRUCTOR_PACKAGES = ("mutate", "course", "batch")  # mutate (its equivalent mutants), course, batch
+INSTRUCTOR_PACKAGES = (
+    "mutate",
+    "course",
+    "batch",
+)  # mutate (its equivalent mutants), course, batch
 MARKER_FILE = ".grade-release"  # lets --force replace an earlier release, and nothing else
 SPEC = Path("docs") / "lesson-spec.md"  # the student-facing contract, shipped as it is
 # `.grade/` keeps a student's grading state, for their machine alone, but for `hints.json`:
