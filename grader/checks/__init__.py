@@ -3,13 +3,17 @@
 - `values`     arrays and pytrees against a reference; Hypothesis search with shrinking
 - `jit`        compiles under `jax.jit` and agrees with the eager call
 - `traces`     traced/compiled once for repeated same-shaped calls
-- `primitives` which primitives the jaxpr contains (nested jaxprs included)
-- `growth`     the jaxpr does not grow with the input (no unrolled Python loop)
+- `primitives` which operations the compiled program contains (every function of it)
+- `growth`     the compiled program does not grow with the input (no unrolled Python loop)
 - `vmap`       batched output equals a Python loop over the single-example function
 - `keys`       PRNG keys: no reuse, deterministic, key-dependent, raw keys accepted
 - `purity`     no mutation, no global state or RNG, no trace-time-only side effects
 - `timing`     step functions with known timing, to judge a student's timer
 - `files`      files student code wrote: listed, written or damaged in the sandbox (probes)
+
+`exported` is not a kind: it is how `primitives` and `growth` get their evidence (the
+program itself, parsed, refused or accepted, and run against a reference by the judge).
+`_bound` holds the JAX functions probes call, bound before any student module runs.
 
 `diagnose` is not a kind: it confirms a failure's likely cause against the observed numbers
 (ddof=1, a batch-size factor, a flipped update, a transpose, another axis, a shift, None
