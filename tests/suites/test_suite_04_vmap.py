@@ -8,7 +8,7 @@ from parallel_grading import Gradings
 
 from grader.catalog import read_suite
 from grader.checks.failure import CAUSE_LABEL
-from grader.commands.assign import stub_source
+from grader.course.assign import stub_source
 
 LESSON = "04_vmap"
 REPO = Path(__file__).resolve().parents[2]

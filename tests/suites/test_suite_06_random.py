@@ -7,7 +7,7 @@ import pytest
 from parallel_grading import Gradings
 
 from grader.catalog import read_suite
-from grader.commands.assign import stub_source
+from grader.course.assign import stub_source
 
 LESSON = "06_random"
 REPO = Path(__file__).resolve().parents[2]

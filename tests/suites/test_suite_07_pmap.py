@@ -9,7 +9,7 @@ from parallel_grading import folder
 
 from grader.catalog import read_suite
 from grader.checks.failure import CAUSE_LABEL
-from grader.commands.assign import stub_source
+from grader.course.assign import stub_source
 
 LESSON = "07_pmap"
 VARIANTS = (

@@ -6,7 +6,7 @@ from lesson_grading import REPO
 from parallel_grading import Gradings
 
 from grader.catalog import read_suite
-from grader.commands.assign import stub_source
+from grader.course.assign import stub_source
 
 LESSON = "08_mlp"
 # the checks of train's loop, gated on its accuracy

@@ -9,7 +9,7 @@ from lesson_grading import REPO, grade
 from parallel_grading import folder
 
 from grader.catalog import read_suite
-from grader.commands.assign import stub_source
+from grader.course.assign import stub_source
 
 LESSON = "11_frameworks"
 ALTERNATIVES = ("alternative", "sequential_custom_module", "named_layers_eqx_sequential")

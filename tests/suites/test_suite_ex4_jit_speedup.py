@@ -9,7 +9,7 @@ from lesson_grading import REPO
 from parallel_grading import Gradings
 
 from grader.catalog import read_suite
-from grader.commands.assign import stub_source
+from grader.course.assign import stub_source
 
 LESSON = "ex4_jit_speedup"
 ALTERNATIVES = ("alternative", "perf_counter_ns_block_each", "timer_class_time_time")

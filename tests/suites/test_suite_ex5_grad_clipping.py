@@ -8,7 +8,7 @@ from lesson_grading import REPO
 from parallel_grading import Gradings
 
 from grader.catalog import read_suite
-from grader.commands.assign import stub_source
+from grader.course.assign import stub_source
 
 LESSON = "ex5_grad_clipping"
 ALTERNATIVES = ("alternative", "manual_clip_scan", "trainer_class")
