@@ -21,8 +21,8 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, TypeVar, get_args
 
+from grader.levels import LEVELS, Level
 from grader.protocol.records import MAX_RECORDS
-from grader.sandbox.isolation import LEVELS, Level
 
 MAX_OUTPUT_CHARS = 1 << 20
 """A file's captured output in a reply: the worker keeps `Request.output_cap` bytes, at most this."""
