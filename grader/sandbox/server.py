@@ -9,6 +9,7 @@ decides a grade: the judge does, from what comes back.
 
 from __future__ import annotations
 
+import concurrent.futures.thread
 import functools
 import importlib.util
 import inspect
@@ -17,6 +18,7 @@ import os
 import socket
 import sys
 import sysconfig
+import threading
 import traceback
 import types
 from collections.abc import Callable
@@ -357,11 +359,44 @@ def read_source(lesson: str, lesson_dir: str) -> bytes | None:
 
 def thread_ids() -> frozenset[int]:
     """The Python threads running now, read through a reference bound before the student's
-    module ran (`serve` compares them before and after its import)."""
-    return frozenset(_current_frames())
+    module ran (`serve` compares them before and after its import), less the idle workers
+    of a library's thread pool (`idle_pool_worker`)."""
+    return frozenset(tid for tid, top in _current_frames().items() if not idle_pool_worker(top))
+
+
+def idle_pool_worker(top: Any) -> bool:
+    """Whether a thread whose innermost Python frame is `top` is a `concurrent.futures` pool
+    worker running only library code: its stack is the standard library's thread start, the
+    pool's `_worker` loop (compared by code object, bound before the student's module ran)
+    and, above it, frames of files in the Python installation alone (waiting for work, or
+    finishing a library's task: orbax's checkpointers keep such a pool and complete their
+    futures there). A thread running any code of the lesson file has one of its frames."""
+    frames = []
+    frame = top
+    while frame is not None:
+        frames.append(frame)
+        frame = frame.f_back
+    frames.reverse()  # outermost first
+    starts = 0
+    while starts < len(frames) and frames[starts].f_code in _THREAD_START:
+        starts += 1
+    if starts == 0 or starts >= len(frames) or frames[starts].f_code is not _POOL_WORKER:
+        return False
+    return all(f.f_code.co_filename.startswith(_LIBRARY_ROOTS) for f in frames[starts + 1 :])
 
 
 _current_frames = sys._current_frames
+_POOL_WORKER = concurrent.futures.thread._worker.__code__
+_THREAD_START = frozenset(
+    getattr(threading.Thread, name).__code__ for name in ("_bootstrap", "_bootstrap_inner", "run")
+)
+_LIBRARY_ROOTS = tuple(
+    {
+        os.path.join(os.path.realpath(sysconfig.get_paths()[key]), "")
+        for key in ("stdlib", "platstdlib", "purelib", "platlib")
+    }
+    | {os.path.join(os.path.dirname(os.path.realpath(concurrent.futures.thread.__file__)), "")}
+)
 
 
 def serve(

@@ -117,7 +117,13 @@ def test_piecewise_jit(student: Remote) -> None:
 )
 def test_piecewise_cond(student: Remote) -> None:
     primitives.assert_contains(
-        student.piecewise, (_f32(1.5),), "cond", what="piecewise(x)", fix=_COND_FIX
+        student.piecewise,
+        (_f32(1.5),),
+        "cond",
+        what="piecewise(x)",
+        fix=_COND_FIX,
+        reference=_ref_piecewise,
+        inputs=lambda rng: (np.float32(rng.uniform(-4.0, 4.0)),),  # both branches
     )
 
 
@@ -176,7 +182,12 @@ def test_running_sum_jit(student: Remote) -> None:
 )
 def test_running_sum_scan(student: Remote) -> None:
     primitives.assert_contains(
-        student.running_sum, _series(8), "scan", what="running_sum(xs)", fix=_SCAN_FIX
+        student.running_sum,
+        _series(8),
+        "scan",
+        what="running_sum(xs)",
+        fix=_SCAN_FIX,
+        reference=_ref_running_sum,
     )
 
 
@@ -190,7 +201,12 @@ def test_running_sum_scan(student: Remote) -> None:
 )
 def test_running_sum_no_growth(student: Remote) -> None:
     growth.assert_no_growth(
-        student.running_sum, _series, sizes=(4, 32), what="running_sum(xs)", fix=_SCAN_FIX
+        student.running_sum,
+        _series,
+        sizes=(4, 32),
+        what="running_sum(xs)",
+        fix=_SCAN_FIX,
+        reference=_ref_running_sum,
     )
 
 
@@ -251,6 +267,7 @@ def test_newton_loop_primitive(student: Remote) -> None:
         static_argnames=("n_iters",),
         what="newton_sqrt(a, n_iters)",
         fix=_LOOP_FIX,
+        reference=_ref_sqrt,
     )
 
 
@@ -270,6 +287,7 @@ def test_newton_no_growth(student: Remote) -> None:
         static_argnames=("n_iters",),
         what="newton_sqrt(a, n_iters)",
         fix=_LOOP_FIX,
+        reference=_ref_sqrt,  # a in [1, 4]: 5 Newton steps from any guess in [1, a] converge
     )
 
 

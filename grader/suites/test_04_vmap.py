@@ -259,6 +259,7 @@ def test_batch_predict_no_growth(student: Remote) -> None:
         lambda n: (params, _batch(n, 5)),
         sizes=(4, 32),
         what="batch_predict(params, xs)",
+        reference=lambda params, xs: np.stack([_ref_predict(params, x) for x in np.asarray(xs)]),
         cause="a Python loop (or list comprehension) over the examples unrolls: one copy of "
         "predict per example",
         fix=_IN_AXES_FIX,
@@ -334,6 +335,7 @@ def test_pairwise_no_growth(student: Remote) -> None:
         lambda n: (points(n), points(n + 3)),
         sizes=(4, 24),
         what="pairwise_sq_dists(a, b)",
+        reference=_ref_pairwise,
         cause="a Python loop over the rows of a or b unrolls: one copy of the distance per row",
         fix="nest two `jax.vmap`s: the inner over b, the outer over a",
     )

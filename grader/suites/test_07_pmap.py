@@ -318,6 +318,7 @@ def test_cross_device_reduction(student: Remote) -> None:
         (params, xs, ys),
         "psum",
         what="parallel_mean_grads(loss_fn, params, xs, ys)",
+        reference=lambda params, xs, ys: _ref_mean_grads(_mse, params, xs, ys),
         cause="the gradients are not averaged by a cross-device collective: no "
         "`jax.lax.pmean`/`psum` under `jax.pmap` (jax.pmap lowers to shard_map, and pmean "
         "appears as psum followed by a division)",

@@ -318,6 +318,9 @@ def test_no_growth(student: Remote) -> None:
         sizes=(4, 32),
         static_argnames=("loss_fn",),
         what="per_example_grads(loss_fn, params, xs, ys)",
+        reference=lambda _loss, params, xs, ys: vmap.loop_reference(
+            _GRADS[_mlp_loss], (params, xs, ys), (None, 0, 0)
+        ),
         cause="a loop over the examples (a `for` loop or a comprehension of `jax.grad` calls) "
         "unrolls: one copy of the gradient per example, so a loop is not vmap",
         fix=_VMAP_FIX,
