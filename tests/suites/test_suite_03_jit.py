@@ -72,6 +72,14 @@ def test_where_piecewise_has_the_right_values_but_no_cond(graded):
     assert "jnp.where" in message and "BOTH branches" in message and "jax.lax.cond" in message
 
 
+def test_a_branch_point_at_one_fails_the_values_between_zero_and_one(graded):
+    """`x > 1` for `x > 0`: only inputs in (0, 1] tell them apart, which a random search over
+    [-50, 50] may miss; the fixed edge points do not (the gated checks wait for the values)."""
+    g = graded("branch_at_one")
+    assert g.status("test_piecewise_values") == "failed"
+    assert "piecewise(0.25)" in g.message("test_piecewise_values")
+
+
 def test_unrolled_newton_has_no_loop_primitive_and_grows(graded):
     g = graded("unrolled_newton")
     g.assert_statuses(failed={"test_newton_loop_primitive", "test_newton_no_growth"})
