@@ -81,7 +81,9 @@ def test_stub_fails_every_check_as_not_implemented(graded):
 def test_python_loops_give_the_right_values_but_grow(graded):
     g = graded("python_loop")
     g.assert_statuses(failed={"test_batch_predict_no_growth", "test_pairwise_no_growth"})
-    assert "21 operations at n=4, 163 operations at n=32" in g.message("test_batch_predict_no_growth")
+    assert "21 operations at n=4, 163 operations at n=32" in g.message(
+        "test_batch_predict_no_growth"
+    )
     assert "one copy of predict per example" in g.message("test_batch_predict_no_growth")
     assert "nest two `jax.vmap`s" in g.message("test_pairwise_no_growth")
 
