@@ -23,16 +23,14 @@ Run `grade` first: hints are for the checks of the last grading of the lesson.
 from __future__ import annotations
 
 import argparse
-import re
-from collections.abc import Mapping
 from pathlib import Path
 
 from rich.text import Text
 
-from grader import hints
+from grader import hints, ladder
 from grader.commands import shared
 from grader.model import CheckResult, ExerciseResult
-from grader.reports import console, controls, groups, labels
+from grader.reports import console, controls, labels
 
 INDENT = "    "
 _STYLES = {hints.QUESTION: "yellow", hints.NUDGE: "cyan", hints.FIX: "green"}
@@ -56,119 +54,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-color", action="store_true", help="plain text output")
 
 
-def lesson_name(text: str) -> str:
-    """`03_jit` from `03_jit`, `03_jit.py` or `exercises/03_jit.ipynb`."""
-    name = Path(text).name
-    for suffix in (".py", ".ipynb"):
-        name = name.removesuffix(suffix)
-    return name
-
-
-def failing(exercise: ExerciseResult) -> list[CheckResult]:
-    """The checks that need help, in the order `grade` shows them."""
-    return [
-        entry.check
-        for entry in groups.entries(exercise)
-        if entry.check.status in labels.PROBLEM_STATUSES
-        and not labels.is_consequence(exercise, entry.check)
-    ]
-
-
-def has_more(check: CheckResult, seen: int, setting: hints.ShowFixes) -> bool:
-    """Whether `check` has a level of help beyond the `seen` one."""
-    return any(level.number > seen for level in hints.levels(check, setting))
-
-
-def choose(
-    exercise: ExerciseResult,
-    wanted: str,
-    revealed: Mapping[str, int] | None = None,
-    setting: hints.ShowFixes = hints.DEFAULT_SHOW_FIXES,
-) -> CheckResult | None:
-    """The check to help with: `wanted` (id or name); else the first failing one with help
-    left to reveal (`revealed`: check id -> level seen), so that the ladder moves on once a
-    check's help is all shown; else the first failing one."""
-    if not wanted:
-        found = failing(exercise)
-        seen = revealed or {}
-        fresh = [c for c in found if has_more(c, seen.get(c.id, hints.QUESTION), setting)]
-        return next(iter(fresh or found), None)
-    return named(exercise, wanted)
-
-
-def _words(text: str) -> list[str]:
-    return [w for w in re.split(r"[^0-9a-z]+", text.lower()) if w and w != "test"]
-
-
-def _matches(check: CheckResult, wanted: str) -> bool:
-    """`wanted` names `check`: a part of its id, or its words each begin a word of its id or
-    name, in order (`test_scan`, `sum scan`, `newton steps` for `test_newton_steps`)."""
-    key = wanted.strip().lower()
-    if key and key in check.id.lower():
-        return True
-    asked = _words(wanted)
-    if not asked:
-        return False
-    for words in (_words(check.id), _words(check.name)):
-        at = 0
-        for word in asked:
-            at = next((i + 1 for i in range(at, len(words)) if words[i].startswith(word)), -1)
-            if at < 0:
-                break
-        else:
-            return True
-    return False
-
-
-def named(exercise: ExerciseResult, wanted: str) -> CheckResult:
-    """The check of `exercise` that `wanted` names: its id or name exactly (any case), else
-    the one check `wanted` matches (`_matches`), else the one failing check among those it
-    matches; `UsageError` listing the candidates otherwise."""
-    key = wanted.strip().lower()
-    for check in exercise.checks:
-        if check.id.lower() in (key, f"test_{key}") or check.name.lower() == key:
-            return check
-    found = [c for c in exercise.checks if _matches(c, wanted)]
-    problems = [c for c in found if c.status in labels.PROBLEM_STATUSES]
-    if len(found) == 1 or len(problems) == 1:
-        return found[0] if len(found) == 1 else problems[0]
-
-    def listed(checks: list[CheckResult]) -> str:
-        return "\n".join(f"  {c.id}  ({c.name}; {labels.CHECK_PHRASES[c.status]})" for c in checks)
-
-    if found:
-        raise shared.UsageError(
-            f"{wanted!r} could be any of {len(found)} checks of {exercise.name}; give more of "
-            f"its id:\n{listed(found)}"
-        )
-    known = failing(exercise)
-    raise shared.UsageError(
-        f"{exercise.name} has no check {wanted!r}. "
-        + (f"Its failing checks:\n{listed(known)}" if known else "None of its checks fails.")
-    )
-
-
-def first_failing_lesson(folder: Path, setting: hints.ShowFixes) -> str:
-    """The first lesson (catalog order) whose last grading has a failing check with help
-    left to reveal; else the first with a failing check."""
-    graded = hints.last_lessons(folder)
-    if not graded:
-        raise shared.UsageError(
-            "no grading in this folder yet: run `grade` first, then ask for a hint"
-        )
-    revealed = hints.load_revealed(folder)
-    with_failures = []
-    for lesson in graded:
-        exercise = hints.last_result(folder, lesson)
-        if exercise is None or not failing(exercise):
-            continue
-        seen = revealed.get(lesson, {})
-        if any(has_more(c, seen.get(c.id, hints.QUESTION), setting) for c in failing(exercise)):
-            return lesson
-        with_failures.append(lesson)
-    return (with_failures or graded)[0]
-
-
 def state_folder(lesson: str) -> Path:
     """Where the last gradings are kept: the state folder of the lesson file's folder when
     `lesson` is a path (`solutions/03_jit.py`), else of what `grade` grades here."""
@@ -182,7 +67,18 @@ def run(args: argparse.Namespace) -> int:
         setting = hints.show_fixes(folder)
     except hints.SettingError as exc:
         raise shared.UsageError(str(exc)) from None
-    lesson = lesson_name(args.lesson) if args.lesson else first_failing_lesson(folder, setting)
+    try:
+        return _reveal(args, folder, setting)
+    except (ladder.NoSuchCheck, ladder.NothingGraded) as exc:
+        raise shared.UsageError(str(exc)) from None
+
+
+def _reveal(args: argparse.Namespace, folder: Path, setting: hints.ShowFixes) -> int:
+    """The next level of help for the check `args` name (or the ladder's next), printed."""
+    if args.lesson:
+        lesson = ladder.lesson_name(args.lesson)
+    else:
+        lesson = ladder.first_failing_lesson(folder, setting)
     exercise = hints.last_result(folder, lesson)
     if exercise is None:
         raise shared.UsageError(
@@ -192,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     exercise = controls.visible_in(exercise)
     out = console.stdout(no_color=args.no_color)
     revealed = hints.load_revealed(folder).get(lesson, {})
-    check = choose(exercise, args.check, revealed, setting)
+    check = ladder.choose(exercise, args.check, revealed, setting)
     if check is None:
         out.print(_no_check(exercise), soft_wrap=True)
         return 0
@@ -207,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     if new is not None:
         hints.save_revealed(folder, lesson, check.id, new.number)
         seen = new.number
-    problems = failing(exercise)
+    problems = ladder.failing(exercise)
     done = [] if args.check else problems[: problems.index(check)]
     if done:
         out.print(
@@ -220,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     after = [
         c
         for c in problems
-        if c is not check and has_more(c, revealed.get(c.id, hints.QUESTION), setting)
+        if c is not check and ladder.has_more(c, revealed.get(c.id, hints.QUESTION), setting)
     ]
     footer = _footer(lesson, check, available, seen, new is not None, setting)
     if not any(level.number > seen for level in available) and after:

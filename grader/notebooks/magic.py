@@ -230,7 +230,7 @@ class Grading:
     def reveal(self, result: ExerciseResult, folder: Path) -> str:
         """`--hint`: the next level of help for the first failing check with help left,
         remembered in `.grade/hints.json` as `grade hint` does."""
-        from grader.commands import hint as ladder
+        from grader import ladder
 
         setting = _setting(folder)
         seen = hints.load_revealed(folder).get(result.name, {})
@@ -248,7 +248,7 @@ class Grading:
 
     def more_help(self, result: ExerciseResult, folder: Path) -> bool:
         """Whether `--hint` has a level of help left to reveal for a failing check."""
-        from grader.commands import hint as ladder
+        from grader import ladder
 
         setting = _setting(folder)
         seen = hints.load_revealed(folder).get(result.name, {})
