@@ -117,13 +117,27 @@ def _cells(numbered: Iterable[tuple[int, str, tuple[str, ...]]]) -> list[source.
     return cells
 
 
+def is_setup_cell(text: str) -> bool:
+    """Whether a cell is the setup cell `grade notebooks` writes (it imports and loads the
+    grader: in a notebook it is tagged `skip-execution`, in a kernel's history it is not).
+    Leaving out whatever starts with its first line only leaves code ungraded."""
+    from grader.notebooks.export import SETUP_CELL
+
+    return text.lstrip().startswith(SETUP_CELL.splitlines()[0])
+
+
 def from_history(
     lesson: str, raw: Sequence[str], failed: Collection[int], expected: set[str]
 ) -> Built | None:
     """The lesson file of the cells the kernel ran (`raw`: IPython's raw input history,
     index = execution count, index 0 unused); None when none of them defines a name."""
     cells = _cells((n, text, ()) for n, text in enumerate(raw) if n > 0)
-    outcomes = [Outcome(c, "raised" if c.number in failed else "ran") for c in cells]
+    outcomes = [
+        Outcome(c, "skipped", reason="the grader's own setup cell")
+        if is_setup_cell(c.source)
+        else Outcome(c, "raised" if c.number in failed else "ran")
+        for c in cells
+    ]
     for outcome in outcomes:
         if outcome.status == "raised":
             outcome.error = "an error in the kernel"

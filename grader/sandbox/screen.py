@@ -115,7 +115,84 @@ def findings(source: bytes | None) -> list[Finding]:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return [Finding(getattr(exc, "lineno", 0) or 0, "the lesson file does not parse")]
+    cells = notebook_cells(tree)
+    if cells is not None:
+        return _cells_findings(cells)
     return _Screen().run(tree)
+
+
+def notebook_cells(tree: ast.Module) -> list[tuple[int, str]] | None:
+    """The cells of a lesson file built from a notebook (`grader.notebooks.module.render`:
+    a docstring, the import of `exec_cells`, one call of it on a literal list of
+    `(number, code, source)`, `del _exec_cells`), as `(number, code)`; None for any other
+    file. The wrapper is the grader's own: what runs is the cells' code, screened instead."""
+    body = tree.body
+    if len(body) != 4:
+        return None
+    doc, imported, call, delete = body
+    if not (
+        isinstance(doc, ast.Expr)
+        and isinstance(doc.value, ast.Constant)
+        and isinstance(doc.value.value, str)
+        and isinstance(imported, ast.ImportFrom)
+        and imported.module == "grader.notebooks.module"
+        and imported.level == 0
+        and [(a.name, a.asname) for a in imported.names] == [("exec_cells", "_exec_cells")]
+        and isinstance(delete, ast.Delete)
+        and [getattr(t, "id", None) for t in delete.targets] == ["_exec_cells"]
+        and isinstance(call, ast.Expr)
+        and isinstance(call.value, ast.Call)
+        and isinstance(call.value.func, ast.Name)
+        and call.value.func.id == "_exec_cells"
+        and not call.value.keywords
+        and len(call.value.args) == 3
+    ):
+        return None
+    namespace, label, listed = call.value.args
+    if not (
+        isinstance(namespace, ast.Call)
+        and isinstance(namespace.func, ast.Name)
+        and namespace.func.id == "globals"
+        and not namespace.args
+        and not namespace.keywords
+        and isinstance(label, ast.Constant)
+        and isinstance(label.value, str)
+    ):
+        return None
+    try:
+        cells = ast.literal_eval(listed)
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        return None
+    if not isinstance(cells, list) or not all(
+        isinstance(c, tuple)
+        and len(c) == 3
+        and isinstance(c[0], int)
+        and isinstance(c[1], str)
+        and isinstance(c[2], str)
+        for c in cells
+    ):
+        return None
+    return [(number, code) for number, code, _ in cells]
+
+
+def _cells_findings(cells: list[tuple[int, str]]) -> list[Finding]:
+    """The cells screened as the one module they make (a name bound in one cell is known
+    in the next), each finding named by its cell and the line in it."""
+    starts: list[tuple[int, int]] = []  # (first line in the joined text, cell number)
+    lines: list[str] = []
+    for number, code in cells:
+        starts.append((len(lines) + 1, number))
+        lines += code.splitlines() or [""]
+    try:
+        tree = ast.parse("\n".join(lines))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return [Finding(0, "the notebook's cells do not parse together")]
+    out = []
+    for found in _Screen().run(tree):
+        first, number = next(((f, n) for f, n in reversed(starts) if f <= found.line), (1, 0))
+        where = f"cell {number}, line {found.line - first + 1}" if found.line else ""
+        out.append(Finding(0, f"{where}: {found.what}" if where else found.what))
+    return out
 
 
 class _Screen(ast.NodeVisitor):

@@ -90,3 +90,24 @@ if __name__ == "__main__":
 def test_no_source_is_no_credit():
     assert "did not receive" in screen.message(screen.findings(None))
     assert "larger" in screen.message(screen.findings(b"#" * (screen.MAX_SOURCE_BYTES + 1)))
+
+
+def test_a_notebook_module_is_screened_by_its_cells() -> None:
+    """A lesson file built from a notebook imports the grader's `exec_cells` itself: its
+    cells are what runs, so they are what is screened (the setup cell left out)."""
+    from grader.notebooks import session
+    from grader.notebooks.export import SETUP_CELL
+
+    cells = ["", "import jax.numpy as jnp", "def f(x): return jnp.sin(x)", "%load_ext grader"]
+    clean = session.from_history("03_jit", cells, set(), {"f"})
+    assert clean is not None and screen.findings(clean.text.encode()) == []
+    setup = session.from_history(
+        "03_jit", [*cells, SETUP_CELL.format(install="jax-lesson-grader")], set(), {"f"}
+    )
+    assert setup is not None and screen.findings(setup.text.encode()) == []
+    tampering = session.from_history("03_jit", [*cells, "import gc"], set(), {"f"})
+    assert tampering is not None
+    (found,) = screen.findings(tampering.text.encode())
+    assert str(found) == "cell 4, line 1: reaches every live object (`gc`)"
+    forged = clean.text.replace("del _exec_cells", "import grader.sandbox\ndel _exec_cells")
+    assert any("grader" in str(f) for f in screen.findings(forged.encode()))
