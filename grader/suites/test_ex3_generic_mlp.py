@@ -279,6 +279,37 @@ def test_init_structure(student: Remote) -> None:
 
 
 @check(
+    "init_mlp gives every layer its own key",
+    points=1,
+    hint="If two layers have the same shape and are drawn with the same key, what do their "
+    "weights look like? How many subkeys does jax.random.split give you?",
+    nudge="Each layer's weights are a draw of their own: split the key into one subkey per layer.",
+    spec="Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically and by key use",
+    requires=("test_init_structure",),
+)
+def test_init_keys(student: Remote) -> None:
+    sizes = KEY_SIZES
+    params = student.init_mlp(jax.random.key(5), sizes)
+    ws = [np.asarray(params[f"layer{i}"]["w"]) for i in (1, 2, 3)]
+    for i in range(3):
+        for j in range(i + 1, 3):
+            if np.allclose(ws[i], ws[j]):
+                raise fail(
+                    f"init_mlp(key, {sizes}): the weights of layer{i + 1} and layer{j + 1}",
+                    expected="independent draws (different values)",
+                    observed="identical matrices",
+                    cause="both layers were drawn with the same key",
+                    fix="split the key once per layer: `keys = jax.random.split(key, len(sizes) - 1)`",
+                )
+    keys.assert_no_key_reuse(
+        student.init_mlp,
+        (jax.random.key(5), sizes),
+        static_argnames=("sizes",),
+        what="init_mlp(key, sizes)",
+    )
+
+
+@check(
     "init_mlp is deterministic per key and accepts raw PRNGKey keys",
     points=1,
     hint="Does your init depend on anything but the key you were given, and does it work "

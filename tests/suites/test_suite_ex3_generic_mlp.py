@@ -14,13 +14,14 @@ VARIANTS = (
     "alternative",
     "stub",
     "naive_leaves",
+    "one_key",
     "string_sorted",
     "tree_paths",
     "class_reduce_einsum",
     "jit_global_jitter",
     "numpy_bias",
 )
-MAX_SCORE = 14  # He statistics and per-layer keys: not in ex3's spec, no check
+MAX_SCORE = 15  # He statistics: not in ex3's spec, no check; key use is (its conventions)
 HIDDEN = {"test_init_key_use", "test_forward_pure"}
 FORWARD = {
     "test_forward_lesson",
@@ -119,3 +120,10 @@ def test_a_numpy_float64_bias_is_the_lesson_dict(graded):
     # ex3's spec asks for the lesson dict's names and shapes, not a dtype: a NumPy zero
     # bias (float64) is accepted, and the forward pass stays float32
     graded("numpy_bias").assert_statuses()
+
+
+@pytest.mark.slow
+def test_one_key_for_every_layer_fails_the_key_check_alone(graded):
+    g = graded("one_key")
+    g.assert_statuses(failed={"test_init_keys"})
+    assert "identical matrices" in g.message("test_init_keys")
