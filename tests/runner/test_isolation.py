@@ -71,7 +71,7 @@ def by_name(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
 # within 1 GiB (their stacks and malloc arenas reserve address space, not memory: without the
 # arena cap and the thread budget, "can't start new thread" at 1 GiB on 2 cores, and correct
 # solutions ran out of 4 GiB on 13; grader.runner.budget).
-EXTRA = {"infinite_loop": ["--timeout", "20"], "many_threads": ["--memory", "1"]}
+EXTRA = {"infinite_loop": ["--timeout", "30"], "many_threads": ["--memory", "1"]}
 
 # fault -> (status of 03_jit, a phrase its message must contain, highest fraction of 03_jit's points)
 CASES = {
