@@ -43,7 +43,7 @@ CHECK_PHRASES: dict[CheckStatus, str] = {
     "skipped": "skipped",
 }
 
-# How the runner (grader/runner/records.py) begins the message of a check that
+# How the runner (grader/runner/results.py) begins the message of a check that
 # never ran because of an earlier, exercise-level problem (an import error, a
 # crash, a timeout): reports show that problem once, not once per check.
 NOT_RUN = "not run:"

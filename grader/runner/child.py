@@ -28,7 +28,7 @@ import sys
 import traceback
 from typing import NoReturn
 
-from grader.protocol.worker import Request
+from grader.protocol.jobs import Request
 
 FILE_SIZE_LIMIT = 256 << 20
 SANDBOX_CACHE_ENV = "GRADE_SESSION_SANDBOX_CACHE"

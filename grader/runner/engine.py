@@ -2,7 +2,7 @@
 
 The parent never imports student code (nor JAX): it copies the lesson files to
 a private folder per exercise, asks a worker (`grader.runner.worker`) to run
-the suite there (`grader.protocol.worker`), and assembles the result from the
+the suite there (`grader.protocol.jobs`), and assembles the result from the
 records the judge sent and the way it ended. A worker that dies or stops
 answering is replaced; the exercise it was grading is reported as an error and
 the others go on.
@@ -41,9 +41,10 @@ from typing import IO, Literal, TypeVar
 import grader
 from grader.catalog import ExerciseSpec
 from grader.model import ExerciseResult, Report
-from grader.protocol import worker as wire
-from grader.protocol.worker import Ended, Ready, Request, Started
-from grader.runner import budget, cache, child, records
+from grader.protocol import jobs
+from grader.protocol.jobs import Ended, Ready, Request, Started
+from grader.runner import budget, cache, child
+from grader.runner import results as records
 from grader.runner.submission import Submission, copy_lessons, over_limit
 from grader.sandbox import exposure, isolation
 from grader.sandbox.isolation import Isolation, Level
@@ -254,8 +255,8 @@ class Worker:
         line = bytes(self._buffer[:end])
         del self._buffer[: end + 1]
         try:
-            return wire.decode_as(line, kind)
-        except wire.ProtocolError as exc:
+            return jobs.decode_as(line, kind)
+        except jobs.ProtocolError as exc:
             raise WorkerLost(f"the grading worker sent something unexpected ({exc})") from None
 
     def _take_stream(self, discard: bool = False) -> None:
@@ -280,7 +281,7 @@ class Worker:
         self._take_stream(discard=True)  # what an earlier file's grading left unread
         self._on_records = on_records
         try:
-            self.proc.stdin.write(wire.encode(request).encode())
+            self.proc.stdin.write(jobs.encode(request).encode())
             self.proc.stdin.flush()
         except OSError as exc:
             raise WorkerLost(f"the grading worker died ({exc})") from None

@@ -34,8 +34,9 @@ from pathlib import Path
 
 from grader.catalog import ExerciseSpec
 from grader.model import ExerciseResult, ExerciseStatus
-from grader.protocol.worker import Ended
-from grader.runner import cache, engine, records
+from grader.protocol.jobs import Ended
+from grader.runner import cache, engine
+from grader.runner import results as records
 from grader.runner import worker as warm
 from grader.runner.submission import Submission
 from grader.sandbox import isolation

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from grader.model import SourceLine
+from grader.protocol import jobs
 from grader.protocol import records as rec
-from grader.protocol import worker as wire
 
 PNG = rec.PNG_MAGIC + b"\x00" * 16
 WHERE = SourceLine("03_jit.py", 14, "for x in xs:")
@@ -176,8 +176,8 @@ def test_check_status_maps_anything_else_to_error() -> None:
 
 # -- parent <-> worker --------------------------------------------------------------------
 
-MESSAGES: list[wire.Message] = [
-    wire.Request(
+MESSAGES: list[jobs.Message] = [
+    jobs.Request(
         suite="/s/test_03_jit.py",
         workdir="/w",
         lesson_dir="/w/lessons",
@@ -196,9 +196,9 @@ MESSAGES: list[wire.Message] = [
         unjudged=("test_c",),
         stopped=("running_sum",),
     ),
-    wire.Ready(pid=12),
-    wire.Started(pid=13),
-    wire.Ended(
+    jobs.Ready(pid=12),
+    jobs.Started(pid=13),
+    jobs.Ended(
         exit_code=None,
         signal=9,
         timed_out=False,
@@ -210,16 +210,16 @@ MESSAGES: list[wire.Message] = [
         records_dropped=2,
         leftovers=1,
     ),
-    wire.Ended(),
+    jobs.Ended(),
 ]
 
 
 @pytest.mark.parametrize("message", MESSAGES, ids=lambda m: type(m).__name__)
-def test_every_worker_message_goes_to_a_line_and_back(message: wire.Message) -> None:
-    line = wire.encode(message)
+def test_every_worker_message_goes_to_a_line_and_back(message: jobs.Message) -> None:
+    line = jobs.encode(message)
     assert line.endswith("\n") and line.count("\n") == 1
-    assert wire.decode(line) == message
-    assert wire.decode_as(line, type(message)) == message
+    assert jobs.decode(line) == message
+    assert jobs.decode_as(line, type(message)) == message
 
 
 BAD_MESSAGES = {
@@ -228,8 +228,8 @@ BAD_MESSAGES = {
     "unknown field": json.dumps({"type": "started", "pid": 1, "extra": 2}),
     "missing field": json.dumps({"type": "started"}),
     "pid a string": json.dumps({"type": "started", "pid": "1"}),
-    "unknown level": json.dumps({**wire.to_json(MESSAGES[0]), "isolation": "none"}),
-    "negative timeout": json.dumps({**wire.to_json(MESSAGES[0]), "timeout_s": -1}),
+    "unknown level": json.dumps({**jobs.to_json(MESSAGES[0]), "isolation": "none"}),
+    "negative timeout": json.dumps({**jobs.to_json(MESSAGES[0]), "timeout_s": -1}),
     "records not strings": json.dumps({"type": "ended", "records": [{"type": "done"}]}),
     "exit code a bool": json.dumps({"type": "ended", "exit_code": True}),
 }
@@ -237,10 +237,10 @@ BAD_MESSAGES = {
 
 @pytest.mark.parametrize("line", BAD_MESSAGES.values(), ids=list(BAD_MESSAGES))
 def test_malformed_worker_messages_raise(line: str) -> None:
-    with pytest.raises(wire.ProtocolError):
-        wire.decode(line)
+    with pytest.raises(jobs.ProtocolError):
+        jobs.decode(line)
 
 
 def test_decode_as_refuses_another_message() -> None:
-    with pytest.raises(wire.ProtocolError, match="expected Ended, got Started"):
-        wire.decode_as(wire.encode(wire.Started(pid=1)), wire.Ended)
+    with pytest.raises(jobs.ProtocolError, match="expected Ended, got Started"):
+        jobs.decode_as(jobs.encode(jobs.Started(pid=1)), jobs.Ended)

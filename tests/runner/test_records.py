@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from grader.catalog import read_suite
-from grader.protocol.worker import Ended
-from grader.runner.records import Ending, assemble
+from grader.protocol.jobs import Ended
+from grader.runner.results import Ending, assemble
 
 SUITE = """
 LESSON = "demo"
@@ -249,7 +249,7 @@ def test_output_cap_notice(spec: Any) -> None:
 
 
 def test_a_rerun_replaces_only_the_checks_the_stopped_sandbox_could_not_run(spec: Any) -> None:
-    from grader.runner.records import merge, rerun_of
+    from grader.runner.results import merge, rerun_of
 
     first = ending(
         COLLECTED,
@@ -284,7 +284,7 @@ def test_a_rerun_replaces_only_the_checks_the_stopped_sandbox_could_not_run(spec
 
 
 def test_no_rerun_without_unrun_checks() -> None:
-    from grader.runner.records import rerun_of
+    from grader.runner.results import rerun_of
 
     assert rerun_of([json.dumps(ok("test_a")), json.dumps(DONE)]) is None
     forged = {"type": "unrun", "ids": ["test_zz"]}  # a check nobody reported: nothing to rerun

@@ -187,7 +187,7 @@ def test_a_warm_worker_streams_a_files_records_and_cancels_its_grading(tmp_path:
     """`engine.Worker.run(on_records=)` gets the judge's records while the file is graded
     (what `grade watch` draws early), and `cancel` stops a grading that would not end."""
     from grader import catalog
-    from grader.runner import engine, records
+    from grader.runner import engine, results
     from grader.runner.submission import find
 
     spec = next(s for s in catalog.exercises(SUITES) if s.name == "whoami")
@@ -208,7 +208,7 @@ def test_a_warm_worker_streams_a_files_records_and_cancels_its_grading(tmp_path:
             on_records=streamed.extend,
         )
         assert result.status == "passed", result
-        parsed = records.read_records(streamed, ids)
+        parsed = results.read_records(streamed, ids)
         assert parsed.done and set(parsed.results) == set(ids)  # every record, as they came
 
         folder = tmp_path / "hangs"
