@@ -6,11 +6,7 @@ Each row: (lesson, fixture, the check that fails, words the cause must contain, 
 must not contain). The fixtures are tests/fixtures/<lesson>/<fixture>.
 """
 
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
-from lesson_grading import grade
-from parallel_grading import WORKERS, folder
 
 from grader.checks.failure import CAUSE_LABEL
 
@@ -73,29 +69,21 @@ CASES = {
     ),
 }
 UNMATCHED = ("01_arrays", "median_centred", "test_standardize_values")
-
-
-@pytest.fixture(scope="module")
-def graded():
-    folders = {(lesson, name) for lesson, name, *_ in (*CASES.values(), UNMATCHED)}
-    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        longest_first = sorted(folders, key=lambda key: (key[0] != "08_mlp", key))
-        futures = {key: pool.submit(grade, folder(*key), key[0]) for key in longest_first}
-        yield lambda lesson, name: futures[(lesson, name)].result()
-
-
-def _cause(message):
-    lines = [line for line in message.splitlines() if line.strip().startswith(CAUSE_LABEL)]
-    return lines[0] if lines else ""
+# graded ahead by the `graded` fixture, the longest first
+VARIANTS = sorted(
+    {(lesson, name) for lesson, name, *_ in (*CASES.values(), UNMATCHED)},
+    key=lambda key: (key[0] != "08_mlp", key),
+)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_confirmed_mistake_is_named(graded, case):
     lesson, name, check_id, named, not_named = CASES[case]
-    result = graded(lesson, name).results[check_id]
+    g = graded(lesson, name)
+    result = g.results[check_id]
     assert result["status"] == "failed", result
-    cause = _cause(result["message"])
+    cause = g.cause(check_id)
     for words in named:
         assert words in cause, (words, result["message"])
     for words in not_named:

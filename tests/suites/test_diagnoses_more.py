@@ -7,11 +7,7 @@ Each row: (lesson, fixture, the check that fails, words the cause must contain, 
 must not contain). The fixtures are tests/fixtures/<lesson>/<fixture>.
 """
 
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
-from lesson_grading import grade
-from parallel_grading import WORKERS, folder
 
 from grader.checks.failure import CAUSE_LABEL
 
@@ -101,28 +97,18 @@ UNMATCHED = {
     "ex2_norms": ("ex2_per_example_grads", "wrong_labels", "test_norms"),
     "ex2_order": ("ex2_per_example_grads", "wrong_labels", "test_largest_order"),
 }
-
-
-@pytest.fixture(scope="module")
-def graded():
-    folders = {(lesson, name) for lesson, name, *_ in (*CASES.values(), *UNMATCHED.values())}
-    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        futures = {key: pool.submit(grade, folder(*key), key[0]) for key in sorted(folders)}
-        yield lambda lesson, name: futures[(lesson, name)].result()
-
-
-def _cause(message):
-    lines = [line for line in message.splitlines() if line.strip().startswith(CAUSE_LABEL)]
-    return lines[0] if lines else ""
+# graded ahead by the `graded` fixture
+VARIANTS = sorted({(lesson, name) for lesson, name, *_ in (*CASES.values(), *UNMATCHED.values())})
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_confirmed_mistake_is_named(graded, case):
     lesson, name, check_id, named, not_named = CASES[case]
-    result = graded(lesson, name).results[check_id]
+    g = graded(lesson, name)
+    result = g.results[check_id]
     assert result["status"] == "failed", result
-    cause = _cause(result["message"])
+    cause = g.cause(check_id)
     for words in named:
         assert words in cause, (words, result["message"])
     for words in not_named:

@@ -1,45 +1,16 @@
 """The 01_arrays suite graded against the solution, an alternative solution, the stub and
 broken submissions (each folder in its own subprocess, two at a time)."""
 
-from pathlib import Path
-
 import pytest
-from parallel_grading import Gradings
+from harness import lesson_files
 
 from grader.catalog import read_suite
-from grader.course.assign import stub_source
 
 LESSON = "01_arrays"
-REPO = Path(__file__).resolve().parents[2]
-VARIANTS = (
-    "solution",
-    "alternative",
-    "class_lax_onehot",
-    "put_fori_moveaxis",
-    "stub",
-    "overwrite",
-    "numpy_habits",
-    "numpy_copies",
-    "trace_time_prints",
-    "epsilon_inside_sqrt",
-    "list_indices",
-)
-
-
-@pytest.fixture(scope="module")
-def graded():
-    gradings = Gradings(LESSON, VARIANTS)
-    yield gradings
-    gradings.close()
-
-
-def test_stub_is_the_solution_with_its_bodies_removed():
-    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
-    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
 
 
 def test_suite_manifest():
-    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    spec = read_suite(lesson_files(LESSON).suite)
     assert spec.max_score == 18
     assert {c.id for c in spec.checks if c.visibility == "hidden"} == {
         "test_standardize_other_axes"

@@ -1,43 +1,16 @@
 """The 02_grad suite graded against the solution, an alternative solution, the stub and
 broken submissions (each folder in its own subprocess, two at a time)."""
 
-from pathlib import Path
-
 import pytest
-from parallel_grading import Gradings
+from harness import lesson_files
 
 from grader.catalog import read_suite
-from grader.course.assign import stub_source
 
 LESSON = "02_grad"
-REPO = Path(__file__).resolve().parents[2]
-VARIANTS = (
-    "solution",
-    "alternative",
-    "jacobians_partial",
-    "class_hvp",
-    "stub",
-    "finite_difference",
-    "float_convert",
-    "two_pass",
-    "trace_time_prints",
-)
-
-
-@pytest.fixture(scope="module")
-def graded():
-    gradings = Gradings(LESSON, VARIANTS)
-    yield gradings
-    gradings.close()
-
-
-def test_stub_is_the_solution_with_its_bodies_removed():
-    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
-    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
 
 
 def test_suite_manifest():
-    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    spec = read_suite(lesson_files(LESSON).suite)
     assert spec.max_score == 17
     assert {c.id for c in spec.checks if c.visibility == "hidden"} == {
         "test_derivative_of_derivative"

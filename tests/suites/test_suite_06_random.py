@@ -1,29 +1,12 @@
 """The 06_random suite graded against the solution, an alternative solution, the stub and
 broken submissions (each folder in its own subprocess, two at a time)."""
 
-from pathlib import Path
-
 import pytest
-from parallel_grading import Gradings
+from harness import lesson_files
 
 from grader.catalog import read_suite
-from grader.course.assign import stub_source
 
 LESSON = "06_random"
-REPO = Path(__file__).resolve().parents[2]
-VARIANTS = (
-    "solution",
-    "alternative",
-    "jitted_fold_in",
-    "key_stream",
-    "stub",
-    "same_key",
-    "global_rng",
-    "scalar_noise",
-    "box_muller",
-    "trace_time_numpy",
-    "uniform_draws",
-)
 
 
 # The checks that judge the three functions case by case, each case gated on its value check.
@@ -49,20 +32,8 @@ def _gated(g, check_ids, function, value_check):
     return set(check_ids)
 
 
-@pytest.fixture(scope="module")
-def graded():
-    gradings = Gradings(LESSON, VARIANTS)
-    yield gradings
-    gradings.close()
-
-
-def test_stub_is_the_solution_with_its_bodies_removed():
-    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
-    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
-
-
 def test_suite_manifest():
-    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    spec = read_suite(lesson_files(LESSON).suite)
     assert spec.max_score == 16
     hidden = {c.id for c in spec.checks if c.visibility == "hidden"}
     assert hidden == {"test_split_into_independent", "test_noisy_elementwise"}

@@ -1,50 +1,19 @@
 """The 07_pmap suite graded against the solution, the stub, an alternative solution and
-broken submissions, each in its own subprocess with 8 simulated devices."""
-
-from concurrent.futures import ThreadPoolExecutor
+broken submissions, each with 8 simulated devices (the suite's DEVICES)."""
 
 import pytest
-from lesson_grading import REPO, grade
-from parallel_grading import folder
+from harness import lesson_files
 
 from grader.catalog import read_suite
 from grader.checks.failure import CAUSE_LABEL
-from grader.course.assign import stub_source
 
 LESSON = "07_pmap"
-VARIANTS = (
-    "solution",
-    "alternative",
-    "decorator_psum",
-    "class_value_and_grad",
-    "stub",
-    "no_pmean",
-    "psum",
-    "vmap_mean",
-    "module_state",
-    "numpy_shard",
-    "first_device",
-)
 MAX_SCORE = 15
 HIDDEN = {"test_result_spans_devices", "test_other_loss_and_devices"}
 
 
-@pytest.fixture(scope="module")
-def graded():
-    with ThreadPoolExecutor(max_workers=2) as pool:  # two cores: two gradings at a time
-        futures = {
-            name: pool.submit(grade, folder(LESSON, name), LESSON, devices=8) for name in VARIANTS
-        }
-        yield lambda name: futures[name].result()
-
-
-def test_stub_is_the_solution_with_its_bodies_removed():
-    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
-    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
-
-
 def test_suite_manifest():
-    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    spec = read_suite(lesson_files(LESSON).suite)
     assert spec.max_score == MAX_SCORE
     assert {c.id for c in spec.checks if c.visibility == "hidden"} == HIDDEN
     assert spec.devices == 8

@@ -2,11 +2,9 @@
 broken submissions, each in its own subprocess."""
 
 import pytest
-from lesson_grading import REPO
-from parallel_grading import Gradings
+from harness import lesson_files
 
 from grader.catalog import read_suite
-from grader.course.assign import stub_source
 
 LESSON = "08_mlp"
 # the checks of train's loop, gated on its accuracy
@@ -17,29 +15,6 @@ LOOP_CHECKS = {
     "test_train_key_reuse",
 }
 TRAIN_CHECKS = {"test_train_accuracy", "test_train_history"} | LOOP_CHECKS
-VARIANTS = (
-    "solution",
-    "alternative",
-    "stub",
-    "xavier_reuse",
-    "naive_softmax_sum",
-    "not_jitted",
-    "retracing",
-    "no_reshuffle",
-    "fori_loop_train",
-    "class_scan_epoch",
-    "fori_loop_same_order",
-    "stale_opt_state",
-    "trace_counter",
-    "onehot_width",
-    "train_acc_on_test",
-    "sizes_off",
-    "loss_per_example",
-    "drops_opt_state",
-    "default_epochs",
-    "init_key_reused",
-    "numpy_order",
-)
 MAX_SCORE = 26
 HIDDEN = {"test_train_reshuffles"}
 # gated on train_step's one-step values (the purity check per case: accuracy's half is earned)
@@ -50,20 +25,8 @@ STEP_GATED = {
 }
 
 
-@pytest.fixture(scope="module")
-def graded():
-    gradings = Gradings(LESSON, VARIANTS)
-    yield gradings
-    gradings.close()
-
-
-def test_stub_is_the_solution_with_its_bodies_removed():
-    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
-    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
-
-
 def test_suite_manifest():
-    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    spec = read_suite(lesson_files(LESSON).suite)
     assert spec.max_score == MAX_SCORE
     assert {c.id for c in spec.checks if c.visibility == "hidden"} == HIDDEN
     assert spec.timeout_s == 240

@@ -2,11 +2,9 @@
 broken submissions, each in its own subprocess."""
 
 import pytest
-from lesson_grading import REPO
-from parallel_grading import Gradings
+from harness import lesson_files
 
 from grader.catalog import read_suite
-from grader.course.assign import stub_source
 
 LESSON = "09_optax"
 UPDATE_CHECKS = (
@@ -16,40 +14,14 @@ UPDATE_CHECKS = (
     "test_schedule_drives_learning_rate",
     "test_defaults",
 )
-VARIANTS = (
-    "solution",
-    "alternative",
-    "stub",
-    "clip_after",
-    "adam_no_decay",
-    "hardcoded",
-    "elementwise_clip",
-    "python_schedule",
-    "late_decay",
-    "tree_util_clip",
-    "class_schedule_named_chain",
-    "trace_counter",
-)
 MAX_SCORE = 18
 HIDDEN = {"test_schedule_drives_learning_rate"}
 # gated on test_clip_before_adamw (test_pure per case: the schedule's half stays earned)
 CHAIN_GATED = {"test_optimizer_interface", "test_update_jits", "test_pure"}
 
 
-@pytest.fixture(scope="module")
-def graded():
-    gradings = Gradings(LESSON, VARIANTS)
-    yield gradings
-    gradings.close()
-
-
-def test_stub_is_the_solution_with_its_bodies_removed():
-    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
-    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
-
-
 def test_suite_manifest():
-    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    spec = read_suite(lesson_files(LESSON).suite)
     assert spec.max_score == MAX_SCORE
     assert {c.id for c in spec.checks if c.visibility == "hidden"} == HIDDEN
 

@@ -2,29 +2,11 @@
 and broken submissions, each in its own subprocess."""
 
 import pytest
-from lesson_grading import REPO
-from parallel_grading import Gradings
+from harness import lesson_files
 
 from grader.catalog import read_suite
-from grader.course.assign import stub_source
 
 LESSON = "10_checkpoint"
-VARIANTS = (
-    "solution",
-    "alternative",
-    "stub",
-    "pickle_plain",
-    "pickle_dicts",
-    "naive_npz",
-    "orbax_dir",
-    "flax_msgpack",
-    "orbax_unwrapped",
-    "foreign_keyerror",
-    "len_check",
-    "sharding_like",
-    "str_paths",
-    "restores_as_jax",
-)
 # property checks of the files, gated on the params round trip
 GATED = {
     "test_missing_file",
@@ -37,20 +19,8 @@ MAX_SCORE = 16
 HIDDEN = {"test_dtypes_survive", "test_exact_path"}
 
 
-@pytest.fixture(scope="module")
-def graded():
-    gradings = Gradings(LESSON, VARIANTS)
-    yield gradings
-    gradings.close()
-
-
-def test_stub_is_the_solution_with_its_bodies_removed():
-    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
-    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
-
-
 def test_suite_manifest():
-    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    spec = read_suite(lesson_files(LESSON).suite)
     assert spec.max_score == MAX_SCORE
     assert {c.id for c in spec.checks if c.visibility == "hidden"} == HIDDEN
 

@@ -2,54 +2,23 @@
 broken submissions, and a machine without the frameworks extra."""
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from lesson_grading import REPO, grade
-from parallel_grading import folder
+from harness import REPO, lesson_files
 
 from grader.catalog import read_suite
-from grader.course.assign import stub_source
 
 LESSON = "11_frameworks"
 ALTERNATIVES = ("alternative", "sequential_custom_module", "named_layers_eqx_sequential")
-VARIANTS = (
-    "solution",
-    *ALTERNATIVES,
-    "stub",
-    "wrong_sizes",
-    "relu_mistakes",
-    "print_and_softmax",
-    "without_extras",
-)
 MAX_SCORE = 16
 HIDDEN = {"test_equinox_keys"}
-
-
-def _env(name):
-    if name != "without_extras":
-        return None
-    site = folder(LESSON, name) / "site"  # fake flax/equinox packages whose import fails
-    return {"PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
-
-
-@pytest.fixture(scope="module")
-def graded():
-    with ThreadPoolExecutor(max_workers=2) as pool:  # two cores: two gradings at a time
-        futures = {
-            name: pool.submit(grade, folder(LESSON, name), LESSON, extra_env=_env(name))
-            for name in VARIANTS
-        }
-        yield lambda name: futures[name].result()
-
-
-def test_stub_is_the_solution_with_its_bodies_removed():
-    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
-    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
+# fake flax/equinox packages whose import fails: a machine without the extra
+_SITE = lesson_files(LESSON).fixtures / "without_extras" / "site"
+EXTRA_ENV = {"without_extras": {"PYTHONPATH": os.pathsep.join([str(_SITE), str(REPO)])}}
 
 
 def test_suite_manifest():
-    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    spec = read_suite(lesson_files(LESSON).suite)
     assert spec.max_score == MAX_SCORE
     assert {c.id for c in spec.checks if c.visibility == "hidden"} == HIDDEN
     assert spec.requires == ("flax", "equinox")

@@ -2,32 +2,11 @@
 and broken submissions (each in its own subprocess)."""
 
 import pytest
-from lesson_grading import REPO
-from parallel_grading import Gradings
+from harness import lesson_files
 
 from grader.catalog import read_suite
-from grader.course.assign import stub_source
 
 LESSON = "ex1_dropout"
-VARIANTS = (
-    "solution",
-    "alternative",
-    "flax_scan",
-    "class_fori",
-    "stub",
-    "keep_probability",
-    "one_key",
-    "no_rescale",
-    "numpy_salt",
-    "layer_counter",
-    "rate_one_nan",
-    "rate_one_zero_division",
-    "fixed_rate",
-    "eval_by_default",
-    "compare_defaults",
-    "compare_arrays",
-    "eval_minus_bias",
-)
 MAX_SCORE = 22
 HIDDEN = {"test_dropout_independent", "test_dropout_pure", "test_forward_logits"}
 # the broken fixtures leave compare_dropout unwritten (it trains twice)
@@ -41,20 +20,8 @@ DROPOUT_GATED = {
 }
 
 
-@pytest.fixture(scope="module")
-def graded():
-    gradings = Gradings(LESSON, VARIANTS)
-    yield gradings
-    gradings.close()
-
-
-def test_stub_is_the_solution_with_its_bodies_removed():
-    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
-    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
-
-
 def test_suite_manifest():
-    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    spec = read_suite(lesson_files(LESSON).suite)
     assert spec.max_score == MAX_SCORE
     assert {c.id for c in spec.checks if c.visibility == "hidden"} == HIDDEN
     assert all("?" in c.hint for c in spec.checks)  # hints are leading questions

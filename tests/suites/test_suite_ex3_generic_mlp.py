@@ -2,25 +2,11 @@
 solution and the two pytree traps (each in its own subprocess)."""
 
 import pytest
-from lesson_grading import REPO
-from parallel_grading import Gradings
+from harness import lesson_files
 
 from grader.catalog import read_suite
-from grader.course.assign import stub_source
 
 LESSON = "ex3_generic_mlp"
-VARIANTS = (
-    "solution",
-    "alternative",
-    "stub",
-    "naive_leaves",
-    "one_key",
-    "string_sorted",
-    "tree_paths",
-    "class_reduce_einsum",
-    "jit_global_jitter",
-    "numpy_bias",
-)
 MAX_SCORE = 15  # He statistics: not in ex3's spec, no check; key use is (its conventions)
 HIDDEN = {"test_init_key_use", "test_forward_pure"}
 FORWARD = {
@@ -33,20 +19,8 @@ FORWARD = {
 }
 
 
-@pytest.fixture(scope="module")
-def graded():
-    gradings = Gradings(LESSON, VARIANTS)
-    yield gradings
-    gradings.close()
-
-
-def test_stub_is_the_solution_with_its_bodies_removed():
-    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
-    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
-
-
 def test_suite_manifest():
-    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    spec = read_suite(lesson_files(LESSON).suite)
     assert spec.max_score == MAX_SCORE
     assert {c.id for c in spec.checks if c.visibility == "hidden"} == HIDDEN
     assert all("?" in c.hint for c in spec.checks)  # hints are leading questions

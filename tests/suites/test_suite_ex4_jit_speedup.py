@@ -5,25 +5,12 @@ functions with known behaviour (grader.checks.timing), so these hold on a busy m
 import base64
 
 import pytest
-from lesson_grading import REPO
-from parallel_grading import Gradings
+from harness import lesson_files
 
 from grader.catalog import read_suite
-from grader.course.assign import stub_source
 
 LESSON = "ex4_jit_speedup"
 ALTERNATIVES = ("alternative", "perf_counter_ns_block_each", "timer_class_time_time")
-VARIANTS = (
-    "solution",
-    *ALTERNATIVES,
-    "stub",
-    "no_block",
-    "compile_included",
-    "no_warmup",
-    "constant_timings",
-    "first_calls_unwaited",
-    "short_defaults",
-)
 MAX_SCORE = 18
 HIDDEN = set()  # the eager/jit check is the value check the others stand on: visible
 SPEEDUP = {  # no_warmup leaves jit_speedup unwritten
@@ -35,20 +22,8 @@ SPEEDUP = {  # no_warmup leaves jit_speedup unwritten
 }
 
 
-@pytest.fixture(scope="module")
-def graded():
-    gradings = Gradings(LESSON, VARIANTS)
-    yield gradings
-    gradings.close()
-
-
-def test_stub_is_the_solution_with_its_bodies_removed():
-    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
-    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
-
-
 def test_suite_manifest():
-    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    spec = read_suite(lesson_files(LESSON).suite)
     assert spec.max_score == MAX_SCORE
     assert {c.id for c in spec.checks if c.visibility == "hidden"} == HIDDEN
     assert all("?" in c.hint for c in spec.checks)  # hints are leading questions

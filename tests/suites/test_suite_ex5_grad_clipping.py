@@ -4,33 +4,12 @@ solution and broken submissions (each in its own subprocess)."""
 import base64
 
 import pytest
-from lesson_grading import REPO
-from parallel_grading import Gradings
+from harness import lesson_files
 
 from grader.catalog import read_suite
-from grader.course.assign import stub_source
 
 LESSON = "ex5_grad_clipping"
 ALTERNATIVES = ("alternative", "manual_clip_scan", "trainer_class")
-VARIANTS = (
-    "solution",
-    *ALTERNATIVES,
-    "stub",
-    "clip_after_adam",
-    "norms_after_clipping",
-    "one_curve",
-    "stale_opt_state",
-    "numpy_shuffle",
-    "clip_ignored",
-    "same_key_layers",
-    "default_lr_changed",
-    "batch_off_by_one",
-    "numpy_scalars",
-    "uphill",
-    "default_batch_changed",
-    "shuffle_key_reused",
-    "small_init",
-)
 MAX_SCORE = 22
 HIDDEN = {"test_norms_exact", "test_plot_lines"}
 # two broken fixtures leave train_recording_grad_norms unwritten (its runs are the costly part)
@@ -53,20 +32,8 @@ GATED_ON_FIRST_STEP = {
 }
 
 
-@pytest.fixture(scope="module")
-def graded():
-    gradings = Gradings(LESSON, VARIANTS)
-    yield gradings
-    gradings.close()
-
-
-def test_stub_is_the_solution_with_its_bodies_removed():
-    solution = (REPO / "solutions" / f"{LESSON}.py").read_text()
-    assert stub_source(solution, LESSON) == (REPO / "exercises" / f"{LESSON}.py").read_text()
-
-
 def test_suite_manifest():
-    spec = read_suite(REPO / "grader" / "suites" / f"test_{LESSON}.py")
+    spec = read_suite(lesson_files(LESSON).suite)
     assert spec.max_score == MAX_SCORE
     assert {c.id for c in spec.checks if c.visibility == "hidden"} == HIDDEN
     assert all("?" in c.hint for c in spec.checks)  # hints are leading questions

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 import trivial
-from lesson_grading import REPO
+from harness import REPO
 
 from grader.catalog import exercises
 

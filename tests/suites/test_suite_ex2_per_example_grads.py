@@ -2,26 +2,11 @@
 solutions and broken submissions, each in its own subprocess (as the runner grades)."""
 
 import pytest
-from lesson_grading import FIXTURES, REPO, grade
 
 pytestmark = pytest.mark.slow
 
 LESSON = "ex2_per_example_grads"
-_CACHE = {}
 GATED = {"test_mean_is_full_batch_grad", "test_no_growth", "test_jittable", "test_pure"}
-
-
-@pytest.fixture(scope="module")
-def graded():
-    def run(name):
-        if name not in _CACHE:
-            folder = {"solution": REPO / "solutions", "stub": REPO / "exercises"}.get(
-                name, FIXTURES / LESSON / name
-            )
-            _CACHE[name] = grade(folder, LESSON)
-        return _CACHE[name]
-
-    return run
 
 
 def test_solution_passes_every_check(graded):
