@@ -258,20 +258,29 @@ class Graded:
 # compilation cache. The fixtures of a lesson share most of their compilations (the
 # reference's, JAX's own), which then run once instead of once per grading. Tracing still
 # happens in every process, so trace-counting checks see what they would see without it.
-_RUN_HOME = os.environ.get("GRADER_TESTS_HOME")
-if _RUN_HOME and os.path.isdir(_RUN_HOME):
-    _SHARED = Path(_RUN_HOME) / "suite-gradings"
-    _SHARED.mkdir(exist_ok=True)
-else:  # outside this repository's tests/conftest.py: this process's own
-    _SHARED = Path(tempfile.mkdtemp(prefix="grader-test-gradings-"))
-    atexit.register(shutil.rmtree, _SHARED, ignore_errors=True)
-_COMPILE_CACHE = _SHARED / "xla-cache"
-_COMPILE_CACHE.mkdir(exist_ok=True)
-_CACHE_ENV = {
-    "JAX_COMPILATION_CACHE_DIR": str(_COMPILE_CACHE),
-    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
-    "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
-}
+
+
+@cache
+def _shared() -> Path:
+    """The run's folder (read when first needed: the run's home is set at configure time,
+    after an initial conftest may have imported this module)."""
+    home = os.environ.get("GRADER_TESTS_HOME")
+    if home and os.path.isdir(home):
+        shared = Path(home) / "suite-gradings"
+    else:  # outside this repository's tests/conftest.py: this process's own
+        shared = Path(tempfile.mkdtemp(prefix="grader-test-gradings-"))
+        atexit.register(shutil.rmtree, shared, ignore_errors=True)
+    (shared / "xla-cache").mkdir(parents=True, exist_ok=True)
+    return shared
+
+
+def _cache_env() -> dict[str, str]:
+    return {
+        "JAX_COMPILATION_CACHE_DIR": str(_shared() / "xla-cache"),
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+    }
+
 
 _IDLE: list[Worker] = []
 _POOL_LOCK = threading.Lock()
@@ -282,8 +291,9 @@ def _take_worker() -> Worker:
     with _POOL_LOCK:
         if _IDLE:
             return _IDLE.pop()
-        saved = {k: os.environ.get(k) for k in _CACHE_ENV}
-        os.environ.update(_CACHE_ENV)  # a worker's environment is this process's, at its start
+        cache_env = _cache_env()
+        saved = {k: os.environ.get(k) for k in cache_env}
+        os.environ.update(cache_env)  # a worker's environment is this process's, at its start
         try:
             preload = tuple(sorted({m for spec in exercises() for m in spec.imports}))
             return Worker(Path(_LOGS), preload)
@@ -309,7 +319,7 @@ def _slot() -> Iterator[None]:
     """One of the run's WORKERS grading slots (a lock file each, free when its holder ends)."""
     while True:
         for i in range(WORKERS):
-            fh = open(_SHARED / f"slot-{i}.lock", "a")  # noqa: SIM115
+            fh = open(_shared() / f"slot-{i}.lock", "a")  # noqa: SIM115
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -374,7 +384,7 @@ def _grade_in_subprocess(
     timeout: float,
     extra_env: Mapping[str, str],
 ) -> Graded:
-    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONDONTWRITEBYTECODE="1", **_CACHE_ENV)
+    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONDONTWRITEBYTECODE="1", **_cache_env())
     env.pop("PYTEST_ADDOPTS", None)
     env.update(extra_env)
     if devices > 1:
@@ -466,10 +476,10 @@ class Gradings:
         devices = suite_devices(lesson)
         tag = json.dumps([lesson, variant, devices, sorted((env or {}).items())])
         stem = f"{lesson}--{variant}--{hashlib.sha256(tag.encode()).hexdigest()[:12]}"
-        done = _SHARED / f"{stem}.json"
+        done = _shared() / f"{stem}.json"
         if done.exists():
             return Graded.from_json(done.read_text())
-        with open(_SHARED / f"{stem}.lock", "a") as lock:
+        with open(_shared() / f"{stem}.lock", "a") as lock:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
             except BlockingIOError:

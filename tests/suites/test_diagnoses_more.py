@@ -105,14 +105,7 @@ VARIANTS = sorted({(lesson, name) for lesson, name, *_ in (*CASES.values(), *UNM
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_confirmed_mistake_is_named(graded, case):
     lesson, name, check_id, named, not_named = CASES[case]
-    g = graded(lesson, name)
-    result = g.results[check_id]
-    assert result["status"] == "failed", result
-    cause = g.cause(check_id)
-    for words in named:
-        assert words in cause, (words, result["message"])
-    for words in not_named:
-        assert words not in cause, (words, result["message"])
+    graded(lesson, name).assert_fails(check_id, cause=named, not_cause=not_named)
 
 
 @pytest.mark.slow

@@ -19,12 +19,12 @@ def test_suite_manifest():
 
 @pytest.mark.slow
 def test_solution_passes_every_check(graded):
-    graded("solution").assert_statuses()
+    graded("solution").assert_full_marks()
 
 
 @pytest.mark.slow
 def test_alternative_solution_passes_every_check(graded):
-    graded("alternative").assert_statuses()
+    graded("alternative").assert_full_marks()
 
 
 @pytest.mark.slow
@@ -38,7 +38,7 @@ def test_alternative_solution_passes_every_check(graded):
     ],
 )
 def test_other_idioms_pass_every_check(graded, variant):
-    graded(variant).assert_statuses()
+    graded(variant).assert_full_marks()
 
 
 @pytest.mark.slow
@@ -136,4 +136,4 @@ def test_an_epsilon_under_the_square_root(graded):
 def test_indices_used_as_given_pass_every_check(graded):
     """The spec's arguments are arrays: add_at indexing with `indices` as given is correct
     (a Python list would not index, but the spec never passes one)."""
-    graded("list_indices").assert_statuses()
+    graded("list_indices").assert_full_marks()

@@ -19,12 +19,12 @@ def test_suite_manifest():
 
 @pytest.mark.slow
 def test_solution_passes_every_check(graded):
-    graded("solution").assert_statuses()
+    graded("solution").assert_full_marks()
 
 
 @pytest.mark.slow
 def test_alternative_solution_passes_every_check(graded):
-    graded("alternative").assert_statuses()
+    graded("alternative").assert_full_marks()
 
 
 @pytest.mark.slow
@@ -38,7 +38,7 @@ def test_alternative_solution_passes_every_check(graded):
     ],
 )
 def test_other_idioms_pass_every_check(graded, variant):
-    graded(variant).assert_statuses()
+    graded(variant).assert_full_marks()
 
 
 @pytest.mark.slow

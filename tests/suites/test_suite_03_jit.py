@@ -9,12 +9,12 @@ LESSON = "03_jit"
 
 
 def test_solution_passes_every_check(graded):
-    graded("solution").assert_statuses()
+    graded("solution").assert_full_marks()
 
 
 def test_alternative_solution_passes(graded):
     # jitted by the student, lax.cond with jnp functions, a tuple carry, a while_loop
-    graded("alternative").assert_statuses()
+    graded("alternative").assert_full_marks()
 
 
 @pytest.mark.parametrize(
@@ -31,7 +31,7 @@ def test_alternative_solution_passes(graded):
     ],
 )
 def test_other_idioms_pass_every_check(graded, variant):
-    graded(variant).assert_statuses()
+    graded(variant).assert_full_marks()
 
 
 def test_stub_fails_every_check_as_not_implemented(graded):

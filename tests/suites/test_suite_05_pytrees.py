@@ -18,12 +18,12 @@ def test_suite_manifest():
 
 @pytest.mark.slow
 def test_solution_passes_every_check(graded):
-    graded("solution").assert_statuses()
+    graded("solution").assert_full_marks()
 
 
 @pytest.mark.slow
 def test_alternative_solution_passes_every_check(graded):
-    graded("alternative").assert_statuses()
+    graded("alternative").assert_full_marks()
 
 
 @pytest.mark.slow
@@ -31,7 +31,7 @@ def test_alternative_solution_passes_every_check(graded):
 def test_correct_alternatives_in_other_idioms_pass_every_check(graded, idiom):
     """ravel_pytree: one long vector and its unravel; paths_jitted: a class of static
     operations, jax.tree_util paths, @jax.jit-decorated functions, optax.tree.norm."""
-    graded(idiom).assert_statuses()
+    graded(idiom).assert_full_marks()
 
 
 @pytest.mark.slow
@@ -111,7 +111,7 @@ def test_module_state_is_impure_even_with_right_values(graded):
 def test_explicit_recursion_over_the_named_containers_passes_every_check(graded):
     """dicts, lists, tuples and namedtuples walked by hand: the spec names no other container
     (a None in the tree, which this code takes for a leaf, is not asked for)."""
-    graded("explicit_recursion").assert_statuses()
+    graded("explicit_recursion").assert_full_marks()
 
 
 def _cause(message):

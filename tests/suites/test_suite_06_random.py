@@ -41,7 +41,7 @@ def test_suite_manifest():
 
 @pytest.mark.slow
 def test_solution_passes_every_check(graded):
-    graded("solution").assert_statuses()
+    graded("solution").assert_full_marks()
 
 
 @pytest.mark.slow
@@ -54,7 +54,7 @@ def test_alternative_solution_passes_every_check(graded):
 def test_correct_alternatives_in_other_idioms_pass_every_check(graded, idiom):
     """jitted_fold_in: functools.partial(jax.jit) decorators, a vmapped fold_in;
     key_stream: a class splitting a key chain, subkeys as a tuple."""
-    graded(idiom).assert_statuses()
+    graded(idiom).assert_full_marks()
 
 
 @pytest.mark.slow

@@ -21,12 +21,12 @@ def test_suite_manifest():
 
 @pytest.mark.slow
 def test_solution_passes_every_check(graded):
-    graded("solution").assert_statuses()
+    graded("solution").assert_full_marks()
 
 
 @pytest.mark.slow
 def test_alternative_solution_passes(graded):
-    graded("alternative").assert_statuses()
+    graded("alternative").assert_full_marks()
 
 
 @pytest.mark.slow
@@ -35,7 +35,7 @@ def test_correct_alternatives_in_other_idioms_pass_every_check(graded, idiom):
     """decorator_psum: split and stack, replicated params, a pmap decorator, psum / psum(1);
     class_value_and_grad: a data-parallel class pmeaning (loss, grads), reshape with -1;
     numpy_shard: shard as a NumPy reshape on the host (not jittable: the spec does not ask)."""
-    graded(idiom).assert_statuses()
+    graded(idiom).assert_full_marks()
 
 
 @pytest.mark.slow

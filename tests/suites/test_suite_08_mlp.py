@@ -35,7 +35,7 @@ def test_suite_manifest():
 @pytest.mark.slow
 def test_solution_passes_every_check(graded):
     g = graded("solution")
-    g.assert_statuses()
+    g.assert_full_marks()
     metrics = [r for r in g.records if r["type"] == "metric" and r["name"] == "test_accuracy"]
     assert metrics and metrics[0]["value"] >= 0.95
 
@@ -46,7 +46,7 @@ def test_alternative_solutions_pass(graded, name):
     # fori_loop_train: train_step runs inside lax.fori_loop (traced once per epoch shape),
     # loss_fn one-hot encodes the lesson's 10 classes; class_scan_epoch: lax.scan over the
     # epoch's batches, a class behind the module names, optax's integer-label loss.
-    graded(name).assert_statuses()
+    graded(name).assert_full_marks()
 
 
 @pytest.mark.slow

@@ -28,7 +28,7 @@ def test_suite_manifest():
 
 @pytest.mark.slow
 def test_solution_passes_every_check(graded):
-    graded("solution").assert_statuses()
+    graded("solution").assert_full_marks()
 
 
 @pytest.mark.slow
@@ -37,7 +37,7 @@ def test_alternative_solutions_pass(graded, name):
     # tree_util_clip: a jnp schedule and a hand-written clip transformation;
     # class_schedule_named_chain: a callable schedule class with lax.cond, AdamW's parts in
     # optax.named_chain (another state structure, the same updates)
-    graded(name).assert_statuses()
+    graded(name).assert_full_marks()
 
 
 @pytest.mark.slow

@@ -28,7 +28,7 @@ def test_suite_manifest():
 
 @pytest.mark.slow
 def test_solution_passes_every_check(graded):
-    graded("solution").assert_statuses()
+    graded("solution").assert_full_marks()
 
 
 @pytest.mark.slow
@@ -37,7 +37,7 @@ def test_alternative_solutions_pass(graded, name):
     # alternative: he_normal draws a truncated normal (the init statistics accept any
     # He-variance draw); tree_paths: fold_in keys, leaves regrouped by their tree paths;
     # class_reduce_einsum: a Dense class, einsum layers folded with functools.reduce
-    graded(name).assert_statuses()
+    graded(name).assert_full_marks()
 
 
 @pytest.mark.slow
@@ -93,7 +93,7 @@ def test_global_rng_drawn_at_trace_time_is_named(graded):
 def test_a_numpy_float64_bias_is_the_lesson_dict(graded):
     # ex3's spec asks for the lesson dict's names and shapes, not a dtype: a NumPy zero
     # bias (float64) is accepted, and the forward pass stays float32
-    graded("numpy_bias").assert_statuses()
+    graded("numpy_bias").assert_full_marks()
 
 
 @pytest.mark.slow
