@@ -32,7 +32,7 @@ from grader.protocol.jobs import Request
 
 FILE_SIZE_LIMIT = 256 << 20
 SANDBOX_CACHE_ENV = "GRADE_SESSION_SANDBOX_CACHE"
-"""Set by `engine.Worker(sandbox_cache=...)` alone (one student's `grade watch` session): the
+"""Set by `handle.WorkerHandle(sandbox_cache=...)` alone (one student's `grade watch` session): the
 folder every sandbox of the session caches its programs in (`grader.runner.cache.session_dir`),
 so a regrading loads what the previous one compiled. Removed from the judge's environment
 before the suite runs; never inherited from the grader's own environment."""

@@ -293,7 +293,7 @@ def serve(
 
 
 class Stream:
-    """Record lines written to `fd` (the parent's stream pipe, `engine.Worker`) as they come.
+    """Record lines written to `fd` (the parent's stream pipe, `handle.WorkerHandle`) as they come.
 
     A preview only (the reply's `Ended.records` is what counts), so it never holds the
     grading up: when the parent does not read, what does not fit is dropped (the parent
