@@ -143,9 +143,9 @@ def run(request: Request, out_fd: int, records_fd: int, base_vm: int) -> NoRetur
             jax.config.update("jax_num_cpu_devices", request.devices)  # type: ignore[no-untyped-call]
         session_cache = os.environ.pop(SANDBOX_CACHE_ENV, "")
         if request.cache_dir:  # the judge's alone: its sandbox turns it off (grader.runner.cache)
-            from grader.runner import cache
+            from grader.sandbox import jax_cache
 
-            cache.configure(request.cache_dir)
+            jax_cache.configure(request.cache_dir)
             if session_cache:
                 _sandboxes_cache_in(session_cache)
 

@@ -2,6 +2,7 @@
 
 - `launch`     the judge forks its sandbox (before JAX starts) and talks to it
 - `isolation`  what the sandbox may do: levels `strict`, `user`, `basic`, and dropping privileges
+- `jax_cache`  JAX's compilation cache in the judge and the sandbox (the sandbox's own, layered)
 - `server`     the sandbox's loop: import the module, answer the judge's requests
 - `client`     the judge's view: `Remote` handles, `StudentError`, transforms
 - `probes`     grader code the judge may run in the sandbox (jaxprs, trace counts, purity)

@@ -29,8 +29,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from grader.protocol import wire
-from grader.runner import cache
-from grader.sandbox import client, isolation, quota, server
+from grader.sandbox import client, isolation, jax_cache, quota, server
 
 HELLO_TIMEOUT_S = 120.0
 """Importing the student's module (it may compute at import) before the first request."""
@@ -124,27 +123,8 @@ def start(
     `own_cache`, if given, is the folder the sandbox caches its compiled programs in (one
     student's `grade watch` session: `cache.session_dir`); else a fresh one in `workdir`."""
     judge_end, sandbox_end = wire.socketpair()
-    # The judge's compilation cache: bound read-only into a strict sandbox, which loads the
-    # judge's programs (a jnp.sin it compiled too) and never writes there; it writes its own
-    # programs into a folder of its own in `workdir`, when the judge's cache is on
-    # (grader.runner.cache).
-    judge_cache = cache.configured_dir()
-    shared = (os.path.realpath(judge_cache),) if judge_cache else ()
-    own_cache = os.path.realpath(own_cache or cache.private_dir(workdir)) if judge_cache else ""
-    scratch = os.path.join(workdir, "scratch")
-    os.makedirs(scratch, mode=0o700, exist_ok=True)  # its user's alone (chowned at user, strict)
-    limits = quota.limits() if level == "strict" else (0, 0)  # the kernel's, at strict
-    plan = isolation.Plan(
-        uid=isolation.sandbox_uid(os.getpid()),
-        writable=(os.path.realpath(lesson_dir),)
-        + ((own_cache,) if own_cache else ())
-        + (os.path.realpath(scratch),),
-        readable=isolation.python_paths() + shared,
-        masked=masked,
-        newroot=os.path.join(workdir, "root"),
-        quota_bytes=limits[0],
-        quota_files=limits[1],
-    )
+    caches = _Caches.of(workdir, own_cache)
+    plan = _plan(lesson_dir, level, workdir, masked, caches)
     sys.stdout.flush()
     sys.stderr.flush()
     isolation.make_subreaper()  # what the sandbox starts and abandons stays ours to kill and reap
@@ -154,19 +134,67 @@ def start(
         judge_end.close()
         os.close(stack_r)
         _sandbox_main(
-            sandbox_end,
-            lesson,
-            lesson_dir,
-            level,
-            plan,
-            close_fds,
-            prepare,
-            judge_cache,
-            own_cache,
-            stack_w,
+            sandbox_end, lesson, lesson_dir, level, plan, close_fds, prepare, caches, stack_w
         )
     sandbox_end.close()
     os.close(stack_w)
+    return _connect(pid, level, plan, judge_end, stack_r, lesson_dir, budget_s)
+
+
+@dataclass(frozen=True)
+class _Caches:
+    """The compilation caches a sandbox uses ("" for none: the judge's is off)."""
+
+    judge: str  # the judge's folder, which the sandbox reads and never writes
+    own: str  # the sandbox's own folder, the only one it writes
+
+    @classmethod
+    def of(cls, workdir: str, own_cache: str) -> _Caches:
+        """The judge's compilation cache: bound read-only into a strict sandbox, which loads
+        the judge's programs (a jnp.sin it compiled too) and never writes there; it writes its
+        own programs into a folder of its own in `workdir`, when the judge's cache is on
+        (grader.sandbox.jax_cache)."""
+        judge = jax_cache.configured_dir()
+        own = os.path.realpath(own_cache or jax_cache.private_dir(workdir)) if judge else ""
+        return cls(judge, own)
+
+
+def _plan(
+    lesson_dir: str,
+    level: isolation.Level,
+    workdir: str,
+    masked: tuple[str, ...],
+    caches: _Caches,
+) -> isolation.Plan:
+    """Where the sandbox may read and write: its lessons, its own cache, its scratch folder
+    (created here), the installation and the judge's cache to read."""
+    scratch = os.path.join(workdir, "scratch")
+    os.makedirs(scratch, mode=0o700, exist_ok=True)  # its user's alone (chowned at user, strict)
+    limits = quota.limits() if level == "strict" else (0, 0)  # the kernel's, at strict
+    shared = (os.path.realpath(caches.judge),) if caches.judge else ()
+    return isolation.Plan(
+        uid=isolation.sandbox_uid(os.getpid()),
+        writable=(os.path.realpath(lesson_dir),)
+        + ((caches.own,) if caches.own else ())
+        + (os.path.realpath(scratch),),
+        readable=isolation.python_paths() + shared,
+        masked=masked,
+        newroot=os.path.join(workdir, "root"),
+        quota_bytes=limits[0],
+        quota_files=limits[1],
+    )
+
+
+def _connect(
+    pid: int,
+    level: isolation.Level,
+    plan: isolation.Plan,
+    judge_end: socket.socket,
+    stack_r: int,
+    lesson_dir: str,
+    budget_s: float,
+) -> Sandbox:
+    """The judge's side of the sandbox `pid`, once its hello came (or it is gone)."""
     # Answers must be in a little before the file's time limit, so the judge itself can say
     # which check ran out of time (and record every other check) before it is killed.
     deadline = time.monotonic() + budget_s - min(JUDGE_MARGIN_S, 0.1 * budget_s)
@@ -295,49 +323,22 @@ def _sandbox_main(
     plan: isolation.Plan,
     close_fds: tuple[int, ...],
     prepare: Callable[[], dict[str, Any]] | None,
-    judge_cache: str = "",
-    own_cache: str = "",
-    stack_fd: int = -1,
+    caches: _Caches,
+    stack_fd: int,
 ) -> NoReturn:
     code = 0
     try:
         for fd in close_fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
-        for name in ("JAX_COMPILATION_CACHE_DIR", cache.ENV):
-            os.environ.pop(name, None)
-        cache.disable()  # until privileges are dropped: then its own cache (below)
+        jax_cache.disable()  # until privileges are dropped: then its own cache (below)
         if level == "strict":
-            isolation.unshare(
-                isolation.CLONE_NEWNS
-                | isolation.CLONE_NEWPID
-                | isolation.CLONE_NEWNET
-                | isolation.CLONE_NEWIPC
-                | isolation.CLONE_NEWUTS
-            )
-            inner = os.fork()
-            if inner != 0:  # the namespace's parent: wait for its first process, then go
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(inner, 0)
-                os._exit(0)
-            isolation.prctl(isolation.PR_SET_PDEATHSIG, signal.SIGKILL)
+            _enter_namespaces()
         isolation.enter(level, plan)
         if level != "strict":  # no mount namespace: Landlock gives the same allow-list
             isolation.confine_files(plan)
-        cache.private(own_cache, judge_cache)
-        os.chdir(plan.writable[-1])
-        os.environ.update(
-            {
-                "HOME": plan.writable[-1],
-                "TMPDIR": "/tmp" if level == "strict" else plan.writable[-1],
-            }
-        )
-        # Per-user folders the grader's environment may name (a desktop's XDG_RUNTIME_DIR,
-        # Jupyter's and Matplotlib's): the sandbox's own home instead, the only place it may
-        # write (a notebook's kernel writes its connection file in the runtime folder).
-        for name in SANDBOX_HOME_VARIABLES:
-            os.environ.pop(name, None)
-        tempfile.tempdir = None  # found again from TMPDIR (the judge's answer is cached)
+        jax_cache.private(caches.own, caches.judge)
+        _move_in(level, plan)
         if stack_fd >= 0:  # the judge asks for this process's stack when a time share ends
             faulthandler.register(signal.SIGUSR1, file=stack_fd, all_threads=True)
         notes = prepare() if prepare is not None else {}
@@ -352,3 +353,38 @@ def _sandbox_main(
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(code)
+
+
+def _enter_namespaces() -> None:
+    """At `strict`: new namespaces, and fork their first process, which returns here to do
+    the work; this process waits for it and exits (killing it kills the namespace)."""
+    isolation.unshare(
+        isolation.CLONE_NEWNS
+        | isolation.CLONE_NEWPID
+        | isolation.CLONE_NEWNET
+        | isolation.CLONE_NEWIPC
+        | isolation.CLONE_NEWUTS
+    )
+    inner = os.fork()
+    if inner != 0:  # the namespace's parent: wait for its first process, then go
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(inner, 0)
+        os._exit(0)
+    isolation.prctl(isolation.PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _move_in(level: isolation.Level, plan: isolation.Plan) -> None:
+    """Work, home and temp folder in the sandbox's scratch folder (at `strict`, its /tmp)."""
+    os.chdir(plan.writable[-1])
+    os.environ.update(
+        {
+            "HOME": plan.writable[-1],
+            "TMPDIR": "/tmp" if level == "strict" else plan.writable[-1],
+        }
+    )
+    # Per-user folders the grader's environment may name (a desktop's XDG_RUNTIME_DIR,
+    # Jupyter's and Matplotlib's): the sandbox's own home instead, the only place it may
+    # write (a notebook's kernel writes its connection file in the runtime folder).
+    for name in SANDBOX_HOME_VARIABLES:
+        os.environ.pop(name, None)
+    tempfile.tempdir = None  # found again from TMPDIR (the judge's answer is cached)

@@ -23,15 +23,14 @@ import shutil
 import sys
 from pathlib import Path
 
-from grader.runner import cache
-from grader.sandbox import client
+from grader.sandbox import client, jax_cache
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sandbox"))
 import drive_sandbox  # tests/sandbox: how a test starts a real sandbox
 
 
 def seed(judge: str, lessons: str) -> None:
-    cache.configure(judge)
+    jax_cache.configure(judge)
     spec = importlib.util.spec_from_file_location("lesson", os.path.join(lessons, "lesson.py"))
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -40,7 +39,7 @@ def seed(judge: str, lessons: str) -> None:
 
 
 def sandbox(level: str, judge: str, lessons: str, own: str = "") -> None:
-    cache.configure(judge)  # before the sandbox is forked, as the grader's child does
+    jax_cache.configure(judge)  # before the sandbox is forked, as the grader's child does
     box, work = drive_sandbox.start(level, lessons, budget_s=120.0, own_cache=own)
     report: dict[str, object] = {"hello_ok": box.hello.ok if box.hello else None}
     if box.hello is not None and box.hello.error is not None:

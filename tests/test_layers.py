@@ -1,0 +1,145 @@
+"""The grader's layers import downwards only (issue 26).
+
+    grader.model, grader.protocol   data and messages: no sandbox, no runner
+    grader.sandbox                  the student's side and the judge's client: no runner
+    grader.runner                   the parent, the warm worker, the judge's start
+
+Every module of `grader/` is parsed (never imported) and each of its static imports read,
+those inside functions and `if TYPE_CHECKING:` blocks included, as well as
+`importlib.import_module("...")` with a literal name. `layer_violations` is given the
+package's folder, so the rules are tried on a small tree that breaks them too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import grader
+
+PACKAGE = Path(grader.__file__).resolve().parent
+
+RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("model", ("sandbox", "runner")),
+    ("protocol", ("sandbox", "runner")),
+    ("sandbox", ("runner",)),
+)
+"""(the modules under this name, the names they may not import), relative to the package."""
+
+
+def _module_name(package: Path, path: Path) -> str:
+    parts = list(path.relative_to(package).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join([package.name, *parts])
+
+
+def _within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def imports_of(path: Path, module: str) -> list[tuple[int, str]]:
+    """(line, module name) of every import in the file `path`, whose module is `module`:
+    relative imports resolved; `from a import b` counts as both `a` and `a.b` (b may be a
+    module)."""
+    is_package = path.name == "__init__.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = module.split(".")
+                anchor = anchor[: len(anchor) - node.level + (1 if is_package else 0)]
+                base = ".".join([*anchor, *([base] if base else [])])
+            found.append((node.lineno, base))
+            found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute | ast.Name)
+            and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id)
+            == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            found.append((node.lineno, node.args[0].value))
+    return found
+
+
+def layer_violations(package: Path) -> list[str]:
+    """Each import that breaks `RULES` in the package at `package`, as
+    "<module> imports <name> (line N)"."""
+    root = package.name
+    found: list[str] = []
+    for path in sorted(package.rglob("*.py")):
+        module = _module_name(package, path)
+        for layer, forbidden in RULES:
+            if not _within(module, f"{root}.{layer}"):
+                continue
+            for line, name in imports_of(path, module):
+                if any(_within(name, f"{root}.{f}") for f in forbidden):
+                    found.append(f"{module} imports {name} (line {line})")
+    return sorted(set(found))
+
+
+def test_the_layers_import_downwards_only() -> None:
+    assert layer_violations(PACKAGE) == []
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    package = tmp_path / "grader"
+    for name, text in files.items():
+        path = package / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return package
+
+
+def test_every_kind_of_upward_import_is_named(tmp_path: Path) -> None:
+    package = _tree(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "model.py": "from grader.runner import engine\n",
+            "protocol/__init__.py": "",
+            "protocol/jobs.py": "from ..sandbox.isolation import Level\n",
+            "protocol/frames.py": "def late():\n    import grader.runner.cache\n",
+            "sandbox/__init__.py": "from grader import runner\n",
+            "sandbox/launch.py": (
+                "import importlib\n\n\ndef f():\n    importlib.import_module('grader.runner.x')\n"
+            ),
+            "sandbox/server.py": "from . import client\nfrom grader.protocol import wire\n",
+            "runner/__init__.py": "",
+            "runner/engine.py": "from grader.sandbox import launch\nfrom grader import model\n",
+        },
+    )
+    assert layer_violations(package) == [
+        "grader.model imports grader.runner (line 1)",
+        "grader.model imports grader.runner.engine (line 1)",
+        "grader.protocol.frames imports grader.runner.cache (line 2)",
+        "grader.protocol.jobs imports grader.sandbox.isolation (line 1)",
+        "grader.protocol.jobs imports grader.sandbox.isolation.Level (line 1)",
+        "grader.sandbox imports grader.runner (line 1)",
+        "grader.sandbox.launch imports grader.runner.x (line 5)",
+    ]
+
+
+def test_a_tree_that_keeps_the_rules_passes(tmp_path: Path) -> None:
+    package = _tree(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "levels.py": "",
+            "model.py": "from grader.levels import Level\n",
+            "protocol/__init__.py": "",
+            "protocol/jobs.py": "from .records import MAX\nfrom grader import levels\n",
+            "sandbox/__init__.py": "",
+            "sandbox/launch.py": "from grader.protocol import wire\nfrom . import server\n",
+            "runner/__init__.py": "",
+            "runner/engine.py": "from grader.sandbox import launch\nimport grader.protocol.jobs\n",
+        },
+    )
+    assert layer_violations(package) == []
