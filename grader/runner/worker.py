@@ -166,33 +166,11 @@ def supervise(
     the file's grading ends. Then kill its process group and every process left behind (see `reap_leftovers`), and
     only then read what remains in the pipes: no writer is left to wait on."""
     started = time.monotonic()
-    deadline = started + timeout_s
     output = _Capped(output_cap)
     found = _Capped(records.MAX_RECORDS_BYTES)
     pipes = {out_fd: output, records_fd: found}
-    status: int | None = None
-    timed_out = False
-    sent = 0  # bytes of `found.kept` already given to `on_lines`
-    while status is None:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            timed_out = True
-            break
-        open_fds = [fd for fd, pipe in pipes.items() if not pipe.eof]
-        if open_fds:
-            ready, _, _ = select.select(open_fds, [], [], min(remaining, 0.2))
-            for fd in ready:
-                pipes[fd].read(fd)
-            if on_lines is not None and records_fd in ready:
-                end = found.kept.rfind(b"\n") + 1
-                if end > sent:
-                    on_lines(bytes(found.kept[sent:end]))
-                    sent = end
-        else:
-            time.sleep(min(remaining, 0.02))
-        done, raw = os.waitpid(pid, os.WNOHANG)
-        if done:
-            status = raw
+    status = _watch(pid, pipes, records_fd, started + timeout_s, on_lines)
+    timed_out = status is None
     # The child, and anything it started, goes now (it may already be gone).
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
@@ -213,6 +191,38 @@ def supervise(
         records_dropped=dropped,
         leftovers=leftovers,
     )
+
+
+def _watch(
+    pid: int,
+    pipes: dict[int, _Capped],
+    records_fd: int,
+    deadline: float,
+    on_lines: Callable[[bytes], None] | None,
+) -> int | None:
+    """Read the child's pipes until it ends (its wait status) or `deadline` passes (None);
+    `on_lines` gets the complete record lines as they come."""
+    found = pipes[records_fd]
+    sent = 0  # bytes of `found.kept` already given to `on_lines`
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        open_fds = [fd for fd, pipe in pipes.items() if not pipe.eof]
+        if open_fds:
+            ready, _, _ = select.select(open_fds, [], [], min(remaining, 0.2))
+            for fd in ready:
+                pipes[fd].read(fd)
+            if on_lines is not None and records_fd in ready:
+                end = found.kept.rfind(b"\n") + 1
+                if end > sent:
+                    on_lines(bytes(found.kept[sent:end]))
+                    sent = end
+        else:
+            time.sleep(min(remaining, 0.02))
+        done, raw = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return raw
 
 
 def _children_of(parent: int) -> list[int]:

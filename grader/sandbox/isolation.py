@@ -324,14 +324,7 @@ def _build_root(plan: Plan) -> None:
         return root + path
 
     # Scratch first: the writable folders may live under /tmp and are bound on top of it.
-    os.makedirs(inside("/tmp"), exist_ok=True)
-    area = _quota_area(plan, inside("/.writable")) if plan.quota_bytes else ""
-    if area:
-        _bind(os.path.join(area, "tmp"), inside("/tmp"), readonly=False)
-    else:
-        mount(
-            "tmpfs", inside("/tmp"), "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={SCRATCH_MB}m"
-        )
+    area = _scratch(plan, inside)
     for path in SYSTEM_PATHS + plan.readable:
         if os.path.lexists(path):
             _bind(path, inside(path), readonly=True)
@@ -351,6 +344,29 @@ def _build_root(plan: Plan) -> None:
             source = area + "/w" + path
             shutil.copytree(path, source, symlinks=True)
         _bind(source, inside(path), readonly=False)
+    _devices(inside, area)
+    os.makedirs(inside("/proc"), exist_ok=True)
+    mount("proc", inside("/proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    _pivot(root)
+
+
+def _scratch(plan: Plan, inside: Callable[[str], str]) -> str:
+    """The new root's /tmp: on the quota's tmpfs (returned: its mount point) when the plan
+    has a quota, else a tmpfs of its own ("" returned)."""
+    os.makedirs(inside("/tmp"), exist_ok=True)
+    area = _quota_area(plan, inside("/.writable")) if plan.quota_bytes else ""
+    if area:
+        _bind(os.path.join(area, "tmp"), inside("/tmp"), readonly=False)
+    else:
+        mount(
+            "tmpfs", inside("/tmp"), "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={SCRATCH_MB}m"
+        )
+    return area
+
+
+def _devices(inside: Callable[[str], str], area: str) -> None:
+    """The new root's /dev: the harmless devices, /dev/shm (on the quota's tmpfs `area`,
+    which is then unmounted from its own place, when given) and the standard streams."""
     os.makedirs(inside("/dev"), exist_ok=True)
     for dev in DEVICES:
         _bind(f"/dev/{dev}", inside(f"/dev/{dev}"), readonly=False)
@@ -368,8 +384,10 @@ def _build_root(plan: Plan) -> None:
         ("stderr", "/proc/self/fd/2"),
     ):
         os.symlink(target, inside(f"/dev/{name}"))
-    os.makedirs(inside("/proc"), exist_ok=True)
-    mount("proc", inside("/proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
+
+def _pivot(root: str) -> None:
+    """Make `root` this process's root (the old one detached), read-only from then on."""
     os.chdir(root)
     if SYS_PIVOT_ROOT is not None and _libc.syscall(SYS_PIVOT_ROOT, b".", b".") == 0:
         _check(_libc.umount2(b".", MNT_DETACH), "umount old root")
