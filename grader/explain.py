@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -166,87 +167,127 @@ def shape_error(message: str, line: tuple[int, str] | None) -> Explanation | Non
     (`(line number, code)`, or None when unknown), naming the shapes in the student's terms."""
     at = f" at line {line[0]}" if line else ""
     code = line[1] if line else ""
-    found = _BINARY.search(message)
-    if found:
-        op, left, right = found.group(1), _shape(found.group(2)), _shape(found.group(3))
-        return Explanation(
-            cause=f"{_operands(op, code)}{at} have shapes {_text(left)} and {_text(right)}: "
-            f"{_mismatch([left, right])}",
-            fix=_BROADCAST_FIX,
-        )
-    found = _MANY.search(message)
-    if found:
-        shapes = [_shape(s) for s in re.findall(_SHAPE, found.group(1))]
-        return Explanation(
-            cause=f"the arrays combined{at} have shapes {_join([_text(s) for s in shapes])}: "
-            f"{_mismatch(shapes)}",
-            fix=_BROADCAST_FIX,
-        )
-    found = _CONTRACT.search(message)
-    if found:
-        left, right = _shape(found.group(1)), _shape(found.group(2))
-        product = "`@`" if "@" in code else "the matrix product (`@`, `jnp.dot`, `jnp.matmul`)"
-        sizes = f"{_join([str(d) for d in left])} and {_join([str(d) for d in right])}"
-        return Explanation(
-            cause=f"{product}{at} sums over axes of different sizes: {sizes}. For `a @ b` the "
-            "last axis of `a` must have the size of the first axis of `b` (its second-to-last "
-            "when `b` has more than two axes)",
-            fix="compare the two operands' shapes: one of them may need a transpose (`w.T`), or "
-            "a weight matrix has the wrong size for its input (check the layer sizes)",
-        )
-    found = _MATMUL.search(message)
-    if found:
-        left, right = _shape(f"({found.group(1)})"), _shape(f"({found.group(2)})")
-        return Explanation(
-            cause=f"the matrix product{at} multiplies shapes {_text(left)} and {_text(right)}: "
-            "their leading (batch) axes do not broadcast",
-            fix="give both operands the same batch axes (or size 1 there), or use `jax.vmap` over "
-            "the batch",
-        )
-    found = _EINSUM.search(message)
-    if found:
-        label, operand, size, before = found.groups()
-        return Explanation(
-            cause=f"in `jnp.einsum`{at}, the index '{label}' has size {size} in operand {operand} "
-            f"but {before} in the operands before it: an index names one axis size",
-            fix="check the subscripts against each operand's shape, operand by operand",
-        )
-    found = _RESHAPE.search(message)
-    if found:
-        old, old_size, new, new_size = found.groups()
-        return Explanation(
-            cause=f"the reshape{at} asks for shape {new.strip()} ({new_size} elements) from an "
-            f"array of shape {old} ({old_size} elements): a reshape keeps the number of elements",
-            fix="compute the new shape from the array's own shape, or put -1 for the one axis "
-            "JAX should work out",
-        )
-    found = _CONCAT.search(message)
-    if found:
-        axis, shapes = int(found.group(1)), [_shape(s) for s in re.findall(_SHAPE, found.group(2))]
-        return Explanation(
-            cause=f"the arrays joined{at} along axis {axis} have shapes "
-            f"{_join([_text(s) for s in shapes])}: every axis but axis {axis} must match",
-            fix="check which axis to join along, or give the arrays the same other sizes",
-        )
-    found = _SAME_SHAPE.search(message)
-    if found:
-        shapes = [_shape(s) for s in re.findall(_SHAPE, found.group(1))]
-        return Explanation(
-            cause=f"the arrays stacked{at} have shapes {_join([_text(s) for s in shapes])}: "
-            "`jnp.stack` needs them all the same shape",
-            fix="make the arrays the same shape first, or use `jnp.concatenate` to join along "
-            "an existing axis",
-        )
-    found = _TO_TYPE.search(message)
-    if found:
-        have, want = _shape(f"({found.group(1)})"), _shape(f"({found.group(2)})")
-        return Explanation(
-            cause=f"an array of shape {_text(have)} was put{at} where shape {_text(want)} is "
-            f"needed (`jnp.broadcast_to`, or `.at[...].set(...)` with a value that does not fit "
-            f"the selected slice): {_mismatch([have, want])}",
-            fix="give the value the shape of what it replaces, or select a slice of its shape",
-        )
+    for pattern, explained in _SHAPE_ERRORS:
+        found = pattern.search(message)
+        if found:
+            return explained(found, at, code)
     return None
+
+
+# Each builder takes the message's match, ` at line N` (or "") and the student's code (or "").
+_Builder = Callable[[re.Match[str], str, str], Explanation]
+
+
+def _binary(found: re.Match[str], at: str, code: str) -> Explanation:
+    """Two operands of an element-wise primitive that do not broadcast."""
+    op, left, right = found.group(1), _shape(found.group(2)), _shape(found.group(3))
+    return Explanation(
+        cause=f"{_operands(op, code)}{at} have shapes {_text(left)} and {_text(right)}: "
+        f"{_mismatch([left, right])}",
+        fix=_BROADCAST_FIX,
+    )
+
+
+def _many(found: re.Match[str], at: str, code: str) -> Explanation:
+    """More than two arrays that do not broadcast together."""
+    shapes = [_shape(s) for s in re.findall(_SHAPE, found.group(1))]
+    return Explanation(
+        cause=f"the arrays combined{at} have shapes {_join([_text(s) for s in shapes])}: "
+        f"{_mismatch(shapes)}",
+        fix=_BROADCAST_FIX,
+    )
+
+
+def _contract(found: re.Match[str], at: str, code: str) -> Explanation:
+    """A matrix product whose summed axes differ in size."""
+    left, right = _shape(found.group(1)), _shape(found.group(2))
+    product = "`@`" if "@" in code else "the matrix product (`@`, `jnp.dot`, `jnp.matmul`)"
+    sizes = f"{_join([str(d) for d in left])} and {_join([str(d) for d in right])}"
+    return Explanation(
+        cause=f"{product}{at} sums over axes of different sizes: {sizes}. For `a @ b` the "
+        "last axis of `a` must have the size of the first axis of `b` (its second-to-last "
+        "when `b` has more than two axes)",
+        fix="compare the two operands' shapes: one of them may need a transpose (`w.T`), or "
+        "a weight matrix has the wrong size for its input (check the layer sizes)",
+    )
+
+
+def _matmul(found: re.Match[str], at: str, code: str) -> Explanation:
+    """A matrix product whose batch axes do not broadcast."""
+    left, right = _shape(f"({found.group(1)})"), _shape(f"({found.group(2)})")
+    return Explanation(
+        cause=f"the matrix product{at} multiplies shapes {_text(left)} and {_text(right)}: "
+        "their leading (batch) axes do not broadcast",
+        fix="give both operands the same batch axes (or size 1 there), or use `jax.vmap` over "
+        "the batch",
+    )
+
+
+def _einsum(found: re.Match[str], at: str, code: str) -> Explanation:
+    """An einsum index given two sizes."""
+    label, operand, size, before = found.groups()
+    return Explanation(
+        cause=f"in `jnp.einsum`{at}, the index '{label}' has size {size} in operand {operand} "
+        f"but {before} in the operands before it: an index names one axis size",
+        fix="check the subscripts against each operand's shape, operand by operand",
+    )
+
+
+def _reshape(found: re.Match[str], at: str, code: str) -> Explanation:
+    """A reshape to another number of elements."""
+    old, old_size, new, new_size = found.groups()
+    return Explanation(
+        cause=f"the reshape{at} asks for shape {new.strip()} ({new_size} elements) from an "
+        f"array of shape {old} ({old_size} elements): a reshape keeps the number of elements",
+        fix="compute the new shape from the array's own shape, or put -1 for the one axis "
+        "JAX should work out",
+    )
+
+
+def _concat(found: re.Match[str], at: str, code: str) -> Explanation:
+    """Arrays joined along an axis whose other sizes differ."""
+    axis, shapes = int(found.group(1)), [_shape(s) for s in re.findall(_SHAPE, found.group(2))]
+    return Explanation(
+        cause=f"the arrays joined{at} along axis {axis} have shapes "
+        f"{_join([_text(s) for s in shapes])}: every axis but axis {axis} must match",
+        fix="check which axis to join along, or give the arrays the same other sizes",
+    )
+
+
+def _same_shape(found: re.Match[str], at: str, code: str) -> Explanation:
+    """Arrays of different shapes stacked."""
+    shapes = [_shape(s) for s in re.findall(_SHAPE, found.group(1))]
+    return Explanation(
+        cause=f"the arrays stacked{at} have shapes {_join([_text(s) for s in shapes])}: "
+        "`jnp.stack` needs them all the same shape",
+        fix="make the arrays the same shape first, or use `jnp.concatenate` to join along "
+        "an existing axis",
+    )
+
+
+def _to_type(found: re.Match[str], at: str, code: str) -> Explanation:
+    """An array put where a shape it does not broadcast to is needed."""
+    have, want = _shape(f"({found.group(1)})"), _shape(f"({found.group(2)})")
+    return Explanation(
+        cause=f"an array of shape {_text(have)} was put{at} where shape {_text(want)} is "
+        f"needed (`jnp.broadcast_to`, or `.at[...].set(...)` with a value that does not fit "
+        f"the selected slice): {_mismatch([have, want])}",
+        fix="give the value the shape of what it replaces, or select a slice of its shape",
+    )
+
+
+# The shape errors in the order they are tried: the first pattern found explains the message.
+_SHAPE_ERRORS: tuple[tuple[re.Pattern[str], _Builder], ...] = (
+    (_BINARY, _binary),
+    (_MANY, _many),
+    (_CONTRACT, _contract),
+    (_MATMUL, _matmul),
+    (_EINSUM, _einsum),
+    (_RESHAPE, _reshape),
+    (_CONCAT, _concat),
+    (_SAME_SHAPE, _same_shape),
+    (_TO_TYPE, _to_type),
+)
 
 
 def _operands(op: str, code: str) -> str:

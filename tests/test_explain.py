@@ -172,3 +172,46 @@ def test_the_plugin_message_carries_the_shapes() -> None:
     assert message.splitlines()[1].startswith(
         f"  likely cause: the two sides of `*` at line {line} have shapes (4, 10) and (4, 3)"
     )
+
+
+def batched_matmul(a, b):  # type: ignore[no-untyped-def]
+    return jnp.matmul(a, b)
+
+
+def bad_stack(a, b):  # type: ignore[no-untyped-def]
+    return jnp.stack([a, b])
+
+
+def bad_update(x, row):  # type: ignore[no-untyped-def]
+    return x.at[0].set(row)
+
+
+def test_matmul_stack_and_update_errors_name_their_shapes() -> None:
+    matmul = explain(_student_raised(batched_matmul, jnp.ones((2, 4, 3)), jnp.ones((5, 3, 2))))
+    line = _line_of(batched_matmul, "jnp.matmul")
+    assert matmul is not None and matmul.cause == (
+        f"the matrix product at line {line} multiplies shapes (2, 4, 3) and (5, 3, 2): their "
+        "leading (batch) axes do not broadcast"
+    )
+    assert "`jax.vmap`" in matmul.fix
+    stack = explain(_student_raised(bad_stack, jnp.ones((4, 3)), jnp.ones((3, 4))))
+    assert stack is not None and stack.cause.startswith(
+        f"the arrays stacked at line {_line_of(bad_stack, 'jnp.stack')} have shapes (4, 3) and "
+        "(3, 4): `jnp.stack` needs them all the same shape"
+    )
+    assert "`jnp.concatenate`" in stack.fix
+    update = explain(_student_raised(bad_update, jnp.ones((4, 3)), jnp.ones(5)))
+    assert update is not None and update.cause.startswith(
+        f"an array of shape (5,) was put at line {_line_of(bad_update, '.at[0]')} where shape "
+        "(3,) is needed"
+    )
+    assert "sizes 5 and 3" in update.cause
+    assert update.fix.startswith("give the value the shape of what it replaces")
+
+
+def test_shape_errors_are_explained_without_the_students_line() -> None:
+    found = explain(ValueError("All input arrays must have the same shape. Got (2,), (3,)."))
+    assert found is not None and found.cause.startswith(
+        "the arrays stacked have shapes (2,) and (3,)"
+    )
+    assert explain(ValueError("Incompatible types for matmul arguments: f32[2] and")) is None
