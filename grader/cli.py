@@ -30,13 +30,12 @@ from pathlib import Path
 from rich.text import Text
 
 import grader
-from grader import hints
+from grader import grading
 from grader.commands import shared
 from grader.commands.shared import UsageError
 from grader.model import ExerciseResult, Report
-from grader.reports import console, controls, history
-from grader.runner import engine
-from grader.runner.submission import Submission, SubmissionError, find
+from grader.reports import console, controls
+from grader.runner.submission import SubmissionError, find
 
 # Further commands: name -> module with `add_arguments(parser)` and `run(args) -> int`.
 COMMANDS: dict[str, str] = {
@@ -54,7 +53,7 @@ COMMANDS: dict[str, str] = {
 }
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE = 0, 1, 2
-STDOUT = Path("-")  # `--json -`: the report is written to standard output
+STDOUT = grading.STDOUT  # `--json -`: the report is written to standard output
 
 
 def installed(command: str) -> bool:
@@ -132,36 +131,8 @@ def _outputs(args: argparse.Namespace) -> dict[str, Path]:
     return outputs
 
 
-def write_reports(report: Report, outputs: dict[str, Path], state: Path | None = None) -> list[str]:
-    """Write every requested report; one failing never stops the others. `state`: the
-    folder whose `.grade/` holds the run history the HTML report charts (default: here)."""
-    errors = []
-    for kind, path in outputs.items():
-        module = importlib.import_module(f"grader.reports.{'results' if kind == 'json' else kind}")
-        if path == STDOUT:
-            sys.stdout.write(module.render(report))
-            sys.stdout.flush()
-            continue
-        extra = {"history": history.load(state or Path.cwd())} if kind == "html" else {}
-        try:
-            module.write(report, path, **extra)
-        except OSError as exc:
-            errors.append(f"could not write the {kind} report to {path}: {exc.strerror or exc}")
-    return errors
-
-
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
-def _private(submission: Submission) -> list[tuple[Path, str]]:
-    """What a sandbox grading `submission` must not read: the course's reference solutions
-    (unless they are what is graded)."""
-    solutions = Path("solutions").resolve()
-    graded = submission.root.resolve()
-    if not solutions.is_dir() or graded == solutions or solutions in graded.parents:
-        return []
-    return [(solutions, "the reference solutions")]
 
 
 def run_grade(argv: Sequence[str]) -> int:
@@ -171,13 +142,13 @@ def run_grade(argv: Sequence[str]) -> int:
     try:
         specs = shared.specs(args)
         outputs = _outputs(args)
-        path = shared.lessons_path(args.path, [s.name for s in specs])
+        path = grading.lessons_path(args.path, [s.name for s in specs])
         submission = find(path, [s.name for s in specs])
         if submission.single is not None:
             specs = [s for s in specs if s.name == submission.single]
         jobs = shared.jobs(args)
         options = shared.options(args, jobs=jobs.count)
-        level = shared.check_isolation(options, specs, _private(submission)).level
+        level = shared.check_isolation(options, specs, grading.private(submission)).level
     except (UsageError, SubmissionError) as exc:
         print(f"grade: error: {controls.visible(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
@@ -197,26 +168,31 @@ def run_grade(argv: Sequence[str]) -> int:
             soft_wrap=True,
         )
 
-    with console.Progress(len(specs), out, unit="lesson file", quiet=args.quiet) as progress:
-
-        def on_result(index: int, total: int, result: ExerciseResult) -> None:
-            progress.advance(Text.from_ansi(terminal.done_line(result, color=color)), result.name)
-
-        report = engine.grade(specs, submission, options, on_result, on_start=progress.start)
-    # What the student sees: next steps, `grade hint`'s memory in .grade/, the course's policy
-    # on fixes; then this run joins the history the HTML report charts.
-    # Both are kept for the graded folder (`hints.state_folder`), not the working folder.
-    report = hints.after_grading(report, submission, suites=shared.suites_dir(args))
-    state = hints.state_folder(submission.root)
-    history.record(report, state)
-    print(file=human)
+    progress = console.Progress(len(specs), out, unit="lesson file", quiet=args.quiet)
     hidden = (sum(s.hidden_checks for s in specs), sum(s.hidden_points for s in specs))
-    print(
-        terminal.render(report, color=color, hidden_checks=hidden[0], hidden_points=hidden[1]),
-        end="",
-        file=human,
+
+    def on_result(index: int, total: int, result: ExerciseResult) -> None:
+        progress.advance(Text.from_ansi(terminal.done_line(result, color=color)), result.name)
+
+    def shown(report: Report) -> None:
+        print(file=human)
+        text = terminal.render(
+            report, color=color, hidden_checks=hidden[0], hidden_points=hidden[1]
+        )
+        print(text, end="", file=human)
+
+    graded = grading.run(
+        specs,
+        submission,
+        options,
+        suites=shared.suites_dir(args),
+        outputs=outputs,
+        on_result=on_result,
+        on_start=progress.start,
+        live=progress,
+        shown=shown,
     )
-    errors = write_reports(report, outputs, state)
+    report, errors = graded.report, graded.errors
     for kind, target in outputs.items():
         if not args.quiet and target != STDOUT and not any(str(target) in e for e in errors):
             print(f"{kind} report: {target}", file=human)

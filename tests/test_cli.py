@@ -260,24 +260,24 @@ GIB = 2**30
 def test_auto_jobs_is_the_cpus_lowered_when_memory_is_short(
     cpus: int, available: int | None, memory: float, expected: int
 ) -> None:
-    from grader.commands import shared
+    from grader import capacity
 
-    jobs = shared.auto_jobs(memory, cpus=cpus, available=available)
+    jobs = capacity.auto_jobs(memory, cpus=cpus, available=available)
     assert jobs.count == expected
     assert jobs.why.startswith(f"{cpus} CPU")
     assert ("GiB of memory available" in jobs.why) == (expected < cpus)
 
 
 def test_available_memory_reads_memavailable(tmp_path: Path) -> None:
-    from grader.commands import shared
+    from grader import capacity
 
     meminfo = tmp_path / "meminfo"
     meminfo.write_text("MemTotal:       32768000 kB\nMemAvailable:    2097152 kB\n")
-    assert shared.available_memory(meminfo) == 2 * GIB
-    assert shared.available_memory(tmp_path / "missing") is None
+    assert capacity.available_memory(meminfo) == 2 * GIB
+    assert capacity.available_memory(tmp_path / "missing") is None
     if Path("/proc/meminfo").is_file():
-        assert (shared.available_memory() or 0) > 0
-    assert shared.cpus() >= 1
+        assert (capacity.available_memory() or 0) > 0
+    assert capacity.cpus() >= 1
 
 
 def test_workers_is_a_deprecated_alias_of_jobs(capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,25 +10,22 @@ become the exercises to grade (`specs`) and the engine's `Options`.
 are the argument types every command uses.
 
 `--jobs N` (`add_jobs_option`) is how many gradings run at once, under one name
-in every command (`--workers` is its deprecated alias). Left out, it is the
-number of CPUs this process may use, lowered when the memory available would
-not hold that many grading processes of `--memory` GiB each (`auto_jobs`).
+in every command (`--workers` is its deprecated alias); left out, `grader.capacity`
+counts them from the CPUs and the memory.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from grader import catalog
+from grader import capacity, catalog, grading
+from grader.capacity import Jobs
 from grader.runner import engine
-from grader.runner.submission import LESSON_SUFFIXES
-from grader.sandbox import exposure, isolation
+from grader.sandbox import isolation
 from grader.sandbox.isolation import Isolation, Level
 
 
@@ -55,50 +52,6 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return value
-
-
-@dataclass(frozen=True)
-class Jobs:
-    """How many gradings run at once, and why that many ("" when --jobs gave it)."""
-
-    count: int
-    why: str = ""
-
-
-def cpus() -> int:
-    """The CPUs this process may run on (its affinity mask where the OS has one)."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
-
-
-def available_memory(meminfo: Path = Path("/proc/meminfo")) -> int | None:
-    """Bytes of memory available to new processes (MemAvailable), None where unknown."""
-    try:
-        text = meminfo.read_text(encoding="ascii")
-    except OSError:
-        return None
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        if key == "MemAvailable":
-            return int(value.split()[0]) * 1024  # "23540468 kB"
-    return None
-
-
-def auto_jobs(memory_gib: float, *, cpus: int, available: int | None) -> Jobs:
-    """One grading per CPU, as many as `available` bytes hold at `memory_gib` GiB each."""
-    why = f"{cpus} CPU{'s' if cpus != 1 else ''}"
-    if available is None:
-        return Jobs(cpus, why)
-    fit = int(available // (memory_gib * 2**30))
-    if fit >= cpus:
-        return Jobs(cpus, why)
-    return Jobs(
-        max(1, fit),
-        f"{why}, but {available / 2**30:.1f} GiB of memory available "
-        f"at --memory {memory_gib:g} GiB per job",
-    )
 
 
 class _DeprecatedAlias(argparse.Action):
@@ -149,10 +102,8 @@ def add_jobs_option(
 
 
 def jobs(args: argparse.Namespace) -> Jobs:
-    """The `--jobs` asked for, or the automatic count (see `auto_jobs`)."""
-    if args.jobs is not None:
-        return Jobs(args.jobs)
-    return auto_jobs(args.memory, cpus=cpus(), available=available_memory())
+    """The `--jobs` asked for, or the automatic count (`grader.capacity`)."""
+    return capacity.jobs(args.jobs, args.memory)
 
 
 def add_isolation_option(parser: argparse.ArgumentParser, *, require: Level = "basic") -> None:
@@ -205,31 +156,14 @@ def add_grading_options(parser: argparse.ArgumentParser, *, require: Level = "ba
     add_isolation_option(parser, require=require)
 
 
-DEFAULT_LESSONS = "exercises"
-
-
 def add_path_argument(parser: argparse.ArgumentParser) -> None:
     """The lesson files to grade, a folder or one file (default: `lessons_path`)."""
     parser.add_argument(
         "path",
         nargs="?",
-        help=f"a folder of lesson files or one lesson file (default: {DEFAULT_LESSONS}/, or "
+        help=f"a folder of lesson files or one lesson file (default: {grading.DEFAULT_LESSONS}/, or "
         "the working folder when it holds lesson files itself)",
     )
-
-
-def lessons_path(given: str | None, lessons: Iterable[str]) -> Path:
-    """What to grade: the path `given`; else `exercises/` of the working folder; else the
-    working folder itself when it holds a lesson file (`grade` run inside exercises/)."""
-    if given is not None:
-        return Path(given)
-    default = Path(DEFAULT_LESSONS)
-    here = Path(".")
-    if not default.is_dir() and any(
-        (here / f"{name}{suffix}").is_file() for name in lessons for suffix in LESSON_SUFFIXES
-    ):
-        return here
-    return default  # `find` says what is missing
 
 
 def suites_dir(args: argparse.Namespace) -> Path:
@@ -279,15 +213,8 @@ def check_isolation(
     specs: Sequence[catalog.ExerciseSpec] = (),
     private: Sequence[tuple[Path, str]] = (),
 ) -> Isolation:
-    """The isolation grading will run at; `UsageError` when `options` ask for more than
-    this machine allows, or when, at `user` without Landlock, one of the `private` folders
-    (path, what it is) or the hidden suites stay readable by the sandbox (checked before
-    anything is graded; `engine.guard_suites`)."""
+    """`grading.isolation`: `UsageError` when grading cannot run as `options` ask."""
     try:
-        found = engine.isolation_for(options)
-        guards = [exposure.Guard(path, what) for path, what in private]
-        for note in engine.guard_suites(found, specs, *guards):
-            print(f"grade: {note}", file=sys.stderr)
-        return found
+        return grading.isolation(options, specs, private)
     except engine.IsolationUnavailable as exc:
         raise UsageError(str(exc)) from None

@@ -1,6 +1,24 @@
-"""`grade watch`'s loop: a lesson file regraded on each save, on one warm worker, the
-screen redrawn as records come; `q`, Ctrl-C, SIGTERM or SIGHUP leave, and every process
-it started is ended (`grader/commands/watch.py` declares the arguments).
+"""Regrade a lesson file each time it is saved, on a worker kept warm between runs.
+
+    grade watch [PATH] [--only NAMES] [--seed N] [--timeout S] [--memory GIB]
+                [--isolation LEVEL] [--require-isolation LEVEL] [--no-color]
+
+Watches PATH (a folder of lesson files, default exercises/, or one lesson file,
+which is graded at once). Each save grades only the file saved, and the screen
+shows its line (as `grade` prints it), its first failing check (with the checks
+that share its cause), the hint, and what to do next; the first failing check is
+drawn as soon as it fails, while the file's other checks still run. JAX is imported
+once, when the command starts, and the session's sandboxes share a compilation
+cache: a regrade costs the file's checks, with little compiling. A file saved while
+it is being graded is graded again from the start; a syntax error is shown at
+once, without a grading run. `q` or Ctrl-C leaves, and ends every process the
+command started.
+
+Exit codes: 0 left with q or Ctrl-C, 2 the command could not start (bad path or
+option; the message says what to fix).
+
+Here, the loop: SIGTERM and SIGHUP leave too (`grader/commands/watch.py` declares the
+arguments; this docstring is its help).
 """
 
 from __future__ import annotations
@@ -15,10 +33,9 @@ from rich.console import Console
 from rich.text import Text
 
 import grader
-from grader import catalog, hints, next_step
+from grader import catalog, grading, hints, next_step
 from grader.catalog import ExerciseSpec
 from grader.model import ExerciseResult, Report
-from grader.reports import history
 from grader.runner import engine
 from grader.runner.submission import Submission, SubmissionError, find
 from grader.sandbox.isolation import Level
@@ -32,6 +49,33 @@ QUIT_KEYS = frozenset("qQ")
 
 
 QUIT_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class CannotWatch(Exception):
+    """What keeps `grade watch` from starting (the path, the isolation); the message says
+    what to fix."""
+
+
+def watch(
+    specs: list[ExerciseSpec],
+    suites: Path,
+    path: Path,
+    options: engine.Options,
+    out: Console,
+) -> None:
+    """Watch the lesson files at `path` until the student leaves (`q`, Ctrl-C, SIGTERM,
+    SIGHUP); `CannotWatch` before anything starts."""
+    try:
+        submission = find(path, [s.name for s in specs])
+        level = grading.isolation(options).level
+    except (SubmissionError, engine.IsolationUnavailable) as exc:
+        raise CannotWatch(str(exc)) from None
+    session = Session(specs, suites, path, submission, options, level, out)
+    try:
+        with quit_signals():
+            session.loop()
+    except KeyboardInterrupt:
+        pass
 
 
 @contextmanager
@@ -177,8 +221,7 @@ class Session:
         student revealed applied, its next step named, kept for `grade hint`; the run joins
         the history (`.grade/history.jsonl`), as a run of `grade` does."""
         report = self.report(result, file)
-        report = hints.after_grading(report, submission, suites=self.suites)
-        history.record(report, hints.state_folder(submission.root))  # as `grade` keeps it
+        report, _ = grading.kept(report, submission, suites=self.suites)  # as `grade` keeps it
         return report.exercises[0]
 
     def policy_applied(

@@ -1,0 +1,161 @@
+"""Grade a class: every submission, in parallel, into per-student reports and a gradebook.
+
+    grade batch SUBMISSIONS --out DIR [--jobs N] [--student NAME] [--scheduler tcp://HOST:PORT]
+
+SUBMISSIONS holds one folder per student (the folder's name is the student's
+name) with their lesson files, `.py` or `.ipynb`, either directly or in an
+`exercises/` folder inside it. Each student is graded independently, exactly
+as `grade` grades one folder (the engine isolates every lesson file in a
+bounded child process), by N local workers or, with --scheduler, by a
+dask.distributed cluster (`pip install 'jax-lesson-grader[cluster]'`); both
+give identical results. A broken or hostile submission only affects its own
+report.
+
+DIR gets:
+    students/NAME.json   the results JSON (as `grade --json`)
+    students/NAME.html   the student's HTML report
+    hints/NAME.json      the hints the student revealed, as the `.grade/hints.json` of their
+                         submission says (`grade hint` wrote it on their machine and the
+                         release's .gitignore keeps it: self-reported, nothing checks it)
+    gradebook.csv        a row of maxima, then per student: total, max, percent, one column
+                         per lesson file, status, hints revealed (self-reported), time of
+                         grading
+    similarity.csv       pairs of students whose files of a lesson are alike (MOSS-like,
+                         the stubs in --stubs subtracted), most alike first
+    summary.html         who needs attention and the roster, the class's misconceptions,
+                         the similar pairs, the score distribution, every check's pass rate
+
+`--student NAME` (repeatable) regrades only those students and rebuilds the
+gradebook, the similar pairs (from every student's files) and the summary from
+every student's results. Exit 0 when every
+student was graded (whatever their scores), 1 when the grader itself failed
+for a student (see students/NAME.error.txt), 2 on bad options. Student code
+runs as a user of its own at least: below `--require-isolation` (default
+`user`) nothing is graded.
+
+Local students share one pool of N warm workers (`engine.Pool`), so the class
+pays JAX's import N times, not once per student; on a cluster each dask worker
+process keeps one warm worker (`grader.batch.cluster`). The judges' compilation cache
+(`grader.runner.cache`) serves every student; a batch forced below `user`
+grades without it (a student could write it for the next).
+
+On a terminal a live line says how many students are done and, for local workers,
+which student's lesson file is being graded and the time its limit leaves ("alice:
+03_jit 0:41 left"); each graded student gets a line. In a pipe or a file (a CI log)
+only the lines, `[i/N] alice: 100.0%`, no redrawing. The reports follow the course's
+policy on fixes for a class (`hints.for_class`: only with `show_fixes = true`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import catalog, grading
+from grader.batch import gradebook
+from grader.batch.grading import Live, batch, grade_locally, job_for, similar_pairs, students
+from grader.batch.jobs import Grader
+from grader.classroom import similarity
+from grader.reports import controls
+from grader.runner import engine
+
+
+class BatchError(Exception):
+    """What keeps a class from being graded (a folder, a student, the cluster); the
+    message says what to fix."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """What `grade batch` asks for."""
+
+    submissions: Path  # one folder per student
+    out: Path
+    specs: list[catalog.ExerciseSpec]
+    options: engine.Options
+    stubs: Path  # subtracted when comparing students' files
+    chosen: Sequence[str] = ()  # `--student`: only these (all when empty)
+    scheduler: str | None = None  # a dask cluster's address, else local workers
+    jobs: int = 1  # local workers
+    quiet: bool = False
+
+
+@dataclass(frozen=True)
+class Outcome:
+    out: Path
+    graded: int  # the students graded this time
+    everybody: list[gradebook.Student]  # the class, as the gradebook has it
+    pairs: list[similarity.Pair]
+    problems: list[str]  # the grader's own failures, the files it could not write
+
+
+def run(request: Request, say: Callable[[str], None] = lambda text: None) -> Outcome:
+    """Grade the students `request` names and rebuild the class's files (the module's
+    docstring); `BatchError` or `engine.IsolationUnavailable` before anything is graded."""
+    submissions, out, specs = request.submissions, request.out, request.specs
+    everyone = students(submissions)
+    unknown = sorted(set(request.chosen) - set(everyone))
+    if unknown:
+        raise BatchError(f"--student: no folder {', '.join(unknown)} in {submissions}")
+    names = sorted(set(request.chosen)) if request.chosen else everyone
+    if not names:
+        raise BatchError(f"{submissions} holds no student folders")
+    if out.exists() and not out.is_dir():
+        raise BatchError(f"--out {out} is a file; give a folder")
+    lessons = [s.name for s in specs]
+    jobs = [job_for(submissions, n, lessons) for n in names]
+    pairs = similar_pairs([job_for(submissions, n, lessons) for n in everyone], request.stubs)
+    private = [(submissions, "the class's folders"), (out, "the output folder")]
+    # on a cluster, each worker checks again
+    level = grading.isolation(request.options, specs, private).level
+    options = request.options
+    if level == "basic":  # a student could write the judge's cache for the next one
+        options = dataclasses.replace(options, cache_dir="")
+    live = Live()
+    grader, where = _grader(request, live, len(jobs))
+    say(
+        f"Grading {len(jobs)} student(s) x {len(specs)} lesson file(s) on {where} "
+        f"(seed {options.seed}, isolation {level}) ..."
+    )
+    try:
+        everybody, problems = batch(
+            jobs, specs, options, out, grader, quiet=request.quiet, pairs=pairs, live=live
+        )
+    except ConnectionError as exc:  # the scheduler (cluster) could not be reached
+        raise BatchError(str(exc)) from None
+    return Outcome(out, len(jobs), everybody, pairs, problems)
+
+
+def _grader(request: Request, live: Live, students: int) -> tuple[Grader, str]:
+    """The cluster at `request.scheduler`, else `request.jobs` local workers; and where."""
+    if request.scheduler:
+        from grader.batch import cluster
+
+        try:
+            return cluster.grade_on(request.scheduler), (f"the dask cluster at {request.scheduler}")
+        except cluster.ClusterUnavailable as exc:
+            raise BatchError(str(exc)) from None
+    workers = request.jobs
+    return grade_locally(workers, live), f"{min(workers, students)} local worker(s)"
+
+
+def summary(outcome: Outcome) -> str:
+    """What `grade batch` says at the end: who was graded, where the class's files are."""
+    counts: dict[str, int] = {}
+    for student in outcome.everybody:
+        counts[student.status] = counts.get(student.status, 0) + 1
+    out = outcome.out
+    alike = [p for p in outcome.pairs if p.suspicious]
+    most = (
+        controls.visible(f", the most: {alike[0].first} and {alike[0].second} in {alike[0].lesson}")
+        if alike
+        else ""
+    )
+    return (
+        f"graded {outcome.graded} student(s); the class has {len(outcome.everybody)}: "
+        + ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in sorted(counts.items()))
+        + f"\ngradebook:  {out / gradebook.GRADEBOOK}\nsimilarity: {out / gradebook.SIMILARITY} "
+        f"({len(alike)} pair(s) alike{most})\nsummary:    {out / gradebook.SUMMARY}"
+    )

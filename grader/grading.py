@@ -1,0 +1,134 @@
+"""One grading run as `grade` runs it: the lesson files graded, what the student sees of
+them (`hints.after_grading`), the run joined to the history, the reports written.
+
+    graded = grading.run(specs, submission, options, suites=..., outputs={"json": path})
+
+`kept` is the part after the engine (hints, then history) that every grading a student
+sees goes through: `grade`, `grade watch` (one file, on its warm worker) and, in a
+notebook, `%grade`. Their state (`.grade/`) belongs to the graded folder
+(`hints.state_folder`), not the working folder. `isolation` is the level grading will run
+at, checked before anything is graded. A module of the package's top, with `grader.cli`:
+both ship to students (`grade release`), where the instructor's packages do not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import catalog, hints
+from grader.model import Report
+from grader.reports import history
+from grader.runner import engine
+from grader.runner.submission import LESSON_SUFFIXES, Submission
+from grader.sandbox import exposure
+from grader.sandbox.isolation import Isolation
+
+STDOUT = Path("-")  # `--json -`: the report is written to standard output
+DEFAULT_LESSONS = "exercises"
+
+
+@dataclass(frozen=True)
+class Graded:
+    report: Report  # as the student sees it
+    state: Path  # the folder whose `.grade/` keeps the run
+    errors: list[str]  # the reports that could not be written, and why
+
+
+def lessons_path(given: str | None, lessons: Iterable[str]) -> Path:
+    """What to grade: the path `given`; else `exercises/` of the working folder; else the
+    working folder itself when it holds a lesson file (`grade` run inside exercises/)."""
+    if given is not None:
+        return Path(given)
+    default = Path(DEFAULT_LESSONS)
+    here = Path(".")
+    if not default.is_dir() and any(
+        (here / f"{name}{suffix}").is_file() for name in lessons for suffix in LESSON_SUFFIXES
+    ):
+        return here
+    return default  # `find` says what is missing
+
+
+def private(submission: Submission) -> list[tuple[Path, str]]:
+    """What a sandbox grading `submission` must not read: the course's reference solutions
+    (unless they are what is graded)."""
+    solutions = Path("solutions").resolve()
+    graded = submission.root.resolve()
+    if not solutions.is_dir() or graded == solutions or solutions in graded.parents:
+        return []
+    return [(solutions, "the reference solutions")]
+
+
+def isolation(
+    options: engine.Options,
+    specs: Sequence[catalog.ExerciseSpec] = (),
+    private: Sequence[tuple[Path, str]] = (),
+) -> Isolation:
+    """The isolation grading will run at; `engine.IsolationUnavailable` when `options` ask
+    for more than this machine allows, or when, at `user` without Landlock, one of the
+    `private` folders (path, what it is) or the hidden suites stay readable by the sandbox
+    (checked before anything is graded; `engine.guard_suites`, whose notes go to stderr)."""
+    found = engine.isolation_for(options)
+    guards = [exposure.Guard(path, what) for path, what in private]
+    for note in engine.guard_suites(found, specs, *guards):
+        print(f"grade: {note}", file=sys.stderr)
+    return found
+
+
+def kept(
+    report: Report, submission: Submission, *, suites: Path | None, folder: Path | None = None
+) -> tuple[Report, Path]:
+    """What the student sees of `report` (next steps, `grade hint`'s memory in `.grade/`,
+    the course's policy on fixes), the run then joined to the history the HTML report
+    charts; both kept in `folder` (default: the graded folder's, `hints.state_folder`)."""
+    state = hints.state_folder(submission.root) if folder is None else folder
+    report = hints.after_grading(report, submission, suites=suites, folder=state)
+    history.record(report, state)
+    return report, state
+
+
+def write_reports(
+    report: Report, outputs: Mapping[str, Path], state: Path | None = None
+) -> list[str]:
+    """Write every requested report; one failing never stops the others. `state`: the
+    folder whose `.grade/` holds the run history the HTML report charts (default: here)."""
+    errors = []
+    for kind, path in outputs.items():
+        module = importlib.import_module(f"grader.reports.{'results' if kind == 'json' else kind}")
+        if path == STDOUT:
+            sys.stdout.write(module.render(report))
+            sys.stdout.flush()
+            continue
+        extra = {"history": history.load(state or Path.cwd())} if kind == "html" else {}
+        try:
+            module.write(report, path, **extra)
+        except OSError as exc:
+            errors.append(f"could not write the {kind} report to {path}: {exc.strerror or exc}")
+    return errors
+
+
+def run(
+    specs: list[catalog.ExerciseSpec],
+    submission: Submission,
+    options: engine.Options,
+    *,
+    suites: Path | None,
+    outputs: Mapping[str, Path],
+    on_result: engine.Progress | None = None,
+    on_start: engine.Starting | None = None,
+    live: AbstractContextManager[object] | None = None,
+    shown: Callable[[Report], None] = lambda report: None,
+) -> Graded:
+    """Grade `submission` (`engine.grade`, inside `live`: the progress display), keep what
+    the student sees (`kept`), hand it to `shown` (the terminal report) and write the
+    reports of `outputs` (kind -> path)."""
+    with live or contextlib.nullcontext():
+        report = engine.grade(specs, submission, options, on_result, on_start=on_start)
+    report, state = kept(report, submission, suites=suites)
+    shown(report)
+    return Graded(report, state, write_reports(report, outputs, state))
