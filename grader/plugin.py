@@ -29,13 +29,13 @@ from typing import Any
 
 import pytest
 
+from grader.authoring import MARKER, Attachments, Credit
 from grader.checks.failure import CAUSE_LABEL, CheckFailure
 from grader.explain import explain
 from grader.model import SourceLine
 from grader.protocol import records
 from grader.sandbox import client, isolation, launch, probes, quota
 from grader.sandbox.client import SandboxGone, StudentError
-from grader.suite import MARKER, Attachments, Credit
 
 WALL_PER_CPU_SHARE = 2.0
 """A check's wall-time share, in multiples of its CPU share (`--grader-check-share`)."""
@@ -726,7 +726,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", f"{MARKER}(name, points, hint, hidden): a graded check (grader.suite.check)"
+        "markers", f"{MARKER}(name, points, hint, hidden): a graded check (grader.authoring.check)"
     )
     plugin = GraderPlugin(config)
     config.stash[_STATE] = plugin

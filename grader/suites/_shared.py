@@ -9,9 +9,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from grader.authoring import Credit
 from grader.checks.failure import CheckFailure, fail
 from grader.sandbox import client
-from grader.suite import Credit
 
 
 class Tolerance(TypedDict):

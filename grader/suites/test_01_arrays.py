@@ -7,10 +7,10 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from grader.authoring import check
 from grader.checks import diagnose, jit, purity, values
 from grader.checks.failure import CheckFailure, fail
 from grader.sandbox.client import Remote, StudentError
-from grader.suite import check
 from grader.suites._shared import FLOAT32, Tolerance, compiled, no_trace_effects, with_cause
 
 LESSON = "01_arrays"

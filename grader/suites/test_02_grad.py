@@ -16,12 +16,12 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from grader.authoring import Credit, check
 from grader.checks import _calls, diagnose, jit, purity, values, vmap
 from grader.checks.failure import CheckFailure, fail
 from grader.plugin import Gate
 from grader.sandbox import client
 from grader.sandbox.client import Remote, SandboxGone, StudentError
-from grader.suite import Credit, check
 from grader.suites._shared import Tolerance, compiled, no_trace_effects, score_cases
 
 LESSON = "02_grad"

@@ -13,11 +13,11 @@ import jax
 import numpy as np
 from hypothesis import strategies as st
 
+from grader.authoring import Credit, check
 from grader.checks import diagnose, growth, jit, primitives, purity, traces, values
 from grader.checks.failure import fail
 from grader.plugin import Gate
 from grader.sandbox.client import Remote
-from grader.suite import Credit, check
 from grader.suites._shared import Tolerance, compiled, score_cases
 
 LESSON = "03_jit"

@@ -15,11 +15,11 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from grader.authoring import Credit, check
 from grader.checks import diagnose, growth, jit, purity, values, vmap
 from grader.checks.failure import CheckFailure, fail
 from grader.plugin import Gate
 from grader.sandbox.client import Remote
-from grader.suite import Credit, check
 from grader.suites._shared import Tolerance, compiled, score_cases
 
 LESSON = "04_vmap"

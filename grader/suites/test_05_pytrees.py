@@ -14,10 +14,10 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from grader.authoring import check
 from grader.checks import diagnose, jit, purity, values
 from grader.checks.failure import fail
 from grader.sandbox.client import Remote
-from grader.suite import check
 from grader.suites._shared import mlp_params
 
 LESSON = "05_pytrees"

@@ -14,12 +14,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from grader.authoring import Credit, check
 from grader.checks import diagnose, jit, keys, purity, values
 from grader.checks.failure import CheckFailure, fail
 from grader.plugin import Gate
 from grader.sandbox import client
 from grader.sandbox.client import Remote
-from grader.suite import Credit, check
 from grader.suites._shared import Tolerance, score_cases
 
 LESSON = "06_random"

@@ -18,11 +18,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from grader.authoring import check
 from grader.checks import diagnose, jit, primitives, purity, values
 from grader.checks.failure import CheckFailure, fail
 from grader.sandbox import client
 from grader.sandbox.client import Remote
-from grader.suite import check
 from grader.suites._shared import EXACT, TIGHT, once
 
 LESSON = "07_pmap"

@@ -24,13 +24,13 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from grader.authoring import Attachments, Credit, check
 from grader.checks import _calls, diagnose, jit, keys, purity, traces, values
 from grader.checks.failure import fail
 from grader.data import load_digits
 from grader.plugin import Gate
 from grader.sandbox import client
 from grader.sandbox.client import Remote
-from grader.suite import Attachments, Credit, check
 from grader.suites._shared import (
     EXACT,
     FLOAT32,

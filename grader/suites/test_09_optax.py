@@ -20,12 +20,12 @@ import jax
 import numpy as np
 import optax
 
+from grader.authoring import Credit, check
 from grader.checks import diagnose, jit, purity, values
 from grader.checks.failure import fail
 from grader.plugin import Gate
 from grader.sandbox import client
 from grader.sandbox.client import Remote
-from grader.suite import Credit, check
 from grader.suites._shared import FLOAT32, TIGHT, Tolerance, score_cases
 
 inputs = importlib.import_module("grader.inputs.09_optax")

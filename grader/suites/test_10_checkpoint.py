@@ -22,11 +22,11 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from grader.authoring import Credit, check
 from grader.checks import files, values
 from grader.checks.failure import fail
 from grader.sandbox import client
 from grader.sandbox.client import Remote
-from grader.suite import Credit, check
 from grader.suites._shared import EXACT, mlp_params
 
 inputs = importlib.import_module("grader.inputs.10_checkpoint")

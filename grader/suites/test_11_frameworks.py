@@ -27,11 +27,11 @@ eqx = pytest.importorskip("equinox", reason=_EXTRA)
 import jax  # noqa: E402 - after the skips, so a missing extra skips before JAX starts
 import jax.numpy as jnp  # noqa: E402
 
+from grader.authoring import check  # noqa: E402
 from grader.checks import jit, keys, purity, values  # noqa: E402
 from grader.checks.failure import fail  # noqa: E402
 from grader.sandbox import client  # noqa: E402
 from grader.sandbox.client import Remote  # noqa: E402
-from grader.suite import check  # noqa: E402
 from grader.suites._shared import FLOAT32, once  # noqa: E402
 
 inputs = importlib.import_module("grader.inputs.11_frameworks")

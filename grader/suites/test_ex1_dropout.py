@@ -35,13 +35,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from grader.authoring import Attachments, Credit, check
 from grader.checks import _calls, jit, keys, purity, values
 from grader.checks.failure import fail
 from grader.data import load_digits
 from grader.plugin import Gate
 from grader.sandbox import client
 from grader.sandbox.client import Remote
-from grader.suite import Attachments, Credit, check
 from grader.suites._shared import EXACT, FLOAT32, Tolerance, mlp_params, once, score_cases
 
 LESSON = "ex1_dropout"

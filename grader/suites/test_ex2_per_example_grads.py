@@ -14,13 +14,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from grader.authoring import Credit, check
 from grader.checks import diagnose, growth, jit, purity, values, vmap
 from grader.checks.failure import CheckFailure, fail
 from grader.inputs import ex2_per_example_grads as inputs
 from grader.plugin import Gate
 from grader.sandbox import client
 from grader.sandbox.client import Remote
-from grader.suite import Credit, check
 from grader.suites._shared import (
     TIGHT,
     Tolerance,

@@ -16,11 +16,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from grader.authoring import Credit, check
 from grader.checks import diagnose, jit, keys, purity, values
 from grader.checks.failure import fail
 from grader.sandbox import client
 from grader.sandbox.client import Remote, StudentError
-from grader.suite import Credit, check
 from grader.suites._shared import FLOAT32, mlp_params
 
 LESSON = "ex3_generic_mlp"

@@ -21,11 +21,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from grader.authoring import Attachments, check
 from grader.checks import _calls, timing
 from grader.checks.failure import fail
 from grader.sandbox import client
 from grader.sandbox.client import Remote
-from grader.suite import Attachments, check
 from grader.suites._shared import for_the_cache, once
 
 inputs = importlib.import_module("grader.inputs.ex4_jit_speedup")

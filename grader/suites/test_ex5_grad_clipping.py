@@ -51,6 +51,7 @@ import matplotlib.pyplot  # noqa: F401 (preloaded, see below)
 import numpy as np
 import optax
 
+from grader.authoring import Attachments, check
 from grader.checks import _calls, diagnose, keys, values
 from grader.checks.failure import fail
 from grader.data import load_digits
@@ -58,7 +59,6 @@ from grader.inputs.ex5_grad_clipping import MAX_FILE_BYTES as MAX_PLOT_BYTES
 from grader.inputs.ex5_grad_clipping import after_moving_global_rngs, saved_plot
 from grader.sandbox import client
 from grader.sandbox.client import Remote, StudentError
-from grader.suite import Attachments, check
 from grader.suites._shared import FLOAT32, Tolerance, mlp_params, once
 
 # matplotlib is imported above, unused, so that the warm worker imports it once, before it

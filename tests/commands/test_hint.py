@@ -199,7 +199,7 @@ def test_student_text_cannot_drive_the_terminal(tmp_path: Path, hint: Hint) -> N
 SUITE = '''
 """A tiny suite: plain Python, so grading it takes a second."""
 from grader.checks.failure import fail
-from grader.suite import check
+from grader.authoring import check
 
 LESSON = "01_sums"
 TITLE = "sums"

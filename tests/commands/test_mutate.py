@@ -404,7 +404,7 @@ WEAK_SUITE = '''
 """A deliberately weak suite: add is checked on one case where a - b == a + b."""
 
 from grader.checks.failure import fail
-from grader.suite import check
+from grader.authoring import check
 
 LESSON = "01_sums"
 TITLE = "sums (mutation fixture)"

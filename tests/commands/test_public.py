@@ -20,7 +20,7 @@ import os, sys
 
 import pytest
 from grader.checks.failure import fail
-from grader.suite import check
+from grader.authoring import check
 
 LESSON = "01_demo"
 TITLE = "demo"

@@ -22,7 +22,7 @@ from grader.runner.results import Ending, assemble
 SUITE = """
 LESSON = "demo"
 TITLE = "Demo"
-from grader.suite import check
+from grader.authoring import check
 
 @check("first", points=2, hint="h1")
 def test_a(student): pass

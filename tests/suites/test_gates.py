@@ -60,7 +60,7 @@ def test_a_stub_stays_not_attempted_behind_a_gate():
 
 def _suite(tmp_path, body):
     path = tmp_path / "test_x.py"
-    path.write_text('LESSON = "x"\nTITLE = "x"\nfrom grader.suite import check\n' + body)
+    path.write_text('LESSON = "x"\nTITLE = "x"\nfrom grader.authoring import check\n' + body)
     return path
 
 

@@ -12,7 +12,7 @@ TIMEOUT = 60
 import jax
 import numpy as np
 
-from grader.suite import check
+from grader.authoring import check
 
 
 @jax.jit

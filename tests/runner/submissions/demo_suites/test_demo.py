@@ -8,7 +8,7 @@ import jax.numpy as jnp
 
 from grader.checks.failure import fail
 from grader.sandbox import client
-from grader.suite import check
+from grader.authoring import check
 
 
 @check("double(x) is 2 * x", points=2, hint="What does doubling do to 3.0?")

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from grader.checks import jit
 from grader.checks.failure import fail
 from grader.suites._shared import score_cases
-from grader.suite import check
+from grader.authoring import check
 
 
 @check("double(x) is 2 * x", points=2, hint="What does doubling do to 3.0?")

@@ -10,7 +10,7 @@ TIMEOUT = 60
 
 import os
 
-from grader.suite import check
+from grader.authoring import check
 
 
 @check("the sandbox runs at the level the runner asked for", points=1, hint="-")
