@@ -4,18 +4,23 @@ then graded, each file's unmutated solution first (its baseline).
 `plan` generates every lesson file's mutants and picks the ones to grade (`--limit`,
 `--ids`, the equivalent ones left out); `grade` grades the baselines, then the mutants
 of every file whose baseline scores full marks, filling in each file's
-`report.FileSummary`. `grader/commands/mutate.py` declares the arguments and prints.
+`report.FileSummary`; `run` is the whole campaign, as `grade mutate` asks for it
+(`grader/commands/mutate.py` declares the arguments and prints).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+from grader import grading
 from grader.catalog import ExerciseSpec
 from grader.mutate import equivalent, generate, operators, report
 from grader.mutate.run import Outcome, Pool, Settings, Task, elapsed
+from grader.runner import engine
 
 
 class CampaignError(Exception):
@@ -143,4 +148,86 @@ def grade(
         pool.close()
 
 
-__all__ = ["CampaignError", "Settings", "grade", "operators_named", "plan"]
+@dataclass(frozen=True)
+class Request:
+    """What `grade mutate` asks for: `options.jobs` mutants graded at once."""
+
+    specs: Sequence[ExerciseSpec]
+    solutions: Path
+    options: engine.Options
+    equivalent: Path = equivalent.DEFAULT
+    operators: str = ""  # names, comma-separated; "" for all
+    ids: Sequence[str] = ()  # only these mutants
+    limit: int | None = None  # mutants per file
+    list_only: bool = False  # choose the mutants, grade none
+    json: Path | None = None  # where the JSON report goes
+
+
+@dataclass
+class Campaign:
+    """A campaign's files (`report.FileSummary`) and how it ran."""
+
+    summaries: list[report.FileSummary]
+    level: str = ""  # the isolation it graded at ("" when nothing was graded)
+    took: str = ""  # the time it took (`run.elapsed`)
+
+
+def run(
+    request: Request,
+    say: Callable[[str], None] = lambda text: None,
+    warn: Callable[[str], None] = lambda text: None,
+) -> Campaign:
+    """Plan the campaign (`CampaignError` for what does not exist), say its outdated
+    equivalent entries to `warn`; unless `list_only`, grade it (`engine.IsolationUnavailable`
+    when the machine cannot), progress to `say`, and write the JSON report."""
+    try:
+        listed = equivalent.load(request.equivalent)
+    except equivalent.EquivalentFileError as exc:
+        raise CampaignError(f"the equivalent-mutants file is malformed: {exc}") from None
+    ops = operators_named(request.operators)
+    summaries, tasks = plan(
+        request.specs, request.solutions, ops, listed, wanted=request.ids, limit=request.limit
+    )
+    for summary in summaries:
+        for stale_id in summary.stale:
+            warn(
+                "stale entry in the equivalent-mutants file: "
+                f"[{summary.name}] {stale_id!r} is no longer generated"
+            )
+    if request.list_only:
+        return Campaign(summaries)
+    options, jobs = request.options, request.options.jobs
+    level = grading.isolation(options).level
+    start = time.monotonic()
+    say(
+        f"Mutating {len(request.specs)} lesson file(s) in {request.solutions}: {len(tasks)} "
+        f"mutant(s) to grade ({jobs} job(s), isolation {level}) ..."
+    )
+    settings = Settings(options, level)
+    grade(summaries, tasks, request.solutions, request.specs, settings, jobs, say, start)
+    took = elapsed(start)
+    if request.json is not None:
+        doc = report.document(
+            summaries,
+            {
+                "limit": request.limit,
+                "seed": options.seed,
+                "jobs": jobs,
+                "isolation": level,
+                "operators": [op.name for op in ops],
+            },
+        )
+        request.json.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    return Campaign(summaries, level, took)
+
+
+__all__ = [
+    "Campaign",
+    "CampaignError",
+    "Request",
+    "Settings",
+    "grade",
+    "operators_named",
+    "plan",
+    "run",
+]

@@ -118,3 +118,23 @@ def survivors_text(summaries: list[FileSummary]) -> str:
         for mutant in s.survivors:
             parts.append(f"SURVIVED {s.name} {mutant.id} (line {mutant.line})\n{mutant.diff}")
     return "\n".join(parts)
+
+
+def listing(summaries: list[FileSummary]) -> str:
+    """`grade mutate --list`: every chosen mutant with its id, line and diff, file by file."""
+    lines = []
+    for s in summaries:
+        for mutant in s.mutants:
+            mark = " (equivalent)" if mutant.id in s.equivalent else ""
+            lines.append(f"{s.name} {mutant.id} line {mutant.line}{mark}\n{mutant.diff}")
+        lines.append(f"{s.name}: {len(s.mutants)} of {s.generated} mutants")
+    return "".join(line + "\n" for line in lines)
+
+
+def below(summaries: list[FileSummary], percent: float) -> list[str]:
+    """The files whose kill rate is below `percent`, each said as `--fail-under` says it."""
+    return [
+        f"{s.name} kill rate {(s.kill_rate or 0.0) * 100:.1f}% is below --fail-under {percent:g}%"
+        for s in summaries
+        if s.kill_rate is not None and s.kill_rate * 100 < percent
+    ]
