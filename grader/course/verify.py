@@ -27,14 +27,21 @@ a pipe or a file (a CI log) the same lines, plain (`[3/45] run 1: ...`), nothing
 
 from __future__ import annotations
 
+import concurrent.futures
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from rich.console import Console
+from rich.text import Text
 
 from grader import catalog
 from grader import spec as lesson_spec
 from grader.course import assign
-from grader.model import Report, without_timings
-from grader.reports import labels
+from grader.model import ExerciseResult, Report, without_timings
+from grader.reports import console, labels, results, terminal
+from grader.runner import engine
 from grader.runner.submission import Submission, SubmissionError, find
 
 
@@ -180,3 +187,83 @@ def spec_problems(specs: list[catalog.ExerciseSpec], path: Path) -> list[str]:
             "are not verified; pass --spec FILE"
         ]
     return lesson_spec.citation_problems(lesson_spec.parse(text), specs)
+
+
+def list_checks(specs: list[catalog.ExerciseSpec]) -> str:
+    """`grade verify --list-checks`: each check with its points and the spec's words."""
+    lines = []
+    for exercise in specs:
+        lines.append(f"{exercise.name} ({labels.points(exercise.max_score, exercise.max_score)})")
+        for check in exercise.checks:
+            lines.append(f"  {check.id} ({check.points:g}): {check.name}")
+            lines.append(f"      spec: {check.spec or '(none)'}")
+    return "".join(line + "\n" for line in lines)
+
+
+@dataclass(frozen=True)
+class Request:
+    """What `grade verify` looks at: `options.jobs` lesson files graded at once."""
+
+    specs: list[catalog.ExerciseSpec]
+    solutions: Path
+    exercises: Path
+    spec: Path  # the lesson spec the checks cite
+    options: engine.Options
+    runs: int = 2  # gradings of the solutions, compared
+    selected: bool = False  # `--only`: the course's other files are not looked at
+
+
+def verify(
+    request: Request, out: Console, say: Callable[[str], None], *, quiet: bool = False
+) -> list[str]:
+    """Every violation of the course's invariants (the module's docstring), the gradings'
+    progress drawn on `out` (a live line on a terminal) and said to `say`."""
+    specs, solutions, exercises = request.specs, request.solutions, request.exercises
+    problems = static_problems(specs, solutions, exercises, selected=request.selected)
+    problems += spec_problems(specs, request.spec)
+    say(
+        f"Verifying {len(specs)} lesson file(s): {request.runs} run(s) of {solutions}/, one of "
+        f"{exercises}/, with {min(request.options.jobs, len(specs))} job(s) ..."
+    )
+    total = len(specs) * (request.runs + 1)
+    with (
+        console.Progress(total, out, description="verify", unit="grading", quiet=quiet) as live,
+        concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool,
+    ):
+        grade = _grader(request, live, console.has_color(out))
+        stubs = pool.submit(grade, exercises, f"{exercises}/ (stubs)", "stubs")
+        runs = [
+            grade(solutions, f"{solutions}/ run {i + 1}", f"run {i + 1}")
+            for i in range(request.runs)
+        ]
+        stub_report = stubs.result()
+    problems += solution_problems(runs[0])
+    problems += stability_problems([results.document(r) for r in runs])
+    return problems + stub_problems(stub_report)
+
+
+def _grader(
+    request: Request, live: console.Progress, color: bool
+) -> Callable[[Path, str, str], Report]:
+    """Grades a folder, each lesson file's line and the phase's total said as they come;
+    `phase` ("run 1", "stubs") names what runs on the live line."""
+
+    def grade(folder: Path, label: str, phase: str) -> Report:
+        def done(index: int, count: int, result: ExerciseResult) -> None:
+            line = Text.from_ansi(terminal.done_line(result, color=color))
+            live.advance(Text.assemble(f"{phase}: ", line), f"{phase}: {result.name}")
+
+        def starting(name: str, limit_s: float) -> None:
+            live.start(f"{phase}: {name}", limit_s)
+
+        specs = request.specs
+        report = engine.grade(
+            specs, submission(folder, specs), request.options, done, on_start=starting
+        )
+        live.note(
+            f"{label}: {labels.points(report.score, report.max_score)} "
+            f"({labels.percent(report.score, report.max_score)}) in {report.duration_s:.1f} s"
+        )
+        return report
+
+    return grade
