@@ -1,25 +1,13 @@
-"""Write a GitHub Actions workflow that grades a pushed submission.
-
-    grade ci-template [--out .github/workflows/grade.yml] [--fail-under 60] [--path exercises]
-                      [--course PATH]
-
-The workflow (from `templates/github-workflow.yml.j2`) installs the
-repository (`pip install .`), runs `grade PATH --html ... --json ... --junit
-... --fail-under PERCENT`, uploads the HTML report, the JSON and the JUnit XML
-as the `grade-report` artifact (also when grading fails), puts the score in
-the job summary, and fails the job when the score is below the threshold
-(`grade` exits 1). `grade release` writes the same workflow into the student
-repository. `--out` is relative to the working folder, and defaults to the
-course's (`--course PATH`) `.github/workflows/grade.yml`; `--out -` prints it
-instead.
-"""
-
+# `grade ci-template`: its help is the docstring of grader.course.ci_template, where its logic is.
 from __future__ import annotations
 
 import argparse
 
 from grader.commands import course, shared
-from grader.course.ci_template import DEFAULT_FAIL_UNDER, DEFAULT_PYTHON, WORKFLOW, workflow
+from grader.course import ci_template
+from grader.course.ci_template import DEFAULT_FAIL_UNDER, DEFAULT_PYTHON, WORKFLOW
+
+__doc__ = ci_template.__doc__
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    text = workflow(
+    text = ci_template.workflow(
         fail_under=args.fail_under,
         path=args.path,
         python=args.python,

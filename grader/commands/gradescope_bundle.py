@@ -1,31 +1,4 @@
-"""Build a Gradescope autograder bundle (the zip Gradescope's "Zip file upload" takes).
-
-    grade gradescope-bundle autograder.zip [--only LESSONS] [--extras frameworks]
-                            [--timeout S] [--seed N] [--require-isolation LEVEL]
-                            [--course PATH]
-
-`--only 03_jit` makes the autograder of a one-lesson assignment: only that
-lesson's suite goes into the bundle, so an upload is graded (and its maximum
-counted) on that lesson file alone.
-
-The zip holds, at its root:
-- `setup.sh`: run once by Gradescope; installs the grader from the bundle into
-  /autograder/venv (Python 3.10+ on Gradescope's Ubuntu image);
-- `run_autograder`: run per submission; grades /autograder/submission (or its
-  exercises/ folder when a whole repository was uploaded) with every check,
-  hidden ones included, and writes /autograder/results/results.json
-  (`grade --gradescope`). Hidden checks are shown to students after grades are
-  published. It refuses to grade below `--require-isolation` (default `user`:
-  student code runs as a user of its own; Gradescope runs the autograder as
-  root). If grading cannot start it still writes a results file saying why;
-- the grader itself, from the installed grader: `grader/` with the full
-  suites and its templates, a `pyproject.toml` (carrying the course's
-  `[tool.grade]`) and a README naming the lesson files. No solutions.
-
-`run_autograder` honours AUTOGRADER_ROOT, AUTOGRADER_PYTHON and AUTOGRADER_ARGS
-so it can be tried locally; the zip is reproducible (sorted, fixed dates).
-"""
-
+# `grade gradescope-bundle`: its help is the docstring of grader.course.gradescope_bundle, where its logic is.
 from __future__ import annotations
 
 import argparse
@@ -33,8 +6,9 @@ from pathlib import Path
 
 from grader import catalog
 from grader.commands import course, shared
-from grader.course import tree
-from grader.course.gradescope_bundle import build
+from grader.course import gradescope_bundle, tree
+
+__doc__ = gradescope_bundle.__doc__
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -79,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     if not suites_dir.is_dir():
         raise shared.UsageError(f"--suites {suites_dir}: no such folder")
     try:
-        names = build(
+        names = gradescope_bundle.build(
             out,
             suites_dir,
             extras=args.extras,

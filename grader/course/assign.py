@@ -1,5 +1,5 @@
 """The student stubs in exercises/, generated from the marked reference solutions
-(`grade assign`, `grader.commands.assign`).
+(`grade assign`).
 
 `solutions/NAME.py` is the single source of every lesson file. Each graded body
 is marked; the stub is the same file with each marked block replaced:

@@ -108,38 +108,10 @@ def public_suite(path: Path) -> PublicSuite:
     if not hidden:
         return PublicSuite(source, (), (), 0.0)
     hidden_ids = {c.id for c in hidden}
-    tree = ast.parse(source, filename=str(path))
-    body = tree.body
-    removed = {
-        i
-        for i, node in enumerate(body)
-        if isinstance(node, ast.FunctionDef) and node.name in hidden_ids
-    }
-    while True:
-        kept = [node for i, node in enumerate(body) if i not in removed]
-        used: set[str] = set().union(*(_uses(n) for n in kept))
-        unused = {
-            i
-            for i, node in enumerate(body)
-            if i not in removed and not _always_kept(node) and not (_defined(node) & used)
-        }
-        if not unused:
-            break
-        removed |= unused
-
+    body = ast.parse(source, filename=str(path)).body
+    removed, used = _cut(body, hidden_ids)
     lines = source.splitlines()
-    drop: set[int] = set()  # 0-based line indices
-    replace: dict[int, str] = {}
-    for i, node in enumerate(body):
-        first, last = _first_line(node) - 1, (node.end_lineno or node.lineno) - 1
-        if i in removed:
-            while first > 0 and lines[first - 1].lstrip().startswith("#"):
-                first -= 1  # the comment that introduces what is cut out goes with it
-            drop.update(range(first, last + 1))
-        elif isinstance(node, ast.Import | ast.ImportFrom) and not _defined(node) <= used:
-            replace[first] = _import_text(node, used)
-            drop.update(range(first + 1, last + 1))
-
+    drop, replace = _edits(body, lines, removed, used)
     points = sum(c.points for c in hidden) + spec.hidden_points
     count = len(hidden) + spec.hidden_checks
     marker = (
@@ -162,9 +134,53 @@ def public_suite(path: Path) -> PublicSuite:
         if index == anchor:
             out.append(marker)
     text = re.sub(r"\n{4,}", "\n\n\n", "\n".join(out)).rstrip("\n") + "\n"
-
     names = tuple(c.name for c in hidden)
-    leaks = [n for n in (*hidden_ids, *names) if n in text]
+    _check(path, text, [*hidden_ids, *names])
+    return PublicSuite(text, tuple(sorted(hidden_ids)), names, float(points))
+
+
+def _cut(body: list[ast.stmt], hidden_ids: set[str]) -> tuple[set[int], set[str]]:
+    """The top-level statements cut out (their indices: the hidden checks, then, repeatedly,
+    what nothing left uses) and the names what is kept uses."""
+    removed = {
+        i
+        for i, node in enumerate(body)
+        if isinstance(node, ast.FunctionDef) and node.name in hidden_ids
+    }
+    while True:
+        kept = [node for i, node in enumerate(body) if i not in removed]
+        used: set[str] = set().union(*(_uses(n) for n in kept))
+        unused = {
+            i
+            for i, node in enumerate(body)
+            if i not in removed and not _always_kept(node) and not (_defined(node) & used)
+        }
+        if not unused:
+            return removed, used
+        removed |= unused
+
+
+def _edits(
+    body: list[ast.stmt], lines: list[str], removed: set[int], used: set[str]
+) -> tuple[set[int], dict[int, str]]:
+    """The source lines dropped (0-based) and the import lines rewritten to what is used."""
+    drop: set[int] = set()
+    replace: dict[int, str] = {}
+    for i, node in enumerate(body):
+        first, last = _first_line(node) - 1, (node.end_lineno or node.lineno) - 1
+        if i in removed:
+            while first > 0 and lines[first - 1].lstrip().startswith("#"):
+                first -= 1  # the comment that introduces what is cut out goes with it
+            drop.update(range(first, last + 1))
+        elif isinstance(node, ast.Import | ast.ImportFrom) and not _defined(node) <= used:
+            replace[first] = _import_text(node, used)
+            drop.update(range(first + 1, last + 1))
+    return drop, replace
+
+
+def _check(path: Path, text: str, hidden: list[str]) -> None:
+    """`PublicSuiteError` when the public `text` names a hidden check or does not parse."""
+    leaks = [n for n in hidden if n in text]
     if leaks:
         raise PublicSuiteError(
             f"{path}: the public suite still mentions hidden check(s) {', '.join(map(repr, leaks))} "
@@ -176,4 +192,3 @@ def public_suite(path: Path) -> PublicSuite:
         raise PublicSuiteError(
             f"{path}: cutting the hidden checks broke the suite ({exc})"
         ) from None
-    return PublicSuite(text, tuple(sorted(hidden_ids)), names, float(points))

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from grader import catalog, hints
 from grader.course import assign, ci_template, public, tree
+from grader.reports import labels
 
 # What students run: every other module of grader/commands/ is the instructor's.
 STUDENT_COMMANDS = ("__init__.py", "shared.py", "watch.py", "hint.py", "notebooks.py")
@@ -155,7 +156,7 @@ def release(
     course_dir: Path = Path("."),
 ) -> list[catalog.ExerciseSpec]:
     """Write the release (with the `[tool.grade]` setting of `course_dir`); returns the
-    released (public) suites' specs."""
+    released (public) suites' specs. Raises one of `ERRORS` (nothing is left in `out`)."""
     unsynced = assign.differences(solutions, exercises)
     if unsynced:
         raise ReleaseError(
@@ -175,26 +176,7 @@ def release(
             leave_out=instructor_only(),
             templates=STUDENT_TEMPLATES,
         )
-        shutil.copytree(exercises, out / "exercises", ignore=shutil.ignore_patterns(*tree.SKIPPED))
-        spec = course_dir / SPEC
-        if spec.is_file():
-            (out / SPEC).parent.mkdir()
-            shutil.copyfile(spec, out / SPEC)
-        released = [catalog.read_suite(out / "grader" / "suites" / name) for name in sorted(cut)]
-        (out / "README.md").write_text(
-            tree.render(
-                "student-readme.md.j2",
-                exercises=released,
-                fail_under=fail_under,
-                show_fixes=hints.show_fixes(course_dir),
-                spec=(out / SPEC).is_file(),
-            ),
-            encoding="utf-8",
-        )
-        workflow = out / ".github" / "workflows" / "grade.yml"
-        workflow.parent.mkdir(parents=True)
-        workflow.write_text(ci_template.workflow(fail_under=fail_under), encoding="utf-8")
-        (out / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+        released = _student_files(out, exercises, sorted(cut), fail_under, course_dir)
         hidden = [x for s in cut.values() for x in (*s.hidden_ids, *s.hidden_names)]
         problems = leaks(
             out, hidden, solution_bodies(solutions), hidden_hints(full), equivalent_texts()
@@ -210,3 +192,53 @@ def release(
         shutil.rmtree(out, ignore_errors=True)
         raise
     return released
+
+
+def _student_files(
+    out: Path, exercises: Path, suites: list[str], fail_under: float, course_dir: Path
+) -> list[catalog.ExerciseSpec]:
+    """The stubs, the lesson spec, the README, the workflow and the .gitignore, written
+    beside the grader in `out`; the released suites' specs (`suites`: their file names)."""
+    shutil.copytree(exercises, out / "exercises", ignore=shutil.ignore_patterns(*tree.SKIPPED))
+    spec = course_dir / SPEC
+    if spec.is_file():
+        (out / SPEC).parent.mkdir()
+        shutil.copyfile(spec, out / SPEC)
+    released = [catalog.read_suite(out / "grader" / "suites" / name) for name in suites]
+    (out / "README.md").write_text(
+        tree.render(
+            "student-readme.md.j2",
+            exercises=released,
+            fail_under=fail_under,
+            show_fixes=hints.show_fixes(course_dir),
+            spec=(out / SPEC).is_file(),
+        ),
+        encoding="utf-8",
+    )
+    workflow = out / ".github" / "workflows" / "grade.yml"
+    workflow.parent.mkdir(parents=True)
+    workflow.write_text(ci_template.workflow(fail_under=fail_under), encoding="utf-8")
+    (out / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+    return released
+
+
+def summary(out: Path, released: Sequence[catalog.ExerciseSpec]) -> str:
+    """What `grade release` says it wrote: the public checks, the hidden ones left out."""
+    public_checks = sum(len(s.checks) for s in released)
+    hidden_checks = sum(s.hidden_checks for s in released)
+    hidden_points = labels.number(sum(s.hidden_points for s in released))
+    return (
+        f"wrote the student repository {out}: {len(released)} lesson file(s), {public_checks} "
+        f"public check(s); {hidden_checks} hidden check(s) ({hidden_points} point(s)) left out"
+    )
+
+
+# What `release` raises: each message says what to fix.
+ERRORS = (
+    ReleaseError,
+    public.PublicSuiteError,
+    assign.MarkerError,
+    tree.TreeError,
+    catalog.CatalogError,
+    hints.SettingError,
+)
