@@ -9,7 +9,7 @@ Every check's help is levelled data:
     level 2  fix       the failure's `fix` (from the check that failed): often the code
 
 `grade hint LESSON [CHECK]` reveals the next level for the first failing check of the
-last grading of that lesson (`grader.ladder` picks the check, `grader.commands.hint` prints). What a student revealed is
+last grading of that lesson (`grader.ladder` picks the check and reveals it). What a student revealed is
 remembered in `.grade/hints.json` (`{lesson: {check id: level}}`) and counted in the
 results (`hints_revealed`, per check and in total), so an instructor sees how much help
 was asked for. `grade` keeps the last results of each lesson (with their help, before

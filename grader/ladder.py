@@ -3,18 +3,26 @@
 A check's help is revealed one level per call (`grader.hints`: question, nudge, fix);
 `choose` picks the check a call is about: the one the student named (its id, a part of
 it, or words of its name: `named`), else the first failing check with help left, so that
-once a check's help is all shown the ladder moves on to the next failing one.
+once a check's help is all shown the ladder moves on to the next failing one. `reveal`
+is `grade hint`: the next level revealed, remembered, and what to print
+(`grader/commands/hint.py` declares the arguments and prints it).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+
+from rich.text import Text
 
 from grader import hints
 from grader.model import CheckResult, ExerciseResult
-from grader.reports import groups, labels
+from grader.reports import controls, groups, labels
+
+INDENT = "    "
+_STYLES = {hints.QUESTION: "yellow", hints.NUDGE: "cyan", hints.FIX: "green"}
 
 
 class NoSuchCheck(ValueError):
@@ -134,3 +142,131 @@ def first_failing_lesson(folder: Path, setting: hints.ShowFixes) -> str:
             return lesson
         with_failures.append(lesson)
     return (with_failures or graded)[0]
+
+
+# -- `grade hint` ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Help:
+    """What `grade hint` prints, line by line; `wrap`: long lines wrap at the terminal's width."""
+
+    lines: list[str | Text]
+    wrap: bool = False
+
+
+def state_folder(lesson: str) -> Path:
+    """Where the last gradings are kept: the state folder of the lesson file's folder when
+    `lesson` is a path (`solutions/03_jit.py`), else of what `grade` grades here."""
+    parent = Path(lesson).parent
+    return hints.state_folder(parent) if str(parent) != "." else hints.state_folder_here()
+
+
+def reveal(lesson_given: str, check_given: str) -> Help:
+    """The next level of help for the check named (`check_given` of `lesson_given`; the
+    ladder's next when not), remembered as revealed; `NoSuchCheck`, `NothingGraded` or
+    `hints.SettingError` say why there is none."""
+    folder = state_folder(lesson_given)
+    setting = hints.show_fixes(folder)
+    lesson = lesson_name(lesson_given) if lesson_given else first_failing_lesson(folder, setting)
+    exercise = hints.last_result(folder, lesson)
+    if exercise is None:
+        raise NothingGraded(
+            f"no grading of {lesson} in this folder yet: run `grade --only {lesson}` "
+            f"(or `grade exercises/{lesson}.py`) first, then ask for a hint"
+        )
+    exercise = controls.visible_in(exercise)
+    revealed = hints.load_revealed(folder).get(lesson, {})
+    check = choose(exercise, check_given, revealed, setting)
+    if check is None:
+        return Help([_no_check(exercise)])
+    if check.status not in labels.PROBLEM_STATUSES:
+        phrase = labels.CHECK_PHRASES[check.status]
+        return Help([f"{lesson} > {check.name}: {phrase}, nothing to hint."], wrap=True)
+    available = hints.levels(check, setting)
+    seen = revealed.get(check.id, hints.QUESTION)
+    new = next((level for level in available if level.number > seen), None)
+    if new is not None:
+        hints.save_revealed(folder, lesson, check.id, new.number)
+        seen = new.number
+    problems = failing(exercise)
+    done = [] if check_given else problems[: problems.index(check)]
+    lines: list[str | Text] = []
+    if done:
+        lines.append(
+            f"All the help for {', '.join(f'`{c.name}`' for c in done)} is shown "
+            f"(`grade hint {lesson} {done[-1].id}` shows it again); the next failing check:"
+        )
+    lines += _account(exercise, check, [lv for lv in available if lv.number <= seen])
+    after = [
+        c
+        for c in problems
+        if c is not check and has_more(c, revealed.get(c.id, hints.QUESTION), setting)
+    ]
+    footer = _footer(lesson, check, available, seen, new is not None, setting)
+    if not any(level.number > seen for level in available) and after:
+        footer += f" `grade hint {lesson}` again moves on to `{after[0].name}`."
+    return Help([*lines, footer, Text(recorded(folder), "dim")])
+
+
+def recorded(folder: Path) -> str:
+    """Where the levels revealed are kept, and that the instructor sees them as reported."""
+    path = hints.revealed_path(folder)
+    try:
+        shown = path.relative_to(Path.cwd().resolve())
+    except ValueError:
+        shown = path
+    return (
+        f"Hints revealed are recorded in {controls.visible(str(shown))}, which goes with your "
+        "work: your instructor sees how many you revealed, self-reported by this machine."
+    )
+
+
+def _no_check(exercise: ExerciseResult) -> str:
+    if exercise.status in ("passed", "skipped"):
+        return f"Every check of {exercise.name} passed in its last grading: nothing to hint."
+    problem = labels.headline(exercise.message, 200)
+    return (
+        f"{exercise.name} did not run its checks in its last grading"
+        + (f" ({problem})" if problem else "")
+        + ": fix that first, then grade again. Hints are for failing checks."
+    )
+
+
+def _account(exercise: ExerciseResult, check: CheckResult, shown: list[hints.Level]) -> list[Text]:
+    lines = [
+        Text.assemble(
+            (f"{exercise.name} > {check.name}", "bold"),
+            f" ({labels.points(check.score, check.max_score)})",
+        )
+    ]
+    lines += [Text(INDENT + line) for line in check.message.rstrip().splitlines()]
+    where = labels.location_text(check)
+    if where:
+        lines.append(Text.assemble(INDENT, ("in your code: ", "cyan"), where))
+    for level in shown:
+        label = f"{level.name} ({level.number + 1}/{len(hints.LEVEL_NAMES)}): "
+        body = level.text.splitlines() or [""]
+        lines.append(Text.assemble(INDENT, (label, _STYLES[level.number]), body[0]))
+        lines += [Text(INDENT * 2 + rest) for rest in body[1:]]
+    return lines
+
+
+def _footer(
+    lesson: str,
+    check: CheckResult,
+    available: list[hints.Level],
+    seen: int,
+    revealed_now: bool,
+    setting: hints.ShowFixes,
+) -> str:
+    later = [level for level in available if level.number > seen]
+    if later:
+        return (
+            f"More help: `grade hint {lesson}` again shows the {later[0].name}. "
+            f"Grade again with `grade --only {lesson}` once you changed your code."
+        )
+    prefix = "" if revealed_now else "No more help: "
+    if setting == "never":
+        return prefix + "this course does not show fixes; that was the last hint for this check."
+    return prefix + f"that is all the help for `{check.name}`."
