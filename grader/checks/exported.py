@@ -206,82 +206,140 @@ def parse(module: bytes, inputs: Sequence[tuple[tuple[int, ...], np.dtype[Any]]]
           kept: Sequence[int]) -> Program:  # fmt: skip
     """The judge's reading of the sandbox's module for arguments of shapes `inputs`:
     `Refused` (with why) unless it is a plain computation on exactly those arguments."""
-    from jax.extend import mlir as jex_mlir
     from jax.extend.mlir import ir
     from jax.interpreters import mlir as jax_mlir
 
+    _check_envelope(module, inputs, kept)
+    with jax_mlir.make_ir_context():
+        mod = _deserialize(module)
+        attributes = mod.operation.attributes
+        partitions = _int_attribute(attributes, "mhlo.num_partitions")
+        replicas = _int_attribute(attributes, "mhlo.num_replicas")
+        reading = _Reading(ir)
+        if "jax.uses_shape_polymorphism" in attributes and (
+            str(attributes["jax.uses_shape_polymorphism"]) != "false"
+        ):
+            reading.refused.append("shape polymorphism")
+        reading.walk(mod.operation)
+        got_in, outputs = reading.signature()
+    if reading.refused:
+        raise Refused("it contains " + ", ".join(dict.fromkeys(reading.refused)))
+    _check_signature(got_in, outputs, [inputs[i] for i in kept])
+    if replicas not in (0, 1) or partitions < 0 or partitions > max(1, jax.device_count()):
+        raise Refused(f"it spans {replicas} replicas x {partitions} partitions")
+    devices = max(1, partitions)
+    return Program(reading.ops, tuple(outputs), devices, module, tuple(inputs), tuple(kept))  # type: ignore[arg-type]
+
+
+def _check_envelope(
+    module: bytes, inputs: Sequence[tuple[tuple[int, ...], np.dtype[Any]]], kept: Sequence[int]
+) -> None:
+    """Refused unless `module` is bytes of a bounded size and `kept` indexes `inputs`, sorted."""
     if not isinstance(module, bytes) or len(module) > MAX_MODULE_BYTES:
         raise Refused("the module is missing or too large")
     if sorted(set(kept)) != list(kept) or any(not 0 <= i < len(inputs) for i in kept):
         raise Refused("the kept arguments are malformed")
-    ops: Counter[str] = Counter()
-    refused: list[str] = []
-    with jax_mlir.make_ir_context():
-        try:
-            mod = jex_mlir.deserialize_portable_artifact(module)
-        except Exception as exc:
-            raise Refused(f"the module does not deserialize ({type(exc).__name__})") from None
-        attributes = mod.operation.attributes
-        partitions = _int_attribute(attributes, "mhlo.num_partitions")
-        replicas = _int_attribute(attributes, "mhlo.num_replicas")
-        if "jax.uses_shape_polymorphism" in attributes and (
-            str(attributes["jax.uses_shape_polymorphism"]) != "false"
-        ):
-            refused.append("shape polymorphism")
-        main_type: Any = None
-        count = 0
 
-        def walk(op: Any) -> None:
-            nonlocal main_type, count
-            count += 1
-            if count > MAX_OPS:
-                raise Refused(f"the module has more than {MAX_OPS} operations")
-            name = str(op.name)
-            if not name.startswith(_DIALECTS):
-                refused.append(f"`{name}`")
-            elif name in REFUSED_OPS:
-                refused.append(f"`{name}` (data in or out of the program)")
-            elif name == "stablehlo.custom_call":
-                target = ir.StringAttr(op.attributes["call_target_name"]).value
-                if target not in ALLOWED_CUSTOM_CALLS and not (
-                    target.startswith("lapack_") and target.endswith("_ffi")
-                ):
-                    refused.append(f"a custom call to `{target}` (a host callback or foreign code)")
-            elif name == "func.func":
-                body = op.regions[0] if len(op.regions) else None
-                if body is None or not len(body.blocks):
-                    refused.append("an external function")
-                if ir.StringAttr(op.attributes["sym_name"]).value == "main":
-                    main_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
-            for result in op.results:
-                _check_size(ir, result.type, refused)
-            if name not in _UNCOUNTED:
-                ops[name.split(".", 1)[1]] += 1
-            for region in op.regions:
-                for block in region:
-                    for inner in block:
-                        walk(inner.operation)
 
-        walk(mod.operation)
-        if main_type is None:
-            raise Refused("the module has no `main` function")
-        got_in = [_tensor(ir, t) for t in main_type.inputs]
-        outputs = [_tensor(ir, t) for t in main_type.results]
-        for t in main_type.results:
-            _check_size(ir, t, refused)
-    if refused:
-        raise Refused("it contains " + ", ".join(dict.fromkeys(refused)))
-    want_in = [inputs[i] for i in kept]
-    if None in got_in or None in outputs or got_in != want_in:
+def _deserialize(module: bytes) -> Any:
+    """The MLIR module of the VHLO bytes (in the current IR context), or Refused."""
+    from jax.extend import mlir as jex_mlir
+
+    try:
+        return jex_mlir.deserialize_portable_artifact(module)
+    except Exception as exc:
+        raise Refused(f"the module does not deserialize ({type(exc).__name__})") from None
+
+
+def _check_signature(
+    got_in: Sequence[tuple[tuple[int, ...], np.dtype[Any]] | None],
+    outputs: Sequence[tuple[tuple[int, ...], np.dtype[Any]] | None],
+    want_in: Sequence[tuple[tuple[int, ...], np.dtype[Any]]],
+) -> None:
+    """Refused unless `main` takes exactly the judge's kept arguments and every input and
+    output is a static tensor of a known dtype."""
+    if None in got_in or None in outputs or list(got_in) != list(want_in):
         raise Refused(
             "its signature is not the judge's arguments: expected "
             f"{[_format_aval(a) for a in want_in]}, found "
             f"{[_format_aval(a) if a else '?' for a in got_in]}"
         )
-    if replicas not in (0, 1) or partitions < 0 or partitions > max(1, jax.device_count()):
-        raise Refused(f"it spans {replicas} replicas x {partitions} partitions")
-    devices = max(1, partitions)
-    return Program(ops, tuple(outputs), devices, module, tuple(inputs), tuple(kept))  # type: ignore[arg-type]
+
+
+@dataclasses.dataclass
+class _Reading:
+    """One walk over a module's operations (in the IR context of `ir`): the ops counted
+    (dialect dropped), what is refused (in the order found), the type of `main`."""
+
+    ir: Any
+    ops: Counter[str] = dataclasses.field(default_factory=Counter)
+    refused: list[str] = dataclasses.field(default_factory=list)
+    main_type: Any = None
+    count: int = 0
+
+    def walk(self, op: Any) -> None:
+        """Screen and count `op`, then every operation nested in it, depth first."""
+        self.count += 1
+        if self.count > MAX_OPS:
+            raise Refused(f"the module has more than {MAX_OPS} operations")
+        name = str(op.name)
+        self._screen(op, name)
+        for result in op.results:
+            _check_size(self.ir, result.type, self.refused)
+        if name not in _UNCOUNTED:
+            self.ops[name.split(".", 1)[1]] += 1
+        for region in op.regions:
+            for block in region:
+                for inner in block:
+                    self.walk(inner.operation)
+
+    def _screen(self, op: Any, name: str) -> None:
+        """What about `op` itself is refused: a foreign dialect, data in or out, a custom
+        call that is not a sharding marker or LAPACK, an external function."""
+        if not name.startswith(_DIALECTS):
+            self.refused.append(f"`{name}`")
+        elif name in REFUSED_OPS:
+            self.refused.append(f"`{name}` (data in or out of the program)")
+        elif name == "stablehlo.custom_call":
+            target = self.ir.StringAttr(op.attributes["call_target_name"]).value
+            if not _allowed_custom_call(target):
+                self.refused.append(
+                    f"a custom call to `{target}` (a host callback or foreign code)"
+                )
+        elif name == "func.func":
+            self._function(op)
+
+    def _function(self, op: Any) -> None:
+        """A function must have a body; `main`'s type is the program's signature."""
+        ir = self.ir
+        body = op.regions[0] if len(op.regions) else None
+        if body is None or not len(body.blocks):
+            self.refused.append("an external function")
+        if ir.StringAttr(op.attributes["sym_name"]).value == "main":
+            self.main_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+
+    def signature(
+        self,
+    ) -> tuple[
+        list[tuple[tuple[int, ...], np.dtype[Any]] | None],
+        list[tuple[tuple[int, ...], np.dtype[Any]] | None],
+    ]:
+        """`main`'s inputs and outputs (None where not a static tensor of a known dtype);
+        outputs over `MAX_ELEMENTS` refused. Refused when there is no `main`."""
+        if self.main_type is None:
+            raise Refused("the module has no `main` function")
+        got_in = [_tensor(self.ir, t) for t in self.main_type.inputs]
+        outputs = [_tensor(self.ir, t) for t in self.main_type.results]
+        for t in self.main_type.results:
+            _check_size(self.ir, t, self.refused)
+        return got_in, outputs
+
+
+def _allowed_custom_call(target: str) -> bool:
+    """A sharding marker or a LAPACK routine."""
+    return target in ALLOWED_CUSTOM_CALLS or (
+        target.startswith("lapack_") and target.endswith("_ffi")
+    )
 
 
 def _int_attribute(attributes: Any, name: str) -> int:
@@ -501,29 +559,37 @@ def checked(
         if [_aval(leaf) for leaf in leaves] != expected:
             raise ValueError("exported.checked: `inputs` must keep the arguments' shapes")
         got = program(leaves)
-        want_leaves = [np.asarray(x) for x in jax.tree.leaves(reference(*new_args, **new_kwargs))]
-        shown = _format.call(_calls.name_of(fn), new_args, new_kwargs)
-        if len(want_leaves) != len(got) or any(
-            w.shape != g.shape for w, g in zip(want_leaves, got, strict=False)
-        ):
+        want = [np.asarray(x) for x in jax.tree.leaves(reference(*new_args, **new_kwargs))]
+        ran = f"the compiled program of {what}, run by the grader on " + _format.call(
+            _calls.name_of(fn), new_args, new_kwargs
+        )
+        _require_reference(ran, got, want)
+    return program
+
+
+def _require_reference(
+    ran: str, got: Sequence[np.ndarray[Any, Any]], want: Sequence[np.ndarray[Any, Any]]
+) -> None:
+    """Fails the check (`ran` says what ran on what) unless the program's outputs `got` have
+    the shapes and, within `RTOL`/`ATOL`, the values of the reference's `want`."""
+    __tracebackhide__ = True
+    if len(want) != len(got) or any(w.shape != g.shape for w, g in zip(want, got, strict=False)):
+        raise fail(
+            ran,
+            expected=f"outputs shaped as the grader's reference: {[w.shape for w in want]}",
+            observed=f"{[g.shape for g in got]}",
+            cause="the program your module handed over for this check is not the program "
+            "of the function the other checks call",
+            fix="let JAX compile your function as it is",
+        )
+    for w, g in zip(want, got, strict=True):
+        diff = values.difference(g, w, rtol=RTOL, atol=ATOL)
+        if diff is not None:
             raise fail(
-                f"the compiled program of {what}, run by the grader on {shown}",
-                expected=f"outputs shaped as the grader's reference: "
-                f"{[w.shape for w in want_leaves]}",
-                observed=f"{[g.shape for g in got]}",
-                cause="the program your module handed over for this check is not the program "
-                "of the function the other checks call",
+                ran,
+                expected=f"the values of the grader's reference: {diff.expected}",
+                observed=diff.observed,
+                cause="the program your module handed over for this check computes "
+                "something else than the function the other checks call",
                 fix="let JAX compile your function as it is",
             )
-        for w, g in zip(want_leaves, got, strict=True):
-            diff = values.difference(g, w, rtol=RTOL, atol=ATOL)
-            if diff is not None:
-                raise fail(
-                    f"the compiled program of {what}, run by the grader on {shown}",
-                    expected=f"the values of the grader's reference: {diff.expected}",
-                    observed=diff.observed,
-                    cause="the program your module handed over for this check computes "
-                    "something else than the function the other checks call",
-                    fix="let JAX compile your function as it is",
-                )
-    return program

@@ -119,3 +119,83 @@ def test_static_arguments_stay_python_values():
             reference=lambda a, n_iters=20: np.sqrt(np.float64(a)),
         )
         assert program.ops["while"] == 1
+
+
+def test_a_missing_or_oversized_module_is_refused():
+    with pytest.raises(exported.Refused, match="the module is missing or too large"):
+        exported.parse(None, [F32], [0])
+    with pytest.raises(exported.Refused, match="the module is missing or too large"):
+        exported.parse(b"\0" * (exported.MAX_MODULE_BYTES + 1), [F32], [0])
+    with pytest.raises(exported.Refused, match="the kept arguments are malformed"):
+        exported.parse(b"", [F32, F32], [1, 0])
+
+
+def test_shape_polymorphism_is_refused():
+    (b,) = export.symbolic_shape("b")
+    exp = export.export(jax.jit(lambda x: x * 2))(jax.ShapeDtypeStruct((b,), np.float32))
+    with pytest.raises(exported.Refused, match=r"^it contains shape polymorphism, "):
+        exported.parse(exp.mlir_module_serialized, [F32], list(exp.module_kept_var_idx))
+
+
+def test_every_refusal_is_named_once_in_the_order_found():
+    def foreign(x):
+        y = jax.ffi.ffi_call("evil_target", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+        z = jax.ffi.ffi_call("evil_target", jax.ShapeDtypeStruct(x.shape, x.dtype))(y)
+        return jnp.zeros((1 << 14, 1 << 13)) + z
+
+    module, kept = _module(
+        foreign,
+        np.float32(1.0),
+        disabled_checks=[export.DisabledSafetyCheck.custom_call("evil_target")],
+    )
+    with pytest.raises(exported.Refused) as info:
+        exported.parse(module, [F32], kept)
+    assert str(info.value) == (
+        "it contains a custom call to `evil_target` (a host callback or foreign code), "
+        f"a tensor of {1 << 27} elements"
+    )
+
+
+def test_an_accepted_program_counts_its_ops_and_keeps_its_signature():
+    module, kept = _module(lambda x, y: jnp.sin(x) * 2 + jnp.sin(x), np.zeros(3, np.float32), 1)
+    aval = ((3,), np.dtype(np.float32))
+    program = exported.parse(module, [aval, ((), np.dtype(np.int32))], kept)
+    assert program.kept == (0,) and program.outputs == (aval,) and program.devices == 1
+    assert program.ops["sine"] == 2 and program.ops["multiply"] == 1 and program.ops["add"] == 1
+    assert "return" not in program.ops and "func" not in program.ops
+
+
+def test_a_program_whose_outputs_are_shaped_otherwise_fails():
+    with pytest.raises(CheckFailure, match="outputs shaped as the grader's reference") as info:
+        exported.checked(
+            piecewise_cond,
+            (np.float32(1.5),),
+            what="piecewise(x)",
+            reference=lambda x: np.zeros(2, np.float32),
+        )
+    assert "[(2,)]" in str(info.value) and "[()]" in str(info.value)
+
+
+def test_the_checks_own_inputs_are_used_and_must_keep_the_shapes():
+    seen = []
+
+    def inputs(rng):
+        x = np.float32(rng.uniform(-2, 2))
+        seen.append(x)
+        return (x,)
+
+    exported.checked(
+        piecewise_cond, (np.float32(1.5),), what="piecewise(x)", reference=_ref_piecewise,
+        inputs=inputs,
+    )  # fmt: skip
+    assert len(seen) == exported.DRAWS
+    with pytest.raises(ValueError, match="`inputs` must keep the arguments' shapes"):
+        exported.checked(
+            piecewise_cond, (np.float32(1.5),), what="piecewise(x)", reference=_ref_piecewise,
+            inputs=lambda rng: (np.zeros(2, np.float32),),
+        )  # fmt: skip
+
+
+def test_without_a_reference_the_program_is_returned_unrun():
+    program = exported.checked(piecewise_cond, (np.float32(1.5),), what="piecewise(x)")
+    assert program.ops["case"] == 1
