@@ -79,17 +79,7 @@ def assert_matches_loop(
     in_axes = tuple(in_axes)
     n = _batch_size(args, in_axes)
     expected = loop_reference(single_fn, args, in_axes)
-    try:
-        actual = _calls.ready(batched_fn(*args))
-    except _calls.PASS_THROUGH:
-        raise
-    except Exception as exc:
-        raise _calls.translate(
-            exc,
-            checked=f"{what} on a batch of {n}",
-            attempted=f"{_calls.name_of(batched_fn)}(...) on a batch of {n}",
-            expected="the batched function runs",
-        ) from exc
+    actual = _run_batched(batched_fn, args, what=what, n=n)
     found = values.structure_difference(actual, expected)
     if found is not None:
         raise fail(
@@ -103,35 +93,76 @@ def assert_matches_loop(
     ):
         name = jax.tree_util.keystr(path) if path else "the output"
         a = np.asarray(a_leaf)
-        if a.shape != e_leaf.shape:
-            cause = (
-                (
-                    "the batch axis is missing: the batch was reduced (a mean or sum over "
-                    "examples?) or `in_axes` maps the wrong argument"
-                )
-                if a.shape == e_leaf.shape[1:]
-                else (
-                    "`in_axes`/`out_axes` put the batch on another axis, or the function was not mapped"
-                )
-            )
-            raise fail(
-                f"the shape of {name} of {what} on a batch of {n}",
-                expected=f"{e_leaf.shape} (batch axis first)",
-                observed=f"{a.shape}",
-                cause=cause,
-            )
-        for i in range(n):
-            diff = values.difference(a[i], e_leaf[i], rtol=rtol, atol=atol)
-            if diff is not None:
-                raise fail(
-                    f"{what} against a Python loop of the single-example function, example by example",
-                    expected=f"example {i} (of {n}), {name}: {diff.expected}",
-                    observed=diff.observed,
-                    cause=diff.cause
-                    or "the batched function mixes examples (a reduction over "
-                    "the batch axis, an argument batched that should be shared) or computes "
-                    "something else per example",
-                    fix="write the function for ONE example and map it: `jax.vmap(f, in_axes=...)` "
-                    "with `None` for shared arguments such as params",
-                )
+        _require_batch_shape(a, e_leaf, f"the shape of {name} of {what} on a batch of {n}")
+        _require_examples(a, e_leaf, name, what=what, n=n, rtol=rtol, atol=atol)
     return actual
+
+
+def _run_batched(
+    batched_fn: Callable[..., Any], args: tuple[Any, ...], *, what: str, n: int
+) -> Any:
+    """`batched_fn(*args)`, ready; what it raises becomes the check's failure."""
+    __tracebackhide__ = True
+    try:
+        return _calls.ready(batched_fn(*args))
+    except _calls.PASS_THROUGH:
+        raise
+    except Exception as exc:
+        raise _calls.translate(
+            exc,
+            checked=f"{what} on a batch of {n}",
+            attempted=f"{_calls.name_of(batched_fn)}(...) on a batch of {n}",
+            expected="the batched function runs",
+        ) from exc
+
+
+def _require_batch_shape(
+    a: np.ndarray[Any, Any], e_leaf: np.ndarray[Any, Any], checked: str
+) -> None:
+    """Fails unless the output leaf `a` has the loop's shape `e_leaf.shape` (batch axis first),
+    naming a batch axis reduced away apart from one moved elsewhere."""
+    __tracebackhide__ = True
+    if a.shape == e_leaf.shape:
+        return
+    cause = (
+        (
+            "the batch axis is missing: the batch was reduced (a mean or sum over "
+            "examples?) or `in_axes` maps the wrong argument"
+        )
+        if a.shape == e_leaf.shape[1:]
+        else ("`in_axes`/`out_axes` put the batch on another axis, or the function was not mapped")
+    )
+    raise fail(
+        checked,
+        expected=f"{e_leaf.shape} (batch axis first)",
+        observed=f"{a.shape}",
+        cause=cause,
+    )
+
+
+def _require_examples(
+    a: np.ndarray[Any, Any],
+    e_leaf: np.ndarray[Any, Any],
+    name: str,
+    *,
+    what: str,
+    n: int,
+    rtol: float,
+    atol: float,
+) -> None:
+    """Fails at the first of the `n` examples where the output leaf `name` differs from the loop's."""
+    __tracebackhide__ = True
+    for i in range(n):
+        diff = values.difference(a[i], e_leaf[i], rtol=rtol, atol=atol)
+        if diff is not None:
+            raise fail(
+                f"{what} against a Python loop of the single-example function, example by example",
+                expected=f"example {i} (of {n}), {name}: {diff.expected}",
+                observed=diff.observed,
+                cause=diff.cause
+                or "the batched function mixes examples (a reduction over "
+                "the batch axis, an argument batched that should be shared) or computes "
+                "something else per example",
+                fix="write the function for ONE example and map it: `jax.vmap(f, in_axes=...)` "
+                "with `None` for shared arguments such as params",
+            )

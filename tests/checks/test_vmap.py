@@ -74,3 +74,52 @@ def test_missing_batch_axis_is_named():
 def test_loop_reference_stacks_pytrees():
     ref = vmap.loop_reference(jax.grad(_loss), (PARAMS, XS, YS), (None, 0, 0))
     assert ref["b"].shape == (6, 3)
+
+
+def _assert_fails(batched, match):
+    with pytest.raises(CheckFailure, match=match) as info:
+        vmap.assert_matches_loop(
+            batched, jax.grad(_loss), (PARAMS, XS, YS), (None, 0, 0), what="per_example_grads"
+        )
+    return str(info.value)
+
+
+def test_a_batched_function_that_raises_fails_naming_the_batch():
+    def broken(p, x, y):
+        raise ValueError("no batches here")
+
+    text = _assert_fails(broken, "per_example_grads on a batch of 6")
+    assert "no batches here" in text
+
+
+def test_an_output_of_another_structure_fails():
+    text = _assert_fails(
+        lambda p, x, y: {"w": per_example_vmap(_loss, p, x, y)["w"]},
+        r"per_example_grads on a batch of 6: one output per example, stacked on axis 0",
+    )
+    assert "'b'" in text
+
+
+def test_the_batch_on_another_axis_is_named():
+    text = _assert_fails(
+        lambda p, x, y: jax.tree.map(jnp.transpose, per_example_vmap(_loss, p, x, y)),
+        "the shape of \\['b'\\] of per_example_grads on a batch of 6",
+    )
+    assert "(6, 3) (batch axis first)" in text and "(3, 6)" in text
+    assert "put the batch on another axis" in text
+
+
+def test_a_single_output_is_named_the_output():
+    def norms(x):
+        return jnp.sum(x * x)
+
+    with pytest.raises(CheckFailure) as info:
+        vmap.assert_matches_loop(lambda xs: jnp.sum(xs * xs, axis=1) + (jnp.arange(6) == 3),
+                                 norms, (XS,), (0,), what="norms(xs)")  # fmt: skip
+    text = str(info.value)
+    assert "expected: example 3 (of 6), the output: " in text
+    assert "observed: 3.49" in text and "the batched function mixes examples" in text
+    out = vmap.assert_matches_loop(
+        lambda xs: jnp.sum(xs * xs, axis=1), norms, (XS,), (0,), what="norms(xs)"
+    )
+    assert out.shape == (6,)
