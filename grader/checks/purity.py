@@ -250,35 +250,7 @@ def assert_pure(
     first = _calls.observed(
         seen["first"], checked=checked, attempted=attempted, expected="the function runs"
     )
-    mutated = seen["mutated"]
-    if mutated:
-        raise fail(
-            checked,
-            expected="the arguments are left exactly as they were passed",
-            observed=_rename(str(mutated), [str(n) for n in seen["names"]]),
-            cause="the function writes into an argument (`x[i] = v` on a NumPy array, "
-            "`list.append`, `dict[k] = v`) instead of building a new value",
-            fix="build and return a new value: `x.at[i].set(v)` for arrays, a new list or dict "
-            "for containers (`jnp.asarray(x)` first if the input may be NumPy)",
-        )
-    if seen["rng"]:
-        raise fail(
-            checked,
-            expected="the global NumPy and Python RNGs are untouched",
-            observed=str(seen["rng"]),
-            cause="hidden randomness: `np.random.*` or `random.*` draws from global state that "
-            "jit bakes in at trace time and that no key controls",
-            fix="take a `jax.random` key as an argument and draw with `jax.random.*`",
-        )
-    if seen["globals"]:
-        raise fail(
-            checked,
-            expected="module-level state unchanged by a call",
-            observed=str(seen["globals"]),
-            cause="the function keeps state in a global (a counter, a cache, a history list); "
-            "under jit such writes happen once, at trace time",
-            fix="pass state in as an argument and return its new value",
-        )
+    _require_no_side_effect(seen, checked)
     second = _calls.observed(
         seen["second"], checked=checked, attempted=attempted, expected="the function runs"
     )
@@ -293,6 +265,47 @@ def assert_pure(
         fix="compute the result from the arguments only",
     )
     return first
+
+
+# The side effects `observe_calls` reports, in the order they are checked:
+# (its key, what was expected, the likely cause, the fix).
+_SIDE_EFFECTS: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "mutated",
+        "the arguments are left exactly as they were passed",
+        "the function writes into an argument (`x[i] = v` on a NumPy array, "
+        "`list.append`, `dict[k] = v`) instead of building a new value",
+        "build and return a new value: `x.at[i].set(v)` for arrays, a new list or dict "
+        "for containers (`jnp.asarray(x)` first if the input may be NumPy)",
+    ),
+    (
+        "rng",
+        "the global NumPy and Python RNGs are untouched",
+        "hidden randomness: `np.random.*` or `random.*` draws from global state that "
+        "jit bakes in at trace time and that no key controls",
+        "take a `jax.random` key as an argument and draw with `jax.random.*`",
+    ),
+    (
+        "globals",
+        "module-level state unchanged by a call",
+        "the function keeps state in a global (a counter, a cache, a history list); "
+        "under jit such writes happen once, at trace time",
+        "pass state in as an argument and return its new value",
+    ),
+)
+
+
+def _require_no_side_effect(seen: Mapping[str, Any], checked: str) -> None:
+    """Fails the check on the first side effect `observe_calls` saw (`seen`): a mutated
+    argument (named as the function names it), a global RNG used, a global changed."""
+    __tracebackhide__ = True
+    for key, expected, cause, fix in _SIDE_EFFECTS:
+        found = seen[key]
+        if found:
+            observed = str(found)
+            if key == "mutated":
+                observed = _rename(observed, [str(n) for n in seen["names"]])
+            raise fail(checked, expected=expected, observed=observed, cause=cause, fix=fix)
 
 
 def _parameter_names(fn: Callable[..., Any], n: int) -> list[str]:

@@ -166,3 +166,45 @@ def test_a_global_that_already_holds_a_leaked_tracer_is_still_watched():
             purity.assert_pure(running_total_leaking, XS, what="running_sum(xs)")
     finally:
         HISTORY.clear()
+
+
+def remembering(x, _seen=[]):  # noqa: B006 - state kept where no check of state looks
+    _seen.append(x)
+    return x * len(_seen)
+
+
+def failing(x):
+    raise ValueError("no purity without a result")
+
+
+def test_a_second_call_that_differs_is_reported():
+    with pytest.raises(CheckFailure, match="f\\(x\\): a second call with the same inputs") as info:
+        purity.assert_pure(remembering, (1.0,), what="f(x)")
+    assert "the output depends on something besides the arguments" in str(info.value)
+
+
+def test_a_function_that_raises_fails_the_purity_check():
+    with pytest.raises(CheckFailure, match="purity of f\\(x\\)") as info:
+        purity.assert_pure(failing, (1.0,), what="f(x)")
+    assert "no purity without a result" in str(info.value)
+
+
+def test_the_first_side_effect_found_is_the_one_reported():
+    def everything(items):
+        global CALLS
+        CALLS += 1
+        items.append(np.random.normal())
+        return jnp.asarray(items)
+
+    with pytest.raises(CheckFailure, match="argument `items` grew from 1 to 2 items") as info:
+        purity.assert_pure(everything, ([1.0],), what="f(items)", module=sys.modules[__name__])
+    assert "global RNG" not in str(info.value) and "`CALLS`" not in str(info.value)
+
+    def noisy_counter(x):
+        global CALLS
+        CALLS += 1
+        return x + np.random.normal()
+
+    with pytest.raises(CheckFailure, match="NumPy's global RNG") as info:
+        purity.assert_pure(noisy_counter, (1.0,), what="f(x)", module=sys.modules[__name__])
+    assert "`CALLS`" not in str(info.value)
