@@ -26,11 +26,12 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO
 
 from rich.text import Text
 
 import grader
-from grader import grading
+from grader import capacity, grading
 from grader.commands import shared
 from grader.commands.shared import UsageError
 from grader.model import ExerciseResult, Report
@@ -158,15 +159,8 @@ def run_grade(argv: Sequence[str]) -> int:
     out = (console.stderr if piped else console.stdout)(no_color=args.no_color)
     color = console.has_color(out)
     human = sys.stderr if piped else sys.stdout
-    where = "the working folder" if path == Path(".") else controls.visible(str(path))
     if not args.quiet:
-        running = min(jobs.count, len(specs))
-        why = f"; {jobs.why}" if jobs.why and running == jobs.count else ""
-        out.print(
-            f"Grading {_plural(len(specs), 'lesson file')} in {where} with "
-            f"{_plural(running, 'job')} (seed {args.seed}, isolation {level}{why}) ...",
-            soft_wrap=True,
-        )
+        out.print(_heading(args, path, len(specs), jobs, level), soft_wrap=True)
 
     progress = console.Progress(len(specs), out, unit="lesson file", quiet=args.quiet)
     hidden = (sum(s.hidden_checks for s in specs), sum(s.hidden_points for s in specs))
@@ -192,6 +186,26 @@ def run_grade(argv: Sequence[str]) -> int:
         live=progress,
         shown=shown,
     )
+    return _finish(args, outputs, graded, human)
+
+
+def _heading(
+    args: argparse.Namespace, path: Path, files: int, jobs: capacity.Jobs, level: str
+) -> str:
+    """What `grade` grades, where, with how many jobs, at which isolation."""
+    where = "the working folder" if path == Path(".") else controls.visible(str(path))
+    running = min(jobs.count, files)
+    why = f"; {jobs.why}" if jobs.why and running == jobs.count else ""
+    return (
+        f"Grading {_plural(files, 'lesson file')} in {where} with "
+        f"{_plural(running, 'job')} (seed {args.seed}, isolation {level}{why}) ..."
+    )
+
+
+def _finish(
+    args: argparse.Namespace, outputs: dict[str, Path], graded: grading.Graded, human: TextIO
+) -> int:
+    """The reports written (or why not), and the exit code."""
     report, errors = graded.report, graded.errors
     for kind, target in outputs.items():
         if not args.quiet and target != STDOUT and not any(str(target) in e for e in errors):

@@ -3,12 +3,12 @@ them (`hints.after_grading`), the run joined to the history, the reports written
 
     graded = grading.run(specs, submission, options, suites=..., outputs={"json": path})
 
-`kept` is the part after the engine (hints, then history) that every grading a student
-sees goes through: `grade`, `grade watch` (one file, on its warm worker) and, in a
-notebook, `%grade`. Their state (`.grade/`) belongs to the graded folder
-(`hints.state_folder`), not the working folder. `isolation` is the level grading will run
-at, checked before anything is graded. A module of the package's top, with `grader.cli`:
-both ship to students (`grade release`), where the instructor's packages do not.
+`kept` is the part after the engine (hints, then history), for `grade` and `grade watch`
+(one file, on its warm worker); its state (`.grade/`) belongs to the graded folder
+(`hints.state_folder`), not the working folder. `exercises`: the suites' exercises
+`--only` names; `isolation`: the level grading will run at, checked before anything is
+graded. At the package's top, as `grader.cli`: both ship to students (`grade release`),
+the instructor's packages do not.
 """
 
 from __future__ import annotations
@@ -31,6 +31,36 @@ from grader.sandbox.isolation import Isolation
 
 STDOUT = Path("-")  # `--json -`: the report is written to standard output
 DEFAULT_LESSONS = "exercises"
+
+
+class SelectionError(Exception):
+    """The suites or the lesson files asked for are not there; the message says which."""
+
+
+def exercises(suites: Path, only: str = "") -> list[catalog.ExerciseSpec]:
+    """The exercises of the suites in `suites`, restricted to `only` (`select`)."""
+    if not suites.is_dir():
+        raise SelectionError(f"--suites {suites}: no such folder")
+    try:
+        found = list(catalog.exercises(suites))
+    except catalog.CatalogError as exc:
+        raise SelectionError(f"the suites in {suites} are malformed: {exc}") from None
+    return select(found, only)
+
+
+def select(found: Sequence[catalog.ExerciseSpec], only: str) -> list[catalog.ExerciseSpec]:
+    """The exercises `only` names (`03_jit,ex2_per_example_grads`; all when empty), in the
+    suites' order; `SelectionError` naming the unknown ones."""
+    if not only:
+        return list(found)
+    wanted = [n.strip().removesuffix(".py") for n in only.split(",") if n.strip()]
+    names = {s.name for s in found}
+    unknown = [n for n in wanted if n not in names]
+    if unknown:
+        raise SelectionError(
+            f"--only: no lesson file named {', '.join(unknown)}. Known: {', '.join(sorted(names))}"
+        )
+    return [s for s in found if s.name in wanted]
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,28 @@
-"""Which check the next hint is for: the ladder of `grade hint` and `%grade --hint`.
+"""Reveal the next level of help for a failing check of the last grading of a lesson.
 
-A check's help is revealed one level per call (`grader.hints`: question, nudge, fix);
-`choose` picks the check a call is about: the one the student named (its id, a part of
-it, or words of its name: `named`), else the first failing check with help left, so that
-once a check's help is all shown the ladder moves on to the next failing one. `reveal`
-is `grade hint`: the next level revealed, remembered, and what to print
-(`grader/commands/hint.py` declares the arguments and prints it).
+    grade hint                               the first failing check of the first lesson
+                                             file with one (in the last grading of each)
+    grade hint 03_jit                        the first failing check of 03_jit
+    grade hint 03_jit test_running_sum_scan  that check: its id, a part of it (test_scan,
+                                             running_sum_scan) or words of its name
+    grade hint solutions/03_jit.py           the last grading of the lesson files in solutions/
+
+A check's help has up to three levels: the question (shown with every failure), a
+nudge, then the fix. Each call shows what was revealed so far and one level more;
+once a check's help is all shown, `grade hint` (without a check) moves on to the next
+failing check that has help left, and a named check stops at its last level.
+
+What you revealed is remembered in `.grade/hints.json` of the graded folder's state
+(your repository: the folder above `exercises/`), goes with your work (the release's
+`.gitignore` keeps it) and is counted in the results (`hints_revealed`): your instructor
+sees it, as self-reported by your machine. Your course may never show fixes
+(`[tool.grade] show_fixes = false` in its pyproject.toml): hints then stop at the nudge.
+Run `grade` first: hints are for the checks of the last grading of the lesson.
 """
+
+# The ladder of `grade hint` and `%grade --hint`: `choose` picks the check a call is about
+# (the one named, else the first failing check with help left), `reveal` is `grade hint`;
+# `grader/commands/hint.py` declares the arguments, the docstring above is its help.
 
 from __future__ import annotations
 

@@ -280,6 +280,19 @@ def test_available_memory_reads_memavailable(tmp_path: Path) -> None:
     assert capacity.cpus() >= 1
 
 
+def test_only_selects_in_the_suites_order_and_names_the_unknown(tmp_path: Path) -> None:
+    from grader import catalog, grading
+
+    found = catalog.exercises(catalog.SUITES_DIR)
+    chosen = grading.select(found, " 04_vmap, 02_grad.py,")
+    assert [s.name for s in chosen] == ["02_grad", "04_vmap"]
+    assert grading.select(found, "") == list(found)
+    with pytest.raises(grading.SelectionError, match="--only: no lesson file named 99_nope"):
+        grading.select(found, "03_jit,99_nope")
+    with pytest.raises(grading.SelectionError, match="no such folder"):
+        grading.exercises(tmp_path / "missing")
+
+
 def test_workers_is_a_deprecated_alias_of_jobs(capsys: pytest.CaptureFixture[str]) -> None:
     import argparse
 

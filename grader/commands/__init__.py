@@ -1,26 +1,17 @@
-"""Instructor and CI commands of `grade`, one module per command.
+"""The commands of `grade`, one module per command, registered in `grader.cli.COMMANDS`.
 
-Each module has a docstring (its `--help` text), `add_arguments(parser)` and
-`run(args) -> int`, and is registered with one line in `grader.cli.COMMANDS`:
+A command only translates: `add_arguments(parser)` declares its arguments and
+`run(args) -> int` makes them the one call to its feature, then prints and returns the
+exit code (a `shared.UsageError` is exit 2). Its `--help` is the module's `__doc__`: the
+feature module's docstring, where the behaviour is (`__doc__ = verify.__doc__`).
 
-    assign             stubs in exercises/ generated from the marked solutions
-    verify             solutions score 100% and are stable, stubs score 0, hints and points exist
-    batch              a class graded in parallel: per-student reports, gradebook, similar
-                       pairs, class summary (its logic in grader.classroom)
-    export             a graded class's gradebook in Canvas's or Moodle's import CSV
-    release            the student repository: exercises, public suites, the grader
-    ci-template        a GitHub Actions workflow that grades a pushed submission
-    gradescope-bundle  a Gradescope autograder zip (setup.sh, run_autograder)
-    notebooks          one Jupyter notebook per lesson file, to work in (and to grade)
-    mutate             the suites' strength: mutants of the solutions, graded
-    watch              regrade a lesson file on every save, on one warm worker
-    hint               the next level of help for a failing check
+    assign, verify, release,          grader.course (assign, verify, release,
+    ci-template, gradescope-bundle    ci_template, gradescope_bundle)
+    batch, export                     grader.batch (run, export)
+    mutate                            grader.mutate (campaign.run)
+    watch, hint                       grader.watch.session, grader.ladder
+    notebooks                         grader.notebooks.export
 
-Support modules: `shared` (the grading options, defined once for `grade` and
-the commands, and `UsageError`) and `course` (the course repository the
-instructor commands work on: the working folder or `--course PATH`). A command
-declares its arguments and calls its feature's functions: `grader.course`
-(assign, public, release, ci_template, gradescope_bundle, verify, tree),
-`grader.batch` (jobs, grading, cluster, gradebook), `grader.classroom`,
-`grader.mutate.campaign`, `grader.watch.session`, `grader.hints`.
+`shared`: the options `grade` and the commands share, defined once; `course`: the
+course repository the instructor commands work on (`--course PATH`).
 """

@@ -1,14 +1,7 @@
-"""The course repository the instructor commands work on: the working folder, or
-`--course PATH`.
-
-    solutions/       the marked reference solutions
-    exercises/       the stubs `grade assign` writes from them
-    pyproject.toml   `[tool.grade]`, the course's settings (show_fixes)
-    .github/workflows/grade.yml   what `grade ci-template` writes
-
-`--solutions DIR` and `--exercises DIR` (relative to the working folder) still name a
-part on its own. The grader's own files (its package, suites and templates) come from
-the installed grader, never from the course: see `grader.course.tree`.
+"""`--course PATH`: the course repository the instructor commands work on (default: the
+working folder), with solutions/, exercises/, pyproject.toml's `[tool.grade]` and the CI
+workflow; `--solutions DIR` and `--exercises DIR` still name a part on its own. The
+grader's own files come from the installed grader, never the course (`grader.course.tree`).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from grader import catalog
+from grader import catalog, grading
 from grader.commands import course, shared
 from grader.course import gradescope_bundle, tree
 
@@ -44,15 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     out, suites_dir = Path(args.out), shared.suites_dir(args)
-    if out.suffix != ".zip":
-        raise shared.UsageError(f"{out}: give a file name ending in .zip")
-    if out.exists() and not args.force:
-        raise shared.UsageError(f"{out} exists; pass --force to overwrite it")
-    if not out.parent.is_dir():
-        raise shared.UsageError(f"{out.parent} does not exist; create it first")
-    if not suites_dir.is_dir():
-        raise shared.UsageError(f"--suites {suites_dir}: no such folder")
     try:
+        gradescope_bundle.check_target(out, suites_dir, args.force)
         names = gradescope_bundle.build(
             out,
             suites_dir,
@@ -60,14 +53,15 @@ def run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             seed=args.seed,
             require_isolation=args.require_isolation,
-            specs=shared.select(catalog.exercises(suites_dir), args.only),
+            specs=grading.select(catalog.exercises(suites_dir), args.only),
             course_dir=course.root(args),
         )
-    except (tree.TreeError, catalog.CatalogError) as exc:
+    except (
+        gradescope_bundle.BundleError,
+        grading.SelectionError,
+        tree.TreeError,
+        catalog.CatalogError,
+    ) as exc:
         raise shared.UsageError(str(exc)) from None
-    suites = sum(n.startswith("grader/suites/test_") for n in names)
-    print(
-        f"wrote {out}: {len(names)} files, {suites} suite(s) with their hidden checks; "
-        "upload it as the assignment's autograder (Configure Autograder > Zip file upload)"
-    )
+    print(gradescope_bundle.summary(out, names))
     return 0

@@ -1,17 +1,8 @@
-"""What `grade` and its commands share: the grading options, defined once, and how they
-become the exercises to grade (`specs`) and the engine's `Options`.
-
-    --suites DIR  --only NAMES  --seed N  --timeout S  --memory GIB
-    --isolation {auto,strict,user,basic}  --require-isolation LEVEL
-
-`grade` (grader.cli), `grade batch` and `grade verify` add them with
-`add_grading_options`; `UsageError` is what any command raises for bad input
-(exit code 2, its message printed), and `percent`, `positive`, `positive_int`
-are the argument types every command uses.
-
-`--jobs N` (`add_jobs_option`) is how many gradings run at once, under one name
-in every command (`--workers` is its deprecated alias); left out, `grader.capacity`
-counts them from the CPUs and the memory.
+"""What `grade` and its commands share: the grading options, declared once
+(`add_grading_options`: --suites --only --seed --timeout --memory --isolation
+--require-isolation; `add_jobs_option`: --jobs, `--workers` its deprecated alias), made
+the exercises to grade (`specs`) and the engine's `Options`; the argument types; and
+`UsageError`, what any command raises for bad input (exit 2, its message printed).
 """
 
 from __future__ import annotations
@@ -172,29 +163,10 @@ def suites_dir(args: argparse.Namespace) -> Path:
 
 def specs(args: argparse.Namespace) -> list[catalog.ExerciseSpec]:
     """The exercises to grade: the suites in --suites, restricted to --only."""
-    folder = suites_dir(args)
-    if not folder.is_dir():
-        raise UsageError(f"--suites {folder}: no such folder")
     try:
-        found = list(catalog.exercises(folder))
-    except catalog.CatalogError as exc:
-        raise UsageError(f"the suites in {folder} are malformed: {exc}") from None
-    return select(found, args.only)
-
-
-def select(found: Sequence[catalog.ExerciseSpec], only: str) -> list[catalog.ExerciseSpec]:
-    """The exercises `only` names (`03_jit,ex2_per_example_grads`; all when empty), in the
-    suites' order; `UsageError` naming the unknown ones."""
-    if not only:
-        return list(found)
-    wanted = [n.strip().removesuffix(".py") for n in only.split(",") if n.strip()]
-    names = {s.name for s in found}
-    unknown = [n for n in wanted if n not in names]
-    if unknown:
-        raise UsageError(
-            f"--only: no lesson file named {', '.join(unknown)}. Known: {', '.join(sorted(names))}"
-        )
-    return [s for s in found if s.name in wanted]
+        return grading.exercises(suites_dir(args), args.only)
+    except grading.SelectionError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def options(args: argparse.Namespace, jobs: int = 1) -> engine.Options:

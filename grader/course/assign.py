@@ -1,5 +1,4 @@
-"""The student stubs in exercises/, generated from the marked reference solutions
-(`grade assign`).
+"""Generate the student stubs in exercises/ from the marked reference solutions.
 
 `solutions/NAME.py` is the single source of every lesson file. Each graded body
 is marked; the stub is the same file with each marked block replaced:

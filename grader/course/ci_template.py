@@ -1,4 +1,4 @@
-"""The GitHub Actions workflow that grades a pushed submission (`grade ci-template`).
+"""Write a GitHub Actions workflow that grades a pushed submission.
 
     grade ci-template [--out .github/workflows/grade.yml] [--fail-under 60] [--path exercises]
                       [--course PATH]

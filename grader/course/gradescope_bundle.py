@@ -1,5 +1,4 @@
-"""A Gradescope autograder bundle (`grade gradescope-bundle`): the zip Gradescope's
-"Zip file upload" takes.
+"""Build a Gradescope autograder bundle (the zip Gradescope's "Zip file upload" takes).
 
     grade gradescope-bundle autograder.zip [--only LESSONS] [--extras frameworks]
                             [--timeout S] [--seed N] [--require-isolation LEVEL]
@@ -105,3 +104,29 @@ def build(
                 info.compress_type = zipfile.ZIP_DEFLATED
                 bundle.writestr(info, (root / name).read_bytes())
     return names
+
+
+class BundleError(Exception):
+    """Where the bundle would go is wrong (its name, a file there, a missing folder)."""
+
+
+def check_target(out: Path, suites_dir: Path, force: bool) -> None:
+    """`BundleError` unless `out` is a .zip to write (`force`: over one there) and
+    `suites_dir` a folder."""
+    if out.suffix != ".zip":
+        raise BundleError(f"{out}: give a file name ending in .zip")
+    if out.exists() and not force:
+        raise BundleError(f"{out} exists; pass --force to overwrite it")
+    if not out.parent.is_dir():
+        raise BundleError(f"{out.parent} does not exist; create it first")
+    if not suites_dir.is_dir():
+        raise BundleError(f"--suites {suites_dir}: no such folder")
+
+
+def summary(out: Path, names: Sequence[str]) -> str:
+    """What `grade gradescope-bundle` says it wrote, and what to do with it."""
+    suites = sum(n.startswith("grader/suites/test_") for n in names)
+    return (
+        f"wrote {out}: {len(names)} files, {suites} suite(s) with their hidden checks; "
+        "upload it as the assignment's autograder (Configure Autograder > Zip file upload)"
+    )

@@ -1,5 +1,4 @@
-"""The student repository, as `grade release` writes it: what students clone, with nothing
-they must not see.
+"""Write the student repository: what students clone, with nothing they must not see.
 
     grade release OUT [--course PATH] [--fail-under PERCENT]
 

@@ -1,4 +1,4 @@
-"""What `grade verify` finds wrong with a course before students see it.
+"""Check the course's invariants before students see it.
 
     grade verify [--course PATH] [--runs 2] [--only NAMES] [--jobs N] [--spec FILE]
     grade verify --list-checks [--only NAMES]

@@ -16,10 +16,10 @@ command started.
 
 Exit codes: 0 left with q or Ctrl-C, 2 the command could not start (bad path or
 option; the message says what to fix).
-
-Here, the loop: SIGTERM and SIGHUP leave too (`grader/commands/watch.py` declares the
-arguments; this docstring is its help).
 """
+
+# `grade watch`'s loop (SIGTERM and SIGHUP leave too); `grader/commands/watch.py` declares
+# the arguments, the docstring above is its help.
 
 from __future__ import annotations
 
