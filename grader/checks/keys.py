@@ -308,28 +308,37 @@ def assert_ignores_global_rng(
         for out in seen["eagerly"]
     )
     seeds = f"np.random.seed({_GLOBAL_RNG_SEEDS[0]}), then np.random.seed({_GLOBAL_RNG_SEEDS[1]})"
-    values.assert_close(
-        second,
-        first,
-        what=f"{checked} (eagerly: {seeds} between two calls with the same key)",
-        rtol=0.0,
-        atol=0.0,
-        cause="the result depends on NumPy's or Python's global RNG (`np.random`, `random`) as "
-        "well as on the key: the same key no longer reproduces it, and no key controls that part",
-        fix="draw every random number with `jax.random` from the key you are given (split it "
-        "for more draws)",
+    _assert_same(
+        second, first, f"{checked} (eagerly: {seeds} between two calls with the same key)", _EAGER
     )
     traced = seen.get("under jax.jit", [])
     if jit and not any(isinstance(out, StudentError) for out in traced):
-        values.assert_close(
+        _assert_same(
             traced[1],
             traced[0],
-            what=f"{checked} (under jax.jit, traced anew after each np.random.seed)",
-            rtol=0.0,
-            atol=0.0,
-            cause="a global RNG (`np.random`, `random`) is drawn from while jit traces the "
-            "function: the draw is baked into the compiled function as a constant, the same on "
-            "every call and for every key, and different each time the function is traced",
-            fix="draw every random number with `jax.random` from the key you are given",
+            f"{checked} (under jax.jit, traced anew after each np.random.seed)",
+            _AT_TRACE_TIME,
         )
     return first
+
+
+# (cause, fix) of an output that moved with the global RNGs: eagerly, or under a fresh jit.
+_EAGER = (
+    "the result depends on NumPy's or Python's global RNG (`np.random`, `random`) as "
+    "well as on the key: the same key no longer reproduces it, and no key controls that part",
+    "draw every random number with `jax.random` from the key you are given (split it "
+    "for more draws)",
+)
+_AT_TRACE_TIME = (
+    "a global RNG (`np.random`, `random`) is drawn from while jit traces the "
+    "function: the draw is baked into the compiled function as a constant, the same on "
+    "every call and for every key, and different each time the function is traced",
+    "draw every random number with `jax.random` from the key you are given",
+)
+
+
+def _assert_same(second: Any, first: Any, what: str, why: tuple[str, str]) -> None:
+    """The two outputs are exactly equal; else the check fails with `why`'s cause and fix."""
+    __tracebackhide__ = True
+    cause, fix = why
+    values.assert_close(second, first, what=what, rtol=0.0, atol=0.0, cause=cause, fix=fix)

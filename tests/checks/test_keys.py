@@ -177,3 +177,23 @@ def test_jit_false_calls_the_function_eagerly_only():
     assert calls == [False, False]
     keys.assert_ignores_global_rng(counted, (jax.random.key(0), jnp.zeros(3)), what="f")
     assert calls[2:] == [False, False, True, True]  # then twice traced anew
+
+
+def test_a_function_that_raises_fails_naming_the_two_calls():
+    def broken(key, x):
+        raise ValueError("no draws today")
+
+    with pytest.raises(CheckFailure) as info:
+        keys.assert_ignores_global_rng(broken, (jax.random.key(0), jnp.zeros(3)), what="f")
+    text = str(info.value)
+    assert text.startswith("f: the same key after NumPy's global RNG moved")
+    assert "observed: broken(...) with the same key twice raised ValueError: no draws today" in text
+
+
+def test_an_error_only_under_jit_is_left_to_the_jit_check():
+    def python_branch(key, x):
+        noise = jax.random.normal(key, x.shape)
+        return x + noise if float(noise.sum()) > -100.0 else x  # concrete only eagerly
+
+    out = keys.assert_ignores_global_rng(python_branch, (jax.random.key(0), jnp.zeros(3)), what="f")
+    assert np.shape(out) == (3,)
