@@ -128,10 +128,30 @@ class Encoder:
         self._nodes += 1
         if depth > MAX_DEPTH or self._nodes > MAX_NODES:
             raise TypeError("value too deep or too large to send")
-        if value is None:
-            return None
-        if isinstance(value, bool):
+        if value is None or isinstance(value, bool):
             return value
+        if isinstance(value, int | float | complex | str | bytes | bytearray):
+            return self._atom(value)
+        if isinstance(value, Hole):
+            return {"t": "hole"}
+        if isinstance(value, ErrorInfo):
+            return _error_tag(value)
+        if isinstance(value, Public):
+            return {
+                "t": "public",
+                "name": value.name,
+                "args": self.encode(tuple(value.args), depth + 1),
+                "kwargs": self.encode(dict(value.kwargs), depth + 1),
+            }
+        if isinstance(value, np.generic | np.ndarray):
+            return self._numpy(value)
+        jax_array = _jax_array_tag(value, self)
+        if jax_array is not None:
+            return jax_array
+        return self._container(value, depth)
+
+    def _atom(self, value: int | float | complex | str | bytes | bytearray) -> Any:
+        """A Python number, string or bytes (a bool is itself)."""
         if isinstance(value, int):
             return {"t": "int", "v": str(value)}
         if isinstance(value, float):
@@ -140,37 +160,19 @@ class Encoder:
             return {"t": "complex", "re": float.hex(value.real), "im": float.hex(value.imag)}
         if isinstance(value, str):
             return value[:MAX_STR_CHARS]
-        if isinstance(value, bytes | bytearray):
-            return {"t": "bytes", "b": self._buffer(bytes(value))}
-        if isinstance(value, Hole):
-            return {"t": "hole"}
-        if isinstance(value, ErrorInfo):
-            return {
-                "t": "error",
-                "type": value.type,
-                "bases": list(value.bases),
-                "message": value.message,
-                "function": value.function,
-                "location": list(value.location) if value.location else None,
-                "in_student": value.in_student,
-            }
-        if isinstance(value, Public):
-            return {
-                "t": "public",
-                "name": value.name,
-                "args": self.encode(tuple(value.args), depth + 1),
-                "kwargs": self.encode(dict(value.kwargs), depth + 1),
-            }
+        return {"t": "bytes", "b": self._buffer(bytes(value))}
+
+    def _numpy(self, value: np.generic | np.ndarray[Any, Any]) -> Any:
+        """A NumPy scalar or array of an allowed dtype; any other is not data."""
         if isinstance(value, np.generic) and np.asarray(value).dtype.name in DTYPES:
-            arr = np.asarray(value)
-            return {"t": "array", "kind": "scalar", **self._array(arr)}
-        if isinstance(value, np.ndarray):
-            if value.dtype.name not in DTYPES:
-                return self._other(value)
+            return {"t": "array", "kind": "scalar", **self._array(np.asarray(value))}
+        if isinstance(value, np.ndarray) and value.dtype.name in DTYPES:
             return {"t": "array", "kind": "numpy", **self._array(value)}
-        jax_array = _jax_array_tag(value, self)
-        if jax_array is not None:
-            return jax_array
+        return self._other(value)
+
+    def _container(self, value: Any, depth: int) -> Any:
+        """A namedtuple, tuple, list, dict or OrderedDict, items encoded; anything else is
+        not data (`other`)."""
         if isinstance(value, tuple) and hasattr(value, "_fields") and type(value) is not tuple:
             cls = type(value)
             return {
@@ -233,6 +235,19 @@ def _jax_array_tag(value: Any, enc: Encoder) -> dict[str, Any] | None:
     return {"t": "array", "kind": "jax", **enc._array(np.asarray(value))}
 
 
+def _error_tag(value: ErrorInfo) -> dict[str, Any]:
+    """An `ErrorInfo` as data."""
+    return {
+        "t": "error",
+        "type": value.type,
+        "bases": list(value.bases),
+        "message": value.message,
+        "function": value.function,
+        "location": list(value.location) if value.location else None,
+        "in_student": value.in_student,
+    }
+
+
 class Decoder:
     """Turns tagged JSON and buffers back into a value. `handle(tag)` builds the receiver's
     view of a handle; `allow` limits which special tags this direction may carry."""
@@ -266,57 +281,61 @@ class Decoder:
         tag = raw["t"]
         if tag in ("handle", "hole", "public", "error") and tag not in self._allow:
             raise DecodeError(f"a {tag} is not allowed in this direction")
+        decode_tag = _DECODERS.get(tag)
+        if decode_tag is None:
+            raise DecodeError(f"unknown tag {tag!r}")
         try:
-            if tag == "int":
-                text = _check_str(raw["v"], "int")
-                if len(text) > 4300:
-                    raise DecodeError("int too long")
-                return int(text)
-            if tag == "float":
-                return float.fromhex(_check_str(raw["v"], "float"))
-            if tag == "complex":
-                return complex(float.fromhex(raw["re"]), float.fromhex(raw["im"]))
-            if tag == "bytes":
-                return bytes(self._buffer(raw["b"]))
-            if tag == "array":
-                return self._array(raw)
-            if tag == "key":
-                return self._key(raw)
-            if tag in ("tuple", "list"):
-                items = [self.decode(v, depth + 1) for v in _list(raw["items"])]
-                return tuple(items) if tag == "tuple" else items
-            if tag in ("dict", "odict"):
-                out = {} if tag == "dict" else collections.OrderedDict()
-                for pair in _list(raw["items"]):
-                    if not isinstance(pair, list) or len(pair) != 2:
-                        raise DecodeError("dict item is not a pair")
-                    key = self.decode(pair[0], depth + 1)
-                    if isinstance(key, list | dict):
-                        raise DecodeError("unhashable dict key")
-                    out[key] = self.decode(pair[1], depth + 1)
-                return out
-            if tag == "namedtuple":
-                return self._namedtuple(raw, depth)
-            if tag == "handle":
-                _check_int(raw.get("id"), "handle id")
-                return self._handle(raw)
-            if tag == "hole":
-                return HOLE
-            if tag == "public":
-                args = self.decode(raw["args"], depth + 1)
-                kwargs = self.decode(raw["kwargs"], depth + 1)
-                if not isinstance(args, tuple) or not isinstance(kwargs, dict):
-                    raise DecodeError("public input arguments malformed")
-                return Public(_check_str(raw["name"], "public name"), args, kwargs)
-            if tag == "error":
-                info = error_info(raw)
-                return self._error(info) if self._error else info
+            return decode_tag(self, raw, depth)
         except DecodeError:
             raise
         except (KeyError, TypeError, OverflowError, ValueError) as exc:
             # ValueError: a namedtuple field named `class` or `_x`, a float that is not hex
             raise DecodeError(f"malformed {tag}: {exc}") from None
-        raise DecodeError(f"unknown tag {tag!r}")
+
+    def _int(self, raw: dict[str, Any], depth: int) -> int:
+        text = _check_str(raw["v"], "int")
+        if len(text) > 4300:
+            raise DecodeError("int too long")
+        return int(text)
+
+    def _float(self, raw: dict[str, Any], depth: int) -> float:
+        return float.fromhex(_check_str(raw["v"], "float"))
+
+    def _complex(self, raw: dict[str, Any], depth: int) -> complex:
+        return complex(float.fromhex(raw["re"]), float.fromhex(raw["im"]))
+
+    def _bytes(self, raw: dict[str, Any], depth: int) -> bytes:
+        return bytes(self._buffer(raw["b"]))
+
+    def _sequence(self, raw: dict[str, Any], depth: int) -> tuple[Any, ...] | list[Any]:
+        items = [self.decode(v, depth + 1) for v in _list(raw["items"])]
+        return tuple(items) if raw["t"] == "tuple" else items
+
+    def _dict(self, raw: dict[str, Any], depth: int) -> dict[Any, Any]:
+        out: dict[Any, Any] = {} if raw["t"] == "dict" else collections.OrderedDict()
+        for pair in _list(raw["items"]):
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise DecodeError("dict item is not a pair")
+            key = self.decode(pair[0], depth + 1)
+            if isinstance(key, list | dict):
+                raise DecodeError("unhashable dict key")
+            out[key] = self.decode(pair[1], depth + 1)
+        return out
+
+    def _handle_tag(self, raw: dict[str, Any], depth: int) -> Any:
+        _check_int(raw.get("id"), "handle id")
+        return self._handle(raw)
+
+    def _public(self, raw: dict[str, Any], depth: int) -> Public:
+        args = self.decode(raw["args"], depth + 1)
+        kwargs = self.decode(raw["kwargs"], depth + 1)
+        if not isinstance(args, tuple) or not isinstance(kwargs, dict):
+            raise DecodeError("public input arguments malformed")
+        return Public(_check_str(raw["name"], "public name"), args, kwargs)
+
+    def _error_info(self, raw: dict[str, Any], depth: int) -> Any:
+        info = error_info(raw)
+        return self._error(info) if self._error else info
 
     def _buffer(self, index: Any) -> memoryview:
         i = _check_int(index, "buffer index")
@@ -380,6 +399,26 @@ class Decoder:
         name = qualname.rsplit(".", 1)[-1]
         plain = collections.namedtuple(name if name.isidentifier() else "Record", fields)  # type: ignore[misc]
         return plain(*items)
+
+
+# How each tag decodes: (decoder, raw tag, depth) -> value.
+_DECODERS: dict[str, Callable[[Decoder, dict[str, Any], int], Any]] = {
+    "int": Decoder._int,
+    "float": Decoder._float,
+    "complex": Decoder._complex,
+    "bytes": Decoder._bytes,
+    "array": lambda decoder, raw, depth: decoder._array(raw),
+    "key": lambda decoder, raw, depth: decoder._key(raw),
+    "tuple": Decoder._sequence,
+    "list": Decoder._sequence,
+    "dict": Decoder._dict,
+    "odict": Decoder._dict,
+    "namedtuple": Decoder._namedtuple,
+    "handle": Decoder._handle_tag,
+    "hole": lambda decoder, raw, depth: HOLE,
+    "public": Decoder._public,
+    "error": Decoder._error_info,
+}
 
 
 def _list(raw: Any) -> list[Any]:

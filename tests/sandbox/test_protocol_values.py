@@ -182,3 +182,126 @@ def test_ordered_dicts_round_trip_as_ordered_dicts():
     assert jax.tree_util.tree_structure(back) == jax.tree_util.tree_structure(state)
     plain = roundtrip(collections.OrderedDict([("b", 1), ("a", 2)]))
     assert type(plain) is collections.OrderedDict and list(plain.items()) == [("b", 1), ("a", 2)]
+
+
+def test_the_wire_form_of_each_kind_of_value():
+    enc = values.Encoder(lambda obj: {"t": "handle", "id": 7})
+    Point = collections.namedtuple("Point", "x y")
+    value = [
+        None, True, 3, 0.5, 1j, "s", b"ab", values.HOLE, np.int16(2), np.arange(2, dtype=np.uint8),
+        Point(1, None), (1,), collections.OrderedDict([("k", 1)]), {(1, "a"): None}, object,
+        np.datetime64("2020-01-01"), np.float64(0.25),
+    ]  # fmt: skip
+    assert enc.encode(value) == {
+        "t": "list",
+        "items": [
+            None,
+            True,
+            {"t": "int", "v": "3"},
+            {"t": "float", "v": "0x1.0000000000000p-1"},
+            {"t": "complex", "re": "0x0.0p+0", "im": "0x1.0000000000000p+0"},
+            "s",
+            {"t": "bytes", "b": 0},
+            {"t": "hole"},
+            {"t": "array", "kind": "scalar", "dtype": "int16", "shape": [], "b": 1},
+            {"t": "array", "kind": "numpy", "dtype": "uint8", "shape": [2], "b": 2},
+            {
+                "t": "namedtuple",
+                "type": f"{__name__}:Point",
+                "fields": ["x", "y"],
+                "items": [{"t": "int", "v": "1"}, None],
+            },
+            {"t": "tuple", "items": [{"t": "int", "v": "1"}]},
+            {"t": "odict", "items": [["k", {"t": "int", "v": "1"}]]},
+            {
+                "t": "dict",
+                "items": [[{"t": "tuple", "items": [{"t": "int", "v": "1"}, "a"]}, None]],
+            },
+            {"t": "handle", "id": 7},
+            {"t": "handle", "id": 7},
+            {"t": "float", "v": "0x1.0000000000000p-2"},
+        ],
+    }
+    assert [bytes(b) for b in enc.buffers] == [b"ab", np.int16(2).tobytes(), b"\0\1"]
+
+
+def test_public_values_holes_and_handles_cross_where_allowed():
+    public = values.Public("loss", (values.HOLE, 2), {"scale": 0.5})
+    allow = frozenset({"public", "hole", "handle"})
+    assert roundtrip(public, allow=allow) == public
+    assert roundtrip([values.HOLE], allow=allow) == [values.HOLE]
+    assert _decode({"t": "handle", "id": 3}, allow=allow) == {"t": "handle", "id": 3}
+    errors = []
+    info = ErrorInfo("KeyError", ("LookupError",), "'w'")
+    enc = values.Encoder(_no_handles)
+    decoder = values.Decoder([], lambda t: t, allow=frozenset({"error"}), error=errors.append)
+    decoder.decode(json.loads(json.dumps(enc.encode(info))))
+    assert errors == [info]
+
+
+def test_what_cannot_be_sent_is_refused_when_encoding():
+    enc = values.Encoder(_no_handles)
+    with pytest.raises(TypeError, match="dict key of type complex cannot be sent"):
+        enc.encode({1.5j: 1})
+    deep = None
+    for _ in range(values.MAX_DEPTH + 1):
+        deep = [deep]
+    with pytest.raises(TypeError, match="value too deep or too large to send"):
+        values.Encoder(_no_handles).encode(deep)
+    with pytest.raises(TypeError, match="arrays of 17 dimensions cannot be sent"):
+        values.Encoder(_no_handles).encode(np.zeros((1,) * 17))
+
+    def traced(x):
+        values.Encoder(_no_handles).encode(x)
+        return x
+
+    with pytest.raises(TypeError, match="a traced value cannot be sent"):
+        jax.jit(traced)(1.0)
+
+
+@pytest.mark.parametrize(
+    "msg, buffers, match",
+    [
+        ({"t": "float", "v": "nope"}, [], "malformed float"),
+        ({"t": "complex", "re": "0x1p0"}, [], "malformed complex"),
+        ({"t": "bytes", "b": True}, [], "buffer index must be an integer"),
+        ({"t": "list", "items": {}}, [], "expected a list"),
+        ({"t": "dict", "items": [[1]]}, [], "dict item is not a pair"),
+        ({"t": "dict", "items": [[{"t": "list", "items": []}, None]]}, [], "unhashable dict key"),
+        (
+            {"t": "array", "kind": "scalar", "dtype": "uint8", "shape": [1], "b": 0},
+            [b"x"],
+            "a scalar must have shape",
+        ),
+        (
+            {"t": "array", "kind": "other", "dtype": "uint8", "shape": [1], "b": 0},
+            [b"x"],
+            "unknown array kind 'other'",
+        ),
+        (
+            {"t": "key", "impl": "threefry2x32", "dtype": "int32", "shape": [2], "b": 0},
+            [b"x" * 8],
+            "key data must be uint32",
+        ),
+        ({"t": "array", "kind": "numpy", "shape": [1], "b": 0}, [b"x"], "malformed array: 'dtype'"),
+        (
+            {"t": "namedtuple", "type": "m:P", "fields": ["class"], "items": [None]},
+            [],
+            "malformed namedtuple",
+        ),
+        ({"t": "error", "type": "E", "location": [1]}, [], "error location malformed"),
+        ({"t": "int", "v": 5}, [], "int must be a string"),
+        ({"x": 1}, [], "untagged value dict"),
+        ("x" * (values.MAX_STR_CHARS + 1), [], "string must be a string of at most"),
+        ({"t": "public", "name": "f", "args": None}, [], "malformed public: 'kwargs'"),
+    ],
+)
+def test_more_malformed_values_are_refused(msg, buffers, match):
+    with pytest.raises(DecodeError, match=match):
+        _decode(msg, buffers, allow=frozenset({"error", "public"}))
+
+
+def test_public_arguments_must_be_a_tuple_and_a_dict():
+    msg = {"t": "public", "name": "f", "args": {"t": "list", "items": []}, "kwargs": None}
+    with pytest.raises(DecodeError, match="public input arguments malformed"):
+        _decode(msg, allow=frozenset({"public"}))
