@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -143,71 +143,98 @@ def notes(
     name: str, outcomes: Sequence[Outcome], chosen: module.Plan, expected: set[str], problem: str
 ) -> str:
     """The exercise-level message about the notebook run; empty when there is nothing to say."""
-    by_number = {o.cell.number: o.cell for o in outcomes}
-    lines: list[str] = []
-    if problem:
-        lines.append(
-            f"no Jupyter kernel could be started ({problem}); the notebook was graded from "
-            "its source alone, without running its cells (no cell errors, no figures)."
-        )
-    for outcome, why in chosen.left_out:
-        cell = f"cell {outcome.cell.number} ({_quoted(outcome.cell.headline)})"
-        if why == "raised":
-            lines.append(
-                f"{cell} raised {outcome.error}{_where(outcome, by_number)}. The cell is left "
-                "out of the graded code, so nothing it defines is graded; fix it and run the "
-                "notebook top to bottom (Restart & Run All)."
-            )
-        elif why == "timeout":
-            lines.append(
-                f"{cell} was still running after {outcome.seconds:.0f} s, the time limit "
-                "for one cell; it was stopped and left out of the graded code. Look for a loop "
-                "that never ends, or move a long demo run out of the notebook "
-                "(`grade --timeout` raises the limits)."
-            )
-        elif why == "syntax":
-            lines.append(
-                f"{cell} has a syntax error{_where(outcome, by_number)} ({outcome.error}); it is "
-                "left out of the graded code."
-            )
-    reasons = sorted(
-        {
-            o.reason
-            for o in outcomes
-            if o.status == "not_run" and o.reason and o.reason != "no kernel"
-        }
-    )
-    for reason in reasons:
-        numbered = [
-            str(o.cell.number) for o in outcomes if o.status == "not_run" and o.reason == reason
-        ]
-        lines.append(
-            f"cell(s) {', '.join(numbered)} did not run in the notebook ({reason}); they are "
-            "graded from their source."
-        )
-    for fn, numbers in sorted(chosen.defined.items()):
-        if len(numbers) > 1 and (fn in expected or not expected):
-            lines.append(
-                f"`{fn}` is defined in cells {', '.join(map(str, numbers))}: the grader uses the "
-                f"last one (cell {numbers[-1]}), as running the notebook top to bottom does. "
-                "Delete the copies you do not mean."
-            )
-    missing = sorted(expected - set(chosen.defined))
-    if missing:
-        where = (
-            "Is it in a cell left out above, or was its cell deleted?"
-            if chosen.left_out
-            else "Was its cell deleted, or the function renamed?"
-        )
-        lines.append(
-            f"{name} defines no {', '.join(_quoted(n) for n in missing)} in the cells that "
-            f"ran, so the checks that call it fail. {where}"
-        )
+    lines = [
+        *_kernel_notes(problem),
+        *_left_out_notes(outcomes, chosen),
+        *_not_run_notes(outcomes),
+        *_duplicate_notes(chosen, expected),
+        *_missing_notes(name, chosen, expected),
+    ]
     if not lines:
         return ""
     return f"Notes on {name} (run top to bottom in a fresh kernel):\n" + "\n".join(
         f"- {line}" for line in lines
     )
+
+
+def _kernel_notes(problem: str) -> list[str]:
+    """Why no kernel ran the notebook, if none did."""
+    if not problem:
+        return []
+    return [
+        f"no Jupyter kernel could be started ({problem}); the notebook was graded from "
+        "its source alone, without running its cells (no cell errors, no figures)."
+    ]
+
+
+# Why a cell was left out of the graded code -> the note, from the cell (`cell N (`headline`)`),
+# its outcome, and where in the notebook it failed (`, at line L: `code``, or "").
+_LEFT_OUT: dict[str, Callable[[str, Outcome, str], str]] = {
+    "raised": lambda cell, outcome, where: (
+        f"{cell} raised {outcome.error}{where}. The cell is left "
+        "out of the graded code, so nothing it defines is graded; fix it and run the "
+        "notebook top to bottom (Restart & Run All)."
+    ),
+    "timeout": lambda cell, outcome, where: (
+        f"{cell} was still running after {outcome.seconds:.0f} s, the time limit "
+        "for one cell; it was stopped and left out of the graded code. Look for a loop "
+        "that never ends, or move a long demo run out of the notebook "
+        "(`grade --timeout` raises the limits)."
+    ),
+    "syntax": lambda cell, outcome, where: (
+        f"{cell} has a syntax error{where} ({outcome.error}); it is left out of the graded code."
+    ),
+}
+
+
+def _left_out_notes(outcomes: Sequence[Outcome], chosen: module.Plan) -> list[str]:
+    """One note per cell left out of the graded code, in the plan's order."""
+    by_number = {o.cell.number: o.cell for o in outcomes}
+    lines = []
+    for outcome, why in chosen.left_out:
+        note = _LEFT_OUT.get(why)
+        if note is not None:
+            cell = f"cell {outcome.cell.number} ({_quoted(outcome.cell.headline)})"
+            lines.append(note(cell, outcome, _where(outcome, by_number)))
+    return lines
+
+
+def _not_run_notes(outcomes: Sequence[Outcome]) -> list[str]:
+    """The cells the kernel did not run (no kernel at all aside), grouped by reason."""
+    not_run = [o for o in outcomes if o.status == "not_run" and o.reason]
+    reasons = sorted({o.reason for o in not_run if o.reason != "no kernel"})
+    return [
+        f"cell(s) {', '.join(str(o.cell.number) for o in not_run if o.reason == reason)} did "
+        f"not run in the notebook ({reason}); they are graded from their source."
+        for reason in reasons
+    ]
+
+
+def _duplicate_notes(chosen: module.Plan, expected: set[str]) -> list[str]:
+    """The graded functions (every one when none is expected) defined in several cells."""
+    return [
+        f"`{fn}` is defined in cells {', '.join(map(str, numbers))}: the grader uses the "
+        f"last one (cell {numbers[-1]}), as running the notebook top to bottom does. "
+        "Delete the copies you do not mean."
+        for fn, numbers in sorted(chosen.defined.items())
+        if len(numbers) > 1 and (fn in expected or not expected)
+    ]
+
+
+def _missing_notes(name: str, chosen: module.Plan, expected: set[str]) -> list[str]:
+    """The expected functions no cell that ran defines."""
+    missing = sorted(expected - set(chosen.defined))
+    if not missing:
+        return []
+    where = (
+        "Is it in a cell left out above, or was its cell deleted?"
+        if chosen.left_out
+        else "Was its cell deleted, or the function renamed?"
+    )
+    return [
+        f"{name} defines no {', '.join(_quoted(n) for n in missing)} in the cells that "
+        f"ran, so the checks that call it fail. {where}"
+    ]
 
 
 def figures(name: str, outcomes: Sequence[Outcome]) -> list[tuple[str, bytes]]:

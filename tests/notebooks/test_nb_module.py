@@ -160,3 +160,39 @@ def test_a_cell_that_raises_while_the_module_is_built_is_left_out(
     )
     assert mod.f() == 3 and not hasattr(mod, "y")
     assert "nb_partial.ipynb, cell 2 raised NameError" in capsys.readouterr().err
+
+
+def test_notes_come_in_order_kernel_left_out_not_run_duplicates_missing() -> None:
+    outcomes = [
+        outcome(1, "def piecewise(x):\n    return x"),
+        outcome(2, "def f(:\n    pass", where=(2, 1)),
+        outcome(3, "def piecewise(x):\n    return -x"),
+        outcome(4, "y = 1", "not_run", reason="no kernel"),
+        outcome(5, "z = 2", "not_run", reason="an earlier cell crashed the kernel"),
+        outcome(6, "w = 3", "not_run", reason="an earlier cell crashed the kernel"),
+        outcome(7, "v = 4", "not_run", reason="a budget"),
+        outcome(8, "u = 5", "raised", error="ValueError: v", where=(8, 1)),
+    ]
+    chosen = module.plan(outcomes, lambda n: f"/x/a.ipynb, cell {n}")
+    assert grading.notes("a.ipynb", outcomes, chosen, set(), "kernel missing").splitlines() == [
+        "Notes on a.ipynb (run top to bottom in a fresh kernel):",
+        "- no Jupyter kernel could be started (kernel missing); the notebook was graded from its "
+        "source alone, without running its cells (no cell errors, no figures).",
+        "- cell 2 (`def f(:`) has a syntax error, at line 1: `def f(:` (SyntaxError: invalid "
+        "syntax); it is left out of the graded code.",
+        "- cell 8 (`u = 5`) raised ValueError: v, at line 1: `u = 5`. The cell is left out of the "
+        "graded code, so nothing it defines is graded; fix it and run the notebook top to bottom "
+        "(Restart & Run All).",
+        "- cell(s) 7 did not run in the notebook (a budget); they are graded from their source.",
+        "- cell(s) 5, 6 did not run in the notebook (an earlier cell crashed the kernel); they are "
+        "graded from their source.",
+        "- `piecewise` is defined in cells 1, 3: the grader uses the last one (cell 3), as running "
+        "the notebook top to bottom does. Delete the copies you do not mean.",
+    ]
+    first = outcomes[:1]
+    chosen = module.plan(first, lambda n: f"/x/a.ipynb, cell {n}")
+    assert grading.notes("a.ipynb", first, chosen, {"piecewise", "newton"}, "") == (
+        "Notes on a.ipynb (run top to bottom in a fresh kernel):\n- a.ipynb defines no `newton` "
+        "in the cells that ran, so the checks that call it fail. Was its cell deleted, or the "
+        "function renamed?"
+    )
