@@ -127,6 +127,50 @@ def _code_cell(code: str) -> dict[str, Any]:
     }
 
 
+def _kernel_specs() -> Any:
+    """The kernel specs of the grader's one kernel: this Python, started by `KERNEL_BOOT`."""
+    from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
+
+    class Specs(KernelSpecManager):
+        def get_kernel_spec(self, kernel_name: str) -> KernelSpec:
+            return KernelSpec(
+                argv=[sys.executable, "-c", KERNEL_BOOT, "-f", "{connection_file}"],
+                display_name="grader",
+                language="python",
+            )
+
+    return Specs()
+
+
+def _client_class() -> Any:
+    """nbclient's `NotebookClient`, keeping only the outputs `_kept` allows."""
+    from nbclient import NotebookClient
+
+    class Client(NotebookClient):
+        """nbclient, keeping at most MAX_STREAM_CHARS of printed text and MAX_OUTPUTS outputs per cell."""
+
+        def output(
+            self, outs: list[Any], msg: dict[str, Any], display_id: str | None, cell_index: int
+        ) -> Any:
+            if not _kept(outs, msg):
+                return None
+            return super().output(outs, msg, display_id, cell_index)
+
+    return Client
+
+
+def _kept(outs: list[Any], msg: dict[str, Any]) -> bool:
+    """Whether the output `msg` is kept after a cell's outputs `outs` so far: an error always;
+    another within `MAX_OUTPUTS` outputs, printed text within `MAX_STREAM_CHARS`."""
+    if len(outs) >= MAX_OUTPUTS and msg.get("msg_type") != "error":
+        return False
+    return not (
+        msg.get("msg_type") == "stream"
+        and sum(len(o.get("text", "")) for o in outs if o.get("output_type") == "stream")
+        > MAX_STREAM_CHARS
+    )
+
+
 class _Session:
     def __init__(
         self, cells: Sequence[Cell], cwd: Path, env: dict[str, str], limits: Limits, log_path: Path
@@ -137,35 +181,7 @@ class _Session:
         self.by_count: dict[int, int] = {}  # execution count in this kernel -> cell number
 
     async def run(self) -> list[Outcome]:
-        from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
         from jupyter_client.manager import AsyncKernelManager
-        from nbclient import NotebookClient
-
-        class Specs(KernelSpecManager):
-            def get_kernel_spec(self, kernel_name: str) -> KernelSpec:
-                return KernelSpec(
-                    argv=[sys.executable, "-c", KERNEL_BOOT, "-f", "{connection_file}"],
-                    display_name="grader",
-                    language="python",
-                )
-
-        class Client(NotebookClient):
-            """nbclient, keeping at most MAX_STREAM_CHARS of printed text and MAX_OUTPUTS outputs per cell."""
-
-            def output(
-                self, outs: list[Any], msg: dict[str, Any], display_id: str | None, cell_index: int
-            ) -> Any:
-                if len(outs) >= MAX_OUTPUTS and msg.get("msg_type") != "error":
-                    return None
-                if (
-                    msg.get("msg_type") == "stream"
-                    and sum(
-                        len(o.get("text", "")) for o in outs if o.get("output_type") == "stream"
-                    )
-                    > MAX_STREAM_CHARS
-                ):
-                    return None
-                return super().output(outs, msg, display_id, cell_index)
 
         nb = _node(
             {
@@ -175,8 +191,8 @@ class _Session:
                 "nbformat_minor": 5,
             }
         )
-        km = AsyncKernelManager(kernel_name="grader", kernel_spec_manager=Specs())
-        client = Client(
+        km = AsyncKernelManager(kernel_name="grader", kernel_spec_manager=_kernel_specs())
+        client = _client_class()(
             nb,
             km=km,
             kernel_name="grader",

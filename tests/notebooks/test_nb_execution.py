@@ -129,3 +129,13 @@ def test_the_kernel_dies_with_the_process_that_started_it(tmp_path: Path) -> Non
     while _alive(kernel) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _alive(kernel)
+
+
+def test_outputs_past_the_caps_are_dropped_but_errors_kept() -> None:
+    stream = {"output_type": "stream", "text": "x" * (execution.MAX_STREAM_CHARS + 1)}
+    printed, error = {"msg_type": "stream"}, {"msg_type": "error"}
+    assert execution._kept([], printed) and execution._kept([stream], error)
+    assert not execution._kept([stream], printed)
+    assert execution._kept([stream], {"msg_type": "display_data"})
+    full = [{"output_type": "display_data"}] * execution.MAX_OUTPUTS
+    assert not execution._kept(full, {"msg_type": "display_data"}) and execution._kept(full, error)
