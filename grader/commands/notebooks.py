@@ -1,27 +1,14 @@
-"""Write one Jupyter notebook per lesson file, to work in (and to grade) instead of `.py`.
-
-    grade notebooks                              exercises/*.py -> notebooks/*.ipynb
-    grade notebooks --from solutions --out DIR   the reference notebooks
-    grade notebooks --only 03_jit --force        replace one notebook
-    grade notebooks --install 'git+https://github.com/COURSE/RELEASE'
-                                                 what the setup cell installs (Colab)
-
-Each notebook holds the lesson text and each function's docstring as markdown
-and one code cell per function (see `grader.notebooks.export`), after a first code cell
-that loads the `%grade` magic (`%load_ext grader`), installing the grader first when the
-kernel has none (a fresh hosted kernel: `%pip install` of `--install`, by default the
-grader's distribution; a course gives its student release, e.g. its git URL). A notebook that
-already exists is kept unless `--force`: it may hold a student's work. Grade a
-notebook, or a folder of them (mixed with `.py` files), with `grade PATH`.
-"""
-
+# `grade notebooks`: its help is the docstring of grader.notebooks.convert, where the work is.
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from grader.commands import shared
-from grader.notebooks.export import DEFAULT_INSTALL, dumps, notebook_of
+from grader.commands.shared import UsageError
+from grader.notebooks import convert
+from grader.notebooks.export import DEFAULT_INSTALL
+
+__doc__ = convert.__doc__
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,44 +46,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    source, out = Path(args.source), Path(args.out)
-    if not source.is_dir():
-        raise shared.UsageError(
-            f"--from {source}: no such folder; give the folder of lesson .py files, "
-            "e.g. --from exercises or --from solutions"
+    try:
+        done = convert.convert(
+            Path(args.source),
+            Path(args.out),
+            only=args.only,
+            install=args.install,
+            force=args.force,
         )
-    files = sorted(p for p in source.glob("*.py") if not p.name.startswith("_"))
-    wanted = [n.strip().removesuffix(".py") for n in args.only.split(",") if n.strip()]
-    unknown = [n for n in wanted if n not in {p.stem for p in files}]
-    if unknown:
-        raise shared.UsageError(f"--only: no {', '.join(f'{n}.py' for n in unknown)} in {source}/")
-    if wanted:
-        files = [p for p in files if p.stem in wanted]
-    if not files:
-        raise shared.UsageError(f"{source}/ holds no lesson .py files to convert")
-    if out.exists() and not out.is_dir():
-        raise shared.UsageError(f"--out {out} is a file; give a folder")
-    out.mkdir(parents=True, exist_ok=True)
-
-    written = kept = 0
-    for path in files:
-        target = out / f"{path.stem}.ipynb"
-        if target.exists() and not args.force:
-            print(f"kept  {target} (it exists and may hold your work; --force replaces it)")
-            kept += 1
-            continue
-        try:
-            text = dumps(notebook_of(path.read_text(encoding="utf-8"), path.stem, args.install))
-        except SyntaxError as exc:
-            raise shared.UsageError(
-                f"{path} has a syntax error at line {exc.lineno}: {exc.msg}; "
-                "fix it before converting"
-            ) from None
-        target.write_text(text, encoding="utf-8")
-        print(f"wrote {target}")
-        written += 1
-    print(
-        f"{written} notebook(s) written, {kept} kept, in {out}/. Open one in Jupyter and run "
-        f"`%grade` in it, or grade them with `grade {out}/`."
-    )
+    except convert.CannotConvert as exc:
+        raise UsageError(str(exc)) from None
+    print(done.summary())
     return 0
