@@ -43,8 +43,15 @@ INHERITED = (
     "grader.suites._shared",
 )
 """What a sandbox may hold of the grader: these modules and, for the packages among
-`grader.checks`, `grader.inputs`, `grader.protocol` and `grader.sandbox`, any module in them."""
-WHOLE_PACKAGES = ("grader.checks", "grader.inputs", "grader.protocol", "grader.sandbox")
+`grader.checks`, `grader.inputs`, `grader.plugin`, `grader.protocol` and `grader.sandbox`,
+any module in them."""
+WHOLE_PACKAGES = (
+    "grader.checks",
+    "grader.inputs",
+    "grader.plugin",
+    "grader.protocol",
+    "grader.sandbox",
+)
 
 
 def _allowed(name: str) -> bool:
