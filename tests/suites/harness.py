@@ -28,7 +28,9 @@ every module (the same fixture folder appears in a suite's tests and in the diag
 and across pytest-xdist workers (a file under the run's own home, locked while one process
 grades it: another process waiting for it reads the result instead of grading again). When
 a module's first test asks for `graded`, the variants its selected tests name are graded
-ahead, at most WORKERS at a time in the whole run (the CI machine has two cores).
+ahead, WORKERS at a time in each test process (as before this harness: under `pytest -n 2`
+that is up to four on CI's two cores; a run-wide limit of two was tried and measured
+slower).
 
 `lesson_files(lesson)` is where a lesson's files are: a new exercise is these places.
 """
@@ -47,7 +49,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
@@ -63,7 +65,7 @@ REPO = Path(__file__).resolve().parents[2]
 SUITES = REPO / "grader" / "suites"
 FIXTURES = REPO / "tests" / "fixtures"
 WORKERS = 2
-"""Gradings at a time in the whole test run (all xdist workers together): two cores."""
+"""Gradings graded ahead at a time by one test process (one module's `graded`)."""
 TIMEOUT_S = 600.0
 
 # -- a lesson's files: one place to look ----------------------------------------------------
@@ -314,25 +316,6 @@ def _close_workers() -> None:
 atexit.register(_close_workers)
 
 
-@contextlib.contextmanager
-def _slot() -> Iterator[None]:
-    """One of the run's WORKERS grading slots (a lock file each, free when its holder ends)."""
-    while True:
-        for i in range(WORKERS):
-            fh = open(_shared() / f"slot-{i}.lock", "a")  # noqa: SIM115
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                fh.close()
-                continue
-            try:
-                yield
-                return
-            finally:
-                fh.close()  # closing releases the lock
-        time.sleep(0.05)
-
-
 def grade(
     lesson_dir: str | os.PathLike[str],
     lesson: str,
@@ -343,7 +326,7 @@ def grade(
     suite: str | os.PathLike[str] | None = None,
 ) -> Graded:
     """Run grader/suites/test_<lesson>.py (or `suite`) against `lesson_dir`, now (no
-    sharing, no slot: `Gradings` does both)."""
+    sharing: `Gradings` shares)."""
     suite = suite or SUITES / f"test_{lesson}.py"
     if extra_env:
         return _grade_in_subprocess(lesson_dir, suite, devices, timeout, extra_env)
@@ -486,10 +469,7 @@ class Gradings:
                 return None  # another process grades it: read it when a test asks
             if done.exists():  # graded while this one waited
                 return Graded.from_json(done.read_text())
-            with _slot():
-                graded = grade(
-                    variant_folder(lesson, variant), lesson, devices=devices, extra_env=env
-                )
+            graded = grade(variant_folder(lesson, variant), lesson, devices=devices, extra_env=env)
             partial = done.with_suffix(f".{os.getpid()}.{threading.get_ident()}")
             partial.write_text(graded.to_json())
             partial.replace(done)
