@@ -164,7 +164,7 @@ def test_reshape_einsum_and_concatenate_errors_name_their_shapes() -> None:
 
 
 def test_the_plugin_message_carries_the_shapes() -> None:
-    from grader.plugin import _raised
+    from grader.plugin.wording import raised as _raised
 
     exc = _student_raised(loss_with_ten_classes, jnp.ones((4, 3)), jnp.arange(4))
     line = _line_of(loss_with_ten_classes, "onehot *")
