@@ -1,63 +1,11 @@
-"""One shape for every failed check: what was checked, expected vs observed,
-the likely cause, the fix.
-
-Every check kind raises `CheckFailure`; the runner turns its fields into the
-message students read, so every failure in every report reads the same way.
-The fix travels apart from the message (`Finding.message()` leaves it out):
-it is the last level of a check's help, shown only when the course allows it
-(`grader.hints`). `str()` of a failure still reads in full, fix included, for
-whoever debugs a suite.
+"""One shape for every failed check (what was checked, expected vs observed, the likely
+cause, the fix): `grader.protocol.failure`, re-exported here for the check kinds, the
+suites and the plugin. The objects are the same (`CheckFailure` is one class), so every
+`except CheckFailure` and `isinstance` check holds whichever module it was imported from.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from grader.protocol.failure import CAUSE_LABEL, FIX_LABEL, CheckFailure, Finding, fail
 
-CAUSE_LABEL = "likely cause:"
-FIX_LABEL = "fix:"
-
-
-@dataclass(frozen=True)
-class Finding:
-    checked: str
-    expected: str
-    observed: str
-    cause: str = ""
-    fix: str = ""
-
-    def message(self) -> str:
-        """What students read with the failure: checked, expected, observed, likely cause."""
-        lines = [self.checked, f"  expected: {self.expected}", f"  observed: {self.observed}"]
-        if self.cause:
-            lines.append(f"  {CAUSE_LABEL} {self.cause}")
-        return "\n".join(lines)
-
-    def render(self) -> str:
-        """The message and the fix: the whole finding, as `str()` of the failure shows it."""
-        return self.message() + (f"\n  {FIX_LABEL} {self.fix}" if self.fix else "")
-
-
-class CheckFailure(AssertionError):
-    """A submission did not meet a check. Raised by every check kind."""
-
-    __slots__ = ("finding",)
-
-    def __init__(
-        self,
-        checked: str,
-        *,
-        expected: str,
-        observed: str,
-        cause: str = "",
-        fix: str = "",
-    ) -> None:
-        self.finding = Finding(checked, expected, observed, cause, fix)
-        super().__init__(self.finding.render())
-
-
-def fail(
-    checked: str, *, expected: str, observed: str, cause: str = "", fix: str = ""
-) -> CheckFailure:
-    """Build the failure (to `raise fail(...)`), keeping the call site one line."""
-    __tracebackhide__ = True
-    return CheckFailure(checked, expected=expected, observed=observed, cause=cause, fix=fix)
+__all__ = ["CAUSE_LABEL", "FIX_LABEL", "CheckFailure", "Finding", "fail"]

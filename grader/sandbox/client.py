@@ -553,7 +553,7 @@ def require_observable(where: Any) -> None:
     found = channel.tampering()
     if not found:
         return
-    from grader.checks.failure import fail
+    from grader.protocol.failure import fail
 
     raise fail(
         "the grader's observation of your code, made in the process that runs it",
