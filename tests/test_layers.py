@@ -1,7 +1,13 @@
 """The grader's layers import downwards only (issue 26).
 
     grader.model, grader.protocol   data and messages: no sandbox, no runner
-    grader.sandbox                  the student's side and the judge's client: no runner
+    grader.sandbox                  the student's side and the judge's client: no runner,
+                                    and nothing of the judge's (checks, plugin, suites,
+                                    authoring)
+    grader.probes                   what the sandbox runs next to the student's code: no
+                                    check, plugin, suite, runner or authoring API (it is
+                                    loaded in the sandbox; the checks import it, not the
+                                    other way round)
     grader.runner                   the parent, the warm worker, the judge's start
 
 Every module of `grader/` is parsed (never imported) and each of its static imports read,
@@ -19,10 +25,14 @@ import grader
 
 PACKAGE = Path(grader.__file__).resolve().parent
 
+JUDGE_SIDE = ("checks", "plugin", "suites", "authoring")
+"""What the judge runs and the sandbox must not load: the checks and what runs them."""
+
 RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("model", ("sandbox", "runner")),
     ("protocol", ("sandbox", "runner")),
-    ("sandbox", ("runner",)),
+    ("sandbox", ("runner", *JUDGE_SIDE)),
+    ("probes", ("runner", *JUDGE_SIDE)),
 )
 """(the modules under this name, the names they may not import), relative to the package."""
 
@@ -112,6 +122,15 @@ def test_every_kind_of_upward_import_is_named(tmp_path: Path) -> None:
                 "import importlib\n\n\ndef f():\n    importlib.import_module('grader.runner.x')\n"
             ),
             "sandbox/server.py": "from . import client\nfrom grader.protocol import wire\n",
+            "sandbox/client.py": "def fail():\n    from grader.checks.failure import fail\n",
+            "sandbox/public.py": "import grader.authoring\n",
+            "sandbox/probes.py": "from ..suites import _shared\nfrom grader import plugin\n",
+            "probes/__init__.py": "from grader.checks import failure\n",
+            "probes/jit.py": "from grader.sandbox.probes import probe\nimport grader.plugin.judge\n",
+            "probes/traces.py": (
+                "import importlib\n\n\ndef f():\n    importlib.import_module('grader.runner.engine')\n"
+            ),
+            "probes/files.py": "from ..suites import test_03_jit\nfrom ..authoring import check\n",
             "runner/__init__.py": "",
             "runner/engine.py": "from grader.sandbox import launch\nfrom grader import model\n",
         },
@@ -119,11 +138,25 @@ def test_every_kind_of_upward_import_is_named(tmp_path: Path) -> None:
     assert layer_violations(package) == [
         "grader.model imports grader.runner (line 1)",
         "grader.model imports grader.runner.engine (line 1)",
+        "grader.probes imports grader.checks (line 1)",
+        "grader.probes imports grader.checks.failure (line 1)",
+        "grader.probes.files imports grader.authoring (line 2)",
+        "grader.probes.files imports grader.authoring.check (line 2)",
+        "grader.probes.files imports grader.suites (line 1)",
+        "grader.probes.files imports grader.suites.test_03_jit (line 1)",
+        "grader.probes.jit imports grader.plugin.judge (line 2)",
+        "grader.probes.traces imports grader.runner.engine (line 5)",
         "grader.protocol.frames imports grader.runner.cache (line 2)",
         "grader.protocol.jobs imports grader.sandbox.isolation (line 1)",
         "grader.protocol.jobs imports grader.sandbox.isolation.Level (line 1)",
         "grader.sandbox imports grader.runner (line 1)",
+        "grader.sandbox.client imports grader.checks.failure (line 2)",
+        "grader.sandbox.client imports grader.checks.failure.fail (line 2)",
         "grader.sandbox.launch imports grader.runner.x (line 5)",
+        "grader.sandbox.probes imports grader.plugin (line 2)",
+        "grader.sandbox.probes imports grader.suites (line 1)",
+        "grader.sandbox.probes imports grader.suites._shared (line 1)",
+        "grader.sandbox.public imports grader.authoring (line 1)",
     ]
 
 
@@ -138,6 +171,16 @@ def test_a_tree_that_keeps_the_rules_passes(tmp_path: Path) -> None:
             "protocol/jobs.py": "from .records import MAX\nfrom grader import levels\n",
             "sandbox/__init__.py": "",
             "sandbox/launch.py": "from grader.protocol import wire\nfrom . import server\n",
+            "sandbox/client.py": "def fail():\n    from grader.protocol.failure import fail\n",
+            "probes/__init__.py": "",
+            "probes/jit.py": (
+                "import jax\nfrom grader.sandbox.probes import probe\nfrom . import _bound\n"
+                "from grader.protocol.values import ErrorInfo\n"
+            ),
+            "checks/__init__.py": "",
+            "checks/jit.py": "from grader.probes.jit import eager_and_jitted\n",
+            "checks/failure.py": "from grader.protocol.failure import fail\n",
+            "suites/test_03_jit.py": "from grader.checks import jit\nfrom grader import authoring\n",
             "runner/__init__.py": "",
             "runner/engine.py": "from grader.sandbox import launch\nimport grader.protocol.jobs\n",
         },

@@ -13,7 +13,10 @@
 
 `exported` is not a kind: it is how `primitives` and `growth` get their evidence (the
 program itself, parsed, refused or accepted, and run against a reference by the judge).
-`_bound` holds the JAX functions probes call, bound before any student module runs.
+
+These modules are the judge's side. What runs in the sandbox next to the student's code
+(the probes: observations, never verdicts) lives in `grader.probes`, which imports no
+check; a check asks for a probe with `client.probe` and judges what it returns.
 
 `diagnose` is not a kind: it confirms a failure's likely cause against the observed numbers
 (ddof=1, a batch-size factor, a flipped update, a transpose, another axis, a shift, None

@@ -4,7 +4,8 @@ A `scan` inside a jitted helper, a `cond` inside a `custom_jvp` rule or a
 `psum` inside the `shard_map` that `pmap` lowers to all sit in nested jaxprs;
 a check that looks only at the top level misses them. `equations` walks every
 nested jaxpr that JAX itself exposes (`jax.extend.core.jaxprs_in_params`:
-jit, cond branches, scan/while bodies, custom_jvp/custom_vjp, shard_map, ...).
+jit, cond branches, scan/while bodies, custom_jvp/custom_vjp, shard_map, ...);
+the probe that traces the function in the sandbox is `grader.probes.jaxpr`.
 
 Private to the check kinds.
 """
@@ -12,17 +13,14 @@ Private to the check kinds.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jax.extend import core as jex
-
-from grader.checks import _bound, _calls
+from grader.checks import _calls
+from grader.probes import jaxpr as jaxpr_probes
+from grader.probes.jaxpr import MAX_TEXT_CHARS, summarize
 from grader.sandbox import client
-from grader.sandbox.probes import probe
-
-MAX_TEXT_CHARS = 20_000
 
 # The same primitive under the names different JAX versions give it.
 ALIASES: dict[str, frozenset[str]] = {
@@ -43,21 +41,6 @@ class Summary:
     @property
     def equations(self) -> int:
         return sum(self.counts.values())
-
-
-@probe
-def summarize(
-    fn: Callable[..., Any],
-    args: Sequence[Any],
-    kwargs: Mapping[str, Any],
-    static_argnames: Sequence[str],
-) -> Any:
-    """In the sandbox: trace `fn` to a jaxpr and count its primitives."""
-    dynamic_fn, dynamic_args = _calls.split_static(fn, args, kwargs, static_argnames)
-    closed = _calls.attempt(lambda: _bound.make_jaxpr(dynamic_fn)(*dynamic_args))
-    if not hasattr(closed, "jaxpr"):
-        return closed  # the error
-    return {"counts": dict(primitive_counts(closed)), "text": str(closed)[:MAX_TEXT_CHARS]}
 
 
 def trace(
@@ -89,25 +72,16 @@ def trace(
     return Summary(Counter(counts), str(seen.get("text", ""))[:MAX_TEXT_CHARS])
 
 
-def equations(jaxpr: Any) -> Iterator[Any]:
-    """Every equation of `jaxpr` and of all jaxprs nested in its equations' params."""
-    inner = getattr(jaxpr, "jaxpr", jaxpr)  # ClosedJaxpr -> Jaxpr
-    for eqn in inner.eqns:
-        yield eqn
-        for sub in jex.jaxprs_in_params(eqn.params):
-            yield from equations(sub)
-
-
 def primitive_counts(jaxpr: Any) -> Counter[str]:
     if isinstance(jaxpr, Summary):
         return jaxpr.counts
-    return Counter(eqn.primitive.name for eqn in equations(jaxpr))
+    return jaxpr_probes.primitive_counts(jaxpr)
 
 
 def equation_count(jaxpr: Any) -> int:
     if isinstance(jaxpr, Summary):
         return jaxpr.equations
-    return sum(1 for _ in equations(jaxpr))
+    return sum(1 for _ in jaxpr_probes.equations(jaxpr))
 
 
 def matching(counts: Mapping[str, int], name: str) -> int:

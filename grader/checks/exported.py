@@ -4,7 +4,8 @@ into passing.
 A structural property (a `cond`, a loop primitive, a cross-device collective, a program
 that does not grow with its input) is read from the program the student's function
 compiles to, not from an observation made next to it. The sandbox lowers
-`jax.jit(fn)` for the judge's shapes with `jax.export` and hands over only the StableHLO
+`jax.jit(fn)` for the judge's shapes with `jax.export` (`grader.probes.exported`, a
+`judged` probe) and hands over only the StableHLO
 module (`mlir_module_serialized`, VHLO bytes) and which arguments it keeps. The judge:
 
 1. parses the module itself and REFUSES any program that can leave the computation:
@@ -49,8 +50,8 @@ import numpy as np
 
 from grader.checks import _calls, _format, values
 from grader.checks.failure import fail
+from grader.probes.exported import aval_of, export_program
 from grader.sandbox import client
-from grader.sandbox.probes import judged
 
 MAX_MODULE_BYTES = 16 << 20
 MAX_ELEMENTS = 1 << 26
@@ -84,13 +85,6 @@ OPS: dict[str, frozenset[str]] = {
     "dot_general": frozenset({"dot_general", "dot"}),
 }
 
-# Bound when the grader is imported, before any student module runs: a module that
-# reassigns `jax.export.export` or `jax.jit` does not reach the probe.
-_export = jax.export.export
-_jit = jax.jit
-_struct = jax.ShapeDtypeStruct
-_flatten = jax.tree_util.tree_flatten
-
 
 def ops_for(name: str) -> frozenset[str]:
     """The op names (dialect dropped) a lesson-level primitive name stands for."""
@@ -99,55 +93,6 @@ def ops_for(name: str) -> frozenset[str]:
 
 def matching(ops: Mapping[str, int], name: str) -> int:
     return sum(ops.get(op, 0) for op in ops_for(name))
-
-
-def _aval(leaf: Any) -> tuple[tuple[int, ...], np.dtype[Any]]:
-    """The shape and dtype `jax.jit` gives `leaf` (Python scalars as JAX's defaults)."""
-    dtype = np.result_type(getattr(leaf, "dtype", None) or leaf)
-    return tuple(int(d) for d in np.shape(leaf)), np.dtype(jax.dtypes.canonicalize_dtype(dtype))
-
-
-# -- the sandbox's side --------------------------------------------------------------------
-
-
-@judged
-def export_program(
-    fn: Callable[..., Any],
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    static_argnames: tuple[str, ...],
-) -> Any:
-    """In the sandbox: `jax.jit(fn)` with the static arguments bound, lowered by
-    `jax.export` for the shapes of the dynamic ones. Returns the module's bytes, the
-    arguments it keeps, and which of the call's arguments are dynamic (`layout`); or the
-    error tracing raised. Nothing here is believed: the judge checks the module."""
-
-    def lower() -> dict[str, Any]:
-        layout = _calls.dynamic_layout(fn, args, kwargs, static_argnames)
-        dynamic_fn, dynamic_args = _calls.split_static(fn, args, kwargs, static_argnames)
-        leaves, tree = _flatten(dynamic_args)
-        structs = [_struct(*_aval(leaf)) for leaf in leaves]  # type: ignore[no-untyped-call]
-
-        def flat(*xs: Any) -> Any:
-            return dynamic_fn(*jax.tree_util.tree_unflatten(tree, xs))
-
-        flat.__name__ = _calls.name_of(fn)
-        try:
-            exp = _export(_jit(flat))(*structs)
-        except NotImplementedError as exc:  # JAX's own refusal, not the student's stub
-            if "host_callbacks" not in str(exc):
-                raise
-            return {"refused": "a host callback (JAX cannot export one)"}
-        return {
-            "module": bytes(exp.mlir_module_serialized),
-            "kept": [int(i) for i in exp.module_kept_var_idx],
-            "layout": layout,
-        }
-
-    return _calls.attempt(lower)
-
-
-# -- the judge's side ----------------------------------------------------------------------
 
 
 @dataclasses.dataclass(frozen=True)
@@ -448,7 +393,7 @@ def fetch(
         kept = seen.get("kept")
         if not isinstance(kept, list) or not all(type(i) is int for i in kept):
             raise Refused("the kept arguments are malformed")
-        program = parse(seen.get("module"), [_aval(leaf) for leaf in leaves], kept)  # type: ignore[arg-type]
+        program = parse(seen.get("module"), [aval_of(leaf) for leaf in leaves], kept)  # type: ignore[arg-type]
     except Refused as why:
         raise fail(
             f"the compiled program of {what}, as the grader reads it",
@@ -501,7 +446,7 @@ def draw(
     dynamic = {(kind, k) for kind, k in layout}
 
     def scale(leaf: Any) -> Any:
-        shape, dtype = _aval(leaf)
+        shape, dtype = aval_of(leaf)
         if dtype.kind != "f":
             return leaf
         factor = rng.uniform(0.5, 2.0, size=shape)
@@ -548,7 +493,7 @@ def checked(
         client.require_observable(client.handle(fn))
         return program
     rng = _rng()
-    expected = [_aval(leaf) for leaf in jax.tree.leaves(_dynamic(layout, args, kwargs))]
+    expected = [aval_of(leaf) for leaf in jax.tree.leaves(_dynamic(layout, args, kwargs))]
     for _ in range(DRAWS):
         if inputs is not None:
             new_args: tuple[Any, ...] = tuple(inputs(rng))
@@ -556,7 +501,7 @@ def checked(
         else:
             new_args, new_kwargs = draw(layout, args, kwargs, rng)
         leaves = jax.tree.leaves(_dynamic(layout, new_args, new_kwargs))
-        if [_aval(leaf) for leaf in leaves] != expected:
+        if [aval_of(leaf) for leaf in leaves] != expected:
             raise ValueError("exported.checked: `inputs` must keep the arguments' shapes")
         got = program(leaves)
         want = [np.asarray(x) for x in jax.tree.leaves(reference(*new_args, **new_kwargs))]

@@ -30,12 +30,12 @@ against measured numbers, not constants from another machine):
   and that each returned state feeds the next call.
 
 Where things run: the student's timer runs in the sandbox, so the step it is given is
-built there, afresh for every call, by a public factory of this module
+built there, afresh for every call, by a public factory of `grader.probes.timing`
 (`timing_async_step`, `timing_slow_compile_step`, `timing_sleep_step`); a case's
 `step` is that factory's name and arguments (`client.Public`), to pass as the step.
 The judge builds its own twin with the same factory (`case.local`) and measures the
 timings on it itself (same machine, trusted code). The recording step lives in the
-sandbox; a probe reports its call pattern.
+sandbox; a probe (`grader.probes.timing.timer_calls`) reports its call pattern.
 
 A student timer is then judged with `assert_waits_for_work`, `assert_excludes_warmup`,
 `assert_chains_state` and `assert_reports_compile`; it may be a handle
@@ -47,91 +47,26 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import jax
 import jax.numpy as jnp
-from jax import lax
 
 from grader.checks import _calls
 from grader.checks.failure import fail
+from grader.probes.timing import (
+    MATRIX_N,
+    Step,
+    sleeping_at_trace,
+    small_inputs,
+    timer_calls,
+    timing_async_step,
+    timing_sleep_step,
+    timing_slow_compile_step,
+)
 from grader.sandbox import client
 from grader.sandbox.client import StudentError
-from grader.sandbox.probes import probe
-from grader.sandbox.public import factory
-
-Step = Callable[[Any, Any], Any]
-_N = 256  # matrix size of the async work: ~1 ms per matmul on 2 CPU cores
-
-
-# -- the steps: public factories, built in the sandbox (and, as twins, in the judge) ----------
-
-
-@factory
-def timing_async_step(iterations: int) -> Step:
-    """A jitted step that runs `iterations` chained 256x256 matmuls: its call returns at
-    once, its work takes about `iterations` times one matmul."""
-    n = max(1, int(iterations))
-
-    @jax.jit
-    def step(state: Any, batch: Any) -> Any:
-        return lax.fori_loop(0, n, lambda i, x: jnp.tanh(x @ batch), state)
-
-    return step
-
-
-def _small_inputs() -> tuple[Any, Any]:
-    """The state and batch of the cheap steps (sleeping, slow to compile)."""
-    return jnp.zeros(8, jnp.float32), jnp.ones(8, jnp.float32)
-
-
-def _affine(state: Any, batch: Any) -> Any:
-    """The work of the cheap steps."""
-    return state * 0.5 + batch
-
-
-def _warm_eager() -> None:
-    """Run the cheap steps' operations once on their inputs, untimed: the first eager call of
-    an operation compiles it (per process), which must not count as a step. (In the judge
-    the measurement itself warms them; in a fresh sandbox nothing has run them yet.)"""
-    _calls.ready(_affine(*_small_inputs()))
-
-
-def _sleeping_at_trace(compile_s: float) -> Step:
-    """A new function each time: JAX caches traces per Python function, even across
-    separate `jax.jit` wrappers, so only a never-traced function sleeps again."""
-
-    def step(state: Any, batch: Any) -> Any:
-        if isinstance(state, jax.core.Tracer):
-            time.sleep(compile_s)
-        return _affine(state, batch)
-
-    return step
-
-
-@factory
-def timing_slow_compile_step(compile_s: float, jitted: bool = True) -> Step:
-    """A never-traced step that sleeps `compile_s` while being traced (only then): jitted,
-    or plain (the first call of the first `jax.jit(step)` pays `compile_s`)."""
-    step = _sleeping_at_trace(float(compile_s))
-    if jitted:
-        return jax.jit(step)
-    _warm_eager()
-    return step
-
-
-@factory
-def timing_sleep_step(step_s: float) -> Step:
-    """A plain Python step that blocks `step_s` on every eager call (once under jit)."""
-    seconds = float(step_s)
-
-    def step(state: Any, batch: Any) -> Any:
-        time.sleep(seconds)
-        return _affine(state, batch)
-
-    _warm_eager()
-    return step
 
 
 def _public(name: str, *args: Any) -> client.Public:
@@ -148,7 +83,7 @@ class StepCase:
     a call to return without waiting, `first_call_s` for the first call (trace + compile).
 
     `step` is what to pass to student code (built afresh in the sandbox by a public
-    factory of this module); `local` is the judge's own step from the same factory."""
+    factory of `grader.probes.timing`); `local` is the judge's own step from the same factory."""
 
     name: str
     step: client.Public
@@ -184,8 +119,8 @@ def _seconds_per_matmul() -> float:
 
 
 def _async_inputs() -> tuple[Any, Any]:
-    state = jnp.full((_N, _N), 1.0 / _N, jnp.float32)
-    batch = jax.random.normal(jax.random.key(0), (_N, _N), jnp.float32) / 16
+    state = jnp.full((MATRIX_N, MATRIX_N), 1.0 / MATRIX_N, jnp.float32)
+    batch = jax.random.normal(jax.random.key(0), (MATRIX_N, MATRIX_N), jnp.float32) / 16
     return state, batch
 
 
@@ -210,8 +145,8 @@ def slow_compile_step(compile_s: float = 0.5, *, jitted: bool = True) -> StepCas
     The step has never been called or traced: its first jitted call (with `jitted=False`:
     the first call of the first `jax.jit(step)`) pays `compile_s`. The timings are
     measured on a twin of it."""
-    state, batch = _small_inputs()
-    twin = _sleeping_at_trace(compile_s)
+    state, batch = small_inputs()
+    twin = sleeping_at_trace(compile_s)
     step_s, dispatch_s, first_call_s = _measure(jax.jit(twin), state, batch)
     eager_s = min(_clock(lambda: _calls.ready(twin(state, batch)))[0] for _ in range(3))
     return StepCase(
@@ -228,7 +163,7 @@ def slow_compile_step(compile_s: float = 0.5, *, jitted: bool = True) -> StepCas
 
 def sleep_step(step_s: float = 0.02) -> StepCase:
     """A plain Python step that blocks `step_s` on every eager call (once under jit)."""
-    state, batch = _small_inputs()
+    state, batch = small_inputs()
     local = timing_sleep_step(step_s)
     return StepCase(
         f"sleep_step({step_s:g})",
@@ -238,40 +173,6 @@ def sleep_step(step_s: float = 0.02) -> StepCase:
         batch,
         *_measure(local, state, batch),
     )
-
-
-# -- the recording step: lives in the sandbox, observed by a probe ----------------------------
-
-
-@dataclass
-class RecordingStep:
-    """A cheap eager step that records what it was called with."""
-
-    inputs: list[Any] = field(default_factory=list)
-    batches: list[Any] = field(default_factory=list)
-    outputs: list[Any] = field(default_factory=list)
-
-    def __call__(self, state: Any, batch: Any) -> Any:
-        self.inputs.append(state)
-        self.batches.append(batch)
-        out = state + 1.0
-        self.outputs.append(out)
-        return out
-
-
-@probe
-def timer_calls(timer: Callable[..., Any], state: Any, batch: Any, n_steps: int) -> dict[str, Any]:
-    """In the sandbox: `timer(recording_step, state, batch, n_steps)`, and how it called the
-    step: the states it passed, whether each call got the previous call's result (the very
-    object) and whether each got the very batch the timer was given."""
-    rec = RecordingStep()
-    reported = _calls.attempt(lambda: timer(rec, state, batch, n_steps))
-    return {
-        "reported": reported,
-        "inputs": list(rec.inputs),
-        "chained": [rec.inputs[k] is rec.outputs[k - 1] for k in range(1, len(rec.inputs))],
-        "same_batch": [b is batch for b in rec.batches],
-    }
 
 
 @dataclass(frozen=True)

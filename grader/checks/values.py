@@ -41,7 +41,7 @@ def _leaf_name(path: Any) -> str:
 
 
 def _as_array(leaf: Any) -> np.ndarray[Any, Any]:
-    if _format._is_key(leaf):
+    if _format.is_key(leaf):
         return np.asarray(jax.random.key_data(leaf))
     return np.asarray(leaf)
 

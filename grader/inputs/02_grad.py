@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend import core as jex
 
-from grader.checks import _calls
+from grader.probes import _calls
 from grader.sandbox.probes import probe
 from grader.sandbox.public import public
 

@@ -12,7 +12,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from grader.checks import _calls
+from grader.probes import _calls
 from grader.protocol.values import ErrorInfo
 from grader.sandbox.probes import probe
 from grader.sandbox.public import public

@@ -22,7 +22,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from grader.checks import _calls
+from grader.probes import _calls
 from grader.protocol.values import ErrorInfo
 from grader.sandbox.probes import probe
 

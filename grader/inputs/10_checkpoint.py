@@ -15,7 +15,7 @@ import stat
 from collections.abc import Callable
 from typing import Any
 
-from grader.checks import files
+from grader.probes import files
 from grader.sandbox.probes import probe
 
 

@@ -5,7 +5,7 @@ The suite names them with `client.Public("ex4_train_step")` and
 `client.Public("ex4_train_state", (sizes,))`: the sandbox builds a fresh (never traced)
 step for every call, so its first jitted call pays the whole trace and compile. The
 timed steps with known behaviour (async, slow to compile, sleeping) are public
-factories of `grader.checks.timing`.
+factories of `grader.probes.timing`.
 
 A heavy-first step (`ex4_heavy_first_step(jitted)`, state `ex4_heavy_first_state()`)
 makes one call's work large and every later call's tiny: the state carries a number of
@@ -34,7 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from grader.checks import _calls
+from grader.probes import _calls
 from grader.sandbox.probes import probe
 from grader.sandbox.public import factory
 

@@ -60,7 +60,10 @@ def preload(extra: list[str]) -> None:
     for name in (*PRELOAD, *extra):
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
-    for name in ("grader.checks",):
+    # The probes, which the sandbox runs (`grader.sandbox.probes.load_all`), not the check
+    # kinds: a sandbox is forked from this process's heap, and the judge imports the checks
+    # its suite uses itself, after its sandbox is forked (~0.01 s per judge).
+    for name in ("grader.probes",):
         with contextlib.suppress(ImportError):
             pkg = importlib.import_module(name)
             for mod in sorted(os.listdir(os.path.dirname(pkg.__file__ or ""))):

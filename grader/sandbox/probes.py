@@ -1,6 +1,7 @@
 """Grader code the judge may ask the sandbox to run: observations, never verdicts.
 
-A probe is a function in a check kind's module, registered with `@probe`. It runs
+A probe is a function of `grader.probes` (one module per check kind), registered with
+`@probe`; the check kind's module in `grader.checks` asks for it and judges. It runs
 in the sandbox next to the student's code (tracing it, counting its traces,
 snapshotting its module) and returns plain data; the judge decides what the
 observation means. Student code shares the sandbox's process, so it can tamper
@@ -9,17 +10,23 @@ functions, never about the references, which stay in the judge. Hence:
 
 - the sandbox copies the registry before the student's module runs and looks probes up
   there (`server.serve`), and probes call the JAX functions they use through
-  references bound when the grader was imported (`bound`), not through `jax.*`, which
-  the module could reassign;
+  references bound when the grader was imported (`grader.probes._bound`), not through
+  `jax.*`, which the module could reassign;
 - the judge credits an observation only where its own reading of the lesson file finds
   nothing that could tamper with it (`grader.sandbox.screen`, `client.probe`);
 - properties of the compiled program are not observed at all: the sandbox hands over
-  the program (`grader.checks.exported`, a `judged` probe) and the judge checks it.
+  the program (`grader.probes.exported`, a `judged` probe) and the judge checks it
+  (`grader.checks.exported`).
 
     @probe
-    def count_traces(fn, arg_sets, static_argnames): ...      # in grader/checks/traces.py
+    def compile_state(fn): ...                           # in grader/probes/traces.py
 
-    seen = client.probe(count_traces, student.newton_sqrt, arg_sets, ("n_iters",))
+    seen = client.probe(compile_state, client.handle(student.train_step))  # grader/checks
+
+The judge forks the sandbox after `load_all`: the probes, the public inputs and the
+lessons' own public inputs and probes (`grader.inputs`); it imports no check kind's
+module, so no judging code is there for the student's module to find
+(`tests/runner/test_sandbox_modules.py` lists what the sandbox inherits).
 """
 
 from __future__ import annotations
@@ -54,17 +61,16 @@ def judged(fn: F) -> F:
     return fn
 
 
+PACKAGES = ("grader.probes", "grader.inputs")
+"""What the sandbox may run: every module of these packages is imported by `load_all`."""
+
+
 def load_all() -> None:
-    """Import every check kind, so their probes are registered before the sandbox forks."""
-    import grader.checks as pkg
-
-    folder = os.path.dirname(pkg.__file__ or "")
-    for mod in sorted(os.listdir(folder)):
-        if mod.endswith(".py") and not mod.startswith("__"):
-            importlib.import_module(f"grader.checks.{mod[:-3]}")
+    """Import every probe and public input (`PACKAGES`, and `grader.sandbox.public`), so they
+    are registered before the sandbox forks; nothing of the judge's side (`grader.checks`)."""
     importlib.import_module("grader.sandbox.public")
-    import grader.inputs as inputs
-
-    for mod in sorted(os.listdir(os.path.dirname(inputs.__file__ or ""))):
-        if mod.endswith(".py") and not mod.startswith("__"):
-            importlib.import_module(f"grader.inputs.{mod[:-3]}")
+    for name in PACKAGES:
+        pkg = importlib.import_module(name)
+        for mod in sorted(os.listdir(os.path.dirname(pkg.__file__ or ""))):
+            if mod.endswith(".py") and not mod.startswith("__"):
+                importlib.import_module(f"{name}.{mod[:-3]}")

@@ -5,7 +5,7 @@ its result is only as good as that process is honest: a module that reassigns
 `jax.make_jaxpr`, reaches into `grader.*`, or starts a thread that undoes its own
 side effects between two snapshots can make a failing observation read as a
 passing one. The probes use references bound before the module loads
-(`grader.sandbox.probes.bound`), and the judge corroborates them with what it can
+(`grader.probes._bound`), and the judge corroborates them with what it can
 read itself: the syntax tree of the source the sandbox sent before the student's
 code ran (`Channel.source`). A module doing any of the things below gets no credit
 for observed properties; the message names the line.
@@ -13,7 +13,7 @@ for observed properties; the message names the line.
     findings = screen.findings(source_bytes)   # [] for an ordinary lesson file
 
 Values the judge compares with its own references, and compiled programs the judge
-runs itself (`grader.checks.exported`), do not depend on this: they are verified in
+runs itself (`grader.probes.exported`, checked by `grader.checks.exported`), do not depend on this: they are verified in
 the judge whatever the module does.
 """
 

@@ -1,13 +1,27 @@
 """What the sandbox holds of the grader when it imports the student's module (issue 26).
 
 The sandbox is a fork of the judge, itself a fork of the warm worker, taken before the
-hidden suite is imported (`grader.sandbox.launch`). So its `sys.modules` is what the
-worker preloaded (JAX, pytest, `grader.plugin`, every `grader.checks` module, whose probes
-run in the sandbox, and the suites' own imports: `grader.authoring`, `grader.suites._shared`,
-`grader.data`) and what the judge imported to start it (`grader.runner.child`,
-`grader.sandbox.launch`). Student code can reach those; what it must not find there is a
-hidden suite (its references and expected values: imported by the judge after the fork)
-or anything of the parent's side (scheduling, policy, reports, commands).
+hidden suite is imported (`grader.sandbox.launch`). So its `sys.modules` is:
+
+- what the worker preloaded (`grader.runner.worker.preload`): JAX, pytest,
+  `grader.plugin` (every module of the package), the suites' own top-level imports
+  (`grader.authoring`, `grader.suites._shared`, `grader.data`, and of `grader.checks` only
+  the package and `grader.checks.failure`: a suite's `from grader.checks import jit`
+  names the package, which imports none of its modules), and every module of
+  `grader.probes`, the code the sandbox runs;
+- what the judge imported to start it: `grader.runner.child`, `grader.sandbox.launch`
+  and, through `grader.sandbox.probes.load_all`, the probes and the public inputs
+  (`grader.inputs`, `grader.sandbox.public`).
+
+`grader.checks` and `grader.checks.failure` are there because the plugin (`gates`,
+`outcomes`, `wording`) and `grader.suites._shared` import `grader.checks.failure`: the
+package file holds a docstring and the list of kinds, `failure` re-exports
+`grader.protocol.failure`. No check kind is there (values, jit, exported, diagnose, ...):
+the judge imports those with its suite, after the fork.
+
+Student code can reach all of those; what it must not find there is a hidden suite (its
+references and expected values: imported by the judge after the fork), a check kind's
+module, or anything of the parent's side (scheduling, policy, reports, commands).
 """
 
 from __future__ import annotations
@@ -27,12 +41,14 @@ INHERITED = (
     "grader",
     "grader.authoring",
     "grader.checks",
+    "grader.checks.failure",
     "grader.data",
     "grader.explain",
     "grader.inputs",
     "grader.levels",
     "grader.model",
     "grader.plugin",
+    "grader.probes",
     "grader.protocol",
     "grader.runner",
     "grader.runner.budget",
@@ -43,12 +59,12 @@ INHERITED = (
     "grader.suites._shared",
 )
 """What a sandbox may hold of the grader: these modules and, for the packages among
-`grader.checks`, `grader.inputs`, `grader.plugin`, `grader.protocol` and `grader.sandbox`,
+`grader.inputs`, `grader.plugin`, `grader.probes`, `grader.protocol` and `grader.sandbox`,
 any module in them."""
 WHOLE_PACKAGES = (
-    "grader.checks",
     "grader.inputs",
     "grader.plugin",
+    "grader.probes",
     "grader.protocol",
     "grader.sandbox",
 )
@@ -90,3 +106,6 @@ def test_the_sandbox_holds_no_suite_and_nothing_of_the_parents_side(tmp_path: Pa
     )
     for parent_side in ("grader.runner.engine", "grader.runner.cache", "grader.catalog"):
         assert parent_side not in loaded
+    checks = [m for m in loaded if m.startswith("grader.checks.") and m != "grader.checks.failure"]
+    assert checks == [], f"the sandbox holds check kinds, the judge's side: {checks}"
+    assert "grader.probes.traces" in loaded  # what it runs is there

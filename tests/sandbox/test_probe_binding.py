@@ -4,8 +4,9 @@ import jax
 import numpy as np
 import pytest
 
-from grader.checks import jit, traces
+from grader.checks import jit
 from grader.checks.failure import CheckFailure
+from grader.probes import traces
 from grader.protocol import sandbox as proto
 from grader.sandbox import server
 from grader.sandbox.probes import REGISTRY, name_of
@@ -59,3 +60,37 @@ def _encoded(box):
 
     msg, buffers = Channel(None)._encode(proto.request_to(proto.Describe(proto.MODULE_HANDLE)))
     return msg, [memoryview(bytes(b)) for b in buffers]
+
+
+def test_the_sandbox_loads_the_probes_and_no_check():
+    """`load_all` (what the judge imports before it forks the sandbox) registers every probe,
+    from `grader.probes` and `grader.inputs`, and imports no module of `grader.checks`."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys\n"
+        "from grader.sandbox import probes\n"
+        "probes.load_all()\n"
+        "print(json.dumps([sorted(m for m in sys.modules if m.startswith('grader.')),\n"
+        "                  sorted(n.partition(':')[0] for n in probes.REGISTRY)]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    ).stdout
+    loaded, names = json.loads(out)
+    owners = set(names)
+    assert [m for m in loaded if m.startswith(("grader.checks", "grader.plugin"))] == []
+    assert [m for m in loaded if m.startswith(("grader.suites", "grader.authoring"))] == []
+    assert {"grader.probes.jit", "grader.probes.traces", "grader.probes.exported"} <= owners
+    assert all(o.startswith(("grader.probes.", "grader.inputs.")) for o in owners), owners
+
+
+def test_a_check_failure_is_one_class_wherever_it_is_imported_from():
+    from grader.checks import failure
+    from grader.protocol import failure as protocol_failure
+
+    assert failure.CheckFailure is protocol_failure.CheckFailure
+    assert failure.fail is protocol_failure.fail
+    assert isinstance(protocol_failure.fail("x", expected="a", observed="b"), CheckFailure)

@@ -4,8 +4,8 @@ import jax
 import jax.export
 import jax.numpy as jnp
 
-import grader.checks._jaxpr as _jaxpr
-import grader.checks.exported as _exported
+import grader.probes.jaxpr as _jaxpr
+import grader.probes.exported as _exported
 import grader.sandbox.probes as _probes
 
 

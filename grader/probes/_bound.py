@@ -6,7 +6,7 @@ A module that reassigns `jax.jit`, `jax.make_jaxpr`, `jax.debug_key_reuse`,
 module: `m = jax; m.jit = ...`, which the judge's reading of the source does not see)
 changes what its own code calls, not what a probe calls: probes call these.
 
-Private to the check kinds.
+Private to the probes (and the judge's `_calls.ready`).
 """
 
 from __future__ import annotations
