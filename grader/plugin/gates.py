@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from grader.authoring import MARKER
-from grader.checks.failure import CheckFailure
+from grader.protocol.failure import CheckFailure
 
 if TYPE_CHECKING:
     from grader.plugin.outcomes import Outcome

@@ -12,11 +12,11 @@ import os
 from dataclasses import dataclass, replace
 
 from grader.authoring import Credit
-from grader.checks.failure import CheckFailure
 from grader.model import CheckStatus, SourceLine
 from grader.plugin import wording
 from grader.plugin.gates import GateClosed
 from grader.plugin.session import WALL_PER_CPU_SHARE, LessonImportError
+from grader.protocol.failure import CheckFailure
 from grader.sandbox import client, quota
 from grader.sandbox.client import SandboxGone, StudentError
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import re
 
-from grader.checks.failure import CAUSE_LABEL
 from grader.explain import explain
 from grader.model import SourceLine
+from grader.protocol.failure import CAUSE_LABEL
 from grader.sandbox.client import SandboxGone, StudentError
 
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+")

@@ -286,10 +286,17 @@ class Pool:
 
 def preload_for(specs: list[ExerciseSpec], submission: Submission | None = None) -> tuple[str, ...]:
     """What a warm worker imports before its first file: the suites' own imports (of the
-    files `submission` has, when given)."""
+    files `submission` has, when given), but no check kind: a sandbox is forked from the
+    worker's heap, and the judge imports its suite's checks itself, after the fork."""
     return tuple(
         sorted(
-            {m for s in specs if submission is None or submission.has(s.name) for m in s.imports}
+            {
+                m
+                for s in specs
+                if submission is None or submission.has(s.name)
+                for m in s.imports
+                if m != "grader.checks" and not m.startswith("grader.checks.")
+            }
         )
     )
 

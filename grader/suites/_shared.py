@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from grader.authoring import Credit
-from grader.checks.failure import CheckFailure, fail
+from grader.protocol.failure import CheckFailure, fail
 from grader.sandbox import client
 
 

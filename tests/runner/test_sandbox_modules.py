@@ -5,19 +5,16 @@ hidden suite is imported (`grader.sandbox.launch`). So its `sys.modules` is:
 
 - what the worker preloaded (`grader.runner.worker.preload`): JAX, pytest,
   `grader.plugin` (every module of the package), the suites' own top-level imports
-  (`grader.authoring`, `grader.suites._shared`, `grader.data`, and of `grader.checks` only
-  the package and `grader.checks.failure`: a suite's `from grader.checks import jit`
-  names the package, which imports none of its modules), and every module of
+  (`grader.authoring`, `grader.suites._shared`, `grader.data`; not `grader.checks`,
+  which `grader.runner.engine.preload_for` leaves to the judge), and every module of
   `grader.probes`, the code the sandbox runs;
 - what the judge imported to start it: `grader.runner.child`, `grader.sandbox.launch`
   and, through `grader.sandbox.probes.load_all`, the probes and the public inputs
   (`grader.inputs`, `grader.sandbox.public`).
 
-`grader.checks` and `grader.checks.failure` are there because the plugin (`gates`,
-`outcomes`, `wording`) and `grader.suites._shared` import `grader.checks.failure`: the
-package file holds a docstring and the list of kinds, `failure` re-exports
-`grader.protocol.failure`. No check kind is there (values, jit, exported, diagnose, ...):
-the judge imports those with its suite, after the fork.
+Nothing of `grader.checks` is there: the plugin and `grader.suites._shared` take the
+failure they raise from `grader.protocol.failure`, and the check kinds (values, jit,
+exported, diagnose, ...) are imported by the judge with its suite, after the fork.
 
 Student code can reach all of those; what it must not find there is a hidden suite (its
 references and expected values: imported by the judge after the fork), a check kind's
@@ -40,8 +37,6 @@ SUBMISSIONS = Path(__file__).parent / "submissions"
 INHERITED = (
     "grader",
     "grader.authoring",
-    "grader.checks",
-    "grader.checks.failure",
     "grader.data",
     "grader.explain",
     "grader.inputs",
@@ -106,6 +101,6 @@ def test_the_sandbox_holds_no_suite_and_nothing_of_the_parents_side(tmp_path: Pa
     )
     for parent_side in ("grader.runner.engine", "grader.runner.cache", "grader.catalog"):
         assert parent_side not in loaded
-    checks = [m for m in loaded if m.startswith("grader.checks.") and m != "grader.checks.failure"]
-    assert checks == [], f"the sandbox holds check kinds, the judge's side: {checks}"
+    checks = [m for m in loaded if m == "grader.checks" or m.startswith("grader.checks.")]
+    assert checks == [], f"the sandbox holds the judge's checks: {checks}"
     assert "grader.probes.traces" in loaded  # what it runs is there
