@@ -24,7 +24,7 @@ from pathlib import Path
 from grader import catalog, hints
 from grader.model import Report
 from grader.reports import history
-from grader.runner import engine
+from grader.runner import engine, policy
 from grader.runner.submission import LESSON_SUFFIXES, Submission
 from grader.sandbox import exposure
 from grader.sandbox.isolation import Isolation
@@ -95,17 +95,17 @@ def private(submission: Submission) -> list[tuple[Path, str]]:
 
 
 def isolation(
-    options: engine.Options,
+    options: policy.Options,
     specs: Sequence[catalog.ExerciseSpec] = (),
     private: Sequence[tuple[Path, str]] = (),
 ) -> Isolation:
-    """The isolation grading will run at; `engine.IsolationUnavailable` when `options` ask
+    """The isolation grading will run at; `policy.IsolationUnavailable` when `options` ask
     for more than this machine allows, or when, at `user` without Landlock, one of the
     `private` folders (path, what it is) or the hidden suites stay readable by the sandbox
-    (checked before anything is graded; `engine.guard_suites`, whose notes go to stderr)."""
-    found = engine.isolation_for(options)
+    (checked before anything is graded; `policy.guard_suites`, whose notes go to stderr)."""
+    found = policy.isolation_for(options)
     guards = [exposure.Guard(path, what) for path, what in private]
-    for note in engine.guard_suites(found, specs, *guards):
+    for note in policy.guard_suites(found, specs, *guards):
         print(f"grade: {note}", file=sys.stderr)
     return found
 
@@ -145,7 +145,7 @@ def write_reports(
 def run(
     specs: list[catalog.ExerciseSpec],
     submission: Submission,
-    options: engine.Options,
+    options: policy.Options,
     *,
     suites: Path | None,
     outputs: Mapping[str, Path],

@@ -182,11 +182,11 @@ def test_a_folder_without_exercises_nor_lesson_files_says_so(tmp_path: Path) -> 
 @pytest.fixture
 def machine(monkeypatch: pytest.MonkeyPatch) -> Any:
     """Pretend this machine allows only `user` isolation (no namespaces)."""
-    from grader.runner import engine
+    from grader.runner import policy
     from grader.sandbox.isolation import Isolation
 
     found = Isolation("user", ("namespaces (unshare is not permitted: no CAP_SYS_ADMIN)",))
-    monkeypatch.setattr(engine, "detected", lambda: found)
+    monkeypatch.setattr(policy, "detected", lambda: found)
     return found
 
 
@@ -222,17 +222,17 @@ def test_a_forced_level_below_the_required_one_exits_2(machine: Any, capsys: Any
 
 
 def test_isolation_for_says_what_a_forced_level_leaves_out(machine: Any) -> None:
-    from grader.runner import engine
+    from grader.runner import policy
 
-    chosen = engine.isolation_for(engine.Options(isolation="basic"))
+    chosen = policy.isolation_for(policy.Options(isolation="basic"))
     assert chosen.level == "basic"
     assert chosen.missing[0].startswith(
         "a user of its own for the sandbox (not used: --isolation basic)"
     )
     assert chosen.missing[-1].startswith("namespaces (unshare is not permitted")
-    assert engine.isolation_for(engine.Options()) == machine
+    assert policy.isolation_for(policy.Options()) == machine
     assert (
-        engine.isolation_for(engine.Options(isolation="user", require_isolation="user")) == machine
+        policy.isolation_for(policy.Options(isolation="user", require_isolation="user")) == machine
     )
 
 

@@ -28,7 +28,7 @@ from typing import Any
 from grader import catalog
 from grader.batch.jobs import Grader, Job, Outcome
 from grader.model import Report
-from grader.runner import engine
+from grader.runner import engine, policy
 
 CONNECT_TIMEOUT_S = 15
 
@@ -92,12 +92,12 @@ def warm_pool(specs: list[catalog.ExerciseSpec]) -> engine.Pool:
         return _warm
 
 
-def _grade(job: Job, specs: list[catalog.ExerciseSpec], options: engine.Options) -> Report:
+def _grade(job: Job, specs: list[catalog.ExerciseSpec], options: policy.Options) -> Report:
     return engine.grade(specs, job.submission(), options, pool=warm_pool(specs))
 
 
 def grade_parcel(
-    parcel: Parcel, specs: list[catalog.ExerciseSpec], options: engine.Options
+    parcel: Parcel, specs: list[catalog.ExerciseSpec], options: policy.Options
 ) -> Report:
     """Runs on a dask worker: one student's grading, on the process's warm worker."""
     specs = _suites_here(parcel, specs)
@@ -125,7 +125,7 @@ def grade_on(address: str) -> Grader:
         ) from None
 
     def run(
-        jobs: list[Job], specs: list[catalog.ExerciseSpec], options: engine.Options
+        jobs: list[Job], specs: list[catalog.ExerciseSpec], options: policy.Options
     ) -> Iterator[Outcome]:
         try:
             client = distributed.Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)

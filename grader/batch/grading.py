@@ -17,7 +17,7 @@ from grader.batch.jobs import Grader, Job, Outcome
 from grader.classroom import roster, similarity
 from grader.model import Report
 from grader.reports import console, controls, html, results
-from grader.runner import engine
+from grader.runner import engine, policy
 from grader.runner.submission import SubmissionError, find
 
 IGNORED_FOLDERS = ("__MACOSX",)
@@ -71,7 +71,7 @@ def grade_locally(workers: int, live: Live | None = None) -> Grader:
     each lesson file started and done."""
 
     def run(
-        jobs: list[Job], specs: list[catalog.ExerciseSpec], options: engine.Options
+        jobs: list[Job], specs: list[catalog.ExerciseSpec], options: policy.Options
     ) -> Iterator[Outcome]:
         def one(job: Job) -> Report:
             if live is None:
@@ -167,7 +167,7 @@ def write_student(out: Path, job: Job, report: Report | None, error: str) -> lis
 def batch(
     jobs: list[Job],
     specs: list[catalog.ExerciseSpec],
-    options: engine.Options,
+    options: policy.Options,
     out: Path,
     grader: Grader,
     quiet: bool = True,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from grader import catalog, hints
 from grader.model import Report
-from grader.runner import engine
+from grader.runner import engine, policy
 from grader.runner.submission import Submission
 
 
@@ -30,9 +30,9 @@ class Job:
 
 
 Outcome = tuple[Job, Report | None, str]  # the report, or the grader's own error
-Grader = Callable[[list[Job], list[catalog.ExerciseSpec], engine.Options], Iterator[Outcome]]
+Grader = Callable[[list[Job], list[catalog.ExerciseSpec], policy.Options], Iterator[Outcome]]
 
 
-def grade_job(job: Job, specs: list[catalog.ExerciseSpec], options: engine.Options) -> Report:
+def grade_job(job: Job, specs: list[catalog.ExerciseSpec], options: policy.Options) -> Report:
     # A class report shows fixes only when the course always shows them (no student revealed any).
     return hints.for_class(engine.grade(specs, job.submission(), options))

@@ -59,7 +59,7 @@ from grader.batch.grading import Live, batch, grade_locally, job_for, similar_pa
 from grader.batch.jobs import Grader
 from grader.classroom import similarity
 from grader.reports import controls
-from grader.runner import engine
+from grader.runner import policy
 
 
 class BatchError(Exception):
@@ -74,7 +74,7 @@ class Request:
     submissions: Path  # one folder per student
     out: Path
     specs: list[catalog.ExerciseSpec]
-    options: engine.Options
+    options: policy.Options
     stubs: Path  # subtracted when comparing students' files
     chosen: Sequence[str] = ()  # `--student`: only these (all when empty)
     scheduler: str | None = None  # a dask cluster's address, else local workers
@@ -93,7 +93,7 @@ class Outcome:
 
 def run(request: Request, say: Callable[[str], None] = lambda text: None) -> Outcome:
     """Grade the students `request` names and rebuild the class's files (the module's
-    docstring); `BatchError` or `engine.IsolationUnavailable` before anything is graded."""
+    docstring); `BatchError` or `policy.IsolationUnavailable` before anything is graded."""
     submissions, out, specs = request.submissions, request.out, request.specs
     everyone = students(submissions)
     unknown = sorted(set(request.chosen) - set(everyone))

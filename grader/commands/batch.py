@@ -9,7 +9,7 @@ from grader import grading
 from grader.batch import run as class_run
 from grader.commands import shared
 from grader.reports import controls
-from grader.runner import engine
+from grader.runner import policy
 
 __doc__ = class_run.__doc__
 
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         outcome = class_run.run(request, say)
-    except (class_run.BatchError, engine.IsolationUnavailable) as exc:
+    except (class_run.BatchError, policy.IsolationUnavailable) as exc:
         raise shared.UsageError(str(exc)) from None
     print(class_run.summary(outcome))
     for problem in outcome.problems:

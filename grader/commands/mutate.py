@@ -8,7 +8,7 @@ from pathlib import Path
 from grader import mutate
 from grader.commands import course, shared
 from grader.commands.shared import UsageError
-from grader.runner import engine
+from grader.runner import policy
 
 __doc__ = mutate.__doc__
 
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         done = campaign.run(request, say, warn)
-    except (campaign.CampaignError, engine.IsolationUnavailable) as exc:
+    except (campaign.CampaignError, policy.IsolationUnavailable) as exc:
         raise UsageError(str(exc)) from None
     if args.list:
         print(report.listing(done.summaries), end="")

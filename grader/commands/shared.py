@@ -15,7 +15,7 @@ from typing import Any
 
 from grader import capacity, catalog, grading
 from grader.capacity import Jobs
-from grader.runner import engine
+from grader.runner import policy
 from grader.sandbox import isolation
 from grader.sandbox.isolation import Isolation, Level
 
@@ -138,7 +138,7 @@ def add_grading_options(parser: argparse.ArgumentParser, *, require: Level = "ba
     )
     parser.add_argument(
         "--isolation",
-        choices=engine.ISOLATION_CHOICES,
+        choices=policy.ISOLATION_CHOICES,
         default="auto",
         help="how student code is kept apart: strict (a user of its own in its own namespaces), "
         "user (a user of its own), basic (a separate process); auto (default) takes the "
@@ -169,8 +169,8 @@ def specs(args: argparse.Namespace) -> list[catalog.ExerciseSpec]:
         raise UsageError(str(exc)) from None
 
 
-def options(args: argparse.Namespace, jobs: int = 1) -> engine.Options:
-    return engine.Options(
+def options(args: argparse.Namespace, jobs: int = 1) -> policy.Options:
+    return policy.Options(
         seed=args.seed,
         timeout_s=args.timeout,
         memory_bytes=int(args.memory * 2**30),
@@ -181,12 +181,12 @@ def options(args: argparse.Namespace, jobs: int = 1) -> engine.Options:
 
 
 def check_isolation(
-    options: engine.Options,
+    options: policy.Options,
     specs: Sequence[catalog.ExerciseSpec] = (),
     private: Sequence[tuple[Path, str]] = (),
 ) -> Isolation:
     """`grading.isolation`: `UsageError` when grading cannot run as `options` ask."""
     try:
         return grading.isolation(options, specs, private)
-    except engine.IsolationUnavailable as exc:
+    except policy.IsolationUnavailable as exc:
         raise UsageError(str(exc)) from None

@@ -41,7 +41,7 @@ from grader import spec as lesson_spec
 from grader.course import assign
 from grader.model import ExerciseResult, Report, without_timings
 from grader.reports import console, labels, results, terminal
-from grader.runner import engine
+from grader.runner import engine, policy
 from grader.runner.submission import Submission, SubmissionError, find
 
 
@@ -208,7 +208,7 @@ class Request:
     solutions: Path
     exercises: Path
     spec: Path  # the lesson spec the checks cite
-    options: engine.Options
+    options: policy.Options
     runs: int = 2  # gradings of the solutions, compared
     selected: bool = False  # `--only`: the course's other files are not looked at
 

@@ -20,7 +20,7 @@ from grader import grading
 from grader.catalog import ExerciseSpec
 from grader.mutate import equivalent, generate, operators, report
 from grader.mutate.run import Outcome, Pool, Settings, Task, elapsed
-from grader.runner import engine
+from grader.runner import policy
 
 
 class CampaignError(Exception):
@@ -154,7 +154,7 @@ class Request:
 
     specs: Sequence[ExerciseSpec]
     solutions: Path
-    options: engine.Options
+    options: policy.Options
     equivalent: Path = equivalent.DEFAULT
     operators: str = ""  # names, comma-separated; "" for all
     ids: Sequence[str] = ()  # only these mutants
@@ -178,7 +178,7 @@ def run(
     warn: Callable[[str], None] = lambda text: None,
 ) -> Campaign:
     """Plan the campaign (`CampaignError` for what does not exist), say its outdated
-    equivalent entries to `warn`; unless `list_only`, grade it (`engine.IsolationUnavailable`
+    equivalent entries to `warn`; unless `list_only`, grade it (`policy.IsolationUnavailable`
     when the machine cannot), progress to `say`, and write the JSON report."""
     try:
         listed = equivalent.load(request.equivalent)

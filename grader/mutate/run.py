@@ -2,7 +2,7 @@
 
 Each mutant is graded as a student's submission: a private copy of the solutions
 folder in which one lesson file is the mutant, handed to a warm worker
-(`grader.runner.engine.Worker`, JAX imported once per worker, not per mutant) at the
+(`grader.runner.handle.WorkerHandle`, JAX imported once per worker, not per mutant) at the
 isolation level the machine allows. The suite runs with `maxfail=1`: the first
 failed check ends the grading, since a mutant is killed by one failure.
 
@@ -27,7 +27,7 @@ from pathlib import Path
 from grader.catalog import ExerciseSpec
 from grader.model import ExerciseResult
 from grader.mutate.generate import Mutant
-from grader.runner import budget, engine
+from grader.runner import budget, engine, handle, policy
 from grader.runner.submission import find
 from grader.sandbox.isolation import Level
 
@@ -48,7 +48,7 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Settings:
-    options: engine.Options
+    options: policy.Options
     level: Level
     timeout_factor: float = 3.0
     min_timeout_s: float = 45.0
@@ -95,7 +95,7 @@ class Pool:
         self.threads = budget.share(self.jobs)  # each worker's share of the cores
         self.scratch = Path(tempfile.mkdtemp(prefix="grade-mutate-"))
         self.preload = tuple(sorted({m for s in specs for m in s.imports}))
-        self.workers: list[engine.Worker | None] = [None] * self.jobs
+        self.workers: list[handle.WorkerHandle | None] = [None] * self.jobs
         self.timeouts: dict[str, float] = {}
         self._counter = 0
         self._lock = threading.Lock()
@@ -131,7 +131,7 @@ class Pool:
             submission = find(lessons, [p.stem for p in lessons.glob("*.py")])
             worker = self.workers[slot]
             if worker is None:
-                worker = engine.Worker(self.scratch, self.preload, threads=self.threads)
+                worker = handle.WorkerHandle(self.scratch, self.preload, threads=self.threads)
             result, self.workers[slot] = engine.grade_one(
                 worker,
                 spec,

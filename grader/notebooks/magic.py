@@ -43,7 +43,7 @@ from grader.model import ExerciseResult, Report
 from grader.notebooks import grading, session, source
 from grader.notebooks.inline import Inline, problems
 from grader.reports import history
-from grader.runner import cache, engine
+from grader.runner import cache, engine, handle, policy
 from grader.runner.submission import Submission
 from grader.sandbox.isolation import Isolation
 
@@ -72,7 +72,7 @@ class Grading:
         self.suites = suites
         self.specs = {spec.name: spec for spec in catalog.exercises(suites)}
         self.failed: set[int] = set()  # execution counts of the cells that raised
-        self.worker: engine.Worker | None = None
+        self.worker: handle.WorkerHandle | None = None
         self.runs = 0
         self.lesson = ""  # the lesson graded last: a bare `%grade` grades it again
         self.scratch = Path(tempfile.mkdtemp(prefix="grade-notebook-"))
@@ -105,7 +105,7 @@ class Grading:
             return self._graded(spec, built, args)
         except session.NothingToGrade as exc:
             return Inline(message=str(exc))
-        except engine.IsolationUnavailable as exc:
+        except policy.IsolationUnavailable as exc:
             return Inline(message=f"The grader cannot run here: {exc}")
 
     def notebook(self) -> str:
@@ -134,15 +134,15 @@ class Grading:
             + ". Run the notebook's cells (Run > Run All Cells), then `%grade` again."
         )
 
-    def isolation(self, options: engine.Options) -> Isolation:
+    def isolation(self, options: policy.Options) -> Isolation:
         if self._isolation is None:
-            self._isolation = engine.isolation_for(options)
+            self._isolation = policy.isolation_for(options)
         return self._isolation
 
     def _graded(self, spec: ExerciseSpec, built: session.Built, args: argparse.Namespace) -> Inline:
         """Grade `built` and say it as `grade` would: the policy on fixes, `.grade/`, the
         run history; `--hint` reveals a level of help first."""
-        options = engine.Options(seed=args.seed, timeout_s=args.timeout)
+        options = policy.Options(seed=args.seed, timeout_s=args.timeout)
         level = self.isolation(options)
         warm = self.worker is not None
         started = time.monotonic()
@@ -183,7 +183,7 @@ class Grading:
         )
 
     def _run(
-        self, spec: ExerciseSpec, built: session.Built, options: engine.Options, level: Isolation
+        self, spec: ExerciseSpec, built: session.Built, options: policy.Options, level: Isolation
     ) -> tuple[ExerciseResult, Submission]:
         """`built` written as the lesson file and graded on the kernel's worker (started
         here the first time); Ctrl-C (Interrupt) ends the worker, and the next `%grade`
@@ -215,16 +215,16 @@ class Grading:
             shutil.rmtree(work, ignore_errors=True)
         return result, submission
 
-    def _start(self, spec: ExerciseSpec, options: engine.Options) -> engine.Worker | None:
+    def _start(self, spec: ExerciseSpec, options: policy.Options) -> handle.WorkerHandle | None:
         """The kernel's worker, with a compilation cache of its own (`cache.session_dir`);
         None when it cannot start (`grade_one` then tries, and reports why)."""
         own = ""
-        if engine.cache_dir(options):
+        if policy.cache_dir(options):
             with contextlib.suppress(OSError):
                 own = cache.session_dir(str(self.scratch))
         try:
-            return engine.Worker(self.scratch, preload(spec), own)
-        except engine.WorkerLost:
+            return handle.WorkerHandle(self.scratch, preload(spec), own)
+        except handle.WorkerLost:
             return None
 
     def reveal(self, result: ExerciseResult, folder: Path) -> str:

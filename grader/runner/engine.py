@@ -34,45 +34,13 @@ from grader.protocol.jobs import Ended, Request
 from grader.runner import budget, results
 from grader.runner.handle import OnRecords, WorkerHandle, WorkerLost
 from grader.runner.policy import (
-    ISOLATION_CHOICES,
-    IsolationUnavailable,
     Options,
     cache_dir,
-    detected,
     guard_suites,
+    isolation_for,
 )
-from grader.runner.policy import isolation_for as _isolation_for
 from grader.runner.submission import Submission, copy_lessons, over_limit
-from grader.sandbox.isolation import Isolation, Level
-
-# Re-exported for the modules that import them from here, until they import them from
-# their homes: ISOLATION_CHOICES, IsolationUnavailable, Options, cache_dir, detected and
-# guard_suites (grader.runner.policy); OnRecords, WorkerHandle (its old name, Worker) and
-# WorkerLost (grader.runner.handle).
-__all__ = [
-    "ISOLATION_CHOICES",
-    "MAX_RERUNS",
-    "RERUN_MIN_S",
-    "IsolationUnavailable",
-    "OnRecords",
-    "Options",
-    "Pool",
-    "Progress",
-    "Starting",
-    "Worker",
-    "WorkerHandle",
-    "WorkerLost",
-    "cache_dir",
-    "detected",
-    "grade",
-    "grade_one",
-    "guard_suites",
-    "isolation_for",
-    "preload_for",
-]
-
-Worker = WorkerHandle
-"""The handle's former name (`grader.runner.handle.WorkerHandle`), kept for its importers."""
+from grader.sandbox.isolation import Level
 
 Progress = Callable[[int, int, ExerciseResult], None]
 Starting = Callable[[str, float], None]
@@ -85,12 +53,6 @@ RERUN_MIN_S = 5.0
 """Time left below which the checks a stopped sandbox could not run are not run again."""
 MAX_RERUNS = 8
 """Fresh judges one file may get (each rerun runs at least one check a stop prevented)."""
-
-
-def isolation_for(options: Options) -> Isolation:
-    """`grader.runner.policy.isolation_for` at the level `detected` here (looked up in this
-    module, where tests replace it)."""
-    return _isolation_for(options, detected())
 
 
 # -- one lesson file ---------------------------------------------------------------------

@@ -7,7 +7,7 @@
     screen.py    what is drawn after each save: the file's line, its first problem, what next
 
 What a save pays for, and what it does not: JAX is imported once, when the command starts
-(the worker, `grader.runner.engine.Worker`, whose preloaded heap is frozen out of the
+(the worker, `grader.runner.handle.WorkerHandle`, whose preloaded heap is frozen out of the
 collector's way and whose Hypothesis engine is warmed up before any judge is forked); each
 save forks a judge and its sandbox, which imports the lesson file and runs the checks. The
 session's sandboxes share one compilation cache (`grader.runner.cache.session_dir`), so a

@@ -1,6 +1,6 @@
 """One warm worker in the background: grades one lesson file at a time, newest save first.
 
-The worker (`engine.Worker`) imports JAX once, when `grade watch` starts; each
+The worker (`handle.WorkerHandle`) imports JAX once, when `grade watch` starts; each
 grading forks a judge from it (`engine.grade_one`), so a regrade pays for the
 suite, not for `import jax`. `submit` asks for a grading and makes any running one
 stale: the running judge is killed (its process group), the worker reaps what it
@@ -35,7 +35,7 @@ from pathlib import Path
 from grader.catalog import ExerciseSpec
 from grader.model import ExerciseResult, ExerciseStatus
 from grader.protocol.jobs import Ended
-from grader.runner import cache, engine
+from grader.runner import cache, engine, handle, policy
 from grader.runner import results as records
 from grader.runner import worker as warm
 from grader.runner.submission import Submission
@@ -105,7 +105,7 @@ class Regrader:
 
     def __init__(
         self,
-        options: engine.Options,
+        options: policy.Options,
         level: Level,
         preload: tuple[str, ...],
         on_result: OnResult,
@@ -114,7 +114,7 @@ class Regrader:
     ) -> None:
         self.options, self.level, self.preload = options, level, preload
         self.on_result, self.on_ready, self.on_problem = on_result, on_ready, on_problem
-        self.worker: engine.Worker | None = None
+        self.worker: handle.WorkerHandle | None = None
         self._cond = threading.Condition()
         self._latest = 0  # the newest job's number (or a cancel's)
         self._pending: Job | None = None
@@ -193,7 +193,7 @@ class Regrader:
         worker = self.worker
         return worker is not None and worker.cancel()
 
-    def _streamed(self, job: Job) -> engine.OnRecords | None:
+    def _streamed(self, job: Job) -> handle.OnRecords | None:
         """What takes the judge's record lines for `job`, while `job` is the newest: to
         `on_problem` once with the first problem (`preview`), once with the whole verdict
         (`complete`)."""
@@ -225,7 +225,7 @@ class Regrader:
         """The session's sandbox cache (`cache.session_dir`): a regrading loads the programs
         the one before compiled (most of a lesson file's are the same from save to save); ""
         when the grader's cache is off or the folder is not safely ours."""
-        if not engine.cache_dir(self.options):
+        if not policy.cache_dir(self.options):
             return ""
         try:
             return cache.session_dir(str(self._scratch))
@@ -234,8 +234,8 @@ class Regrader:
 
     def _serve(self) -> None:
         try:
-            self.worker = engine.Worker(self._scratch, self.preload, self._session_cache())
-        except engine.WorkerLost:
+            self.worker = handle.WorkerHandle(self._scratch, self.preload, self._session_cache())
+        except handle.WorkerLost:
             self.worker = None  # grade_one starts one again, and reports it if it fails
         if not self._closed:
             self.on_ready()

@@ -36,7 +36,7 @@ import grader
 from grader import catalog, grading, hints, next_step
 from grader.catalog import ExerciseSpec
 from grader.model import ExerciseResult, Report
-from grader.runner import engine
+from grader.runner import policy
 from grader.runner.submission import Submission, SubmissionError, find
 from grader.sandbox.isolation import Level
 from grader.watch import screen, source
@@ -60,7 +60,7 @@ def watch(
     specs: list[ExerciseSpec],
     suites: Path,
     path: Path,
-    options: engine.Options,
+    options: policy.Options,
     out: Console,
 ) -> None:
     """Watch the lesson files at `path` until the student leaves (`q`, Ctrl-C, SIGTERM,
@@ -68,7 +68,7 @@ def watch(
     try:
         submission = find(path, [s.name for s in specs])
         level = grading.isolation(options).level
-    except (SubmissionError, engine.IsolationUnavailable) as exc:
+    except (SubmissionError, policy.IsolationUnavailable) as exc:
         raise CannotWatch(str(exc)) from None
     session = Session(specs, suites, path, submission, options, level, out)
     try:
@@ -104,7 +104,7 @@ class Session:
         suites: Path,
         path: Path,
         submission: Submission,
-        options: engine.Options,
+        options: policy.Options,
         level: Level,
         out: Console,
     ) -> None:

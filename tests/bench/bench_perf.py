@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from grader import catalog  # noqa: E402
-from grader.runner import cache, engine  # noqa: E402
+from grader.runner import cache, engine, policy  # noqa: E402
 from grader.runner.submission import find  # noqa: E402
 
 THREE = ("03_jit", "ex1_dropout", "ex2_per_example_grads")
@@ -163,7 +163,7 @@ def batch(tmp: Path, students: int, workers: int) -> None:
             shutil.copy(ROOT / "solutions" / f"{name}.py", target / f"{name}.py")
     klass.chmod(0o755)
     specs = [s for s in catalog.exercises(catalog.SUITES_DIR) if s.name in THREE]
-    options = engine.Options(cache_dir=str(folder))
+    options = policy.Options(cache_dir=str(folder))
     submission = find(klass / "student00", list(THREE))
     os.environ[cache.ENV] = str(folder)
     started = time.perf_counter()

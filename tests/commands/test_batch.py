@@ -170,11 +170,11 @@ def test_the_class_is_graded_and_one_student_regraded(
 def test_a_class_is_not_graded_below_user_isolation(
     course: Path, grade: Grade, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from grader.runner import engine
+    from grader.runner import policy
     from grader.sandbox.isolation import Isolation
 
     laptop = Isolation("basic", ("root (to switch the sandbox to a user of its own)",))
-    monkeypatch.setattr(engine, "detected", lambda: laptop)
+    monkeypatch.setattr(policy, "detected", lambda: laptop)
     code, text = run_batch(grade, course, tmp_path / "out")
     assert code == 2
     assert "--require-isolation user: the detected isolation is 'basic'" in text and "root" in text

@@ -17,7 +17,7 @@ from grader.batch import cluster, jobs
 from grader.batch import grading as batch
 from grader.model import without_timings
 from grader.reports import results
-from grader.runner import engine
+from grader.runner import policy
 
 Grade = Callable[..., tuple[int, str]]
 STUDENTS = (
@@ -76,7 +76,7 @@ def book(out: Path) -> list[list[str]]:
 def test_a_worker_without_the_files_grades_the_shipped_bytes(course: Path, tmp_path: Path) -> None:
     """As on a remote worker: the paths in the job do not exist there, the bytes travel."""
     specs = list(catalog.exercises(course / "suites"))
-    options = engine.Options(timeout_s=20)
+    options = policy.Options(timeout_s=20)
     job = batch.job_for(course / "submissions", "bob", [s.name for s in specs])
     parcel = cluster.pack(job, specs)
     here = jobs.grade_job(job, specs, options)

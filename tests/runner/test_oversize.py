@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from grader import catalog
-from grader.runner import engine
+from grader.runner import engine, policy
 from grader.runner.submission import MAX_LESSON_BYTES, MAX_NOTEBOOK_BYTES, find
 
 SUITES = Path(engine.__file__).resolve().parents[1] / "suites"
@@ -39,7 +39,7 @@ def test_a_file_over_its_limit_is_named_with_its_size_and_the_fix(
     spec = next(s for s in catalog.exercises(SUITES) if s.name == "03_jit")
     submission = find(folder, [spec.name])
     result, worker = engine.grade_one(
-        None, spec, submission, engine.Options(cache_dir=""), "basic", tmp_path / "scratch", ()
+        None, spec, submission, policy.Options(cache_dir=""), "basic", tmp_path / "scratch", ()
     )
     assert worker is None  # decided before any process started
     assert result.status == "error" and result.message.startswith(said), result.message

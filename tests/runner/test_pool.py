@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from grader import catalog
-from grader.runner import engine
+from grader.runner import engine, policy
 from grader.runner.submission import find
 
 SUBMISSIONS = Path(__file__).parent / "submissions"
@@ -33,7 +33,7 @@ def student(tmp_path: Path, name: str) -> Path:
 
 def test_students_share_a_warm_worker_and_a_lost_one_is_replaced(tmp_path: Path) -> None:
     specs = list(catalog.exercises(SUITES))
-    options = engine.Options(timeout_s=60, cache_dir="")
+    options = policy.Options(timeout_s=60, cache_dir="")
     with engine.Pool(1, engine.preload_for(specs)) as pool:
         seen = []
         for name in ("ann", "bo"):

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from grader import catalog
-from grader.runner import engine
+from grader.runner import engine, handle, policy
 from grader.runner.submission import find
 from grader.sandbox import isolation
 
@@ -91,10 +91,10 @@ def test_a_killed_judge_leaves_no_sandbox_folder(
     level: isolation.Level, temp_dir: Path, tmp_path: Path
 ) -> None:
     spec = next(s for s in catalog.exercises(SUITES) if s.name == "whoami")
-    options = engine.Options(timeout_s=TIMEOUT_S, cache_dir="")
+    options = policy.Options(timeout_s=TIMEOUT_S, cache_dir="")
     submission = find(hanging(tmp_path), ["whoami"])
-    worker: engine.Worker | None = engine.Worker(tmp_path, engine.preload_for([spec]))
-    serving: list[engine.Worker] = []  # the worker grading now (a lost one is replaced)
+    worker: handle.WorkerHandle | None = handle.WorkerHandle(tmp_path, engine.preload_for([spec]))
+    serving: list[handle.WorkerHandle] = []  # the worker grading now (a lost one is replaced)
 
     def cancel() -> None:  # what `grade watch` does when a file is saved again
         serving[-1].cancel()

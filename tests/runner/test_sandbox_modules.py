@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from grader import catalog
-from grader.runner import engine
+from grader.runner import engine, handle, policy
 from grader.runner.submission import find
 
 SUBMISSIONS = Path(__file__).parent / "submissions"
@@ -74,13 +74,13 @@ def test_the_sandbox_holds_no_suite_and_nothing_of_the_parents_side(tmp_path: Pa
     spec = next(s for s in catalog.exercises(SUBMISSIONS / "modules_suites") if s.name == "modules")
     # Preloaded as for a real lesson: every suite's imports.
     preload = engine.preload_for([*catalog.exercises(), spec])
-    worker: engine.Worker | None = engine.Worker(tmp_path, preload)
+    worker: handle.WorkerHandle | None = handle.WorkerHandle(tmp_path, preload)
     try:
         result, worker = engine.grade_one(
             worker,
             spec,
             find(SUBMISSIONS / "modules", ["modules"]),
-            engine.Options(timeout_s=120),
+            policy.Options(timeout_s=120),
             "basic",
             tmp_path / "graded",
             preload,

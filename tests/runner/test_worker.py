@@ -184,16 +184,16 @@ def test_a_partial_record_line_is_dropped() -> None:
 
 @pytest.mark.slow
 def test_a_warm_worker_streams_a_files_records_and_cancels_its_grading(tmp_path: Path) -> None:
-    """`engine.Worker.run(on_records=)` gets the judge's records while the file is graded
+    """`handle.WorkerHandle.run(on_records=)` gets the judge's records while the file is graded
     (what `grade watch` draws early), and `cancel` stops a grading that would not end."""
     from grader import catalog
-    from grader.runner import engine, results
+    from grader.runner import engine, handle, policy, results
     from grader.runner.submission import find
 
     spec = next(s for s in catalog.exercises(SUITES) if s.name == "whoami")
     ids = [c.id for c in spec.checks]
-    options = engine.Options(timeout_s=60)
-    worker: engine.Worker | None = engine.Worker(tmp_path, engine.preload_for([spec]))
+    options = policy.Options(timeout_s=60)
+    worker: handle.WorkerHandle | None = handle.WorkerHandle(tmp_path, engine.preload_for([spec]))
     try:
         streamed: list[str] = []
         submission = find(SUBMISSIONS / "whoami", ["whoami"])

@@ -140,9 +140,9 @@ def _class_refused(open_folder: Path) -> None:
 def test_grade_batch_refuses_an_open_class_at_user_without_landlock(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from grader.runner import engine
+    from grader.runner import policy
 
-    monkeypatch.setattr(engine, "detected", lambda: NO_LANDLOCK)
+    monkeypatch.setattr(policy, "detected", lambda: NO_LANDLOCK)
     in_open_view(tmp_path, _batch_refused)
 
 

@@ -17,7 +17,7 @@ A variant is "solution" (solutions/), "stub" (exercises/) or the name of a folde
 tests/fixtures/<lesson>/. A module grading several lessons sets no LESSON and asks
 `graded(lesson, variant)`.
 
-Grading is real: a warm worker (`grader.runner.engine.Worker`, JAX imported once) forks a
+Grading is real: a warm worker (`grader.runner.handle.WorkerHandle`, JAX imported once) forks a
 judge per folder, which forks the sandbox that imports the student's module, with the
 devices the suite asks for (its DEVICES). A variant whose module maps it to an environment
 (`EXTRA_ENV = {"without_extras": {...}}`) is graded by a fresh `pytest -p grader.plugin`
@@ -59,7 +59,8 @@ from typing import Any
 from grader.catalog import exercises, read_suite
 from grader.checks.failure import CAUSE_LABEL
 from grader.protocol.jobs import Request
-from grader.runner.engine import Worker, WorkerLost
+from grader.runner.engine import preload_for
+from grader.runner.handle import WorkerHandle, WorkerLost
 
 REPO = Path(__file__).resolve().parents[2]
 SUITES = REPO / "grader" / "suites"
@@ -284,12 +285,12 @@ def _cache_env() -> dict[str, str]:
     }
 
 
-_IDLE: list[Worker] = []
+_IDLE: list[WorkerHandle] = []
 _POOL_LOCK = threading.Lock()
 _LOGS = tempfile.mkdtemp(prefix="grader-test-workers-")
 
 
-def _take_worker() -> Worker:
+def _take_worker() -> WorkerHandle:
     with _POOL_LOCK:
         if _IDLE:
             return _IDLE.pop()
@@ -297,8 +298,8 @@ def _take_worker() -> Worker:
         saved = {k: os.environ.get(k) for k in cache_env}
         os.environ.update(cache_env)  # a worker's environment is this process's, at its start
         try:
-            preload = tuple(sorted({m for spec in exercises() for m in spec.imports}))
-            return Worker(Path(_LOGS), preload)
+            preload = preload_for(exercises())
+            return WorkerHandle(Path(_LOGS), preload)
         finally:
             for k, v in saved.items():
                 if v is None:
