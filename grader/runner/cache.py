@@ -53,7 +53,6 @@ from pathlib import Path
 
 from grader.sandbox.jax_cache import ENV as ENV  # the variable that names the folder
 from grader.sandbox.jax_cache import PRIVATE
-from grader.sandbox.jax_cache import configured_dir as configured_dir  # for the suites
 
 OFF = ("", "off", "0", "none")
 SUBFOLDER = ("jax-lesson-grader", "xla")

@@ -147,9 +147,9 @@ def for_the_cache(fn: Callable[[], object]) -> Callable[[], None]:
 
     @functools.cache
     def run() -> None:
-        from grader.runner import cache
+        from grader.sandbox import jax_cache
 
-        if cache.configured_dir():
+        if jax_cache.configured_dir():
             fn()
 
     return functools.wraps(fn)(run)
