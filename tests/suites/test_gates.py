@@ -6,7 +6,7 @@ the wrong values, and an untouched stub.
 """
 
 import pytest
-from lesson_grading import REPO, grade
+from harness import REPO, grade
 
 from grader.catalog import CatalogError, read_suite
 
