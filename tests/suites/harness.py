@@ -298,7 +298,7 @@ def _take_worker() -> WorkerHandle:
         saved = {k: os.environ.get(k) for k in cache_env}
         os.environ.update(cache_env)  # a worker's environment is this process's, at its start
         try:
-            preload = preload_for(exercises())
+            preload = worker_preload()
             return WorkerHandle(Path(_LOGS), preload)
         finally:
             for k, v in saved.items():
@@ -413,6 +413,12 @@ def _grade_in_subprocess(
 
 
 @cache
+def worker_preload() -> tuple[str, ...]:
+    """What the harness's warm workers import first, as the engine's (`preload_for`)."""
+    return preload_for(exercises())
+
+
+@cache
 def suite_devices(lesson: str) -> int:
     """The devices the runner grades `lesson` with (its suite's DEVICES)."""
     return read_suite(SUITES / f"test_{lesson}.py").devices
@@ -440,7 +446,13 @@ class Gradings:
         return (self.lesson, name[0])
 
     def prefetch(self, keys: Iterable[Key]) -> None:
+        # What needs `ast.parse` (the suites' DEVICES, the workers' preload) is read here, on
+        # the calling thread: CPython 3.11's ast.parse is not thread-safe (gh-106905: the
+        # AST constructor's recursion depth is shared, "SystemError: AST constructor
+        # recursion depth mismatch" when pytest parses on the main thread meanwhile).
+        worker_preload()
         for key in keys:
+            suite_devices(key[0])
             if key not in self._ahead:
                 self._ahead[key] = self._pool.submit(self._obtain, key, False)
 
