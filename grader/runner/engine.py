@@ -246,10 +246,16 @@ class Pool:
         shutil.rmtree(self.log_dir, ignore_errors=True)
 
 
+JUDGE_ONLY = ("grader.checks", "grader.suites")
+"""Modules (and their submodules) the warm worker does not preload: the sandbox must not
+hold them, and they cost the judge ~0.01 s to import (the libraries they use are preloaded)."""
+
+
 def preload_for(specs: list[ExerciseSpec], submission: Submission | None = None) -> tuple[str, ...]:
     """What a warm worker imports before its first file: the suites' own imports (of the
-    files `submission` has, when given), but no check kind: a sandbox is forked from the
-    worker's heap, and the judge imports its suite's checks itself, after the fork."""
+    files `submission` has, when given), but nothing of `JUDGE_ONLY`: a sandbox is forked
+    from the worker's heap, and the judge imports its suite's checks and helpers itself,
+    after the fork."""
     return tuple(
         sorted(
             {
@@ -257,7 +263,7 @@ def preload_for(specs: list[ExerciseSpec], submission: Submission | None = None)
                 for s in specs
                 if submission is None or submission.has(s.name)
                 for m in s.imports
-                if m != "grader.checks" and not m.startswith("grader.checks.")
+                if not m.startswith(JUDGE_ONLY)
             }
         )
     )

@@ -5,14 +5,14 @@ hidden suite is imported (`grader.sandbox.launch`). So its `sys.modules` is:
 
 - what the worker preloaded (`grader.runner.worker.preload`): JAX, pytest,
   `grader.plugin` (every module of the package), the suites' own top-level imports
-  (`grader.authoring`, `grader.suites._shared`, `grader.data`; not `grader.checks`,
+  (`grader.authoring`, `grader.data`; not `grader.checks` nor `grader.suites._shared`,
   which `grader.runner.engine.preload_for` leaves to the judge), and every module of
   `grader.probes`, the code the sandbox runs;
 - what the judge imported to start it: `grader.runner.child`, `grader.sandbox.launch`
   and, through `grader.sandbox.probes.load_all`, the probes and the public inputs
   (`grader.inputs`, `grader.sandbox.public`).
 
-Nothing of `grader.checks` is there: the plugin and `grader.suites._shared` take the
+Nothing of `grader.checks` or `grader.suites` is there: the plugin and the suites take the
 failure they raise from `grader.protocol.failure`, and the check kinds (values, jit,
 exported, diagnose, ...) are imported by the judge with its suite, after the fork.
 
@@ -50,8 +50,6 @@ INHERITED = (
     "grader.runner.child",
     "grader.runner.worker",
     "grader.sandbox",
-    "grader.suites",
-    "grader.suites._shared",
 )
 """What a sandbox may hold of the grader: these modules and, for the packages among
 `grader.inputs`, `grader.plugin`, `grader.probes`, `grader.protocol` and `grader.sandbox`,
@@ -101,6 +99,6 @@ def test_the_sandbox_holds_no_suite_and_nothing_of_the_parents_side(tmp_path: Pa
     )
     for parent_side in ("grader.runner.engine", "grader.runner.cache", "grader.catalog"):
         assert parent_side not in loaded
-    checks = [m for m in loaded if m == "grader.checks" or m.startswith("grader.checks.")]
-    assert checks == [], f"the sandbox holds the judge's checks: {checks}"
+    checks = [m for m in loaded if m.startswith(("grader.checks", "grader.suites"))]
+    assert checks == [], f"the sandbox holds the judge's checks or suite helpers: {checks}"
     assert "grader.probes.traces" in loaded  # what it runs is there
