@@ -48,8 +48,9 @@ import jax.export
 import jax.numpy as jnp
 import numpy as np
 
-from grader.checks import _calls, _format, values
+from grader.checks import _calls, values
 from grader.checks.failure import fail
+from grader.probes import _format
 from grader.probes.exported import aval_of, export_program
 from grader.sandbox import client
 

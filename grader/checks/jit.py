@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from grader.checks import _calls, _format, values
+from grader.checks import _calls, values
+from grader.probes import _format
 from grader.probes.jit import eager_and_jitted
 from grader.sandbox import client
 

@@ -17,8 +17,9 @@ from typing import Any
 import jax
 import numpy as np
 
-from grader.checks import _calls, _format, values
+from grader.checks import _calls, values
 from grader.checks.failure import fail
+from grader.probes import _format
 from grader.probes.keys import observe_global_rng as observe_global_rng  # the suites use it
 from grader.probes.keys import observe_key_use
 from grader.sandbox import client

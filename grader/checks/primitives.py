@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from grader.checks import _calls, _format, exported
+from grader.checks import _calls, exported
 from grader.checks.failure import fail
+from grader.probes import _format
 
 # The usual way to get each primitive, for default fixes.
 TOOLS: dict[str, str] = {

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from grader.checks import _calls, _format, values
+from grader.checks import _calls, values
 from grader.checks.failure import fail
+from grader.probes import _format
 from grader.probes.purity import observe_calls, observe_tracing
 from grader.sandbox import client
 

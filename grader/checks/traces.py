@@ -17,8 +17,9 @@ from typing import Any
 
 import jax
 
-from grader.checks import _calls, _format
+from grader.checks import _calls
 from grader.checks.failure import fail
+from grader.probes import _format
 from grader.probes.traces import compile_state as compile_state  # the suites use it
 from grader.probes.traces import counted, trace_log
 from grader.probes.traces import is_jitted as is_jitted  # the suites use it

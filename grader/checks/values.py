@@ -21,8 +21,9 @@ import chex
 import jax
 import numpy as np
 
-from grader.checks import _calls, _format, diagnose
+from grader.checks import _calls, diagnose
 from grader.checks.failure import fail
+from grader.probes import _format
 
 _KINDS = {"f": "floating", "i": "integer", "u": "integer", "b": "bool", "c": "complex"}
 

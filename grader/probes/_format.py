@@ -1,8 +1,8 @@
 """Short, readable text for the values a check shows: arrays as NumPy prints them
 (`[0., 1.]`), pytrees as nested literals, long values cut with `...`.
 
-Used by the probes (what they report) and the check kinds (their messages, through
-`grader.checks._format`); private to the grader.
+Used by the probes (what they report) and the check kinds (their messages); private to
+the grader.
 """
 
 from __future__ import annotations

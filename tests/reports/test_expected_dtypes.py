@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 
-from grader.checks import _format, values
+from grader.checks import values
 from grader.checks.failure import CheckFailure
+from grader.probes import _format
 
 
 def _ref_init(sizes: list[int]) -> dict[str, np.ndarray]:
