@@ -302,17 +302,24 @@ def where_stuck(
         if not chunk:
             break
         data += chunk
-        if b"\n\n" in data:  # faulthandler ends each thread's stack with a blank line
+        # faulthandler ends each thread's stack with a blank line; the thread running the
+        # student's code may come after JAX's own threads, so stop early only once it came
+        if b"\n\n" in data and _lesson_frames(data, lessons):
             until = min(until, time.monotonic() + 0.05)
+    return _lesson_frames(data, lessons)[:20]
+
+
+def _lesson_frames(data: bytes | bytearray, lessons: str) -> tuple[tuple[str, int, str], ...]:
+    """(file name, line, function) of the stack lines in `data` that are in a lesson file."""
     frames = []
     prefixes = {p.rstrip(os.sep) + os.sep for p in (lessons, os.path.realpath(lessons))}
-    for line in data.decode("utf-8", errors="replace").splitlines():
+    for line in bytes(data).decode("utf-8", errors="replace").splitlines():
         found = _FRAME.match(line)
         path = found.group(1) if found else ""
         prefix = next((p for p in prefixes if path.startswith(p)), "")
         if found and prefix and os.sep not in path[len(prefix) :]:
             frames.append((path[len(prefix) :], int(found.group(2)), found.group(3)))
-    return tuple(frames[:20])
+    return tuple(frames)
 
 
 def _sandbox_main(
