@@ -29,6 +29,7 @@ import traceback
 from typing import NoReturn
 
 from grader.protocol.jobs import Request
+from grader.sandbox import descriptors
 
 FILE_SIZE_LIMIT = 256 << 20
 SANDBOX_CACHE_ENV = "GRADE_SESSION_SANDBOX_CACHE"
@@ -111,6 +112,9 @@ def run(request: Request, out_fd: int, records_fd: int, base_vm: int) -> NoRetur
         os.dup2(out_fd, 1)
         os.dup2(out_fd, 2)
         os.close(out_fd)
+        os.close(devnull)
+        # Nothing of the worker's: its reply pipe to `grade` above all (grader.sandbox.descriptors).
+        descriptors.keep_only({0, 1, 2, records_fd})
         sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
         sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
         sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from grader.protocol import wire
-from grader.sandbox import client, isolation, jax_cache, quota, server
+from grader.sandbox import client, descriptors, isolation, jax_cache, quota, server
 
 HELLO_TIMEOUT_S = 120.0
 """Importing the student's module (it may compute at import) before the first request."""
@@ -335,9 +335,9 @@ def _sandbox_main(
 ) -> NoReturn:
     code = 0
     try:
-        for fd in close_fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        # Only its own descriptors: its socket, its stack pipe and the standard streams; the
+        # judge's record pipe (`close_fds`) and anything else the judge inherited are gone.
+        descriptors.keep_only({0, 1, 2, sock.fileno(), stack_fd} - set(close_fds))
         jax_cache.disable()  # until privileges are dropped: then its own cache (below)
         if level == "strict":
             _enter_namespaces()

@@ -60,6 +60,14 @@ def signal_judge():
         return "reached"
     except OSError as exc:
         return type(exc).__name__
+def descriptors():
+    found = []
+    for fd in sorted(int(n) for n in os.listdir("/proc/self/fd")):
+        try:
+            found.append([fd, os.readlink("/proc/self/fd/%d" % fd)])
+        except OSError:
+            pass
+    return found
 def daemon():
     if os.fork() == 0:
         if os.fork() == 0:
@@ -71,7 +79,12 @@ def daemon():
 
 
 def drive(
-    tmp_path: Path, level: str, scenario: str, budget_s: float = 60.0, source: str = LESSON
+    tmp_path: Path,
+    level: str,
+    scenario: str,
+    budget_s: float = 60.0,
+    source: str = LESSON,
+    pass_fds: tuple[int, ...] = (),
 ) -> dict:
     folder = tmp_path / "lesson"
     folder.mkdir(exist_ok=True)
@@ -96,6 +109,7 @@ def drive(
         text=True,
         timeout=180,
         cwd=tmp_path,
+        pass_fds=pass_fds,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -124,6 +138,29 @@ def test_a_sandbox_that_exits_is_gone_for_the_following_requests(tmp_path, level
     seen = drive(tmp_path, level, "exits,ok")
     assert "ended" in seen["exits"]["gone"]
     assert seen["ok"]["gone"].startswith("it had already stopped")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_sandbox_holds_only_its_own_descriptors(tmp_path, level):
+    """Issue 33: a descriptor of the process that starts the sandbox (here a pipe the driver
+    inherits, as a judge holds its record pipe and the worker's reply pipe) is not in the
+    sandbox: it finds its socket, its stack pipe, the standard streams and /dev/null only."""
+    read_end, write_end = os.pipe()
+    try:
+        seen = drive(tmp_path, level, "descriptors", pass_fds=(read_end, write_end))
+        inherited = f"pipe:[{os.fstat(write_end).st_ino}]"
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    held = seen["descriptors"]["value"]
+    targets = [target for _, target in held]
+    assert inherited not in targets, held
+    assert sum(t.startswith("socket:") for t in targets) == 1, held  # its channel to the judge
+    others = [t for fd, t in held if fd > 2 and not t.startswith("socket:")]
+    # its stack pipe (the judge asks for its stack) and /dev/null where others were
+    assert sum(t.startswith("pipe:") for t in others) == 1, held
+    assert all(t.startswith("pipe:") or t == "/dev/null" for t in others), held
 
 
 @pytest.mark.slow
