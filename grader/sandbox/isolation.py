@@ -258,18 +258,29 @@ def confine_files(plan: Plan) -> bool:
     """At `user` and `basic`: read only the system, the installation (`plan.readable`, its
     `masked` folders left out) and write only `plan.writable`, through Landlock where the
     kernel offers it (`grader.sandbox.landlock`); False where it does not (`detect` reports it
-    as missing, and the level's old limits apply)."""
+    as missing, and the level's old limits apply). Where the kernel offers Landlock and still
+    refuses these rules, `ConfinementFailed`: the grading stops rather than claim a
+    confinement it does not have."""
     from grader.sandbox import landlock
 
+    if landlock.abi() <= 0:
+        return False
     try:
         landlock.confine(
             readable=(*SYSTEM_PATHS, "/proc", *plan.readable),  # strict's /proc is its own
             writable=(*plan.writable, *(f"/dev/{d}" for d in DEVICES)),
             masked=plan.masked,
         )
-    except OSError:
-        return False
+    except OSError as exc:
+        raise ConfinementFailed(
+            f"the grader could not confine the sandbox's files with Landlock ({exc}); "
+            "nothing of the student's ran"
+        ) from exc
     return True
+
+
+class ConfinementFailed(OSError):
+    """The kernel offers Landlock but refused the sandbox's rules (`confine_files`)."""
 
 
 def _drop_user(uid: int) -> None:

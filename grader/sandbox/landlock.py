@@ -85,16 +85,26 @@ def _error(what: str) -> OSError:
 
 def _rules(readable: Iterable[str], masked: Iterable[str]) -> list[tuple[str, bool]]:
     """(path, is_read) rules covering `readable` without `masked`: a readable folder that
-    holds a masked one is opened up child by child, down to the masked folder's siblings."""
+    holds a masked one is opened up child by child, down to the masked folder's siblings.
+
+    Every path is resolved before it is judged, as the kernel resolves it when the rule is
+    added: a child that is a symbolic link (a venv's `lib64 -> lib`, a folder linked in by a
+    `.pth` file or an editable install) gets a rule for its target only if the target holds
+    no masked folder, else the target is opened up child by child like any other."""
     hidden = [os.path.realpath(m) for m in masked]
     out: list[tuple[str, bool]] = []
+    seen: set[str] = set()
 
     def add(path: str) -> None:
+        path = os.path.realpath(path)
+        if path in seen:
+            return
+        seen.add(path)
         inside = [m for m in hidden if m == path or m.startswith(path.rstrip(os.sep) + os.sep)]
         if not inside:
             out.append((path, True))
             return
-        if path in inside or not os.path.isdir(path) or os.path.islink(path):
+        if path in inside or not os.path.isdir(path):
             return  # the masked folder itself: no rule
         try:
             children = sorted(os.listdir(path))
@@ -105,7 +115,7 @@ def _rules(readable: Iterable[str], masked: Iterable[str]) -> list[tuple[str, bo
 
     for path in readable:
         if os.path.lexists(path):
-            add(os.path.realpath(path))
+            add(path)
     return out
 
 
