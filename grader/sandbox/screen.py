@@ -1,20 +1,57 @@
 """What the judge reads in the lesson file itself before trusting an observation.
 
 A probe runs in the sandbox, in the same Python process as the student's module, so
-its result is only as good as that process is honest: a module that reassigns
-`jax.make_jaxpr`, reaches into `grader.*`, or starts a thread that undoes its own
-side effects between two snapshots can make a failing observation read as a
-passing one. The probes use references bound before the module loads
-(`grader.probes._bound`), and the judge corroborates them with what it can
-read itself: the syntax tree of the source the sandbox sent before the student's
-code ran (`Channel.source`). A module doing any of the things below gets no credit
-for observed properties; the message names the line.
+its result is only as good as that process is honest. The probes call the JAX functions
+they use through references bound before the module loads (`grader.probes._bound`) and
+look themselves up in a registry copied then (`server.serve`), so a module that rebinds
+`jax.jit` for its own use changes nothing they see. What can still reach them is the
+small set of ways one piece of Python can act on another one running in the same
+process, and only those are refused:
+
+- the grader's own modules: importing `grader`, or importing by a name computed at run
+  time (`__import__`, `importlib.import_module(name)`, `importlib.reload`, loaders);
+- frames and what they hold (the probes' variables and globals are in them):
+  `sys._getframe`, `sys.exc_info`, `inspect.currentframe/stack/trace/getouterframes/
+  getinnerframes/getframeinfo/getargvalues/get*locals/getclosurevars/getmembers/getmodule`,
+  `traceback.walk_stack/walk_tb/clear_frames`, `.f_back/.f_globals/.tb_frame/.gi_frame...`,
+  and the dunders that lead to them or to every object (`__globals__`, `__code__`,
+  `__closure__`, `__traceback__`, `__subclasses__`, `__self__`, `__builtins__`);
+- the import system and the interpreter's hooks: `sys.modules`, `sys.meta_path`,
+  `sys.path_hooks`, `importlib.machinery/abc`, `sys.settrace/setprofile/monitoring/
+  addaudithook`, the debugger (`pdb`, `breakpoint`);
+- code running beside a probe: threads, processes and signals (`threading`, `_thread`,
+  `concurrent`, `multiprocessing`, `asyncio`, `subprocess`, `signal`, `os.fork/kill/
+  system/exec*/spawn*`), finalizers (`def __del__`, `weakref.finalize`, a callback of
+  `weakref.ref`), and `contextlib.redirect_stdout/stderr`, which swaps the stream a
+  probe captures;
+- the collector and C: `gc`, `ctypes`, `cffi`, `builtins` (Python's builtins under other
+  names), and any private module or private part of an imported one (`jax._src`);
+- code from strings and names computed into modules: `exec`, `eval`, `compile`,
+  `getattr/hasattr(module, name)` with a computed name, `vars(module)`, `module.__dict__`;
+- writing into an imported module (`jax.jit = ...`, `setattr(np, ...)`,
+  `sys.stdout = ...`): the module is shared with everything else in the process.
+
+Everything else is ordinary Python and is left alone: `from __future__ import ...`,
+type hints, dataclasses, `typing`, `functools`, logging, `inspect.signature/getsource`,
+`traceback.print_exc/format_exc`, reading `sys.stderr/argv/version_info`,
+`importlib.util.find_spec`, `importlib.import_module("a literal name")`,
+`importlib.metadata`, `setattr/getattr` on an object that is not a module,
+`__annotations__/__dataclass_fields__/__slots__/__dict__` of one's own objects,
+`jax.debug.print`. The body of `if __name__ == "__main__":` never runs when graded and
+is not read (unless the module rebinds `__name__` or uses `globals()`).
+
+A module doing one of the refused things gets no credit for observed properties, each
+finding naming the construct and its line; the rest of the check is still judged, so a
+check that failed only for this does not close the gates standing on it
+(`grader.plugin.gates`).
 
     findings = screen.findings(source_bytes)   # [] for an ordinary lesson file
 
-Values the judge compares with its own references, and compiled programs the judge
-runs itself (`grader.probes.exported`, checked by `grader.checks.exported`), do not depend on this: they are verified in
-the judge whatever the module does.
+This is corroboration, not proof: an attribute name built at run time and read with
+`getattr` from an ordinary object is not followed. Values the judge compares with its
+own references, and compiled programs the judge runs itself (`grader.probes.exported`,
+checked by `grader.checks.exported`), do not depend on it: they are verified in the
+judge whatever the module does.
 """
 
 from __future__ import annotations
@@ -25,74 +62,153 @@ from dataclasses import dataclass
 MAX_SOURCE_BYTES = 4 << 20
 """A lesson file larger than this is not parsed: its observations get no credit."""
 
-# Modules whose import alone gives a module the means to tamper with the sandbox's
-# observations: other threads or processes running beside a probe, the garbage
-# collector's view of every object, frames, C calls, the import system, the grader.
-_FORBIDDEN_MODULES = {
-    "grader": "imports the grader itself",
-    "threading": "starts threads (`threading`)",
-    "_thread": "starts threads (`_thread`)",
+# Modules whose import alone reaches what runs beside a probe: the grader, other threads
+# or processes, signal handlers, the collector's view of every object, C, the debugger.
+_REFUSED_MODULES = {
+    "grader": "imports the grader itself (`{name}`): its probes run beside your code",
+    "threading": "starts threads (`threading`), which run beside a probe",
+    "_thread": "starts threads (`_thread`), which run beside a probe",
     "concurrent": "starts threads or processes (`concurrent.futures`)",
     "multiprocessing": "starts processes (`multiprocessing`)",
     "asyncio": "runs code concurrently (`asyncio`)",
     "subprocess": "starts processes (`subprocess`)",
-    "signal": "installs signal handlers (`signal`)",
+    "signal": "installs signal handlers (`signal`), which interrupt a probe",
     "ctypes": "calls into C directly (`ctypes`)",
+    "_ctypes": "calls into C directly (`_ctypes`)",
     "cffi": "calls into C directly (`cffi`)",
     "gc": "reaches every live object (`gc`)",
-    "inspect": "reads frames and functions of the running program (`inspect`)",
-    "importlib": "drives the import system (`importlib`)",
-    "builtins": "rewrites Python's builtins (`builtins`)",
-    "atexit": "registers exit hooks (`atexit`)",
-    "sitecustomize": "imports `sitecustomize`",
-    "traceback": "reads the frames of the running program (`traceback`)",
+    "builtins": "reaches Python's builtins under other names (`builtins`)",
+    "pdb": "starts the debugger (`pdb`), which traces frames",
+    "bdb": "starts the debugger (`bdb`), which traces frames",
+    "__main__": "imports the program's main module (`__main__`): the grader's sandbox",
+    "importlib.machinery": "drives the import system (`{name}`)",
+    "importlib.abc": "installs import hooks (`{name}`)",
+    "sys.monitoring": "installs tracing hooks (`sys.monitoring`)",
 }
 
-# Attributes of frames, tracebacks and generators: a path to the grader's own variables.
+# What of a module reaches frames, hooks, the import system or other processes; the rest
+# of the module is ordinary (`inspect.signature`, `traceback.print_exc`, `sys.stderr`).
+_FRAMES = "reads frames of the running program (`{name}`), where the grader's variables are"
+_REFUSED_ATTRIBUTES = {
+    "sys": {
+        **dict.fromkeys(("_getframe", "_current_frames", "_current_exceptions"), _FRAMES),
+        **dict.fromkeys(
+            ("exc_info", "exception", "last_traceback", "last_value", "last_exc"),
+            "reads an exception's traceback (`{name}`), whose frames lead to the grader's",
+        ),
+        "modules": "reaches every imported module, the grader's included (`sys.modules`)",
+        **dict.fromkeys(
+            ("meta_path", "path_hooks", "path_importer_cache"),
+            "drives the import system (`{name}`)",
+        ),
+        **dict.fromkeys(
+            ("settrace", "setprofile", "monitoring", "addaudithook", "call_tracing"),
+            "installs a tracing hook (`{name}`), called inside the grader's code",
+        ),
+    },
+    "os": dict.fromkeys(
+        (
+            "fork",
+            "forkpty",
+            "kill",
+            "killpg",
+            "system",
+            "popen",
+            "posix_spawn",
+            "posix_spawnp",
+            "register_at_fork",
+            "execv",
+            "execve",
+            "execl",
+            "execle",
+            "execlp",
+            "execlpe",
+            "execvp",
+            "execvpe",
+            "spawnl",
+            "spawnle",
+            "spawnlp",
+            "spawnlpe",
+            "spawnv",
+            "spawnve",
+            "spawnvp",
+            "spawnvpe",
+        ),
+        "starts or signals processes (`{name}`)",
+    ),
+    "inspect": {
+        **dict.fromkeys(
+            (
+                "currentframe",
+                "stack",
+                "trace",
+                "getouterframes",
+                "getinnerframes",
+                "getframeinfo",
+                "getargvalues",
+                "getgeneratorlocals",
+                "getcoroutinelocals",
+                "getasyncgenlocals",
+                "getclosurevars",
+            ),
+            _FRAMES,
+        ),
+        **dict.fromkeys(
+            ("getmembers", "getmembers_static", "getattr_static"),
+            "reads every attribute of an object, dunders included (`{name}`)",
+        ),
+        "getmodule": "reaches a module from an object (`inspect.getmodule`)",
+    },
+    "traceback": {
+        **dict.fromkeys(("walk_stack", "walk_tb"), _FRAMES),
+        "clear_frames": "clears the variables of frames (`traceback.clear_frames`)",
+    },
+    "importlib": {
+        "reload": "runs a module again (`importlib.reload`)",
+        "machinery": "drives the import system (`importlib.machinery`)",
+        "abc": "installs import hooks (`importlib.abc`)",
+    },
+    "importlib.util": dict.fromkeys(
+        ("module_from_spec", "spec_from_file_location", "spec_from_loader", "LazyLoader"),
+        "loads a module by hand (`{name}`)",
+    ),
+    "contextlib": dict.fromkeys(
+        ("redirect_stdout", "redirect_stderr"),
+        "swaps the process's output stream (`{name}`), which a probe captures",
+    ),
+    "weakref": {"finalize": "runs code when an object is collected (`weakref.finalize`)"},
+}
+
+# Any attribute of these names: a frame, a traceback, a generator's frame or code.
 _FRAME_ATTRIBUTES = frozenset(
     {
-        "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "tb_frame", "tb_next",
-        "gi_frame", "cr_frame", "ag_frame", "gi_code", "cr_code",
+        "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "f_trace", "tb_frame",
+        "tb_next", "gi_frame", "cr_frame", "ag_frame", "gi_code", "cr_code", "ag_code",
+        "exec_module", "load_module",
     }
 )  # fmt: skip
 
-# Attributes of `sys` and `os` that change how the process runs, or start processes.
-_FORBIDDEN_ATTRIBUTES = {
-    "sys": {
-        "modules", "settrace", "setprofile", "_getframe", "_current_frames", "meta_path",
-        "path_hooks", "addaudithook", "monitoring", "setswitchinterval", "setrecursionlimit",
-        "excepthook", "displayhook", "stdout", "stderr", "breakpointhook", "exc_info",
-        "exception", "last_traceback", "last_value", "last_exc",
-    },
-    "os": {
-        "fork", "forkpty", "kill", "killpg", "system", "popen", "posix_spawn", "posix_spawnp",
-        "register_at_fork", "execv", "execve", "execl", "execle", "execlp", "execlpe",
-        "execvp", "execvpe", "spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve",
-        "spawnvp", "spawnvpe",
-    },
-}  # fmt: skip
+# Dunders that lead to a function's globals, a frame, every class, or the builtins; other
+# dunders (`__annotations__`, `__dataclass_fields__`, `__class__`, `__dict__` of one's
+# own objects...) are ordinary.
+_MACHINERY = frozenset(
+    {
+        "__globals__", "__builtins__", "__code__", "__closure__", "__subclasses__",
+        "__traceback__", "__self__", "__import__", "__loader__", "__spec__",
+    }
+)  # fmt: skip
 
-# Builtins that run or reach code by a name computed at run time.
-_FORBIDDEN_CALLS = {
+# Builtins that run code from a string, import by a computed name, or trace frames.
+_REFUSED_CALLS = {
     "exec": "runs code from a string (`exec`)",
     "eval": "runs code from a string (`eval`)",
     "compile": "compiles code from a string (`compile`)",
     "__import__": "imports by a computed name (`__import__`)",
-    "setattr": "sets attributes by name (`setattr`)",
-    "delattr": "deletes attributes by name (`delattr`)",
-    "breakpoint": "enters the debugger (`breakpoint`)",
+    "breakpoint": "enters the debugger (`breakpoint`), which traces frames",
 }
 
-# Dunder attributes a lesson has an ordinary use for; any other (`__code__`, `__globals__`,
-# `__dict__`, `__subclasses__`, `__builtins__`, `__closure__`, ...) reaches the machinery.
-_PLAIN_DUNDERS = frozenset(
-    {
-        "__name__", "__qualname__", "__doc__", "__init__", "__call__", "__len__",
-        "__getitem__", "__iter__", "__next__", "__enter__", "__exit__", "__repr__",
-        "__str__", "__eq__", "__hash__", "__post_init__", "__class__", "__module__",
-        "__add__", "__mul__", "__array__", "__jax_array__", "__file__", "__version__",
-    }
-)  # fmt: skip
+_IMPORT_MODULE = "importlib.import_module"
+_WEAK_CALLBACKS = frozenset({"weakref.ref", "weakref.proxy"})
 
 
 @dataclass(frozen=True)
@@ -198,28 +314,39 @@ def _cells_findings(cells: list[tuple[int, str]]) -> list[Finding]:
 class _Screen(ast.NodeVisitor):
     def __init__(self) -> None:
         self.found: list[Finding] = []
-        self.modules: dict[str, str] = {}  # a name bound by an import -> the module's root
+        self.names: dict[str, str] = {}  # a name bound to a module (or a name in one) -> it
+        self.defined: set[str] = set()  # names the module binds itself (`def compile`)
+        self.main_runs = False  # the `__main__` block can run when graded
 
     def run(self, tree: ast.AST) -> list[Finding]:
         for node in ast.walk(tree):  # every import binding first, wherever it is
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    root = alias.name.split(".")[0]
-                    self.modules[alias.asname or root] = root
+                    if alias.asname:
+                        self.names[alias.asname] = alias.name
+                    else:
+                        self.names[alias.name.split(".")[0]] = alias.name.split(".")[0]
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 for alias in node.names:
-                    self.modules[alias.asname or alias.name] = node.module.split(".")[0]
+                    self.names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                self.defined.add(node.name)
+            elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                self.defined.add(node.id)
+                self.main_runs |= node.id == "__name__"
+            elif isinstance(node, ast.Call) and not node.args and not node.keywords:
+                self.main_runs |= isinstance(node.func, ast.Name) and node.func.id in (
+                    "globals",
+                    "vars",
+                )
         for _ in range(3):  # another name for a module: `m = jax`, `e = jax.export`
             for node in ast.walk(tree):
                 if isinstance(node, ast.Assign | ast.NamedExpr):
-                    source = self._root(node.value)
-                    if source is not None and source.id in self.modules:
-                        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                        for t in targets:
-                            if isinstance(t, ast.Name) and isinstance(
-                                node.value, ast.Name | ast.Attribute
-                            ):
-                                self.modules.setdefault(t.id, self.modules[source.id])
+                    source = self._qualified(node.value)
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for t in targets:
+                        if source is not None and isinstance(t, ast.Name):
+                            self.names.setdefault(t.id, source)
         self.visit(tree)
         unique: dict[tuple[int, str], Finding] = {}
         for f in self.found:
@@ -229,13 +356,38 @@ class _Screen(ast.NodeVisitor):
     def _add(self, node: ast.AST, what: str) -> None:
         self.found.append(Finding(getattr(node, "lineno", 0), what))
 
+    def _qualified(self, node: ast.AST) -> str | None:
+        """The dotted name `node` refers to when it is (a part of) an imported module:
+        `jnp.where` -> "jax.numpy.where"; `importlib.import_module("optax")` -> "optax"."""
+        if isinstance(node, ast.Name):
+            return self.names.get(node.id)
+        if isinstance(node, ast.Attribute):
+            inner = self._qualified(node.value)
+            return f"{inner}.{node.attr}" if inner else None
+        if isinstance(node, ast.Call) and self._qualified(node.func) == _IMPORT_MODULE:
+            name = _literal(node.args[0]) if node.args else None
+            return name
+        return None
+
+    def _module_of(self, node: ast.AST) -> str | None:
+        """The imported module an expression starts from (`jnp.linalg.norm` -> "jax")."""
+        while isinstance(node, ast.Attribute | ast.Subscript):
+            node = node.value
+        if isinstance(node, ast.Name) and node.id in self.names:
+            return self.names[node.id].split(".")[0]
+        return None
+
     def visit_If(self, node: ast.If) -> None:
-        """`if __name__ == "__main__":` runs only as a script, never when graded."""
+        """`if __name__ == "__main__":` runs only as a script, never when graded (unless
+        the module rebinds `__name__`, or reaches its namespace through `globals()`)."""
         test = node.test
         if (
-            isinstance(test, ast.Compare)
+            not self.main_runs
+            and isinstance(test, ast.Compare)
             and isinstance(test.left, ast.Name)
             and test.left.id == "__name__"
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq)
             and len(test.comparators) == 1
             and isinstance(test.comparators[0], ast.Constant)
             and test.comparators[0].value == "__main__"
@@ -246,35 +398,35 @@ class _Screen(ast.NodeVisitor):
         self.generic_visit(node)
 
     # -- imports ----------------------------------------------------------------------
-    def _module(self, node: ast.AST, name: str) -> None:
-        parts = name.split(".")
-        why = _FORBIDDEN_MODULES.get(parts[0])
+    def _import(self, node: ast.AST, name: str) -> None:
+        why = _module_reason(name)
         if why:
             self._add(node, why)
-        elif any(p.startswith("_") for p in parts):
-            self._add(node, f"imports the private module `{name}`")
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            self._module(node, alias.name)
+            self._import(node, alias.name)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        if node.module and not node.level:
-            self._module(node, node.module)
-            for alias in node.names:
-                if alias.name.startswith("_"):
-                    self._add(node, f"imports the private name `{node.module}.{alias.name}`")
-                elif alias.name in _FORBIDDEN_ATTRIBUTES.get(node.module, ()):
-                    self._add(node, f"imports `{node.module}.{alias.name}`")
-                else:
-                    self._module(node, f"{node.module}.{alias.name}")
-        self.generic_visit(node)
+        if node.module == "__future__" or not node.module or node.level:
+            return
+        self._import(node, node.module)
+        for alias in node.names:
+            if alias.name.startswith("_") and not _module_reason(node.module):
+                self._add(node, f"imports the private name `{node.module}.{alias.name}`")
+            else:
+                self._attribute(node, node.module, alias.name)
+                if not _module_reason(node.module):
+                    self._import(node, f"{node.module}.{alias.name}")
 
     # -- names and attributes -----------------------------------------------------------
-    def _root(self, node: ast.AST) -> ast.Name | None:
-        while isinstance(node, ast.Attribute | ast.Subscript):
-            node = node.value
-        return node if isinstance(node, ast.Name) else None
+    def _attribute(self, node: ast.AST, module: str, name: str) -> None:
+        """`module.name`, where `module` is the dotted name of an imported module."""
+        why = _REFUSED_ATTRIBUTES.get(module, {}).get(name)
+        if why:
+            self._add(node, why.format(name=f"{module}.{name}"))
+        elif name.startswith("_") and not name.startswith("__"):  # `jax._src`, `np._core`
+            self._add(node, f"reaches a private part of `{module}` (`.{name}`)")
 
     def _store(self, target: ast.AST) -> None:
         """An assignment or deletion target: writing into an imported module is tampering."""
@@ -285,15 +437,13 @@ class _Screen(ast.NodeVisitor):
         if isinstance(target, ast.Starred):
             self._store(target.value)
             return
-        if isinstance(target, ast.Attribute | ast.Subscript):
-            root = self._root(target)
-            if _is_environ(target):  # `os.environ["XLA_FLAGS"] = ...`: the process's settings
-                return
-            if root is not None and root.id in self.modules:
+        if isinstance(target, ast.Attribute | ast.Subscript) and not _is_settings(target):
+            module = self._module_of(target)
+            if module is not None:
                 self._add(
                     target,
-                    f"assigns into the module `{self.modules[root.id]}` "
-                    f"(`{ast.unparse(target)[:80]}`)",
+                    f"assigns into the module `{module}` (`{ast.unparse(target)[:80]}`), "
+                    "which the grader shares",
                 )
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -314,53 +464,87 @@ class _Screen(ast.NodeVisitor):
             self._store(t)
         self.generic_visit(node)
 
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        if node.name == "__del__":
+            self._add(node, "defines `__del__`, which runs whenever the object is collected")
+        self.generic_visit(node)
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
         name = node.attr
-        if _is_machinery(name) or name in _FRAME_ATTRIBUTES:
+        if name in _MACHINERY or name in _FRAME_ATTRIBUTES:
             self._add(node, f"reaches the interpreter's machinery (`.{name}`)")
-        root = self._root(node)
-        if root is not None and isinstance(node.value, ast.Name):
-            module = self.modules.get(root.id)
-            if module in _FORBIDDEN_ATTRIBUTES and name in _FORBIDDEN_ATTRIBUTES[module]:
-                self._add(node, f"uses `{module}.{name}`")
-        private = name.startswith("_") and not name.startswith("__")
-        if private and root is not None and root.id in self.modules:  # `jax._src`, `np._core`
-            self._add(node, f"reaches a private part of `{self.modules[root.id]}` (`.{name}`)")
+        module = self._qualified(node.value)
+        if module is not None:
+            self._attribute(node, module, name)
+            if name == "__dict__":
+                self._add(node, f"reads the namespace of `{module}` (`.__dict__`)")
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
-        if node.id in ("__builtins__", "__import__", "__loader__", "__spec__"):
+        if node.id in _MACHINERY:
             self._add(node, f"uses `{node.id}`")
         self.generic_visit(node)
 
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if node.value in _MACHINERY or node.value in _FRAME_ATTRIBUTES:
+            self._add(node, f"names the interpreter's machinery (`{node.value}`)")
+
     def visit_Call(self, node: ast.Call) -> None:
-        func = node.func
-        if isinstance(func, ast.Name) and func.id in _FORBIDDEN_CALLS:
-            self._add(node, _FORBIDDEN_CALLS[func.id])
-        if isinstance(func, ast.Name) and func.id in ("getattr", "hasattr") and node.args:
-            name = node.args[1] if len(node.args) > 1 else None
-            literal = name.value if isinstance(name, ast.Constant) else None
-            root = self._root(node.args[0])
-            if root is not None and root.id in self.modules and not isinstance(literal, str):
-                self._add(node, f"reads `{self.modules[root.id]}` by a computed name (`getattr`)")
-            if isinstance(literal, str) and _is_machinery(literal):
-                self._add(node, f"reaches the interpreter's machinery (`{literal}`)")
-        if isinstance(func, ast.Name) and func.id in ("globals", "vars") and node.args:
-            self._add(node, f"reaches another namespace (`{func.id}(...)`)")
+        func, args = node.func, node.args
+        called = func.id if isinstance(func, ast.Name) else None
+        if called in _REFUSED_CALLS and called not in self.defined:
+            self._add(node, _REFUSED_CALLS[called])
+        qualified = self._qualified(func)
+        if qualified == _IMPORT_MODULE:
+            name = _literal(args[0]) if args else None
+            if name is None:
+                self._add(node, f"imports by a computed name (`{_IMPORT_MODULE}`)")
+            else:
+                self._import(node, name)
+        if qualified in _WEAK_CALLBACKS and len(args) + len(node.keywords) > 1:
+            self._add(node, f"runs code when an object is collected (a callback of `{qualified}`)")
+        module = self._module_of(args[0]) if args else None
+        if isinstance(func, ast.Attribute) and func.attr in ("__setattr__", "__delattr__"):
+            # `object.__setattr__(jax, ...)` or `jax.__setattr__(...)`
+            module = module or self._module_of(func.value)
+            called = "setattr"
+        if module is not None and called in ("setattr", "delattr"):
+            self._add(node, f"sets an attribute of the module `{module}` (`{ast.unparse(func)}`)")
+        if module is not None and called in ("getattr", "hasattr"):
+            literal = _literal(args[1]) if len(args) > 1 else None
+            target = self._qualified(args[0])
+            if literal is None:
+                self._add(node, f"reads `{module}` by a computed name (`{called}`)")
+            elif target is not None:
+                self._attribute(node, target, literal)
+        if called == "vars" and module is not None:
+            self._add(node, f"reads the namespace of `{module}` (`vars`)")
         self.generic_visit(node)
 
 
-def _is_machinery(name: str) -> bool:
-    return name.startswith("__") and name.endswith("__") and name not in _PLAIN_DUNDERS
+def _module_reason(name: str) -> str:
+    """Why importing the module `name` reaches the probes ("" when it does not)."""
+    parts = name.split(".")
+    for n in range(len(parts), 0, -1):
+        why = _REFUSED_MODULES.get(".".join(parts[:n]))
+        if why:
+            return why.format(name=name)
+    if name != "__future__" and any(p.startswith("_") for p in parts):
+        return f"imports the private module `{name}`"
+    return ""
 
 
-def _is_environ(target: ast.AST) -> bool:
+def _literal(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _is_settings(target: ast.AST) -> bool:
+    """`os.environ["XLA_FLAGS"] = ...`, `plt.rcParams["figure.dpi"] = ...`: an entry of
+    the process's or the plots' settings, which no probe reads."""
     return (
         isinstance(target, ast.Subscript)
         and isinstance(target.value, ast.Attribute)
-        and target.value.attr == "environ"
-        and isinstance(target.value.value, ast.Name)
-        and target.value.value.id == "os"
+        and target.value.attr in ("environ", "rcParams")
     )
 
 

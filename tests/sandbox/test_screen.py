@@ -20,71 +20,174 @@ def test_lesson_files_are_not_flagged(path):
     assert screen.findings(path.read_bytes()) == []
 
 
-@pytest.mark.parametrize(
-    ("source", "phrase"),
-    [
-        ("import jax\njax.make_jaxpr = lambda f: f\n", "assigns into the module `jax`"),
-        ("import jax.numpy as jnp\njnp.where = None\n", "assigns into the module `jax`"),
-        ("import jax\nm = jax\nm.jit = None\n", "assigns into the module `jax`"),
-        ("import jax\ne = jax.export\ne.export = None\n", "assigns into the module `jax`"),
-        ("from grader.sandbox import probes\n", "imports the grader itself"),
-        ("import threading\n", "starts threads"),
-        ("import _thread\n", "starts threads"),
-        ("from concurrent.futures import ThreadPoolExecutor\n", "concurrent"),
-        ("import gc\n", "`gc`"),
-        ("import sys\nsys.modules['jax'].jit = None\n", "`sys.modules`"),
-        ("import sys\nf = sys._getframe()\n", "`sys._getframe`"),
-        ("import sys\nt = sys.exc_info()[2]\n", "`sys.exc_info`"),
-        ("def f(g):\n    return g.__globals__\n", "`.__globals__`"),
-        ("def f(e):\n    return e.__traceback__.tb_frame.f_back\n", "machinery"),
-        ("x = getattr(object, '__subclasses__')\n", "`__subclasses__`"),
-        ("import jax\nname = 'jit'\nf = getattr(jax, name)\n", "computed name"),
-        ("setattr(object, 'x', 1)\n", "`setattr`"),
-        ("exec('x = 1')\n", "`exec`"),
-        ("m = __import__('jax')\n", "`__import__`"),
-        ("from jax._src import api\n", "private"),
-        ("import jax\napi = jax._src\n", "private part of `jax`"),
-        ("import os\nos.fork()\n", "`os.fork`"),
-        ("def f(:\n", "does not parse"),
+# Ordinary habits of correct lesson files: none reaches the probes or the grader.
+ORDINARY = {
+    "future import": "from __future__ import annotations\nimport jax\n",
+    "find_spec": "import importlib.util\nHAS_FLAX = importlib.util.find_spec('flax') is not None\n",
+    "find_spec imported": "from importlib.util import find_spec\nok = find_spec('equinox')\n",
+    "find_spec in a loop": "import importlib.util\n"
+    "missing = [m for m in ('flax', 'equinox') if importlib.util.find_spec(m) is None]\n",
+    "import_module literal": "import importlib\noptax = importlib.import_module('optax')\n",
+    "metadata": "from importlib import metadata\nv = metadata.version('jax')\n",
+    "metadata module": "import importlib.metadata as md\nv = md.version('jax')\n",
+    "inspect.signature": "import inspect\n"
+    "def arity(f):\n    return len(inspect.signature(f).parameters)\n",
+    "inspect predicates": "import inspect\nok = inspect.isfunction(len) or inspect.getsource(len)\n",
+    "traceback.print_exc": "import traceback\n"
+    "try:\n    import flax\nexcept ImportError:\n    traceback.print_exc()\n",
+    "traceback.format_exc": "import traceback\n"
+    "def safe(f):\n    try:\n        return f()\n    except Exception as e:\n"
+    "        traceback.print_exception(e)\n        return traceback.format_exc()\n",
+    "stderr print": "import sys\nprint('loss', 1.0, file=sys.stderr)\nsys.stderr.flush()\n",
+    "stdout write": "import sys\nsys.stdout.write('hi\\n')\n",
+    "version and argv": "import sys\nif sys.version_info < (3, 10):\n    raise SystemExit(sys.argv)\n",
+    "sys.path for a helper": "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\n",
+    "setattr on self": "class Config:\n    def __init__(self, **kw):\n"
+    "        for name, value in kw.items():\n            setattr(self, name, value)\n"
+    "    def get(self, name):\n        return getattr(self, name, None)\n",
+    "__dict__ of self": "class C:\n    def __init__(self, **kw):\n        self.__dict__.update(kw)\n",
+    "frozen dataclass": "from dataclasses import dataclass, field, fields\n"
+    "@dataclass(frozen=True)\nclass Hp:\n    lr: float = 0.1\n    sizes: list = field(default_factory=list)\n"
+    "    def __post_init__(self):\n        object.__setattr__(self, 'lr', float(self.lr))\n"
+    "names = [f.name for f in fields(Hp)] + list(Hp.__dataclass_fields__)\n",
+    "annotations and slots": "class P:\n    __slots__ = ('w', 'b')\n    w: float\n"
+    "hints = P.__annotations__\nprint(P.__name__, P.__module__, P.__doc__)\n",
+    "typing": "from typing import Any, Callable, NamedTuple, TypeVar\nT = TypeVar('T')\n"
+    "class Batch(NamedTuple):\n    x: Any\n    y: Any\nF = Callable[[T], T]\n",
+    "logging": "import logging\nlogger = logging.getLogger(__name__)\n"
+    "logging.basicConfig(level=logging.INFO)\nlogger.info('start %s', 1)\n",
+    "functools": "import functools, jax\n@functools.partial(jax.jit, static_argnames=('n',))\n"
+    "def f(x, n):\n    return x * n\n@functools.lru_cache\ndef g(n):\n    return n\n",
+    "jax.debug.print": "import jax\n@jax.jit\ndef f(x):\n"
+    "    jax.debug.print('x = {x}', x=x)\n    return x\n",
+    "jax config": "import jax\njax.config.update('jax_enable_x64', True)\n",
+    "XLA flags": "import os\nos.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=8'\n",
+    "plot settings": "import matplotlib.pyplot as plt\nplt.rcParams['figure.dpi'] = 100\n",
+    "class name": "def kind(x):\n    return x.__class__.__name__ + type(x).__qualname__\n",
+    "own compile": "def compile(model):\n    return model\nm = compile(1)\n",
+    "recursion limit": "import sys\nsys.setrecursionlimit(10_000)\n",
+    "warnings and contextlib": "import contextlib, warnings\nwarnings.filterwarnings('ignore')\n"
+    "with contextlib.suppress(ValueError):\n    pass\n",
+    "main demo": "import sys, traceback\ndef f(x):\n    return x\n"
+    "if __name__ == '__main__':\n    import threading, gc\n    try:\n        f(1)\n"
+    "    except Exception:\n        traceback.print_exc()\n        print(sys.exc_info(), file=sys.stderr)\n",
+}
+
+
+@pytest.mark.parametrize("source", ORDINARY.values(), ids=ORDINARY.keys())
+def test_ordinary_habits_are_left_alone(source):
+    assert screen.findings(source.encode()) == [], screen.message(screen.findings(source.encode()))
+
+
+# What reaches the probes or the grader; the construct is on the source's last line.
+TAMPERING = [
+    # the grader's modules, or a module named at run time
+    ("from grader.sandbox import probes\n", "imports the grader itself (`grader.sandbox`)"),
+    ("import grader.probes._bound as b\n", "imports the grader itself"),
+    ("import importlib\nm = importlib.import_module('grader.probes')\n", "the grader itself"),
+    ("import importlib\nname = 'jax'\nm = importlib.import_module(name)\n", "computed name"),
+    ("from importlib import import_module\nm = import_module(n)\n", "computed name"),
+    ("m = __import__('jax')\n", "`__import__`"),
+    ("import importlib, jax\nimportlib.reload(jax)\n", "`importlib.reload`"),
+    ("import importlib.util\nm = importlib.util.module_from_spec(s)\n", "loads a module"),
+    ("import __main__\n", "main module"),
+    # frames and their globals
+    ("import sys\nf = sys._getframe()\n", "`sys._getframe`"),
+    ("import sys\nt = sys.exc_info()[2]\n", "`sys.exc_info`"),
+    *[
+        (f"import inspect\nx = inspect.{name}()\n", f"`inspect.{name}`")
+        for name in (
+            "currentframe",
+            "stack",
+            "trace",
+            "getouterframes",
+            "getinnerframes",
+            "getframeinfo",
+            "getargvalues",
+            "getgeneratorlocals",
+            "getcoroutinelocals",
+            "getclosurevars",
+            "getmembers",
+            "getmodule",
+        )
     ],
-)
+    ("from inspect import currentframe as here\n", "`inspect.currentframe`"),
+    ("import traceback\nx = list(traceback.walk_stack(None))\n", "`traceback.walk_stack`"),
+    ("import traceback\nx = traceback.walk_tb(tb)\n", "`traceback.walk_tb`"),
+    ("def f(e):\n    return e.tb_frame.f_back.f_globals\n", "`.f_back`"),
+    ("def f(g):\n    return g.gi_frame\n", "`.gi_frame`"),
+    ("def f(e):\n    return e.__traceback__\n", "`.__traceback__`"),
+    ("def f(g):\n    return g.__globals__\n", "`.__globals__`"),
+    ("def f(g):\n    return getattr(g, '__globals__')\n", "`__globals__`"),
+    ("x = object.__subclasses__()\n", "`.__subclasses__`"),
+    ("b = print.__self__\n", "`.__self__`"),
+    ("b = __builtins__\n", "`__builtins__`"),
+    # the import system and the interpreter's hooks
+    ("import sys\nsys.modules['jax'].jit = None\n", "`sys.modules`"),
+    ("import sys\nsys.meta_path.insert(0, object())\n", "`sys.meta_path`"),
+    ("import sys\nsys.path_hooks.append(f)\n", "`sys.path_hooks`"),
+    ("from importlib import machinery\n", "`importlib.machinery`"),
+    ("import importlib.abc\n", "`importlib.abc`"),
+    ("import sys\nsys.settrace(f)\n", "`sys.settrace`"),
+    ("import sys\nsys.setprofile(f)\n", "`sys.setprofile`"),
+    ("import sys\nsys.monitoring.use_tool_id(3, 'x')\n", "`sys.monitoring`"),
+    ("import sys\nsys.addaudithook(f)\n", "`sys.addaudithook`"),
+    ("import pdb\n", "`pdb`"),
+    ("breakpoint()\n", "`breakpoint`"),
+    # threads, processes, signals, finalizers, the captured stream
+    ("import threading\n", "starts threads"),
+    ("import _thread\n", "starts threads"),
+    ("from concurrent.futures import ThreadPoolExecutor\n", "concurrent"),
+    ("import multiprocessing\n", "`multiprocessing`"),
+    ("import asyncio\n", "`asyncio`"),
+    ("import subprocess\n", "`subprocess`"),
+    ("import signal\n", "`signal`"),
+    ("import os\nos.fork()\n", "`os.fork`"),
+    ("import os\nos.kill(1, 9)\n", "`os.kill`"),
+    ("class A:\n    def __del__(self): pass\n", "`__del__`"),
+    ("import weakref\nweakref.finalize(o, f)\n", "`weakref.finalize`"),
+    ("import weakref\nr = weakref.ref(o, f)\n", "`weakref.ref`"),
+    ("import contextlib, io\nc = contextlib.redirect_stdout(io.StringIO())\n", "redirect_stdout"),
+    # the collector and C
+    ("import gc\n", "`gc`"),
+    ("import ctypes\n", "`ctypes`"),
+    ("import cffi\n", "`cffi`"),
+    ("import builtins\n", "`builtins`"),
+    # code from strings, names computed into modules
+    ("exec('x = 1')\n", "`exec`"),
+    ("x = eval('1')\n", "`eval`"),
+    ("c = compile('1', 'f', 'eval')\n", "`compile`"),
+    ("import jax\nname = 'jit'\nf = getattr(jax, name)\n", "computed name"),
+    ("import jax\nd = vars(jax)\n", "namespace of `jax`"),
+    ("import numpy as np\nd = np.__dict__\n", "namespace of `numpy`"),
+    ("from jax._src import api\n", "private"),
+    ("import jax\napi = jax._src\n", "private part of `jax`"),
+    # writing into an imported module
+    ("import jax\njax.make_jaxpr = lambda f: f\n", "assigns into the module `jax`"),
+    ("import jax.numpy as jnp\njnp.where = None\n", "assigns into the module `jax`"),
+    ("import jax\nm = jax\nm.jit = None\n", "assigns into the module `jax`"),
+    ("import jax\ne = jax.export\ne.export = None\n", "assigns into the module `jax`"),
+    ("import importlib\nm = importlib.import_module('jax')\nm.jit = None\n", "module `jax`"),
+    ("import jax\ndel jax.jit\n", "assigns into the module `jax`"),
+    ("import jax\nsetattr(jax, 'jit', None)\n", "sets an attribute of the module `jax`"),
+    ("import numpy as np\nobject.__setattr__(np, 'sum', None)\n", "module `numpy`"),
+    ("import sys, io\nsys.stdout = io.StringIO()\n", "assigns into the module `sys`"),
+    ("import sys\nsys.stderr = None\n", "assigns into the module `sys`"),
+    # a `__main__` block that runs when graded
+    ("__name__ = '__main__'\nif __name__ == '__main__':\n    import gc\n", "`gc`"),
+    ("globals()['__name__'] = '__main__'\nif __name__ == '__main__':\n    import gc\n", "`gc`"),
+    ("def f(:\n", "does not parse"),
+]
+
+
+@pytest.mark.parametrize(("source", "phrase"), TAMPERING, ids=[s for s, _ in TAMPERING])
 def test_tampering_is_found_with_its_line(source, phrase):
     found = screen.findings(source.encode())
     assert found, source
-    assert phrase in screen.message(found), screen.message(found)
-    assert all(f.line >= 1 for f in found)
-
-
-def test_ordinary_code_is_left_alone():
-    source = b"""
-import os
-import functools
-import jax
-import jax.numpy as jnp
-import numpy as np
-
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
-CACHE = {}
-
-
-def _key_name(entry):
-    for attr in ("key", "idx", "name"):
-        if hasattr(entry, attr):
-            return str(getattr(entry, attr))
-    return entry.__class__.__name__
-
-
-@functools.partial(jax.jit, static_argnames=("n",))
-def f(x, n):
-    CACHE["x"] = x
-    return jnp.sum(x) * n + np.pi
-
-
-if __name__ == "__main__":
-    import threading
-    from grader.data import load_data
-"""
-    assert screen.findings(source) == []
+    last = len(source.splitlines())
+    named = [f for f in found if phrase in f.what]
+    assert named, screen.message(found)
+    assert {f.line for f in named} == {last}, screen.message(found)
 
 
 def test_no_source_is_no_credit():
