@@ -111,11 +111,21 @@ def isolation(
 
 
 def kept(
-    report: Report, submission: Submission, *, suites: Path | None, folder: Path | None = None
+    report: Report,
+    submission: Submission,
+    *,
+    suites: Path | None,
+    folder: Path | None = None,
+    for_course: bool = False,
 ) -> tuple[Report, Path]:
     """What the student sees of `report` (next steps, `grade hint`'s memory in `.grade/`,
     the course's policy on fixes), the run then joined to the history the HTML report
-    charts; both kept in `folder` (default: the graded folder's, `hints.state_folder`)."""
+    charts; both kept in `folder` (default: the graded folder's, `hints.state_folder`).
+    `for_course`: a submission graded for the course (Gradescope): the policy is the
+    working folder's, the submission's own settings and state count for nothing, and nothing
+    is kept in it (`hints.for_course`)."""
+    if for_course:
+        return hints.for_course(report, submission, suites=suites), Path.cwd()
     state = hints.state_folder(submission.root) if folder is None else folder
     report = hints.after_grading(report, submission, suites=suites, folder=state)
     history.record(report, state)
@@ -156,9 +166,10 @@ def run(
 ) -> Graded:
     """Grade `submission` (`engine.grade`, inside `live`: the progress display), keep what
     the student sees (`kept`), hand it to `shown` (the terminal report) and write the
-    reports of `outputs` (kind -> path)."""
+    reports of `outputs` (kind -> path). With a Gradescope report among `outputs` the
+    submission is graded for the course (`kept`'s `for_course`)."""
     with live or contextlib.nullcontext():
         report = engine.grade(specs, submission, options, on_result, on_start=on_start)
-    report, state = kept(report, submission, suites=suites)
+    report, state = kept(report, submission, suites=suites, for_course="gradescope" in outputs)
     shown(report)
     return Graded(report, state, write_reports(report, outputs, state))

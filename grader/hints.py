@@ -346,6 +346,22 @@ def after_grading(
     return apply(report, load_revealed(folder), setting)
 
 
+def for_course(
+    report: Report,
+    submission: Submission,
+    *,
+    suites: Path | None = None,
+    course: Path | None = None,
+) -> Report:
+    """What a submission graded for the course shows (Gradescope): next steps, and the
+    policy with the course's setting (the `pyproject.toml` of `course`, default the working
+    folder: the course's source) and nothing revealed. Nothing of the submission's counts,
+    neither its own `[tool.grade]` nor its `.grade/`, and nothing is written into it."""
+    order = [spec.name for spec in catalog.exercises(suites or catalog.SUITES_DIR)]
+    report = next_step.fill(report, submission, order)
+    return apply(report, {}, _setting_or_never(Path.cwd() if course is None else course))
+
+
 def for_class(report: Report, folder: Path | None = None) -> Report:
     """The policy for a report no student revealed help in (`grade batch`, a class):
     fixes only when the course shows them always."""

@@ -6,6 +6,7 @@ hints); the gradebook and the summary are rebuilt from those (`grader.batch.grad
 from __future__ import annotations
 
 import json
+import sys
 import traceback
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
@@ -18,7 +19,7 @@ from grader.classroom import roster, similarity
 from grader.model import Report
 from grader.reports import console, controls, html, results
 from grader.runner import engine, policy
-from grader.runner.submission import SubmissionError, find
+from grader.runner.submission import SubmissionError, find, refuse_link
 
 IGNORED_FOLDERS = ("__MACOSX",)
 
@@ -32,8 +33,17 @@ def students(submissions: Path) -> list[str]:
 
 
 def job_for(submissions: Path, student: str, lessons: list[str]) -> Job:
+    """The student's lesson files: in their folder, or its `exercises/`. A folder that is a
+    link is not followed (`submission.refuse_link`): said on stderr, and its lesson files are
+    reported missing."""
     folder = submissions / student
     for candidate in (folder, folder / "exercises"):
+        if candidate.is_symlink():
+            try:
+                refuse_link(candidate)
+            except SubmissionError as exc:
+                print(f"grade batch: warning: {controls.visible(str(exc))}", file=sys.stderr)
+            break
         if candidate.is_dir():
             try:
                 found = find(candidate, lessons)

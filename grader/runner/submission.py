@@ -7,6 +7,7 @@ never copied into a grading run.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -31,8 +32,26 @@ class Submission:
         return lesson in self.files
 
 
+def refuse_link(path: Path) -> None:
+    """`SubmissionError` when `path` (a submission's folder, its `exercises/`, a lesson file)
+    is a symbolic link: a link is never followed, since it may lead anywhere the grader can
+    read (a student repository holding `exercises -> ../../solutions` would be graded on
+    the course's own solutions). The message names where it points."""
+    if path.is_symlink():
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "somewhere the grader cannot read"
+        raise SubmissionError(
+            f"{path} is a link to {target}: the grader does not follow links to lesson "
+            "folders or files. Put the lesson files themselves there (git keeps links as "
+            "links: commit the files), or grade the folder the link points to by its own path."
+        )
+
+
 def find(path: Path, lessons: Iterable[str]) -> Submission:
     known = set(lessons)
+    refuse_link(path)
     if not path.exists():
         raise SubmissionError(
             f"{path} does not exist. Give a folder of lesson files (default: exercises/) "

@@ -103,14 +103,21 @@ def test_command_checks_its_output_path(tmp_path: Path, grade: Grade) -> None:
     assert grade("gradescope-bundle", str(out))[0] == 2
 
 
-def autograder(tmp_path: Path, submission: dict[str, str]) -> dict[str, object]:
+def autograder(
+    tmp_path: Path, submission: dict[str, str], links: dict[str, Path] | None = None
+) -> dict[str, object]:
+    """The bundle's run_autograder run on `submission` (path -> text, and `links`: path ->
+    where a symbolic link there points) in a fake /autograder under `tmp_path`."""
     root = tmp_path / "autograder"
+    root.mkdir(parents=True)
     with zipfile.ZipFile(build(tmp_path)) as bundle:
         bundle.extractall(root / "source")
     (root / "submission").mkdir()
     for name, text in submission.items():
         (root / "submission" / name).parent.mkdir(parents=True, exist_ok=True)
         (root / "submission" / name).write_text(text)
+    for name, target in (links or {}).items():
+        (root / "submission" / name).symlink_to(target)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env.update(AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=sys.executable)
     proc = subprocess.run(
