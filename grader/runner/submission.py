@@ -43,9 +43,9 @@ def refuse_link(path: Path) -> None:
         except OSError:
             target = "somewhere the grader cannot read"
         raise SubmissionError(
-            f"{path} is a link to {target}: the grader does not follow links to lesson "
-            "folders or files. Put the lesson files themselves there (git keeps links as "
-            "links: commit the files), or grade the folder the link points to by its own path."
+            f"{path} is a symlink to {target}: the grader does not follow symlinks to lesson "
+            "folders or files. Put the lesson files themselves there (git keeps symlinks as "
+            "links: commit the files), or grade the folder the symlink points to by its path."
         )
 
 

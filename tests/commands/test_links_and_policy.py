@@ -33,15 +33,15 @@ def test_grade_refuses_a_linked_lesson_folder_and_names_its_target(
     (repo / "exercises").symlink_to(FIXTURES / "solutions")
     code, text = grade("--suites", str(FIXTURES / "suites"), str(repo / "exercises"))
     assert code == 2, text
-    assert "is a link to" in text and str(FIXTURES / "solutions") in text, text
+    assert "is a symlink to" in text and str(FIXTURES / "solutions") in text, text
     assert "Total" not in text  # nothing was graded
     # the default path (`exercises/` of the working folder) too
     code, text = grade("--suites", str(FIXTURES / "suites"), cwd=repo)
-    assert code == 2 and "exercises is a link to" in text, text
+    assert code == 2 and "exercises is a symlink to" in text, text
     # a linked lesson file
     (repo / "01_sums.py").symlink_to(FIXTURES / "solutions" / "01_sums.py")
     code, text = grade("--suites", str(FIXTURES / "suites"), str(repo / "01_sums.py"))
-    assert code == 2 and "01_sums.py is a link to" in text, text
+    assert code == 2 and "01_sums.py is a symlink to" in text, text
     # the folder itself, not linked, is graded as usual
     code, text = grade("--suites", str(FIXTURES / "suites"), str(FIXTURES / "solutions"), "-q")
     assert code == 0, text
@@ -61,8 +61,8 @@ def test_batch_does_not_follow_a_linked_student_folder_or_exercises(
     assert batch.job_for(submissions, "bo", LESSONS).files == ()
     assert batch.job_for(submissions, "cy", LESSONS).files == ()
     err = capsys.readouterr().err
-    assert f"bo/exercises is a link to {FIXTURES / 'solutions'}" in err, err
-    assert f"cy is a link to {FIXTURES / 'solutions'}" in err, err
+    assert f"bo/exercises is a symlink to {FIXTURES / 'solutions'}" in err, err
+    assert f"cy is a symlink to {FIXTURES / 'solutions'}" in err, err
 
 
 def _tests(results: dict[str, object]) -> list[tuple[str, str, object]]:
@@ -98,6 +98,6 @@ def test_gradescope_refuses_a_linked_exercises_folder_naming_it(tmp_path: Path) 
         tmp_path, {"README.md": "my repository"}, links={"exercises": FIXTURES / "solutions"}
     )
     assert results["score"] == 0.0 and results["tests"] == []
-    assert "is a link to" in str(results["output"]), results["output"]
+    assert "is a symlink to" in str(results["output"]), results["output"]
     assert str(FIXTURES / "solutions") in str(results["output"])
     assert not (root / "submission" / ".grade").exists()
