@@ -3,6 +3,12 @@
 
 Pure functions: the order a file's checks run in (`requirements_first`) and whether one
 required check lets another stand on it (`closed_by`); `Gate` is the `gate` fixture.
+
+A required check that failed only because its observations got no credit (the student's
+module can tamper with what the sandbox observes: `grader.sandbox.screen`) had every
+value it judged right: it lets others stand on it, and each of them is judged on its own
+evidence (refused too where that evidence is observed). One that also failed otherwise
+closes the gate without saying the values are wrong: nothing trustworthy is known of them.
 """
 
 from __future__ import annotations
@@ -79,6 +85,10 @@ FIRST_RUN = Earlier()
 UNJUDGED = {"timeout": "it ran out of time", "error": "it could not run"}
 """Why a required check that ended so has no verdict on the values."""
 
+REFUSED = "the grader gave no credit for its observation of your module, and it did not pass"
+"""Why a required check whose observations were refused, and which failed too, has no
+verdict on the values: what failed it may rest on an observation the module could change."""
+
 
 def closed_by(
     required: str, name: str, outcome: Outcome | None, earlier: Earlier = FIRST_RUN
@@ -93,8 +103,10 @@ def closed_by(
         return GateClosed(required, name, not_implemented=False, unjudged=why)
     if outcome is None:
         raise pytest.UsageError(f"a check requires {required!r}, which has not run yet")
-    if outcome.full_marks:
+    if outcome.full_marks or outcome.refused_only:  # refused_only: its values passed
         return None
+    if outcome.refused:
+        return GateClosed(required, name, not_implemented=False, unjudged=REFUSED)
     return GateClosed(
         required,
         name,

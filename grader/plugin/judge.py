@@ -16,8 +16,16 @@ import pytest
 from grader.authoring import Attachments, Credit
 from grader.plugin import gates, wording
 from grader.plugin.options import Options
-from grader.plugin.outcomes import PASSED, Context, Outcome, classify, skipped, with_credit
-from grader.plugin.session import SandboxSession, lesson_of, notebook_step
+from grader.plugin.outcomes import (
+    PASSED,
+    Context,
+    Outcome,
+    classify,
+    refused,
+    skipped,
+    with_credit,
+)
+from grader.plugin.session import SandboxNotStarted, SandboxSession, lesson_of, notebook_step
 from grader.protocol import records
 from grader.sandbox import client, probes
 from grader.sandbox.client import SandboxGone
@@ -82,9 +90,14 @@ class Judge:
             self.emit(records.Import(lesson, ok=True))
             return
         items[:] = []
-        message = session.scrub(wording.import_message(lesson, exc))
+        grader = isinstance(exc, SandboxNotStarted)  # nothing of the student's ran
+        said = wording.not_started(lesson, exc) if grader else wording.import_message(lesson, exc)
+        location = wording.error_location(exc)
+        message = session.scrub(said)
         self.emit(
-            records.Import(lesson, ok=False, message=message, location=wording.error_location(exc))
+            records.Import(
+                lesson, ok=False, message=message, location=location, grader_error=grader
+            )
         )
 
     def require(self, item: pytest.Item, check_ids: Sequence[str]) -> None:
@@ -117,6 +130,9 @@ class Judge:
         item.stash[STARTED] = time.perf_counter()
         self.emit(records.Start(item.name))
         self.session.share_time(self.options.check_share_s)
+        channel = self.session.channel
+        if channel is not None:  # observations refused in it are noted, not raised: `report`
+            channel.refused = []
 
     def report(self, item: pytest.Item, call: pytest.CallInfo[None]) -> None:
         """One phase of a check ended: its first failing phase decides its outcome."""
@@ -134,6 +150,9 @@ class Judge:
                 self._note_stop(item.name, exc)
         if call.when == "call":
             outcome = with_credit(outcome, item.stash.get(CREDIT, None))
+        channel = self.session.channel
+        if call.when == "call" and channel is not None and channel.refused:
+            outcome = refused(outcome, channel.refused)
         item.stash[OUTCOME] = outcome
 
     def _note_stop(self, check_id: str, exc: BaseException) -> None:
@@ -150,6 +169,9 @@ class Judge:
 
     def finish(self, item: pytest.Item) -> None:
         """A check ended: its result recorded, then what it attached."""
+        channel = self.session.channel
+        if channel is not None:
+            channel.refused = None
         outcome, scrub = item.stash.get(OUTCOME, PASSED), self.session.scrub
         started = item.stash.get(STARTED, None)
         self.emit(

@@ -28,6 +28,7 @@ from typing import Any
 
 from grader.protocol import sandbox as proto
 from grader.protocol import values, wire
+from grader.protocol.failure import CheckFailure
 from grader.protocol.values import HOLE, ErrorInfo, Public
 from grader.sandbox import screen
 
@@ -188,6 +189,8 @@ class Channel:
         self.source: bytes | None = None  # the lesson file, sent before the student's code ran
         self.threads_started = 0  # Python threads its code left running (the sandbox's word)
         self._screened: list[screen.Finding] | None = None
+        self.refused: list[screen.Finding] | None = None  # while the judge runs a check: what
+        # withheld credit from its observations (`require_observable`; None: raise at once)
 
     # -- encoding -------------------------------------------------------------------------
     def _encode(self, value: Any) -> tuple[Any, list[bytes | memoryview]]:
@@ -546,25 +549,47 @@ def probe(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 
 def require_observable(where: Any) -> None:
-    """Raise the check's failure when the student's module (of `where`: a channel, or a
-    handle of it) can tamper with what the sandbox observes: no credit for observations."""
+    """Withhold credit from an observation when the student's module (of `where`: a
+    channel, or a handle of it) can tamper with what the sandbox observes.
+
+    While a judge runs a check (`channel.refused` is a list), the findings are noted there
+    and the check goes on: the judge fails it at its end with `refusal(...)`, and knows
+    whether anything else in it failed (`grader.plugin.gates`). Otherwise this raises
+    that failure at once."""
     __tracebackhide__ = True
     channel = where if isinstance(where, Channel) else _channel_of(where)
     found = channel.tampering()
     if not found:
         return
-    from grader.protocol.failure import fail
+    if channel.refused is not None:
+        channel.refused[:] = found
+        return
+    raise refusal(found)
 
-    raise fail(
+
+class ObservationRefused(CheckFailure):
+    """A check's evidence was observed in the sandbox beside a module that can tamper with
+    it (`screen`): no credit, whatever was observed."""
+
+
+def refusal(found: list[screen.Finding], *, rest_passed: bool | None = None) -> ObservationRefused:
+    """The failure of a check whose observations `found` withheld credit from;
+    `rest_passed`: whether everything else the check judged passed (None: not known)."""
+    rest = {
+        True: " Everything else this check judged passed.",
+        False: " The rest of this check did not pass either: remove it to see why.",
+        None: "",
+    }[rest_passed]
+    return ObservationRefused(
         "the grader's observation of your code, made in the process that runs it",
         expected="a lesson file that leaves the grader, JAX's functions and the process "
         "alone, so what runs beside your code can be believed",
         observed=f"your module {screen.message(found)}",
         cause="this check's evidence is observed inside the process running your module, and "
-        "what your module does can change what is observed; the grader gives no credit for "
-        "such observations (your values are still checked, in the grader)",
-        fix="remove it: a lesson file needs no threads, no reassigned library functions and "
-        "no reach into the grader or the interpreter",
+        "what your module does there can change what is observed; the grader gives no credit "
+        "for such observations (your values are still checked, in the grader)." + rest,
+        fix="remove it: a lesson file needs no threads, no frames, no reassigned library "
+        "functions and no reach into the grader or the interpreter",
     )
 
 

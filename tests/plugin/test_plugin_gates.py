@@ -6,16 +6,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from grader.plugin import gates
 from grader.plugin.gates import Earlier, GateClosed, check_name, closed_by, requirements_first
 from grader.plugin.judge import Judge
 from grader.plugin.options import Options
-from grader.plugin.outcomes import PASSED, Outcome
+from grader.plugin.outcomes import PASSED, Outcome, refused
 from grader.protocol import records
 from grader.protocol.values import ErrorInfo
-from grader.sandbox import client
+from grader.sandbox import client, screen
 from grader.sandbox.client import SandboxGone
 
 pytest_plugins = ["pytester"]
@@ -199,3 +201,101 @@ def test_the_judges_records_of_a_file(pytester: pytest.Pytester, tmp_path: Path)
     )
     assert records.Metric(id="test_jit", name="speedup", value=3.0) in found
     assert found[-2:] == [records.Unrun(("test_values", "test_gated"), ()), records.Done()]
+
+
+# -- observations refused by the screen (grader.sandbox.screen) ---------------------------
+
+FOUND = [screen.Finding(3, "starts threads (`threading`), which run beside a probe")]
+
+
+class _Screened(client.Channel):
+    """A channel whose lesson file the screen refuses (no sandbox behind it)."""
+
+    def tampering(self) -> list[screen.Finding]:
+        return FOUND
+
+
+def test_a_check_refused_alone_lets_others_stand_on_it() -> None:
+    only = refused(PASSED, FOUND)
+    assert (only.status, only.fraction, only.refused, only.refused_only) == (
+        "failed",
+        0.0,
+        True,
+        True,
+    )
+    assert "line 3: starts threads" in only.message and "else this check judged passed" in (
+        only.message
+    )
+    assert closed_by("test_values", "values", only) is None
+
+
+def test_a_check_refused_that_failed_too_closes_the_gate_without_blaming_values() -> None:
+    both = refused(Outcome(status="failed", fraction=0.0, message="the sum is off"), FOUND)
+    assert both.refused and not both.refused_only and "line 3" in both.message
+    closed = closed_by("test_values", "values", both)
+    assert closed is not None and gates.REFUSED in closed.finding.observed
+    assert "values are wrong" not in closed.finding.message()
+    partial = refused(Outcome(status="failed", fraction=0.5), FOUND)
+    assert not partial.refused_only  # a gate opens on full marks only
+
+
+@pytest.mark.parametrize(
+    "outcome",
+    [
+        Outcome(status="failed", fraction=0.0, blocked_by="test_values"),
+        Outcome(status="failed", fraction=0.0, not_implemented=True),
+        Outcome(status="timeout", fraction=0.0),
+        Outcome(status="error", fraction=0.0),
+        Outcome(status="skipped", fraction=0.0),
+    ],
+)
+def test_a_check_that_judged_nothing_keeps_its_outcome(outcome: Outcome) -> None:
+    assert refused(outcome, FOUND) is outcome
+
+
+def test_outside_a_judge_a_refused_observation_raises_at_once() -> None:
+    with pytest.raises(client.ObservationRefused, match="line 3: starts threads"):
+        client.require_observable(_Screened(None))
+    client.require_observable(client.Channel(None))  # nothing found: nothing raised
+
+
+def test_the_judge_fails_a_refused_check_and_gates_on_the_rest(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """Inside a check the refusal is noted and the check goes on: it fails with the
+    screen's finding at its end, and its gates open when nothing else in it failed."""
+    path = tmp_path / "records.jsonl"
+    items = collect(pytester)
+    judge = Judge(Options(lesson=None, records_path=str(path)))
+    judge.collect(list(items.values()))
+    channel = _Screened(None)
+    judge.session.sandbox = SimpleNamespace(channel=channel)  # type: ignore[assignment]
+    went_on: list[str] = []
+
+    def observed_then_right() -> None:
+        client.require_observable(channel)
+        went_on.append("values compared")
+
+    run(judge, items["test_values"], observed_then_right)
+    assert went_on == ["values compared"] and channel.refused is None
+    judge.require(items["test_jit"], ("test_values",))  # open: only the observation failed
+    run(judge, items["test_unmarked"], lambda: None)  # no observation: passes
+
+    def observed_then_wrong() -> None:
+        client.require_observable(channel)
+        assert 1 == 2, "the sum is off"
+
+    again = collect(pytester)
+    other = Judge(Options(lesson=None))
+    other.collect(list(again.values()))
+    other.session.sandbox = SimpleNamespace(channel=channel)  # type: ignore[assignment]
+    run(other, again["test_values"], observed_then_wrong)
+    with pytest.raises(GateClosed) as closed:
+        other.require(again["test_jit"], ("test_values",))
+    assert "values are wrong" not in closed.value.finding.message()
+
+    by_id = {r.id: r for r in results(path) if isinstance(r, records.Result)}
+    assert by_id["test_values"].status == "failed"
+    assert "observation of your code" in by_id["test_values"].message
+    assert "line 3: starts threads" in by_id["test_values"].message
+    assert by_id["test_unmarked"].status == "passed"
