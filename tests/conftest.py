@@ -10,10 +10,16 @@
   (`tests/runner/submissions/redteam/`), so this holds at every isolation level.
 
 Only the controlling process does this (under xdist, the workers inherit its environment).
+
+Isolation levels: a test run at `user` or `strict` (a `level` parameter, or the
+`isolation(level)` marker) is skipped, with the grader's own reason, where the grader refuses
+that level here (`grader.runner.policy.isolation_for`: no root, no namespaces, or an
+installation the sandbox's user cannot read, as in a clone under a private 0700 folder).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -59,7 +65,42 @@ def _plant_canaries(home: str) -> None:
             _CANARIES.append(Path(name))
 
 
+@functools.cache
+def level_refused(level: str) -> str:
+    """Why the grader refuses to grade at isolation `level` on this machine ("" when it
+    grades there): its own level check, as `grade --isolation LEVEL` runs it."""
+    from grader.runner import policy
+
+    if level not in policy.ISOLATION_CHOICES:
+        return f"no isolation level {level!r}"
+    try:
+        policy.isolation_for(policy.Options(isolation=level))  # type: ignore[arg-type]
+    except policy.IsolationUnavailable as exc:
+        return str(exc)
+    return ""
+
+
+def _isolation_level(item: pytest.Item) -> str | None:
+    marker = item.get_closest_marker("isolation")
+    if marker is not None:
+        return str(marker.args[0])
+    callspec = getattr(item, "callspec", None)
+    level = callspec.params.get("level") if callspec is not None else None
+    return level if level in ("user", "strict") else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        level = _isolation_level(item)
+        why = level_refused(level) if level is not None else ""
+        if why:
+            item.add_marker(pytest.mark.skip(reason=f"no `{level}` isolation here: {why}"))
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "isolation(level): the test runs a sandbox at this level (skipped where refused)"
+    )
     if _is_worker(config) or os.environ.get(_ISOLATED):
         return
     real_home = os.path.expanduser("~")

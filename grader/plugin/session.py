@@ -21,6 +21,7 @@ import pytest
 
 from grader.plugin import wording
 from grader.protocol import records
+from grader.protocol import sandbox as proto
 from grader.sandbox import client, isolation, launch
 from grader.sandbox.client import SandboxGone
 
@@ -32,6 +33,13 @@ MAX_LESSON_BYTES = 64 << 20
 
 class LessonImportError(Exception):
     """The student's lesson file could not be imported."""
+
+
+class SandboxNotStarted(SandboxGone):
+    """The sandbox ended before it sent the lesson file's source, its first frame, sent just
+    before the student's module is imported: none of the student's code ran there (it could
+    not start, import the grader's own modules or read the installation). The grader's
+    failure, never the student's."""
 
 
 class SandboxSession:
@@ -53,6 +61,7 @@ class SandboxSession:
         self.sandbox: launch.Sandbox | None = None
         self.folder = ""  # the sandbox's own folder (its lessons, its scratch space)
         self._unreadable = ""  # why a notebook could not be graded
+        self._prepared = False  # a step ran in the sandbox before its first frame (a notebook)
 
     @property
     def channel(self) -> client.Channel | None:
@@ -68,6 +77,7 @@ class SandboxSession:
         imported); `close_fds` are the judge's own (its records)."""
         if self.lesson is None:
             return
+        self._prepared = prepare is not None
         self.folder = tempfile.mkdtemp(prefix="grader-sandbox-", dir=self._sandboxes)
         os.chmod(self.folder, 0o711)
         lessons = os.path.join(self.folder, "lessons")
@@ -127,11 +137,27 @@ class SandboxSession:
         if box is None:
             return FileNotFoundError(f"no sandbox for this suite (lesson {self.lesson!r})")
         if box.hello is None:
-            return SandboxGone(box.channel.gone or "the sandbox did not start")
+            why = box.channel.gone or "the sandbox did not start"
+            return SandboxNotStarted(why) if self._never_ran_student_code() else SandboxGone(why)
         if not box.hello.ok:
             assert box.hello.error is not None
             return client.student_error(box.hello.error)
         return None
+
+    def _never_ran_student_code(self) -> bool:
+        """Whether the sandbox, which ended before its hello, ended before any of the
+        student's code could run: it sent no source frame (the one sent just before the
+        import) though the lesson file was one it sends (`proto.MAX_SOURCE_BYTES`: a larger
+        file's frame is empty and tells nothing), and no step ran before that frame (a
+        notebook's kernel runs the student's cells there)."""
+        box = self.sandbox
+        if box is None or self._prepared or self.lesson is None or box.channel.source is not None:
+            return False
+        try:
+            size = os.path.getsize(os.path.join(self.folder, "lessons", f"{self.lesson}.py"))
+        except OSError:
+            return False
+        return size <= proto.MAX_SOURCE_BYTES
 
     def load(self, lesson: str) -> client.Remote:
         """The student's module `lesson`, as a handle into the sandbox."""
@@ -140,6 +166,8 @@ class SandboxSession:
                 f"the sandbox imported {self.lesson!r}, this suite grades {lesson!r}"
             )
         exc = self.import_error()
+        if isinstance(exc, SandboxNotStarted):
+            raise LessonImportError(wording.not_started(lesson, exc))
         if exc is not None:
             raise LessonImportError(wording.import_message(lesson, exc))
         return self.sandbox.module

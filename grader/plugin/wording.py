@@ -113,6 +113,20 @@ def import_message(lesson: str, exc: BaseException) -> str:
     )
 
 
+def not_started(lesson: str, exc: BaseException) -> str:
+    """The sandbox ended before the lesson file `lesson` was read (`SandboxNotStarted`): the
+    grader's failure, said as such: none of the student's code ran, no points are counted."""
+    return (
+        f"grader error: the grader could not start the process that imports {lesson}.py "
+        f"({short(exc, 300)}). It ended before reading the file, so none of your code ran and "
+        "no points were counted for it. Likely cause: that process runs as a user of its own, "
+        "and the grader's installation is closed to that user (its error is in the output "
+        "below). Fix, for whoever runs the grader: install it where other users may read "
+        "(`chmod o+rx` on the closed folder) or grade at another `--isolation` level, then "
+        "grade again."
+    )
+
+
 # -- a check that did not pass ---------------------------------------------------------
 
 

@@ -7,7 +7,9 @@ the same pipe before pytest starts. The worker caps what arrives and hands the
 lines to the parent, which decodes each with `decode`:
 
     collected   the checks pytest collected            Collected(ids)
-    import      the student's module imported or not   Import(lesson, ok, message, location)
+    import      the student's module imported or not   Import(lesson, ok, message, location,
+                (grader_error: the sandbox ended before    grader_error)
+                any of the student's code ran)
     skipped     the suite skipped itself               Skipped(message)
     suite_error the suite could not be collected       SuiteError(message)
     start       a check began                          Start(id)
@@ -117,6 +119,8 @@ class Import:
     message: str = ""
     location: SourceLine | None = None
     duration_s: float = 0.0
+    grader_error: bool = False  # not imported through no fault of the student's: none of
+    # their code ran (its sandbox ended before its first frame; `grader.plugin.session`)
 
     def __post_init__(self) -> None:
         _clip(self, lesson=MAX_LESSON_CHARS, message=MAX_MESSAGE_CHARS)
@@ -421,6 +425,7 @@ _FIELDS: dict[type[Record], dict[str, tuple[Callable[[Any], Any], bool]]] = {
         "message": (_text(MAX_MESSAGE_CHARS), False),
         "location": (_location, False),
         "duration_s": (_seconds, False),
+        "grader_error": (_flag, False),
     },
     Skipped: {"message": (_text(MAX_MESSAGE_CHARS), True)},
     SuiteError: {"message": (_text(MAX_MESSAGE_CHARS), True)},

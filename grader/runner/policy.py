@@ -78,6 +78,8 @@ def isolation_for(options: Options, found: Isolation | None = None) -> Isolation
         ]
         turned_off = tuple(f"{FEATURES[level]} (not used: --isolation {wanted})" for level in above)
         chosen = Isolation(wanted, turned_off + found.missing)
+    if chosen.level == "user" and os.geteuid() == 0:
+        chosen = _user_reaches(chosen, found, options)
     required = options.require_isolation
     if not isolation.at_least(chosen.level, required):
         what = "detected" if chosen is found else "chosen"
@@ -87,6 +89,38 @@ def isolation_for(options: Options, found: Isolation | None = None) -> Isolation
             "switch users (as root, in a container) or lower --require-isolation."
         )
     return chosen
+
+
+def _user_reaches(chosen: Isolation, found: Isolation, options: Options) -> Isolation:
+    """`chosen` (`user`) once a user of its own was seen to reach what a sandbox needs
+    (`isolation.closed_to_sandbox`): the installation (`detect` tried it where it found
+    `user`; tried here when `user` is forced below `strict`: `IsolationUnavailable` naming
+    the folder that stops it), and the judge's compilation cache (where it cannot, a word
+    in `missing`: each sandbox compiles the judge's programs again, nothing else changes)."""
+    if found.level != "user":
+        closed = isolation.closed_to_sandbox(isolation.sandbox_reads())
+        if closed is not None:
+            raise IsolationUnavailable(f"--isolation user: {closed}; fix: {closed.fix}.")
+    wanted = cache.default_dir() if options.cache_dir is None else options.cache_dir
+    folder = _nearest_existing(wanted) if wanted else ""
+    closed = isolation.closed_to_sandbox(enter=(folder,)) if folder else None
+    if closed is None:
+        return chosen
+    note = (
+        f"a compilation cache the sandbox can read ({closed}: each sandbox compiles "
+        f"the judge's programs again; ${cache.ENV} may name a folder other users may enter)"
+    )
+    return Isolation(chosen.level, (*chosen.missing, note))
+
+
+def _nearest_existing(path: str) -> str:
+    """`path`, or its nearest folder that exists (the cache's is made when grading starts)."""
+    while path and not os.path.isdir(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            return ""
+        path = parent
+    return path
 
 
 def guard_suites(

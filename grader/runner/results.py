@@ -28,6 +28,13 @@ from grader.model import (
 from grader.protocol import records as rec
 from grader.protocol.jobs import Ended
 
+NOT_GRADED = (
+    "not run: the grader could not start the process that runs your code "
+    "(a grader error, not yours: no points counted)"
+)
+"""Each check's message when the judge said the grader could not import the lesson file
+(`rec.Import.grader_error`): the file's message says what the grader could not do."""
+
 
 @dataclass(frozen=True)
 class Ending:
@@ -160,14 +167,16 @@ def _result(
     duration_s: float = 0.0,
     blocked_by: str | None = None,
     root_cause: str | None = None,
+    counted: bool = True,
 ) -> CheckResult:
+    """The check's result; not `counted` (nor when skipped): worth no points either way."""
     earned = spec.points * fraction if status in ("passed", "failed") else 0.0
     return CheckResult(
         name=spec.name,
         id=spec.id,
         status=status,
         score=round(earned, 6),
-        max_score=0.0 if status == "skipped" else spec.points,
+        max_score=spec.points if counted and status != "skipped" else 0.0,
         visibility=spec.visibility,
         message=message,
         hint=spec.hint,
@@ -289,6 +298,10 @@ def _judge(spec: ExerciseSpec, parsed: _Parsed, ending: Ending, filename: str) -
 
 
 def _import_failed(spec: ExerciseSpec, imported: rec.Import, filename: str) -> Judgement:
+    if imported.grader_error:  # none of the student's code ran: no verdict, no points counted
+        message = imported.message or f"the grader could not import {filename}"
+        checks = [_result(c, "error", NOT_GRADED, counted=False) for c in spec.checks]
+        return "error", tuple(checks), message
     message = imported.message or f"{filename} failed to import"
     checks = [_result(c, "error", f"not run: {filename} does not import") for c in spec.checks]
     if checks:

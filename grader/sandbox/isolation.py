@@ -30,6 +30,7 @@ import platform
 import resource
 import shutil
 import socket
+import stat
 import struct
 import sys
 from collections.abc import Callable, Iterable
@@ -139,37 +140,129 @@ def _detect_level() -> Isolation:
         lambda: unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
     ):
         return Isolation("strict")
-    hidden = unreadable_installation()
-    if hidden:
-        return Isolation(
-            "basic",
-            (
-                "namespaces (unshare is not permitted: no CAP_SYS_ADMIN)",
-                f"an installation other users can read ({hidden} is closed to them, "
-                "so a sandbox user could not import the standard library)",
-            ),
+    no_namespaces = "namespaces (unshare is not permitted: no CAP_SYS_ADMIN)"
+    closed = closed_to_sandbox(sandbox_reads())
+    if closed is not None:
+        return Isolation("basic", (no_namespaces, closed.missing()))
+    return Isolation("user", (no_namespaces,))
+
+
+# -- what a sandbox's user can reach (the evidence behind `user`) ----------------------
+
+
+@dataclass(frozen=True)
+class Closed:
+    """A folder a sandbox at `user` needs (`needed`) that a user of its own could not reach,
+    what the probe saw (`error`), and the folder that stops it (`folder`, with its `mode`):
+    the first one on the way that other users may not enter, or `needed` itself."""
+
+    needed: str
+    error: str
+    folder: str
+    mode: int
+
+    def __str__(self) -> str:
+        return (
+            f"{self.folder} (mode {self.mode:o}) is closed to other users, so the sandbox's "
+            f"user cannot read {self.needed} ({self.error})"
         )
-    return Isolation("user", ("namespaces (unshare is not permitted: no CAP_SYS_ADMIN)",))
+
+    @property
+    def fix(self) -> str:
+        return (
+            f"let other users read it (`chmod o+rx {self.folder}`) or install where they may, "
+            "or grade at another level (`--isolation strict` where namespaces are allowed, "
+            "`--isolation basic` otherwise)"
+        )
+
+    def missing(self) -> str:
+        """The entry `detect` adds to `Isolation.missing` when it falls back to `basic`."""
+        return f"an installation other users can read ({self}; fix: {self.fix})"
 
 
-def unreadable_installation() -> str:
-    """The first folder on the way to Python's standard library or site-packages that other
-    users cannot enter or read ("" when everything is readable): a sandbox at `user` level
-    imports modules lazily and must be able to read them."""
-    import sysconfig
+def sandbox_reads() -> tuple[str, ...]:
+    """What a sandbox at `user` imports from, lazily, after its user is switched: the Python
+    installation (`python_paths`) and the grader's own package (a source checkout's, too)."""
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    return tuple(sorted({*python_paths(), package}))
 
-    for top in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"]}:
-        path = os.path.realpath(top)
-        parts = path.split(os.sep)
-        for i in range(2, len(parts) + 1):
-            folder = os.sep.join(parts[:i])
-            try:
-                mode = os.stat(folder).st_mode
-            except OSError:
-                return folder
-            if not mode & 0o001 or (folder == path and not mode & 0o004):
-                return folder
-    return ""
+
+def closed_to_sandbox(read: Iterable[str] = (), enter: Iterable[str] = ()) -> Closed | None:
+    """Evidence, not modes: fork a child that switches to a user of its own as a sandbox
+    does (`_drop_user`, needs root), and try each folder of `read` as an import would (stat
+    it, list it, open a file in it) and each of `enter` as the sandbox reads the judge's
+    compilation cache (pass through, entries read by name). The first that fails, and the
+    folder that stops it; None when the sandbox's user reaches them all."""
+    tasks = [(path, True) for path in read] + [(path, False) for path in enter]
+    uid = sandbox_uid(os.getpid())
+    out_r, out_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's work is seen through the pipe
+        try:
+            os.close(out_r)
+            _drop_user(uid)
+            for index, (path, listed) in enumerate(tasks):
+                failed = _reach(path, listed=listed)
+                if failed is not None:
+                    os.write(out_w, f"{index}\0{failed[0]}\0{failed[1]}".encode())
+                    break
+        except BaseException as exc:
+            os.write(out_w, f"-1\0\0{exc}".encode(errors="replace"))
+        os._exit(0)
+    os.close(out_w)
+    with os.fdopen(out_r, "rb") as pipe:
+        said = pipe.read().decode(errors="replace")
+    os.waitpid(pid, 0)
+    if not said:
+        return None
+    number, blocked, error = said.split("\0", 2)
+    if int(number) < 0:
+        raise OSError(f"the level check could not switch users: {error}")
+    needed, listed = tasks[int(number)]
+    folder, mode = _stopper(blocked or needed, listed=listed)
+    return Closed(needed, error, folder, mode)
+
+
+def _reach(path: str, *, listed: bool) -> tuple[str, str] | None:
+    """What stops this process from reading `path` as an import does: (the path it could
+    not open, why), or None."""
+    try:
+        os.stat(path)
+        if not listed:
+            return None if os.access(path, os.X_OK) else (path, "it cannot pass through")
+        for name in sorted(os.listdir(path)):
+            inside = os.path.join(path, name)
+            if os.path.isfile(inside):
+                with open(inside, "rb") as fh:
+                    fh.read(1)
+                break
+    except OSError as exc:
+        blocked = str(exc.filename) if exc.filename else path
+        return blocked, exc.strerror or str(exc)
+    return None
+
+
+def _stopper(path: str, *, listed: bool) -> tuple[str, int]:
+    """What keeps other users from `path`, read as root: the first folder on the way they
+    may not pass through, else `path` when they may not read it (or pass through it, for a
+    folder `listed`); else `path` itself (an ACL or a security module decided, not modes)."""
+    real = os.path.realpath(path)
+    parts = real.split(os.sep)
+    for i in range(2, len(parts) + 1):
+        folder = os.sep.join(parts[:i])
+        try:
+            info = os.stat(folder)
+        except OSError:
+            return folder, 0
+        mode, last = stat.S_IMODE(info.st_mode), folder == real
+        folder_needs = 0o005 if last and listed else 0o001
+        needs = folder_needs if stat.S_ISDIR(info.st_mode) else 0o004
+        if mode & needs != needs:
+            return folder, mode
+    try:
+        return real, stat.S_IMODE(os.stat(real).st_mode)
+    except OSError:
+        return real, 0
 
 
 def _try_in_child(action: Callable[[], None]) -> bool:

@@ -210,6 +210,7 @@ def test_without_namespaces_landlock_keeps_the_sandbox_to_its_own_files(tmp_path
 
 @pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
+@pytest.mark.isolation("user")
 def test_user_level_cannot_write_into_root_owned_folders(tmp_path):
     tmp_path.chmod(0o755)
     seen = drive(tmp_path, "user", "write_outside")
