@@ -29,7 +29,16 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from grader.protocol import wire
-from grader.sandbox import client, descriptors, isolation, jax_cache, quota, server
+from grader.sandbox import (
+    client,
+    descriptors,
+    held,
+    isolation,
+    jax_cache,
+    quota,
+    server,
+    sysv,
+)
 
 HELLO_TIMEOUT_S = 120.0
 """Importing the student's module (it may compute at import) before the first request."""
@@ -53,11 +62,17 @@ class Sandbox:
         return self.channel.module
 
     def close(self) -> None:
-        """Kill the sandbox and everything it started; reap it."""
+        """Kill the sandbox and everything it started; reap it; remove the System V objects
+        it left (at `strict` its IPC namespace goes once the watchdog's thread left it)."""
+        seen: set[int] = {self.pid}
         if self.watchdog is not None:
             self.watchdog.stop()
+            seen |= self.watchdog.seen
         self.channel.close()
         kill_tree(self.pid)
+        if self.watchdog is not None:
+            self.watchdog.join(KILL_TIMEOUT_S)
+        sysv.release(self.level, isolation.sandbox_uid(os.getpid()), seen)
         if self.stack_fd >= 0:
             with contextlib.suppress(OSError):
                 os.close(self.stack_fd)
@@ -220,12 +235,36 @@ def _watch_writes(
     pid: int, level: isolation.Level, plan: isolation.Plan, channel: client.Channel
 ) -> quota.Watchdog:
     """The quota's watchdog, from the hello on (at `strict` the sandbox's root is built by
-    then): what the sandbox wrote in its places, measured from here."""
+    then): what the sandbox wrote in its places and holds in its processes (deleted files,
+    memfds, System V segments), measured from here."""
+    read_fds = level == "basic" or held.may_read_others()  # else only its folders count
+    in_namespace = False  # at strict: this thread lists the sandbox's own IPC objects
 
-    def measure() -> tuple[int, int]:
+    def measure() -> quota.Usage:
+        nonlocal in_namespace
+        serving = _serving_pid(pid, level)
+        skip_dev = -1
         if level == "strict":  # the tmpfs all its writable places are on
-            return quota.mounted(f"/proc/{_serving_pid(pid, level)}/root/tmp")
-        return quota.walked(plan.writable)
+            size, files = quota.mounted(f"/proc/{serving}/root/tmp")
+            skip_dev = os.stat(f"/proc/{serving}/root/tmp").st_dev
+            in_namespace = in_namespace or sysv.enter(serving)
+        else:
+            size, files = quota.walked(plan.writable)
+        pids = [pid, *held.descendants(os.getpid())]  # its orphans are this process's children
+        found = held.measure(pids, serving, skip_dev) if read_fds else held.Held(pids=set(pids))
+        objects = sysv.listed() if level != "strict" or in_namespace else []
+        if level != "strict":
+            uid = plan.uid if level == "user" else None
+            objects = sysv.owned(objects, uid=uid, pids=found.pids | watchdog.seen)
+        ids = {ino for dev, ino in found.mapped if dev == held.SYSV}
+        return quota.Usage(
+            size=size + found.deleted,
+            files=files,
+            shared=found.unmapped + sysv.held(objects, ids),
+            memory_left=held.memory_left(serving),
+            hidden=found.hidden,
+            pids=found.pids,
+        )
 
     def exceeded(why: str) -> None:
         channel.stop_reason = why

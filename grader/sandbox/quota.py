@@ -9,9 +9,23 @@ the disk of a Gradescope container or a batch host and stop other students' repo
   with ENOSPC;
 - at every level a watchdog in the judge measures what the sandbox wrote, every
   `POLL_S`: the tmpfs's own counts at `strict` (`statvfs` through `/proc/PID/root`), the
-  sandbox's writable folders walked at `user` and `basic`. A sandbox at or past the quota
-  is stopped (`launch`), and its check says why (`EXCEEDED`); the file's other checks are
-  graded again on a fresh sandbox, as after any stop, and no other grading is touched.
+  sandbox's writable folders walked at `user` and `basic`, plus, at every level, what its
+  processes hold that no folder shows (`grader.sandbox.held`: files deleted while open or
+  mapped, reserved blocks included). A sandbox at or past the quota is stopped (`launch`),
+  and its check says why (`EXCEEDED`); the file's other checks are graded again on a fresh
+  sandbox, as after any stop, and no other grading is touched.
+
+The same watchdog counts the sandbox's shared memory (memfd files, System V segments) against
+its memory limit (`held.memory_left`) and stops it past that (`held.OUT_OF_MEMORY`), and stops
+a process that hides its descriptors from it (`HIDDEN`).
+
+The bound, at `user` and `basic`: a sandbox holds at most the quota plus what it adds between
+two polls (`POLL_S`, or 4x the time a measure takes when that is longer) and the kill: by
+writing, the disk's write rate times that (about 0.2 GB at 1 GB/s); by `fallocate`, which
+reserves blocks without writing them, `RLIMIT_FSIZE` (256 MiB, the judge's) per file, as many
+files as it makes in that time, so only the disk's free space bounds it, for that fraction of a
+second: the files are freed with the sandbox. At `strict` the tmpfs bounds it exactly; its
+memfd files and segments are memory, counted at the same poll.
 
 `GRADER_WRITE_QUOTA` ("BYTES,FILES" in the grader's environment) lowers the quota (tests).
 """
@@ -22,6 +36,9 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from grader.sandbox import held
 
 QUOTA_BYTES = 512 << 20
 """Everything one sandbox writes (the size a strict sandbox's /tmp had alone before)."""
@@ -34,6 +51,10 @@ SLACK_BYTES = 1 << 20
 ENV = "GRADER_WRITE_QUOTA"
 EXCEEDED = "the files your code wrote reached the grading's quota"
 """How a stop for the quota is worded (the plugin recognises it)."""
+HIDDEN = (
+    "it hid its open files from the grader (a process made itself undumpable), so what they "
+    "hold could not be counted against the grading's quota"
+)
 
 
 def limits() -> tuple[int, int]:
@@ -77,16 +98,39 @@ def mounted(path: str) -> tuple[int, int]:
     return (st.f_blocks - st.f_bfree) * st.f_frsize, st.f_files - st.f_ffree
 
 
-class Watchdog(threading.Thread):
-    """Calls `exceeded(reason)` once when `measure()` reaches the quota; stops at `stop()`."""
+@dataclass
+class Usage:
+    """One measure of a sandbox: its disk (bytes, files) and its shared memory."""
 
-    def __init__(
-        self, measure: Callable[[], tuple[int, int]], exceeded: Callable[[str], None]
-    ) -> None:
+    size: int
+    files: int
+    shared: int = 0  # memory held outside the serving process's address space
+    memory_left: int | None = None  # what its address-space limit leaves (None: no limit)
+    hidden: bool = False  # a process hid its descriptors
+    pids: set[int] = field(default_factory=set)  # the processes measured
+
+
+def verdict(usage: Usage, size: int, files: int) -> str:
+    """Why the sandbox must stop ("" if it may go on) under a quota of `size` and `files`."""
+    if usage.size >= size - SLACK_BYTES or usage.files >= files - 1:
+        return reason(size, files)
+    if usage.memory_left is not None and usage.shared > usage.memory_left:
+        return held.out_of_memory(usage.shared, usage.memory_left)
+    if usage.hidden:
+        return HIDDEN
+    return ""
+
+
+class Watchdog(threading.Thread):
+    """Calls `exceeded(reason)` once when `measure()` reaches the quota or the memory limit;
+    stops at `stop()`. `seen` gathers every process it measured (`sysv.release`)."""
+
+    def __init__(self, measure: Callable[[], Usage], exceeded: Callable[[str], None]) -> None:
         super().__init__(name="grader-write-quota", daemon=True)
         self._measure, self._exceeded = measure, exceeded
         self._stopped = threading.Event()
         self.size, self.files = limits()
+        self.seen: set[int] = set()
 
     def stop(self) -> None:
         self._stopped.set()
@@ -95,11 +139,13 @@ class Watchdog(threading.Thread):
         while not self._stopped.is_set():
             started = time.monotonic()
             try:
-                size, files = self._measure()
+                usage = self._measure()
             except OSError:  # the sandbox has ended: nothing left to measure
                 return
-            if size >= self.size - SLACK_BYTES or files >= self.files - 1:
+            self.seen |= usage.pids
+            why = verdict(usage, self.size, self.files)
+            if why:
                 if not self._stopped.is_set():
-                    self._exceeded(reason(self.size, self.files))
+                    self._exceeded(why)
                 return
             self._stopped.wait(max(POLL_S, 4 * (time.monotonic() - started)))

@@ -1,0 +1,214 @@
+"""What a sandbox holds that no folder shows (issue 33, item 3), at every level.
+
+Files deleted while open, blocks reserved with `fallocate` on a deleted file, memfd files and
+System V segments: a sandbox that holds more than the quota (16 MiB here) or its shared
+memory allowance (`GRADER_SHARED_MEMORY`, 24 MiB here) is stopped with the reason; the System V
+objects of a sandbox are gone once it is closed; a sandbox that writes a few small files,
+reads them back and deletes them is never stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from grader.sandbox import held, quota, sysv
+
+HERE = Path(__file__).parent
+LEVELS = ["basic", "user", "strict"] if os.geteuid() == 0 else ["basic"]
+QUOTA = f"{16 << 20},300"
+SHARED = str(24 << 20)
+
+pytestmark = pytest.mark.slow
+
+PAYLOAD = """
+import ctypes, os, time
+
+_kept = []  # what the sandbox holds: descriptors of deleted files, memfds
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.shmat.restype = ctypes.c_void_p
+_libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+_libc.shmdt.argtypes = [ctypes.c_void_p]
+
+
+def _hold(fd, reserve):
+    _kept.append(fd)
+    if reserve:
+        os.posix_fallocate(fd, 0, 4 << 20)
+    else:
+        for _ in range(4):
+            os.write(fd, b"x" * (1 << 20))
+
+
+def _until_stopped(step):
+    end = time.monotonic() + 20
+    while time.monotonic() < end:
+        try:
+            step()
+        except OSError as exc:
+            return os.strerror(exc.errno)
+        time.sleep(0.02)
+    return "never stopped"
+
+
+def unlinked(folder, reserve=False):
+    os.makedirs(folder, exist_ok=True)
+    def step():
+        path = os.path.join(folder, f"f{len(_kept)}")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        os.unlink(path)
+        _hold(fd, reserve)
+    return _until_stopped(step)
+
+
+def memfd():
+    return _until_stopped(lambda: _hold(os.memfd_create(f"m{len(_kept)}"), False))
+
+
+def segment(size):
+    shmid = _libc.shmget(0, size, 0o1600)  # IPC_PRIVATE, IPC_CREAT | 0600
+    if shmid < 0:
+        raise OSError(ctypes.get_errno(), "shmget")
+    address = _libc.shmat(shmid, None, 0)
+    ctypes.memset(address, 1, size)  # its pages in memory
+    _libc.shmdt(ctypes.c_void_p(address))
+    _kept.append(shmid)
+    return shmid
+
+
+def segments():
+    return _until_stopped(lambda: segment(4 << 20))
+
+
+def small_segments():
+    return [segment(1 << 20), segment(1 << 20)]
+
+
+def ok(folder):
+    os.makedirs(folder, exist_ok=True)
+    seen = []
+    for n in range(5):
+        path = os.path.join(folder, f"note{n}.txt")
+        with open(path, "w") as fh:
+            fh.write(f"note {n}\\n" * 100)
+        with open(path) as fh:
+            seen.append(fh.readline().strip())
+    with open(os.path.join(folder, "gone.txt"), "w") as fh:  # deleted while open
+        os.unlink(fh.name)
+        fh.write("scratch")
+    fd = os.memfd_create("small")
+    os.write(fd, b"y" * 4096)
+    os.close(fd)
+    return seen
+"""
+
+DRIVER = """
+import json, os, sys, time
+sys.path.insert(0, sys.argv[3])
+import drive_sandbox
+
+level, folder, how = sys.argv[1], sys.argv[2], sys.argv[4]
+box, work = drive_sandbox.start(level, folder)
+target = os.path.join(work, "scratch", "payload")
+report = {}
+calls = {
+    "unlinked": lambda: box.module.unlinked(target),
+    "fallocate": lambda: box.module.unlinked(target, reserve=True),
+    "memfd": lambda: box.module.memfd(),
+    "segments": lambda: box.module.segments(),
+    "small_segments": lambda: box.module.small_segments(),
+    "ok": lambda: box.module.ok(target),
+}
+started = time.monotonic()
+report["call"] = drive_sandbox.outcome(calls[how])
+report["seconds"] = time.monotonic() - started
+time.sleep(1.0)  # the watchdog's turn
+report["again"] = drive_sandbox.outcome(lambda: box.module.ok(target))
+box.close()
+import shutil
+shutil.rmtree(work, ignore_errors=True)
+print(json.dumps(report))
+"""
+
+
+@pytest.fixture
+def temp_dir() -> Iterator[Path]:
+    """A temp folder of the test's own, for the sandbox's workdir (TMPDIR of the driver)."""
+    folder = Path(tempfile.mkdtemp(prefix="grade-held-"))
+    folder.chmod(0o711)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def drive(temp_dir: Path, level: str, how: str) -> dict:
+    folder = temp_dir / "lesson"
+    folder.mkdir()
+    folder.chmod(0o755)
+    (folder / "lesson.py").write_text(PAYLOAD)
+    proc = subprocess.run(
+        [sys.executable, "-c", DRIVER, level, str(folder), str(HERE), how],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=temp_dir,
+        env={**os.environ, "TMPDIR": str(temp_dir), quota.ENV: QUOTA, held.ENV: SHARED},
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def stopped_for(seen: dict, reason: str) -> None:
+    assert seen["seconds"] < 10, seen  # stopped, not left to go on for its 20 s
+    assert seen["again"]["gone"].startswith(
+        "it had already stopped in an earlier check: " + reason
+    ), seen
+
+
+@pytest.mark.parametrize("how", ["unlinked", "fallocate"])
+@pytest.mark.parametrize("level", LEVELS)
+def test_deleted_files_held_open_count_against_the_quota(
+    temp_dir: Path, level: str, how: str
+) -> None:
+    seen = drive(temp_dir, level, how)
+    if level == "strict" and "value" in seen["call"]:  # the tmpfs refused it first
+        assert seen["call"]["value"] == os.strerror(28), seen  # ENOSPC
+        return
+    assert seen["call"] == {"gone": quota.reason(16 << 20, 300)}, seen
+    stopped_for(seen, quota.EXCEEDED)
+
+
+@pytest.mark.parametrize("how", ["memfd", "segments"])
+@pytest.mark.parametrize("level", LEVELS)
+def test_shared_memory_counts_against_the_memory_limit(
+    temp_dir: Path, level: str, how: str
+) -> None:
+    seen = drive(temp_dir, level, how)
+    assert seen["call"]["gone"].startswith(held.OUT_OF_MEMORY), seen
+    stopped_for(seen, held.OUT_OF_MEMORY)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_system_v_objects_do_not_outlive_the_sandbox(temp_dir: Path, level: str) -> None:
+    before = {(o.kind, o.id) for o in sysv.listed()}
+    seen = drive(temp_dir, level, "small_segments")
+    made = seen["call"]["value"]
+    assert len(made) == 2, seen  # made, and small enough to go on
+    assert "value" in seen["again"], seen
+    left = {(o.kind, o.id) for o in sysv.listed()} - before
+    assert not left, left  # at strict they were never in this namespace
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_sandbox_writing_small_files_is_not_stopped(temp_dir: Path, level: str) -> None:
+    seen = drive(temp_dir, level, "ok")
+    notes = [f"note {n}" for n in range(5)]
+    assert seen["call"] == {"value": notes}, seen
+    assert seen["again"] == {"value": notes}, seen
