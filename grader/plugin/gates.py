@@ -4,11 +4,11 @@
 Pure functions: the order a file's checks run in (`requirements_first`) and whether one
 required check lets another stand on it (`closed_by`); `Gate` is the `gate` fixture.
 
-A required check that failed only because its observations got no credit (the student's
-module can tamper with what the sandbox observes: `grader.sandbox.screen`) had every
-value it judged right: it lets others stand on it, and each of them is judged on its own
-evidence (refused too where that evidence is observed). One that also failed otherwise
-closes the gate without saying the values are wrong: nothing trustworthy is known of them.
+A required check whose observation got no credit (the student's module can tamper with
+what the sandbox observes: `grader.sandbox.screen`) closes the gate without saying the
+values are wrong: it stopped at the refusal, so nothing is known of them. It does not open
+the gate either: a module could otherwise add a refused construct to wrong code to have
+the checks standing on it judged, which its honest twin does not get.
 """
 
 from __future__ import annotations
@@ -85,9 +85,9 @@ FIRST_RUN = Earlier()
 UNJUDGED = {"timeout": "it ran out of time", "error": "it could not run"}
 """Why a required check that ended so has no verdict on the values."""
 
-REFUSED = "the grader gave no credit for its observation of your module, and it did not pass"
-"""Why a required check whose observations were refused, and which failed too, has no
-verdict on the values: what failed it may rest on an observation the module could change."""
+REFUSED = "the grader gave no credit for its observation of your module: see its message"
+"""Why a required check whose observation was refused (`client.ObservationRefused`) has
+no verdict on the values: it stopped before judging them."""
 
 
 def closed_by(
@@ -103,7 +103,7 @@ def closed_by(
         return GateClosed(required, name, not_implemented=False, unjudged=why)
     if outcome is None:
         raise pytest.UsageError(f"a check requires {required!r}, which has not run yet")
-    if outcome.full_marks or outcome.refused_only:  # refused_only: its values passed
+    if outcome.full_marks:
         return None
     if outcome.refused:
         return GateClosed(required, name, not_implemented=False, unjudged=REFUSED)

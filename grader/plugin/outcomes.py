@@ -17,7 +17,7 @@ from grader.plugin import wording
 from grader.plugin.gates import GateClosed
 from grader.plugin.session import WALL_PER_CPU_SHARE, LessonImportError
 from grader.protocol.failure import CheckFailure
-from grader.sandbox import client, quota, screen
+from grader.sandbox import client, quota
 from grader.sandbox.client import SandboxGone, StudentError
 
 
@@ -33,8 +33,7 @@ class Outcome:
     not_implemented: bool = False
     blocked_by: str | None = None
     root_cause: str | None = None
-    refused: bool = False  # its observations got no credit (`client.require_observable`)
-    refused_only: bool = False  # ... and that alone failed it: all else it judged passed
+    refused: bool = False  # its observation got no credit (`client.ObservationRefused`)
 
     @property
     def full_marks(self) -> bool:
@@ -104,6 +103,7 @@ def classify(exc: BaseException, when: str, context: Context = UNKNOWN) -> Outco
             message=exc.finding.message(),
             fix=exc.finding.fix,
             root_cause=wording.student_root_cause(exc),
+            refused=isinstance(exc, client.ObservationRefused),
         )
     if isinstance(exc, StudentError):
         return _student_error(base, exc, failed)
@@ -121,25 +121,6 @@ def with_credit(outcome: Outcome, credit: Credit | None) -> Outcome:
         return outcome
     return replace(
         outcome, status="failed", fraction=credit.fraction, message=credit.message, fix=credit.fix
-    )
-
-
-def refused(outcome: Outcome, found: list[screen.Finding]) -> Outcome:
-    """A check whose observations the student's module could tamper with (`found`, from
-    `client.require_observable`): it fails with the screen's findings, and says whether
-    that alone failed it (`refused_only`: then the gates standing on it stay open). A check
-    that did not judge anything (a closed gate, a stub, a skip, a stopped sandbox) keeps
-    its outcome."""
-    if outcome.status not in ("passed", "failed") or outcome.blocked_by or outcome.not_implemented:
-        return outcome
-    exc = client.refusal(found, rest_passed=outcome.full_marks)
-    return Outcome(
-        status="failed",
-        fraction=0.0,
-        message=exc.finding.message(),
-        fix=exc.finding.fix,
-        refused=True,
-        refused_only=outcome.full_marks,
     )
 
 

@@ -189,8 +189,6 @@ class Channel:
         self.source: bytes | None = None  # the lesson file, sent before the student's code ran
         self.threads_started = 0  # Python threads its code left running (the sandbox's word)
         self._screened: list[screen.Finding] | None = None
-        self.refused: list[screen.Finding] | None = None  # while the judge runs a check: what
-        # withheld credit from its observations (`require_observable`; None: raise at once)
 
     # -- encoding -------------------------------------------------------------------------
     def _encode(self, value: Any) -> tuple[Any, list[bytes | memoryview]]:
@@ -549,37 +547,26 @@ def probe(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 
 def require_observable(where: Any) -> None:
-    """Withhold credit from an observation when the student's module (of `where`: a
-    channel, or a handle of it) can tamper with what the sandbox observes.
-
-    While a judge runs a check (`channel.refused` is a list), the findings are noted there
-    and the check goes on: the judge fails it at its end with `refusal(...)`, and knows
-    whether anything else in it failed (`grader.plugin.gates`). Otherwise this raises
-    that failure at once."""
+    """Raise the check's failure (`ObservationRefused`) when the student's module (of
+    `where`: a channel, or a handle of it) can tamper with what the sandbox observes: no
+    credit for observations. It is raised before the probe runs, so a result a suite keeps
+    for later checks (`grader.suites._shared.once`) is the refusal itself, raised again
+    to each of them."""
     __tracebackhide__ = True
     channel = where if isinstance(where, Channel) else _channel_of(where)
     found = channel.tampering()
-    if not found:
-        return
-    if channel.refused is not None:
-        channel.refused[:] = found
-        return
-    raise refusal(found)
+    if found:
+        raise refusal(found)
 
 
 class ObservationRefused(CheckFailure):
-    """A check's evidence was observed in the sandbox beside a module that can tamper with
-    it (`screen`): no credit, whatever was observed."""
+    """A check's evidence is observed in the sandbox beside a module that can tamper with
+    it (`screen`): no credit for it, and no verdict on what it would have shown
+    (`grader.plugin.gates` says so rather than "values are wrong")."""
 
 
-def refusal(found: list[screen.Finding], *, rest_passed: bool | None = None) -> ObservationRefused:
-    """The failure of a check whose observations `found` withheld credit from;
-    `rest_passed`: whether everything else the check judged passed (None: not known)."""
-    rest = {
-        True: " Everything else this check judged passed.",
-        False: " The rest of this check did not pass either: remove it to see why.",
-        None: "",
-    }[rest_passed]
+def refusal(found: list[screen.Finding]) -> ObservationRefused:
+    """The failure of a check whose observations `found` withhold credit from."""
     return ObservationRefused(
         "the grader's observation of your code, made in the process that runs it",
         expected="a lesson file that leaves the grader, JAX's functions and the process "
@@ -587,7 +574,7 @@ def refusal(found: list[screen.Finding], *, rest_passed: bool | None = None) -> 
         observed=f"your module {screen.message(found)}",
         cause="this check's evidence is observed inside the process running your module, and "
         "what your module does there can change what is observed; the grader gives no credit "
-        "for such observations (your values are still checked, in the grader)." + rest,
+        "for such observations (your values are still checked, in the grader)",
         fix="remove it: a lesson file needs no threads, no frames, no reassigned library "
         "functions and no reach into the grader or the interpreter",
     )

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -14,8 +13,9 @@ from grader.plugin import gates
 from grader.plugin.gates import Earlier, GateClosed, check_name, closed_by, requirements_first
 from grader.plugin.judge import Judge
 from grader.plugin.options import Options
-from grader.plugin.outcomes import PASSED, Outcome, refused
+from grader.plugin.outcomes import PASSED, Outcome, classify
 from grader.protocol import records
+from grader.protocol.failure import CheckFailure
 from grader.protocol.values import ErrorInfo
 from grader.sandbox import client, screen
 from grader.sandbox.client import SandboxGone
@@ -215,85 +215,49 @@ class _Screened(client.Channel):
         return FOUND
 
 
-def test_a_check_refused_alone_lets_others_stand_on_it() -> None:
-    only = refused(PASSED, FOUND)
-    assert (only.status, only.fraction, only.refused, only.refused_only) == (
-        "failed",
-        0.0,
-        True,
-        True,
-    )
-    assert "line 3: starts threads" in only.message and "else this check judged passed" in (
-        only.message
-    )
-    assert closed_by("test_values", "values", only) is None
-
-
-def test_a_check_refused_that_failed_too_closes_the_gate_without_blaming_values() -> None:
-    both = refused(Outcome(status="failed", fraction=0.0, message="the sum is off"), FOUND)
-    assert both.refused and not both.refused_only and "line 3" in both.message
-    closed = closed_by("test_values", "values", both)
+def test_a_refused_observation_closes_the_gate_without_blaming_the_values() -> None:
+    """Refused, the required check stopped before its values were judged: the gate stays
+    closed (wrong code plus a refused construct would otherwise open it) and says so."""
+    exc = client.refusal(FOUND)
+    outcome = classify(exc, "call")
+    assert (outcome.status, outcome.refused) == ("failed", True)
+    assert "line 3: starts threads" in outcome.message
+    closed = closed_by("test_values", "values", outcome)
     assert closed is not None and gates.REFUSED in closed.finding.observed
     assert "values are wrong" not in closed.finding.message()
-    partial = refused(Outcome(status="failed", fraction=0.5), FOUND)
-    assert not partial.refused_only  # a gate opens on full marks only
+    assert "nothing is known yet about the values" in closed.finding.message()
+    wrong = classify(CheckFailure("the sum", expected="3", observed="4"), "call")
+    assert not wrong.refused
+    blamed = closed_by("test_values", "values", wrong)
+    assert blamed is not None and "values are wrong" in blamed.finding.message()
 
 
-@pytest.mark.parametrize(
-    "outcome",
-    [
-        Outcome(status="failed", fraction=0.0, blocked_by="test_values"),
-        Outcome(status="failed", fraction=0.0, not_implemented=True),
-        Outcome(status="timeout", fraction=0.0),
-        Outcome(status="error", fraction=0.0),
-        Outcome(status="skipped", fraction=0.0),
-    ],
-)
-def test_a_check_that_judged_nothing_keeps_its_outcome(outcome: Outcome) -> None:
-    assert refused(outcome, FOUND) is outcome
-
-
-def test_outside_a_judge_a_refused_observation_raises_at_once() -> None:
+def test_a_refused_observation_is_raised_before_the_probe_runs() -> None:
     with pytest.raises(client.ObservationRefused, match="line 3: starts threads"):
         client.require_observable(_Screened(None))
-    client.require_observable(client.Channel(None))  # nothing found: nothing raised
+    client.require_observable(client.Channel(None))  # a local channel: nothing found
 
 
-def test_the_judge_fails_a_refused_check_and_gates_on_the_rest(
+def test_the_judge_records_a_refused_check_and_its_gate(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    """Inside a check the refusal is noted and the check goes on: it fails with the
-    screen's finding at its end, and its gates open when nothing else in it failed."""
     path = tmp_path / "records.jsonl"
     items = collect(pytester)
     judge = Judge(Options(lesson=None, records_path=str(path)))
     judge.collect(list(items.values()))
     channel = _Screened(None)
-    judge.session.sandbox = SimpleNamespace(channel=channel)  # type: ignore[assignment]
     went_on: list[str] = []
 
-    def observed_then_right() -> None:
+    def observed() -> None:
         client.require_observable(channel)
-        went_on.append("values compared")
+        went_on.append("past the observation")
 
-    run(judge, items["test_values"], observed_then_right)
-    assert went_on == ["values compared"] and channel.refused is None
-    judge.require(items["test_jit"], ("test_values",))  # open: only the observation failed
-    run(judge, items["test_unmarked"], lambda: None)  # no observation: passes
-
-    def observed_then_wrong() -> None:
-        client.require_observable(channel)
-        assert 1 == 2, "the sum is off"
-
-    again = collect(pytester)
-    other = Judge(Options(lesson=None))
-    other.collect(list(again.values()))
-    other.session.sandbox = SimpleNamespace(channel=channel)  # type: ignore[assignment]
-    run(other, again["test_values"], observed_then_wrong)
+    run(judge, items["test_values"], observed)
+    assert went_on == []
     with pytest.raises(GateClosed) as closed:
-        other.require(again["test_jit"], ("test_values",))
+        judge.require(items["test_jit"], ("test_values",))
     assert "values are wrong" not in closed.value.finding.message()
-
+    run(judge, items["test_unmarked"], lambda: None)  # no observation: it passes
     by_id = {r.id: r for r in results(path) if isinstance(r, records.Result)}
     assert by_id["test_values"].status == "failed"
     assert "observation of your code" in by_id["test_values"].message
