@@ -16,15 +16,7 @@ import pytest
 from grader.authoring import Attachments, Credit
 from grader.plugin import gates, wording
 from grader.plugin.options import Options
-from grader.plugin.outcomes import (
-    PASSED,
-    Context,
-    Outcome,
-    classify,
-    refused,
-    skipped,
-    with_credit,
-)
+from grader.plugin.outcomes import PASSED, Context, Outcome, classify, skipped, with_credit
 from grader.plugin.session import SandboxNotStarted, SandboxSession, lesson_of, notebook_step
 from grader.protocol import records
 from grader.sandbox import client, probes
@@ -130,9 +122,6 @@ class Judge:
         item.stash[STARTED] = time.perf_counter()
         self.emit(records.Start(item.name))
         self.session.share_time(self.options.check_share_s)
-        channel = self.session.channel
-        if channel is not None:  # observations refused in it are noted, not raised: `report`
-            channel.refused = []
 
     def report(self, item: pytest.Item, call: pytest.CallInfo[None]) -> None:
         """One phase of a check ended: its first failing phase decides its outcome."""
@@ -150,9 +139,6 @@ class Judge:
                 self._note_stop(item.name, exc)
         if call.when == "call":
             outcome = with_credit(outcome, item.stash.get(CREDIT, None))
-        channel = self.session.channel
-        if call.when == "call" and channel is not None and channel.refused:
-            outcome = refused(outcome, channel.refused)
         item.stash[OUTCOME] = outcome
 
     def _note_stop(self, check_id: str, exc: BaseException) -> None:
@@ -169,9 +155,6 @@ class Judge:
 
     def finish(self, item: pytest.Item) -> None:
         """A check ended: its result recorded, then what it attached."""
-        channel = self.session.channel
-        if channel is not None:
-            channel.refused = None
         outcome, scrub = item.stash.get(OUTCOME, PASSED), self.session.scrub
         started = item.stash.get(STARTED, None)
         self.emit(
