@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import concurrent.futures.thread
 import functools
+import importlib.machinery
 import importlib.util
 import inspect
 import linecache
@@ -27,6 +28,7 @@ from typing import Any
 from grader.protocol import sandbox as proto
 from grader.protocol import values, wire
 from grader.protocol.values import HOLE, DecodeError, ErrorInfo, Hole, Public
+from grader.sandbox import decoding
 
 MAX_HANDLES = 100_000
 
@@ -326,6 +328,18 @@ def values_encode(value: Any) -> tuple[Any, list[bytes | memoryview]]:
     return enc.encode(value), enc.buffers
 
 
+class LessonLoader(importlib.machinery.SourceFileLoader):
+    """The lesson file's loader: its bytes decoded as `python3 lesson.py` decodes them
+    (`grader.sandbox.decoding`: PEP 263, a byte that is not of the file's encoding is
+    Python's SyntaxError), then compiled. No bytecode is read or written: the code run is
+    always the file's."""
+
+    def get_code(self, fullname: str) -> types.CodeType:
+        path = self.get_filename(fullname)
+        source = decoding.text(self.get_data(path), os.path.basename(path))
+        return compile(source, path, "exec", dont_inherit=True)
+
+
 def import_lesson(
     lesson: str, lesson_dir: str
 ) -> tuple[types.ModuleType | None, BaseException | None]:
@@ -334,7 +348,7 @@ def import_lesson(
         return None, FileNotFoundError(f"no {lesson}.py in {lesson_dir}")
     if lesson_dir not in sys.path:
         sys.path.insert(0, lesson_dir)
-    spec = importlib.util.spec_from_file_location(lesson, path)
+    spec = importlib.util.spec_from_file_location(lesson, path, loader=LessonLoader(lesson, path))
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[lesson] = module
