@@ -20,6 +20,7 @@ import importlib.util
 import os
 import queue
 import shutil
+import signal
 import tempfile
 import threading
 import time
@@ -177,19 +178,53 @@ def grade_one(
     skipped = _not_gradable(spec, submission)
     if skipped is not None:
         return skipped, worker
-    request = _request(spec, submission, options, level, scratch / spec.name)
-    started = time.monotonic()
-    try:
-        if worker is None:
-            worker = WorkerHandle(log_dir or scratch, preload, threads=threads)
-        ended = _run_with_reruns(worker, request, started, on_records)
-        ending = results.Ending(ended, request.timeout_s)
-    except WorkerLost as exc:
-        ending = _lost(exc, worker, started, request.timeout_s)
-        worker = None
-    finally:  # the worker replies once all is reaped
-        shutil.rmtree(request.sandbox_dir, ignore_errors=True)
+    ending = results.Ending()
+    for attempt in range(1 + GRADER_FAULT_RETRIES):
+        work = scratch / (spec.name if attempt == 0 else f"{spec.name}.retry{attempt}")
+        request = _request(spec, submission, options, level, work)  # all of it afresh
+        started = time.monotonic()
+        try:
+            if worker is None:
+                worker = WorkerHandle(log_dir or scratch, preload, threads=threads)
+            ended = _run_with_reruns(worker, request, started, on_records)
+            ending = results.Ending(ended, request.timeout_s)
+        except WorkerLost as exc:
+            ending = _lost(exc, worker, started, request.timeout_s)
+            worker = None
+        finally:  # the worker replies once all is reaped
+            shutil.rmtree(request.sandbox_dir, ignore_errors=True)
+        fault = grader_fault(ending, level)
+        if not fault:
+            break
+        ending = replace(ending, grader_fault=fault, attempts=attempt + 1)
     return results.assemble(spec, ending, submission.files[spec.name].name), worker
+
+
+GRADER_FAULT_RETRIES = 1
+"""Fresh tries a lesson file gets after the grader itself failed it (`grader_fault`)."""
+OUTSIDE_KILLS = frozenset(
+    {signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT}
+)
+"""Signals that end a judge from outside: a person, a supervisor, the machine's OOM killer."""
+
+
+def grader_fault(ending: results.Ending, level: Level) -> str:
+    """Why this file's grading failed through no fault of the student's ("" when it did
+    not): its warm worker was lost, or its judge (which never runs student code) was killed
+    by a signal from outside (`OUTSIDE_KILLS`) other than the worker's own at the time
+    limit. At `basic` the sandbox is the grader's own user and may signal the judge and the
+    worker itself, so neither says who did it there: nothing is the grader's fault."""
+    if level == "basic":
+        return ""
+    if ending.lost:
+        return ending.lost
+    ended = ending.ended
+    if ended.signal in OUTSIDE_KILLS and not ended.timed_out:
+        return (
+            f"the grading process (the judge, which never runs your code) was killed by "
+            f"{signal.Signals(ended.signal).name} from outside the grading"
+        )
+    return ""
 
 
 # -- many files --------------------------------------------------------------------------

@@ -43,6 +43,8 @@ class Ending:
     ended: Ended = field(default_factory=Ended)
     timeout_s: float = 0.0
     lost: str = ""  # set when the worker itself died or stopped answering
+    grader_fault: str = ""  # why the grader failed this file on every try (`engine.grader_fault`)
+    attempts: int = 0  # tries the grader made when it failed this file itself
 
 
 @dataclass
