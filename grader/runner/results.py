@@ -36,6 +36,14 @@ NOT_GRADED = (
 (`rec.Import.grader_error`): the file's message says what the grader could not do."""
 
 
+NOT_GRADED_FAULT = (
+    "not run: the grader's own process was lost while grading this file "
+    "(a grader error, not yours: no points counted)"
+)
+"""Each check's message when the grader failed the file itself on every try
+(`Ending.grader_fault`, `grader.runner.engine.grader_fault`)."""
+
+
 @dataclass(frozen=True)
 class Ending:
     """How the grading child ended: the worker's reply, or why there is none."""
@@ -263,6 +271,14 @@ def _judge(spec: ExerciseSpec, parsed: _Parsed, ending: Ending, filename: str) -
             tuple(_result(c, "skipped", parsed.skipped) for c in spec.checks),
             parsed.skipped,
         )
+    if ending.grader_fault:  # the grader failed it on every try: nothing of it is a verdict
+        message = (
+            f"the grader could not grade {filename}: {ending.grader_fault} (on each of "
+            f"{ending.attempts} tries). A grader error, not yours: no points counted; "
+            "grade it again."
+        )
+        checks = tuple(_result(c, "error", NOT_GRADED_FAULT, counted=False) for c in spec.checks)
+        return "error", checks, message
     if parsed.imported is not None and not parsed.imported.ok:
         return _import_failed(spec, parsed.imported, filename)
     ended = ending.ended

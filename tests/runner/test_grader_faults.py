@@ -99,3 +99,23 @@ def test_a_worker_or_judge_killed_from_outside_is_retried(tmp_path, level, depth
     assert exercise["status"] == "passed", (exercise["message"], output)
     assert exercise["score"] == exercise["max_score"] > 0
     shutil.rmtree(tmp_path / "alice", ignore_errors=True)
+
+
+def test_a_file_the_grader_failed_on_every_try_counts_no_points():
+    """What the reports get when the retry failed too: every check an error worth nothing
+    either way, and a message that says it was the grader's (no real kill needed: the
+    judge's verdict is `results.assemble` of what the engine saw)."""
+    from grader import catalog
+    from grader.runner import results
+
+    spec = next(s for s in catalog.exercises(COURSE / "suites") if s.name == "01_sums")
+    lost = results.Ending(
+        lost="the worker stopped answering", grader_fault="the worker was lost", attempts=2
+    )
+    result = results.assemble(spec, lost, "01_sums.py")
+    assert result.status == "error"
+    assert "grader error, not yours: no points counted" in result.message
+    assert "on each of 2 tries" in result.message
+    assert all(c.max_score == 0 and c.score == 0 for c in result.checks)
+    charged = results.assemble(spec, results.Ending(lost="the worker stopped"), "01_sums.py")
+    assert sum(c.max_score for c in charged.checks) > 0  # a loss at basic stays counted
