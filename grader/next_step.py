@@ -70,30 +70,43 @@ def _notebook_cells(text: str) -> Iterator[str]:
             yield "".join(source) if isinstance(source, list) else str(source)
 
 
+def shown(path: Path, cwd: Path | None = None) -> str:
+    """`path` as a student can use it from where they stand: relative to the working folder
+    when it lies in it (`exercises/03_jit.py`), else as given."""
+    here = (Path.cwd() if cwd is None else cwd).resolve()
+    try:
+        absolute = path if path.is_absolute() else here / path
+        return str(absolute.resolve().relative_to(here))
+    except (ValueError, OSError, RuntimeError):
+        return str(path)
+
+
 def first_todo(path: Path) -> SourceLine | None:
-    """The first TODO of the lesson file at `path` (a `.py` or an `.ipynb`), or None."""
+    """The first TODO of the lesson file at `path` (a `.py` or an `.ipynb`), or None; its
+    path as `shown` (`exercises/01_arrays.py line 34`, a place the student can open)."""
     try:
         if path.stat().st_size > MAX_LESSON_BYTES * 25:
             return None
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
+    where = shown(path)
     if path.suffix != ".ipynb":
-        return first_todo_in(text, path.name)
+        return first_todo_in(text, where)
     try:
         cells = list(_notebook_cells(text))
     except (ValueError, RecursionError):
         return None
     for number, cell in enumerate(cells, start=1):
-        found = first_todo_in(cell, f"{path.name}, cell {number}")
+        found = first_todo_in(cell, f"{where}, cell {number}")
         if found is not None:
             return found
     return None
 
 
 def command(path: Path) -> str:
-    """`grade exercises/03_jit.py`: the command that grades the file at `path`."""
-    return f"grade {shlex.quote(str(path))}"
+    """`grade exercises/03_jit.py`: the command that grades the file at `path` (`shown`)."""
+    return f"grade {shlex.quote(shown(path))}"
 
 
 def _file_of(submission: Submission, lesson: str) -> Path:

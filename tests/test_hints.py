@@ -229,7 +229,10 @@ def running_sum(xs):
 '''
 
 
-def test_the_first_todo_is_a_raise_or_a_comment_never_a_string(tmp_path: Path) -> None:
+def test_the_first_todo_is_a_raise_or_a_comment_never_a_string(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the TODO's path is shown from where the student stands
     path = tmp_path / "03_jit.py"
     path.write_text(STUB)
     assert next_step.first_todo(path) == SourceLine(
@@ -245,7 +248,27 @@ def test_the_first_todo_is_a_raise_or_a_comment_never_a_string(tmp_path: Path) -
     assert next_step.first_todo(path) is None
 
 
-def test_a_notebook_todo_names_its_cell(tmp_path: Path) -> None:
+def test_the_todo_is_named_by_a_path_that_opens_from_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 35: the stubs' first `Next:` named `01_arrays.py line 34`, without `exercises/`."""
+    (tmp_path / "exercises").mkdir()
+    path = tmp_path / "exercises" / "03_jit.py"
+    path.write_text(STUB)
+    monkeypatch.chdir(tmp_path)
+    assert next_step.first_todo(Path("exercises/03_jit.py")).path == "exercises/03_jit.py"  # type: ignore[union-attr]
+    assert next_step.first_todo(path).path == "exercises/03_jit.py"  # type: ignore[union-attr]
+    assert next_step.command(path) == "grade exercises/03_jit.py"
+    monkeypatch.chdir(tmp_path / "exercises")
+    assert next_step.first_todo(path).path == "03_jit.py"  # type: ignore[union-attr]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # outside the working folder: the path as given
+    assert next_step.first_todo(path).path == str(path)  # type: ignore[union-attr]
+
+
+def test_a_notebook_todo_names_its_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
     cells = [
         {"cell_type": "markdown", "source": ["# TODO is prose here"]},
         {"cell_type": "code", "source": ["import jax\n"]},
@@ -279,7 +302,7 @@ def test_an_untouched_file_names_its_first_todo_and_the_command(tmp_path: Path) 
     text = terminal.render(filled, color=False)
     assert "Not attempted yet (still raising NotImplementedError): 03_jit" in text
     assert (
-        "Next: start 03_jit at 03_jit.py line 9: "
+        f"Next: start 03_jit at {folder}/03_jit.py line 9: "
         'raise NotImplementedError("piecewise is not implemented yet")\n'
         f"      then run `grade '{folder}/03_jit.py'`"
     ) in text

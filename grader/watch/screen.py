@@ -127,12 +127,16 @@ def grading(file: str) -> Text:
     return Text(f"grading {file} ...", style="dim")
 
 
-def next_step(exercise: ExerciseResult, file: Path) -> Text:
+def next_step(exercise: ExerciseResult, file: Path, *, single: bool = False) -> Text:
     """One line on what to do next after a graded save (`exercise.next` is
     `grader.next_step`'s: an untouched file's first TODO, the lesson after a file at
-    full marks)."""
+    full marks). `single`: the watch follows this one file, so saving another does
+    nothing: the next file is offered as the command that watches it."""
     name, step = file.name, exercise.next
-    if exercise.status == "passed" and step is not None and step.lesson:
+    if exercise.status == "passed" and step is not None and step.lesson and single:
+        watch = step.command.replace("grade ", "grade watch ", 1)
+        text = f"{name} is at full marks. Next: go on with {step.lesson}: `{watch}`."
+    elif exercise.status == "passed" and step is not None and step.lesson:
         text = f"{name} is at full marks. Next: go on with {step.lesson}, and save it to grade it."
     elif exercise.status == "passed":
         text = f"{name} passes every check. Next: save another lesson file to grade it."

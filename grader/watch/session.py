@@ -174,7 +174,10 @@ class Session:
             job = event.job
             file = job.submission.files[job.spec.name]
             exercise = self.shown_to_student(event.result, job.submission, file)
-            self.body, self.footer = screen.result(exercise), screen.next_step(exercise, file)
+            self.body, self.footer = (
+                screen.result(exercise),
+                screen.next_step(exercise, file, single=self.submission.single is not None),
+            )
             self.shown = job.spec.name
             self.draw()
         elif isinstance(event, Problem) and event.job is self.job:
@@ -183,7 +186,9 @@ class Session:
             exercise = self.policy_applied(event.result, job.submission, file)
             if event.complete:  # every check answered: the verdict, before the judge exits
                 self.body = screen.result(exercise)
-                self.footer = screen.next_step(exercise, file)
+                self.footer = screen.next_step(
+                    exercise, file, single=self.submission.single is not None
+                )
             else:
                 self.body = screen.partial(exercise)
                 self.footer = screen.partial_next(exercise, file)

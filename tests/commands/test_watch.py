@@ -380,6 +380,9 @@ def test_the_next_step_follows_the_verdict() -> None:
         _check("a", "passed"), status="passed", next=NextStep("grade 04_vmap.py", lesson="04_vmap")
     )
     assert "at full marks. Next: go on with 04_vmap" in screen.next_step(done, file).plain
+    # watching one file, saving another grades nothing: the next file's watch command instead
+    one = screen.next_step(done, file, single=True).plain
+    assert one.endswith("Next: go on with 04_vmap: `grade watch 04_vmap.py`."), one
     todo = SourceLine("03_jit.py", 23, "raise NotImplementedError")
     untouched = _exercise(
         _check("a"), status="not_attempted", next=NextStep("grade 03_jit.py", todo=todo)
