@@ -44,8 +44,13 @@ class _Opaque:
         self.id = id(value)
 
 
-def _change(before: Any, after: Any, path: str) -> str | None:
-    """Where and how `after` differs from the snapshot `before`; None if it does not."""
+def _change(before: Any, after: Any, path: str, _seen: frozenset[int] = frozenset()) -> str | None:
+    """Where and how `after` differs from the snapshot `before`; None if it does not.
+    A snapshot part met again below itself (a cycle: a module's `logging.getLogger`, whose
+    manager holds every logger) is compared once."""
+    if id(before) in _seen:
+        return None
+    _seen = _seen | {id(before)}
     if isinstance(before, _Opaque):
         return None if before.id == id(after) else f"{path} was replaced"
     if isinstance(before, np.ndarray) and isinstance(after, np.ndarray):
@@ -65,7 +70,7 @@ def _change(before: Any, after: Any, path: str) -> str | None:
             removed = sorted(map(repr, set(before) - set(after)))
             return f"{path} changed keys (added {added or 'none'}, removed {removed or 'none'})"
         for k in before:
-            found = _change(before[k], after[k], f"{path}[{k!r}]")
+            found = _change(before[k], after[k], f"{path}[{k!r}]", _seen)
             if found:
                 return found
         return None
@@ -74,12 +79,12 @@ def _change(before: Any, after: Any, path: str) -> str | None:
             verb = "grew" if len(after) > len(before) else "shrank"
             return f"{path} {verb} from {len(before)} to {len(after)} items"
         for i, (b, a) in enumerate(zip(before, after, strict=True)):
-            found = _change(b, a, f"{path}[{i}]")
+            found = _change(b, a, f"{path}[{i}]", _seen)
             if found:
                 return found
         return None
     if hasattr(before, "__dict__") and hasattr(after, "__dict__") and not hasattr(before, "shape"):
-        return _change(vars(before), vars(after), path)
+        return _change(vars(before), vars(after), path, _seen)
     if hasattr(before, "shape") or hasattr(after, "shape"):  # jax arrays: immutable
         return None
     try:
