@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import atomic
 from grader.classroom import lms, roster
 
 
@@ -57,5 +58,8 @@ def export(
         text, missing = lms.canvas(students, percent=percent, people=people)
     else:
         text = lms.moodle(students, percent=percent)
-    output.write_text(text, encoding="utf-8")
+    try:
+        atomic.write_text(output, text)
+    except OSError as exc:
+        raise ExportError(str(exc)) from None
     return Exported(len(students) - len(missing), missing)

@@ -32,6 +32,7 @@ from typing import Any
 import jinja2
 import markupsafe
 
+from grader import atomic
 from grader.classroom import misconceptions, similarity
 from grader.classroom.roster import STUDENTS, Student, columns, load, maxima
 from grader.classroom.spreadsheet import cell, csv_text
@@ -283,10 +284,10 @@ def summary_html(students: list[Student], pairs: Sequence[similarity.Pair] | Non
 
 def rebuild(out: Path, pairs: Sequence[similarity.Pair] | None = None) -> list[Student]:
     """Write gradebook.csv, summary.html and (given `pairs`) similarity.csv from
-    OUT/students/; returns the students."""
+    OUT/students/, each whole or not at all (`grader.atomic`); returns the students."""
     students = load(out)
-    (out / GRADEBOOK).write_text(gradebook_csv(students), encoding="utf-8")
+    atomic.write_text(out / GRADEBOOK, gradebook_csv(students))
     if pairs is not None:
-        (out / SIMILARITY).write_text(similarity_csv(pairs), encoding="utf-8")
-    (out / SUMMARY).write_text(summary_html(students, pairs), encoding="utf-8")
+        atomic.write_text(out / SIMILARITY, similarity_csv(pairs))
+    atomic.write_text(out / SUMMARY, summary_html(students, pairs))
     return students

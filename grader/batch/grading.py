@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from grader import catalog, hints
-from grader.batch import gradebook
+from grader import atomic, catalog, hints
+from grader.batch import gradebook, interrupt, resume
 from grader.batch.jobs import Grader, Job, Outcome
 from grader.classroom import roster, similarity
 from grader.model import Report
@@ -96,17 +98,27 @@ def grade_locally(workers: int, live: Live | None = None) -> Grader:
                 on_start=lambda lesson, limit_s: live.start(who, lesson, limit_s),
             )
 
-        with (
-            engine.Pool(workers, engine.preload_for(specs)) as warm,
-            ThreadPoolExecutor(max_workers=workers, thread_name_prefix="batch") as pool,
-        ):
-            futures: dict[Future[Report], Job] = {pool.submit(one, j): j for j in jobs}
+        warm = engine.Pool(workers, engine.preload_for(specs))
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="batch")
+        futures: dict[Future[Report], Job] = {pool.submit(one, j): j for j in jobs}
+        try:
             for future in as_completed(futures):
                 job = futures[future]
                 try:
-                    yield job, future.result(), ""
+                    report = future.result()
                 except Exception:  # the grader's own failure: report it, grade the others
                     yield job, None, traceback.format_exc()
+                    continue
+                yield job, report, ""
+        except BaseException:  # interrupted, or closed early: nothing starts, nothing runs on
+            pool.shutdown(wait=False, cancel_futures=True)
+            interrupt.end_descendants(
+                until=lambda: all(f.done() for f in futures), within_s=interrupt.END_WITHIN_S
+            )
+            raise
+        finally:
+            pool.shutdown(wait=True)
+            warm.close()
 
     return run
 
@@ -135,43 +147,45 @@ def reported_hints(job: Job) -> hints.Revealed | None:
     return None if folder.is_symlink() else hints.revealed_in(folder / hints.REVEALED_FILE)
 
 
-def write_hints(out: Path, job: Job) -> list[str]:
+def write_hints(out: Path, job: Job) -> None:
     """OUT/hints/NAME.json: what the student's submission reports of the hints revealed
-    (removed when it reports nothing); returns problems writing it."""
+    (removed when it reports nothing); OSError when it cannot be written."""
     path = out / roster.HINTS / f"{job.student}.json"
     reported = reported_hints(job)
-    try:
-        if reported is None:
-            path.unlink(missing_ok=True)
-            return []
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(json.dumps(reported, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    except OSError as exc:
-        return [f"{job.student}: could not write the hints they reported: {exc}"]
-    return []
-
-
-def write_student(out: Path, job: Job, report: Report | None, error: str) -> list[str]:
-    """The student's files in OUT/students/; returns problems writing them."""
-    folder = out / gradebook.STUDENTS
-    stale = (
-        [folder / f"{job.student}.error.txt"]
-        if report
-        else [folder / f"{job.student}.{k}" for k in ("json", "html")]
-    )
-    for path in stale:
+    if reported is None:
         path.unlink(missing_ok=True)
-    try:
-        if report is None:
-            (folder / f"{job.student}.error.txt").write_text(
-                f"the grader could not grade {job.root}:\n{error}", encoding="utf-8"
-            )
-            return []
+        return
+    path.parent.mkdir(exist_ok=True)
+    atomic.write_text(path, json.dumps(reported, indent=2, sort_keys=True) + "\n")
+
+
+def write_student(out: Path, job: Job, report: Report | None, error: str) -> None:
+    """The student's files in OUT/students/, each whole or not at all (`grader.atomic`);
+    OSError (`atomic.WriteError`: the path and why) when one cannot be written."""
+    folder = out / gradebook.STUDENTS
+    if report is None:
+        atomic.write_text(
+            folder / f"{job.student}.error.txt", f"the grader could not grade {job.root}:\n{error}"
+        )
+        stale = [folder / f"{job.student}.{k}" for k in ("json", "html")]
+    else:
         results.write(report, folder / f"{job.student}.json")
         html.write(report, folder / f"{job.student}.html")
-    except OSError as exc:
-        return [f"{job.student}: could not write the reports: {exc}"]
-    return []
+        stale = [folder / f"{job.student}.error.txt"]
+    for path in stale:
+        path.unlink(missing_ok=True)
+
+
+@dataclass
+class Graded:
+    """What `batch` did: the class as its files now have it, who was graded this time, the
+    grader's own failures, and why it stopped early ("" when it did not)."""
+
+    everybody: list[gradebook.Student]
+    graded: list[str]
+    problems: list[str]
+    interrupted: str = ""  # the signal's name: SIGINT, SIGTERM
+    write_failed: str = ""  # "could not write PATH: No space left on device"
 
 
 def batch(
@@ -183,27 +197,75 @@ def batch(
     quiet: bool = True,
     pairs: list[similarity.Pair] | None = None,
     live: Live | None = None,
-) -> tuple[list[gradebook.Student], list[str]]:
-    """Grade `jobs`, write their files, rebuild the gradebook (with the similar `pairs`);
-    returns the class and the problems. `live`: what `grader` tells of each lesson file."""
-    (out / gradebook.STUDENTS).mkdir(parents=True, exist_ok=True)
-    problems: list[str] = []
+    *,
+    stop: interrupt.Stop | None = None,
+    keys: Mapping[str, dict[str, Any]] | None = None,
+) -> Graded:
+    """Grade `jobs`, write their files, rebuild the gradebook (with the similar `pairs`).
+    `live`: what `grader` tells of each lesson file. `stop`: the signals that end the
+    grading early (`grader.batch.interrupt`). `keys`: what each student is graded from,
+    recorded once their files are written (`grader.batch.resume`). The first file that
+    cannot be written stops the batch (`Graded.write_failed`); the class's files are then
+    rebuilt if they can be, what was written before stays whole."""
+    stop = stop or interrupt.Stop()
+    done = Graded([], [], [])
+    outcomes = grader(jobs, specs, options) if jobs else iter(())
     with console.Progress(
         len(jobs), console.stderr(), description="grading", unit="student", quiet=quiet
     ) as progress:
         if live is not None:
             live.progress = progress
-        for job, graded, error in grader(jobs, specs, options):
-            # The class's policy on fixes: no student revealed any here.
-            report = None if graded is None else hints.for_class(graded)
-            if report is None:
-                problems.append(
-                    f"{job.student}: the grader failed: {error.strip().splitlines()[-1]}"
-                )
-            problems += write_student(out, job, report, error)
-            problems += write_hints(out, job)
-            what = f"{100 * report.fraction:.1f}%" if report else "grader error"
-            progress.advance(f"{controls.visible(job.student)}: {what}")
-        if live is not None:
-            live.progress = None
-    return gradebook.rebuild(out, pairs), problems
+        try:
+            (out / gradebook.STUDENTS).mkdir(parents=True, exist_ok=True)
+            while True:
+                with stop.waiting():
+                    outcome = next(outcomes, None)
+                if outcome is None:
+                    break
+                report = _keep(out, *outcome, done, keys or {})
+                job = outcome[0]
+                what = f"{100 * report.fraction:.1f}%" if report else "grader error"
+                progress.advance(f"{controls.visible(job.student)}: {what}")
+        except interrupt.Interrupted as exc:
+            done.interrupted = str(exc)
+        except OSError as exc:
+            done.write_failed = _failed_write(exc)
+        finally:
+            close = getattr(outcomes, "close", None)  # a generator's: nothing left running
+            if close is not None:
+                close()
+            if live is not None:
+                live.progress = None
+    try:
+        done.everybody = gradebook.rebuild(out, pairs)
+    except OSError as exc:  # the class's files as they were: whole, maybe behind
+        done.write_failed = done.write_failed or _failed_write(exc)
+        done.everybody = gradebook.load(out) if (out / gradebook.STUDENTS).is_dir() else []
+    return done
+
+
+def _failed_write(exc: OSError) -> str:
+    if isinstance(exc, atomic.WriteError):
+        return str(exc)
+    return f"could not write {exc.filename}: {exc.strerror or exc}"
+
+
+def _keep(
+    out: Path,
+    job: Job,
+    graded: Report | None,
+    error: str,
+    done: Graded,
+    keys: Mapping[str, dict[str, Any]],
+) -> Report | None:
+    """Write one student's files (the class's policy on fixes: no student revealed any
+    here) and what they were graded from; returns their report."""
+    report = None if graded is None else hints.for_class(graded)
+    if report is None:
+        done.problems.append(f"{job.student}: the grader failed: {error.strip().splitlines()[-1]}")
+    write_student(out, job, report, error)
+    write_hints(out, job)
+    if report is not None and job.student in keys:
+        resume.record(out, job.student, keys[job.student])
+    done.graded.append(job.student)
+    return report

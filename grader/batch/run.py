@@ -52,12 +52,13 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from grader import catalog, grading
-from grader.batch import gradebook
+from grader.batch import gradebook, interrupt, resume
 from grader.batch.grading import Live, batch, grade_locally, job_for, similar_pairs, students
-from grader.batch.jobs import Grader
-from grader.classroom import similarity
+from grader.batch.jobs import Grader, Job
+from grader.classroom import roster, similarity
 from grader.reports import controls
 from grader.runner import policy
 
@@ -80,6 +81,7 @@ class Request:
     scheduler: str | None = None  # a dask cluster's address, else local workers
     jobs: int = 1  # local workers
     quiet: bool = False
+    regrade: bool = False  # grade again students whose results are for their files now
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,11 @@ class Outcome:
     graded: int  # the students graded this time
     everybody: list[gradebook.Student]  # the class, as the gradebook has it
     pairs: list[similarity.Pair]
-    problems: list[str]  # the grader's own failures, the files it could not write
+    problems: list[str]  # the grader's own failures
+    kept: list[str] = dataclasses.field(default_factory=list)  # resumed: not graded again
+    not_graded: list[str] = dataclasses.field(default_factory=list)  # stopped before them
+    interrupted: str = ""  # the signal that stopped the batch: SIGINT, SIGTERM
+    write_failed: str = ""  # the write that stopped it: "could not write PATH: why"
 
 
 def run(request: Request, say: Callable[[str], None] = lambda text: None) -> Outcome:
@@ -105,27 +111,70 @@ def run(request: Request, say: Callable[[str], None] = lambda text: None) -> Out
     if out.exists() and not out.is_dir():
         raise BatchError(f"--out {out} is a file; give a folder")
     lessons = [s.name for s in specs]
-    jobs = [job_for(submissions, n, lessons) for n in names]
-    pairs = similar_pairs([job_for(submissions, n, lessons) for n in everyone], request.stubs)
-    private = [(submissions, "the class's folders"), (out, "the output folder")]
-    # on a cluster, each worker checks again
-    level = grading.isolation(request.options, specs, private).level
-    options = request.options
-    if level == "basic":  # a student could write the judge's cache for the next one
-        options = dataclasses.replace(options, cache_dir="")
-    live = Live()
-    grader, where = _grader(request, live, len(jobs))
-    say(
-        f"Grading {len(jobs)} student(s) x {len(specs)} lesson file(s) on {where} "
-        f"(seed {options.seed}, isolation {level}) ..."
-    )
-    try:
-        everybody, problems = batch(
-            jobs, specs, options, out, grader, quiet=request.quiet, pairs=pairs, live=live
+    stop = interrupt.Stop(on_exit=lambda: say(_AT_ONCE))
+    with stop.handling():
+        with stop.waiting():  # nothing graded yet: a signal ends it here
+            jobs = [job_for(submissions, n, lessons) for n in names]
+            everybody = [job_for(submissions, n, lessons) for n in everyone]
+            pairs = similar_pairs(everybody, request.stubs)
+            private = [(submissions, "the class's folders"), (out, "the output folder")]
+            # on a cluster, each worker checks again
+            level = grading.isolation(request.options, specs, private).level
+        options = request.options
+        if level == "basic":  # a student could write the judge's cache for the next one
+            options = dataclasses.replace(options, cache_dir="")
+        keys = {j.student: resume.key(j, specs, options, level) for j in jobs}
+        kept = [] if request.regrade else [j.student for j in jobs if _kept(out, j, keys, say)]
+        todo = [j for j in jobs if j.student not in kept]
+        if kept:
+            say(
+                f"Kept {len(kept)} student(s) graded before from the same files and options "
+                f"(--regrade grades them again): {controls.visible(', '.join(kept))}"
+            )
+        live = Live()
+        grader, where = _grader(request, live, len(todo))
+        say(
+            f"Grading {len(todo)} student(s) x {len(specs)} lesson file(s) on {where} "
+            f"(seed {options.seed}, isolation {level}) ..."
         )
-    except ConnectionError as exc:  # the scheduler (cluster) could not be reached
-        raise BatchError(str(exc)) from None
-    return Outcome(out, len(jobs), everybody, pairs, problems)
+        try:
+            done = batch(
+                todo, specs, options, out, grader, quiet=request.quiet, pairs=pairs, live=live,
+                stop=stop, keys=keys,
+            )  # fmt: skip
+        except ConnectionError as exc:  # the scheduler (cluster) could not be reached
+            raise BatchError(str(exc)) from None
+    return Outcome(
+        out,
+        len(done.graded),
+        done.everybody,
+        pairs,
+        done.problems,
+        kept=kept,
+        not_graded=[j.student for j in todo if j.student not in done.graded],
+        interrupted=done.interrupted,
+        write_failed=done.write_failed,
+    )
+
+
+_AT_ONCE = (
+    "grade batch: stopped at once (a second signal): every grading process ended; the "
+    "students written so far are kept, run the same command again to grade the others"
+)
+
+
+def _kept(out: Path, job: Job, keys: dict[str, dict[str, Any]], say: Callable[[str], None]) -> bool:
+    """The student's results in OUT are for their files now (`resume`); a results file that
+    cannot be read is named, and its student graded again."""
+    results = out / gradebook.STUDENTS / f"{job.student}.json"
+    if results.exists() or results.is_symlink():
+        why = roster.unreadable(results)
+        if why is not None:
+            say(
+                f"grade batch: {controls.visible(why)}: {controls.visible(job.student)} is graded again"
+            )
+            return False
+    return resume.kept(out, job.student, keys[job.student])
 
 
 def _grader(request: Request, live: Live, students: int) -> tuple[Grader, str]:
@@ -153,9 +202,32 @@ def summary(outcome: Outcome) -> str:
         if alike
         else ""
     )
+    kept = f" ({len(outcome.kept)} kept from before)" if outcome.kept else ""
+    missing = (
+        "\nnot graded: " + controls.visible(", ".join(outcome.not_graded))
+        if outcome.not_graded
+        else ""
+    )
     return (
-        f"graded {outcome.graded} student(s); the class has {len(outcome.everybody)}: "
+        f"graded {outcome.graded} student(s){kept}; the class has {len(outcome.everybody)}: "
         + ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in sorted(counts.items()))
         + f"\ngradebook:  {out / gradebook.GRADEBOOK}\nsimilarity: {out / gradebook.SIMILARITY} "
-        f"({len(alike)} pair(s) alike{most})\nsummary:    {out / gradebook.SUMMARY}"
+        f"({len(alike)} pair(s) alike{most})\nsummary:    {out / gradebook.SUMMARY}" + missing
     )
+
+
+def stopped(outcome: Outcome) -> str:
+    """The line that says why the batch stopped early and how to go on ("" when it did not)."""
+    again = "run the same command again"
+    if outcome.write_failed:
+        return (
+            f"grade batch: {outcome.write_failed}; the students written before are kept: "
+            f"make room and {again} to grade the rest"
+        )
+    if outcome.interrupted:
+        return (
+            f"grade batch: interrupted ({outcome.interrupted}): every grading process ended, "
+            f"{outcome.graded + len(outcome.kept)} student(s) graded and kept, "
+            f"{len(outcome.not_graded)} not graded: {again} to grade only those"
+        )
+    return ""

@@ -24,6 +24,10 @@ STUDENTS = "students"
 HINTS = "hints"  # OUT/hints/NAME.json: the student's own record of the hints they revealed
 
 
+class UnreadableResults(Exception):
+    """A results file that cannot be read back; the message names it and says why."""
+
+
 @dataclass(frozen=True)
 class Student:
     name: str
@@ -79,18 +83,64 @@ def written_at(path: Path) -> str:
     return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def read(path: Path) -> dict[str, Any]:
+    """A student's results JSON; `UnreadableResults` when it cannot be read back into the
+    model (truncated by a full disk, written by hand, from an older grader)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        _shaped(doc)
+        Report.from_json(doc)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        raise UnreadableResults(f"{path} is unreadable ({type(exc).__name__}: {exc})") from None
+    return doc  # type: ignore[no-any-return]
+
+
+def _shaped(doc: Any) -> None:
+    """TypeError unless `doc` holds what the class's files read of it."""
+
+    def fields(part: Any, numbers: tuple[str, ...], texts: tuple[str, ...]) -> None:
+        if not isinstance(part, dict):
+            raise TypeError(f"{part!r:.40} is not an object")
+        for name in numbers:
+            if isinstance(part[name], bool) or not isinstance(part[name], int | float):
+                raise TypeError(f"{name} is not a number")
+        for name in texts:
+            if not isinstance(part[name], str):
+                raise TypeError(f"{name} is not a string")
+
+    fields(doc, ("score", "max_score"), ())
+    for exercise in doc["exercises"]:
+        fields(exercise, ("score", "max_score"), ("name", "title", "status"))
+        for check in exercise["checks"]:
+            fields(check, (), ("status", "id", "name", "visibility"))
+
+
+def unreadable(path: Path) -> str | None:
+    """Why the results file at `path` cannot be read (None when it can)."""
+    try:
+        read(path)
+    except UnreadableResults as exc:
+        return str(exc)
+    return None
+
+
 def load(out: Path) -> list[Student]:
-    """Every student with results in OUT/students/, by name."""
+    """Every student with results in OUT/students/, by name. A results file that cannot be
+    read makes its student a grader error saying so (`grade batch` grades them again)."""
     folder = out / STUDENTS
     found: dict[str, Student] = {}
     for path in sorted(folder.glob("*.json")):
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            doc = read(path)
+        except UnreadableResults as exc:
+            found[path.stem] = Student(path.stem, None, str(exc), graded_at=written_at(path))
+            continue
         reported = hints_module.revealed_in(out / HINTS / path.name)
         found[path.stem] = Student(path.stem, doc, graded_at=written_at(path), hints=reported)
     for path in sorted(folder.glob("*.error.txt")):
         name = path.name.removesuffix(".error.txt")
         if name not in found:
-            text = path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8", errors="replace")
             found[name] = Student(name, None, text, graded_at=written_at(path))
     return [found[n] for n in sorted(found)]
 

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from grader import grading
+from grader.batch import interrupt
 from grader.batch import run as class_run
 from grader.commands import shared
 from grader.reports import controls
@@ -43,6 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the stubs handed out (default: exercises/): their code is not counted when "
         "comparing students' files",
     )
+    parser.add_argument(
+        "--regrade",
+        action="store_true",
+        help="grade every student again, also those whose results are for their files now "
+        "(by default they are kept: an interrupted batch resumes)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     shared.add_grading_options(parser, require="user")
 
@@ -63,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
         args.scheduler,
         shared.jobs(args).count,
         args.quiet,
+        args.regrade,
     )
 
     def say(text: str) -> None:
@@ -76,4 +84,11 @@ def run(args: argparse.Namespace) -> int:
     print(class_run.summary(outcome))
     for problem in outcome.problems:
         print(f"grade batch: {controls.visible(problem)}", file=sys.stderr)
+    stopped = class_run.stopped(outcome)
+    if stopped:
+        print(controls.visible(stopped), file=sys.stderr)
+    if outcome.write_failed:
+        return 2
+    if outcome.interrupted:
+        return interrupt.EXIT_CODE
     return 1 if any(p for p in outcome.problems) else 0

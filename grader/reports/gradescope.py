@@ -27,6 +27,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
+from grader import atomic
 from grader.model import CheckResult, ExerciseResult, Report
 from grader.reports import controls, labels
 
@@ -197,5 +198,5 @@ def render(report: Report) -> str:
 def write(report: Report, path: str | Path) -> Path:
     """Write results.json (Gradescope reads /autograder/results/results.json)."""
     target = Path(path)
-    target.write_text(render(report), encoding="utf-8")
+    atomic.write_text(target, render(report))
     return target

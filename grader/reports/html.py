@@ -24,6 +24,7 @@ from pathlib import Path
 import jinja2
 import markupsafe
 
+from grader import atomic
 from grader.model import ExerciseResult, NextStep, Report
 from grader.reports import controls, groups, history_chart, labels
 from grader.reports.history import Run
@@ -226,5 +227,5 @@ def render(report: Report, history: Sequence[Run] | None = None) -> str:
 
 def write(report: Report, path: str | Path, history: Sequence[Run] | None = None) -> Path:
     target = Path(path)
-    target.write_text(render(report, history), encoding="utf-8")
+    atomic.write_text(target, render(report, history))
     return target

@@ -30,6 +30,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from grader import atomic
 from grader.model import CheckResult, ExerciseResult, Report
 from grader.reports import controls, labels
 
@@ -152,5 +153,5 @@ def render(report: Report) -> str:
 
 def write(report: Report, path: str | Path) -> Path:
     target = Path(path)
-    target.write_text(render(report), encoding="utf-8")
+    atomic.write_text(target, render(report))
     return target

@@ -17,6 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from grader import atomic
 from grader.model import Report
 from grader.reports import controls
 
@@ -50,7 +51,7 @@ def render(report: Report) -> str:
 def write(report: Report, path: str | Path) -> Path:
     """Write the results JSON to `path` (UTF-8); returns the path."""
     target = Path(path)
-    target.write_text(render(report), encoding="utf-8")
+    atomic.write_text(target, render(report))
     return target
 
 
