@@ -11,7 +11,9 @@ module (`mlir_module_serialized`, VHLO bytes) and which arguments it keeps. The 
 1. parses the module itself and REFUSES any program that can leave the computation:
    custom calls (host callbacks are custom calls) other than the sharding markers and
    LAPACK routines, infeed/outfeed/send/recv, external functions, tokens, tensors over
-   `MAX_ELEMENTS`, a signature that is not the judge's shapes;
+   `MAX_ELEMENTS`, regions nested deeper than `MAX_DEPTH`, a signature that is not the
+   judge's shapes (debug prints are not in the program: the probe lowers it without
+   them, `grader.probes._debug`; a callback left in it is refused like any other);
 2. builds the `jax.export.Exported` around it from its own metadata (shapes, dtypes,
    devices, calling convention, no effects, no disabled safety checks: the sandbox's
    word is taken for none of them; `jax.export.deserialize` would take it for all, and
@@ -39,6 +41,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -58,6 +61,12 @@ MAX_MODULE_BYTES = 16 << 20
 MAX_ELEMENTS = 1 << 26
 """The largest tensor a program the judge runs may hold (2^26 elements: 256 MiB of f32)."""
 MAX_OPS = 200_000
+MAX_DEPTH = 64
+"""The deepest nesting of regions the judge reads (loops in branches in loops...): lesson
+programs nest a few levels; XLA's compiler overflows its stack on a few hundred."""
+STACK_PER_BYTE = 64
+"""Stack the judge's reader is given per byte of module (MLIR's reader recurses once per
+nested region, about 500 bytes of stack for each 40 bytes of module)."""
 DRAWS = 3
 """Inputs the judge draws for each program it runs against its reference (runs of one
 compiled program: cheap)."""
@@ -156,8 +165,8 @@ def parse(module: bytes, inputs: Sequence[tuple[tuple[int, ...], np.dtype[Any]]]
     from jax.interpreters import mlir as jax_mlir
 
     _check_envelope(module, inputs, kept)
-    with jax_mlir.make_ir_context():
-        mod = _deserialize(module)
+    with jax_mlir.make_ir_context() as context:
+        mod = _deserialize(module, context)
         attributes = mod.operation.attributes
         partitions = _int_attribute(attributes, "mhlo.num_partitions")
         replicas = _int_attribute(attributes, "mhlo.num_replicas")
@@ -187,14 +196,35 @@ def _check_envelope(
         raise Refused("the kept arguments are malformed")
 
 
-def _deserialize(module: bytes) -> Any:
-    """The MLIR module of the VHLO bytes (in the current IR context), or Refused."""
+def _deserialize(module: bytes, context: Any) -> Any:
+    """The MLIR module of the VHLO bytes (in IR `context`), or Refused. Read on a thread
+    whose stack grows with the module (`STACK_PER_BYTE`): a deeply nested module would
+    overflow the main thread's stack in MLIR's reader, killing the judge."""
     from jax.extend import mlir as jex_mlir
 
+    found: list[Any] = []
+
+    def read() -> None:
+        try:
+            with context:
+                found.append(jex_mlir.deserialize_portable_artifact(module))
+        except Exception as exc:
+            found.append(exc)
+
+    size = max(threading.stack_size(), 32 << 20, len(module) * STACK_PER_BYTE)
+    previous = threading.stack_size(size)
     try:
-        return jex_mlir.deserialize_portable_artifact(module)
-    except Exception as exc:
-        raise Refused(f"the module does not deserialize ({type(exc).__name__})") from None
+        reader = threading.Thread(target=read, name="grader-module-reader")
+        reader.start()
+    except RuntimeError:  # no memory for the stack such a module needs
+        raise Refused("the module is too large to read") from None
+    finally:
+        threading.stack_size(previous)
+    reader.join()
+    if not found or isinstance(found[0], Exception):
+        why = type(found[0]).__name__ if found else "no result"
+        raise Refused(f"the module does not deserialize ({why})") from None
+    return found[0]
 
 
 def _check_signature(
@@ -223,21 +253,31 @@ class _Reading:
     main_type: Any = None
     count: int = 0
 
-    def walk(self, op: Any) -> None:
-        """Screen and count `op`, then every operation nested in it, depth first."""
-        self.count += 1
-        if self.count > MAX_OPS:
-            raise Refused(f"the module has more than {MAX_OPS} operations")
-        name = str(op.name)
-        self._screen(op, name)
-        for result in op.results:
-            _check_size(self.ir, result.type, self.refused)
-        if name not in _UNCOUNTED:
-            self.ops[name.split(".", 1)[1]] += 1
-        for region in op.regions:
-            for block in region:
-                for inner in block:
-                    self.walk(inner.operation)
+    def walk(self, top: Any) -> None:
+        """Screen and count `top`, then every operation nested in it, depth first (on a
+        stack of its own, not Python's); Refused past `MAX_OPS` operations or regions
+        nested deeper than `MAX_DEPTH`."""
+        pending: list[tuple[Any, int]] = [(top, 0)]
+        while pending:
+            op, depth = pending.pop()
+            self.count += 1
+            if self.count > MAX_OPS:
+                raise Refused(f"the module has more than {MAX_OPS} operations")
+            name = str(op.name)
+            self._screen(op, name)
+            for result in op.results:
+                _check_size(self.ir, result.type, self.refused)
+            if name not in _UNCOUNTED:
+                self.ops[name.split(".", 1)[1]] += 1
+            inner = [
+                (nested.operation, depth + 1)
+                for region in op.regions
+                for block in region
+                for nested in block
+            ]
+            if inner and depth + 1 > MAX_DEPTH + 1:  # the module and its functions: 2 levels
+                raise Refused(f"it nests regions more than {MAX_DEPTH} deep")
+            pending.extend(reversed(inner))
 
     def _screen(self, op: Any, name: str) -> None:
         """What about `op` itself is refused: a foreign dialect, data in or out, a custom
@@ -401,11 +441,12 @@ def fetch(
             expected="a program that only computes (no host callbacks, no custom calls, no "
             "data in or out) on the arguments the grader passes",
             observed=f"the grader refused the program your module handed over: {why}",
-            cause="a `jax.debug.print`, `jax.debug.callback` or `jax.pure_callback` in the "
-            "function calls back into Python, which a program checked outside your process "
-            "cannot do; or the program was not produced by JAX from your function",
-            fix="remove callbacks from this function (debug prints included) and let JAX "
-            "compile it",
+            cause="a `jax.pure_callback` or `io_callback` in the function computes values "
+            "in Python, which a program checked outside your process cannot do (debug "
+            "prints are fine: the grader leaves them out); or the program was not produced "
+            "by JAX from your function",
+            fix="compute with `jax.numpy`/`lax` instead of a callback, and let JAX compile "
+            "your function as it is",
         ) from None
     return program, layout
 

@@ -56,14 +56,87 @@ def test_inputs_are_drawn_by_the_judge_in_the_domain_of_the_arguments():
     assert np.all(np.sign(kwargs["y"]) == np.sign(np.arange(-2, 3)))
 
 
-def test_host_callbacks_are_refused():
-    def printing(x):
-        jax.debug.print("x = {}", x)
-        return x * 2
+def newton_printing(a, n_iters=20):
+    def body(i, g):
+        jax.debug.print("iteration {i}: {g}", i=i, g=g)
+        jax.debug.print("ordered {g}", g=g, ordered=True)
+        jax.debug.callback(lambda v: None, g)
+        return 0.5 * (g + a / g)
 
-    with pytest.raises(CheckFailure, match="the grader refused the program") as info:
-        exported.checked(printing, (np.float32(1.5),), what="printing(x)")
-    assert "host callback" in str(info.value) and "jax.debug.print" in str(info.value)
+    return lax.fori_loop(0, n_iters, body, jnp.maximum(a, 1.0))
+
+
+def test_debug_prints_and_callbacks_are_left_out_and_the_values_judged():
+    jitted = jax.jit(newton_printing, static_argnames="n_iters")
+    batch = np.array([2.0, 9.0], np.float32)
+    for fn, x in ((newton_printing, np.float32(2.0)), (jitted, np.float32(2.0)),
+                  (jax.vmap(newton_printing), batch)):  # fmt: skip
+        program = exported.checked(
+            fn, (x,), what="newton_sqrt(a)", reference=lambda a: np.sqrt(np.float64(a))
+        )
+        assert program.ops["while"] == 1
+        assert not any("custom_call" in op for op in program.ops)
+    with pytest.raises(CheckFailure, match="the values of the grader's reference"):
+        exported.checked(
+            newton_printing,
+            (np.float32(2.0),),
+            what="newton_sqrt(a)",
+            reference=lambda a: np.sqrt(np.float64(a)) + 1,
+        )
+
+
+def test_callbacks_that_feed_values_back_are_refused():
+    from jax.experimental import io_callback
+
+    def pure(x):
+        jax.debug.print("x = {}", x)
+        doubled = jax.pure_callback(
+            lambda v: np.asarray(v * 2, np.float32), jax.ShapeDtypeStruct((), np.float32), x
+        )
+        return doubled + 1
+
+    def impure(x):
+        got = io_callback(
+            lambda v: np.asarray(v * 2, np.float32), jax.ShapeDtypeStruct((), np.float32), x
+        )
+        return got + 1
+
+    for fn in (pure, impure):
+        with pytest.raises(CheckFailure, match="the grader refused the program") as info:
+            exported.checked(fn, (np.float32(1.5),), what="f(x)", reference=lambda x: 2 * x + 1)
+        assert "host callback" in str(info.value) and "pure_callback" in str(info.value)
+
+
+def _nested_cases(depth):
+    """A module of `depth` `stablehlo.case`s nested in each other, made by hand."""
+    from jax.extend import mlir as jex_mlir
+    from jax.extend.mlir import ir
+    from jax.interpreters import mlir as jax_mlir
+
+    body = "%r = stablehlo.add %a, %a : tensor<f32>\nstablehlo.return %r : tensor<f32>"
+    for i in range(depth):
+        body = (
+            f"%c{i} = stablehlo.convert %a : (tensor<f32>) -> tensor<i32>\n"
+            f'%r{i} = "stablehlo.case"(%c{i}) ({{\n{body}\n}}) : (tensor<i32>) -> tensor<f32>\n'
+            f"stablehlo.return %r{i} : tensor<f32>"
+        )
+    body = body.rsplit("stablehlo.return", 1)[0] + f"func.return %r{depth - 1} : tensor<f32>"
+    text = (
+        "module @deep attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}"
+        " {\nfunc.func public @main(%a: tensor<f32>) -> tensor<f32> {\n" + body + "\n}\n}"
+    )
+    with jax_mlir.make_ir_context():
+        bytecode = jax_mlir.module_to_bytecode(ir.Module.parse(text))
+    return jex_mlir.serialize_portable_artifact(bytecode, "1.0.0")
+
+
+def test_a_deeply_nested_program_is_refused_and_a_nested_one_read():
+    program = exported.parse(_nested_cases(exported.MAX_DEPTH - 2), [F32], [0])
+    assert program.ops["case"] == exported.MAX_DEPTH - 2
+    assert program([np.float32(2.0)])[0] == np.float32(4.0)
+    for depth in (exported.MAX_DEPTH + 1, 1500):  # 1500: past Python's recursion limit
+        with pytest.raises(exported.Refused, match=f"nests regions more than {exported.MAX_DEPTH}"):
+            exported.parse(_nested_cases(depth), [F32], [0])
 
 
 def test_custom_calls_are_refused():
