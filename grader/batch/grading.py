@@ -21,7 +21,7 @@ from grader.classroom import roster, similarity
 from grader.model import Report
 from grader.reports import console, controls, html, results
 from grader.runner import engine, policy
-from grader.runner.submission import SubmissionError, find, refuse_link
+from grader.runner.submission import SubmissionError, find, over_limit, refuse_link
 
 IGNORED_FOLDERS = ("__MACOSX",)
 
@@ -123,11 +123,26 @@ def grade_locally(workers: int, live: Live | None = None) -> Grader:
     return run
 
 
+def graded(path: Path) -> bool:
+    """Whether the lesson file at `path` is one the grader grades: a file, not a link
+    (`submission.refuse_link`), within the size limit (`submission.over_limit`)."""
+    try:
+        return not path.is_symlink() and path.is_file() and not over_limit(path)
+    except OSError:
+        return False
+
+
 def similar_pairs(jobs: list[Job], stubs: Path) -> list[similarity.Pair]:
     """Pairs of students whose files of a lesson are alike (`grader.classroom.similarity`),
-    the stubs in `stubs` (exercises/<lesson>.py) subtracted when they are there."""
+    the stubs in `stubs` (exercises/<lesson>.py) subtracted when they are there. A file the
+    grader does not grade (`graded`) is not compared: it is not the student's graded work,
+    and a 20 MB one would cost minutes."""
     files = {
-        job.student: {lesson: similarity.source_of(Path(path)) for lesson, path in job.files}
+        job.student: {
+            lesson: similarity.source_of(Path(path))
+            for lesson, path in job.files
+            if graded(Path(path))
+        }
         for job in jobs
     }
     lessons = {lesson for by_lesson in files.values() for lesson in by_lesson}

@@ -25,9 +25,20 @@ what was given, or what everybody writes, is not evidence:
 - those found in more than half of the class (MOSS's `-m`): the one obvious
   line `lax.cond(x > 0, ...)` that every correct solution contains.
 
-A pair's score is the Jaccard index of what remains, |A & B| / |A | B|: 1.0
-for the same code renamed and recommented, low for independent solutions
-written differently.
+A pair's score is the share of the smaller file's fingerprints the other holds,
+|A & B| / min(|A|, |B|) (containment): 1.0 for the same code renamed and
+recommented, and still 1.0 for a copy padded with hundreds of functions never
+called, whose Jaccard index |A & B| / |A | B| (kept as `overlap`) falls to 0.02;
+low for independent solutions written differently. A pair is named as suspicious
+only when it also shares MIN_SHARED fingerprints: a one-line answer two students
+wrote alike (`lax.cond(x > 0, jnp.square, jnp.negative, x)`) is all of a short
+file, and no evidence.
+
+What is compared is bounded per file, so a huge file costs what a large one does:
+the first MAX_BYTES of it (cut at a line's end), at most MAX_TOKENS tokens, so at
+most MAX_TOKENS fingerprints; a pair costs a set intersection of those. Files the
+grader refuses (over the size limit, links) are not compared at all
+(`grader.batch.grading.similar_pairs`).
 
 Why not a library: `copydetect` (PyPI, the one maintained MOSS-like package)
 hashes k-grams with Python's salted `hash()`, so its fingerprints and scores
@@ -50,13 +61,20 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.sandbox import decoding
+
 K = 8  # tokens per k-gram
 WINDOW = 4  # hashes per winnowing window: any shared run of K + WINDOW - 1 = 11 tokens is found
 COMMON_SHARE = 0.5  # a fingerprint in more than this share of the class is everyone's code
 MIN_FINGERPRINTS = 4  # a file with fewer fingerprints left is too small to compare
 REPORTED = 0.3  # pairs at or above this score go to similarity.csv
-SUSPICIOUS = 0.6  # ... and at or above this one are named in the summary
+SUSPICIOUS = 0.6  # ... and at or above this one are named in the summary,
+MIN_SHARED = 16  # ... when they share this many (about 60 tokens of code of their own)
+MAX_BYTES = 200_000  # what is read of a lesson file: 27 times the longest solution (7 kB)
+MAX_TOKENS = 50_000  # what is tokenized of it (the solutions have 100 to 900 tokens)
 
+_FSTRING_START = getattr(token, "FSTRING_START", -1)  # Python 3.12: an f-string is tokens
+_FSTRING_REST = (getattr(token, "FSTRING_MIDDLE", -1), getattr(token, "FSTRING_END", -1))
 _SKIPPED = {
     token.COMMENT,
     token.NL,
@@ -66,60 +84,81 @@ _SKIPPED = {
 }
 
 
-def tokens(source: str) -> list[str]:
-    """The normalised token stream of Python `source` (empty when it does not tokenize)."""
+def tokens(source: str, limit: int = MAX_TOKENS) -> list[str]:
+    """The normalised token stream of Python `source`, at most `limit` tokens (what
+    tokenizes before an error or the limit; a file cut at the read cap still counts)."""
     out: list[str] = []
     previous = ""
     statement_start = True  # the next token starts a logical line
-    dropped = False  # a docstring was dropped: drop its NEWLINE too
+    pending = False  # a string opened a statement: a docstring if a NEWLINE follows
     try:
-        raw = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return []
-    for i, tok in enumerate(raw):
-        if tok.type in _SKIPPED:
-            continue
-        if tok.type == token.NEWLINE and dropped:
-            dropped = False
-            continue
-        if tok.type in (token.NEWLINE, token.INDENT, token.DEDENT):
-            out.append({token.NEWLINE: ";", token.INDENT: "{", token.DEDENT: "}"}[tok.type])
-            statement_start = True
-            previous = ""
-            continue
-        if tok.type == token.STRING or tok.type == getattr(token, "FSTRING_START", -1):
-            nxt = next((t for t in raw[i + 1 :] if t.type not in _SKIPPED), None)
-            docstring = statement_start and nxt is not None and nxt.type == token.NEWLINE
-            if docstring:
-                dropped = True
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if len(out) >= limit:
+                break
+            if tok.type in _SKIPPED:
                 continue
-            out.append("S")
-        elif tok.type in (
-            getattr(token, "FSTRING_MIDDLE", -1),
-            getattr(token, "FSTRING_END", -1),
-        ):
-            pass  # an f-string is one `S`
-        elif tok.type == token.NAME:
-            keep = keyword.iskeyword(tok.string) or previous == "."
-            out.append(tok.string if keep else "N")
-        else:
-            out.append(tok.string)
-        statement_start = False
-        previous = tok.string
-    return out
+            if pending:
+                pending = False
+                if tok.type == token.NEWLINE:  # the docstring and its NEWLINE: dropped
+                    continue
+                out.append("S")
+                statement_start, previous = False, '""'
+            if tok.type in (token.NEWLINE, token.INDENT, token.DEDENT):
+                out.append({token.NEWLINE: ";", token.INDENT: "{", token.DEDENT: "}"}[tok.type])
+                statement_start = True
+                previous = ""
+                continue
+            if tok.type == token.STRING or tok.type == _FSTRING_START:
+                if statement_start:
+                    pending = True
+                    continue
+                out.append("S")
+            elif tok.type in _FSTRING_REST:
+                pass  # an f-string is one `S`
+            elif tok.type == token.NAME:
+                keep = keyword.iskeyword(tok.string) or previous == "."
+                out.append(tok.string if keep else "N")
+            else:
+                out.append(tok.string)
+            statement_start = False
+            previous = tok.string
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass  # what came before the error is compared
+    if pending:
+        out.append("S")
+    return out[:limit]
 
 
-def source_of(path: Path) -> str:
-    """The Python of a lesson file: a `.py` as it is, a notebook's code cells in order
-    (IPython syntax neutralised); empty when it cannot be read."""
+def source_of(path: Path, cap: int = MAX_BYTES) -> str:
+    """The Python of a lesson file, at most its first `cap` bytes (cut at a line's end):
+    a `.py` decoded as Python decodes it (`grader.sandbox.decoding`; undecodable bytes
+    replaced), a notebook's code cells in order (IPython syntax neutralised); empty when
+    it cannot be read."""
     try:
         if path.suffix == ".ipynb":
             from grader.notebooks import source
 
-            return "\n".join(cell.code for cell in source.read(path).code_cells)
-        return path.read_text(encoding="utf-8", errors="replace")
+            code = "\n".join(cell.code for cell in source.read(path).code_cells)
+            return _cut(code.encode("utf-8", errors="replace"), cap).decode(
+                "utf-8", errors="replace"
+            )
+        with path.open("rb") as fh:
+            data = _cut(fh.read(cap + 1), cap)
+        try:
+            return decoding.text(data, path.name)
+        except SyntaxError:  # graded as Python's error; compared as far as it reads
+            return data.decode("utf-8", errors="replace")
     except Exception:  # a broken file is graded (and reported) elsewhere; here it is empty
         return ""
+
+
+def _cut(data: bytes, cap: int) -> bytes:
+    """`data`, or its first `cap` bytes up to the end of their last whole line."""
+    if len(data) <= cap:
+        return data
+    head = data[:cap]
+    end = head.rfind(b"\n")
+    return head[: end + 1] if end >= 0 else head
 
 
 def _hash(gram: tuple[str, ...]) -> int:
@@ -146,14 +185,16 @@ class Pair:
     lesson: str
     first: str  # the two students, in name order
     second: str
-    score: float  # Jaccard index of their fingerprints, stub and class-common ones removed
+    score: float  # share of the smaller file's fingerprints the other holds (stub, common out)
     shared: int  # fingerprints both files have
     first_size: int  # fingerprints of each file
     second_size: int
+    overlap: float = 0.0  # Jaccard index: shared over all of the pair's (a padded copy: low)
 
     @property
     def suspicious(self) -> bool:
-        return self.score >= SUSPICIOUS
+        """Alike enough, on enough code of their own, to be named (summary, terminal)."""
+        return self.score >= SUSPICIOUS and self.shared >= MIN_SHARED
 
 
 def compare(
@@ -161,8 +202,9 @@ def compare(
     stubs: Mapping[str, str] | None = None,
     floor: float = REPORTED,
 ) -> list[Pair]:
-    """Every pair of students whose file of the same lesson scores at least `floor`, the most
-    alike first. `files`: student -> lesson -> source; `stubs`: lesson -> the stub's source."""
+    """Every pair of students whose file of the same lesson scores at least `floor`, the
+    suspicious first, then the most alike. `files`: student -> lesson -> source; `stubs`:
+    lesson -> the stub's source."""
     stubs = stubs or {}
     lessons = sorted({lesson for by_lesson in files.values() for lesson in by_lesson})
     pairs: list[Pair] = []
@@ -175,7 +217,10 @@ def compare(
         }
         prints = _without_common(prints)
         pairs += _pairs(lesson, prints, floor)
-    return sorted(pairs, key=lambda p: (-p.score, -p.shared, p.lesson, p.first, p.second))
+    return sorted(
+        pairs,
+        key=lambda p: (not p.suspicious, -p.score, -p.shared, p.lesson, p.first, p.second),
+    )
 
 
 def _without_common(prints: dict[str, frozenset[int]]) -> dict[str, frozenset[int]]:
@@ -191,6 +236,7 @@ def _pairs(lesson: str, prints: dict[str, frozenset[int]], floor: float) -> Iter
         if len(fa) < MIN_FINGERPRINTS or len(fb) < MIN_FINGERPRINTS:
             continue
         shared = len(fa & fb)
-        score = shared / len(fa | fb)
+        score = shared / min(len(fa), len(fb))
         if score >= floor and shared:
-            yield Pair(lesson, a, b, round(score, 3), shared, len(fa), len(fb))
+            overlap = round(shared / len(fa | fb), 3)
+            yield Pair(lesson, a, b, round(score, 3), shared, len(fa), len(fb), overlap)

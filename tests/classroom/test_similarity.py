@@ -197,3 +197,107 @@ def test_notebooks_are_compared_by_their_code_cells(tmp_path: Path) -> None:
     path.write_text(json.dumps(notebook))
     assert similarity.tokens(similarity.source_of(path)) == similarity.tokens(ORIGINAL)
     assert similarity.source_of(tmp_path / "missing.py") == ""
+
+
+def padding(functions: int) -> str:
+    """Functions a copier adds and never calls, each different from the others."""
+    return "".join(
+        f"\n\ndef helper_{i}(a, b={i}):\n"
+        f"    c = a * {i} + b ** {i % 7}\n"
+        f"    return [c - k for k in range({i % 11 + 1})] if c > {i} else c / {i + 1}\n"
+        for i in range(functions)
+    )
+
+
+def test_a_copy_padded_with_functions_never_called_is_still_reported() -> None:
+    files = {
+        "tom": {"03_jit": ORIGINAL},
+        "pad": {"03_jit": renamed(ORIGINAL) + padding(300)},
+        **{name: {"03_jit": source} for name, source in INDEPENDENT.items()},
+    }
+    pairs = similarity.compare(files, {"03_jit": STUB})
+    top = pairs[0]
+    assert (top.first, top.second, top.score) == ("pad", "tom", 1.0), pairs
+    assert top.suspicious
+    assert top.overlap < 0.1  # the Jaccard index alone would not have named them
+    assert top.second_size == top.shared < top.first_size // 10
+    assert [(p.first, p.second) for p in pairs if p.suspicious] == [("pad", "tom")]
+
+
+def short(piecewise: str, running_sum: str, newton: str) -> str:
+    """The 03_jit stub filled with three short answers."""
+    filled = STUB
+    for function, body in [
+        ("piecewise", piecewise),
+        ("running_sum", running_sum),
+        ("newton_sqrt", newton),
+    ]:
+        stub_line = f'raise NotImplementedError("{function} is not implemented yet")'
+        assert stub_line in STUB
+        filled = filled.replace(stub_line, body or stub_line)
+    return filled
+
+
+def test_two_independent_short_correct_answers_are_not_flagged() -> None:
+    """Each wrote short code of their own; ann and cal the same obvious one-liner for
+    piecewise, which is all cal did (so all of cal's own code is in ann's file)."""
+    files = {
+        "ann": {
+            "03_jit": short(
+                "return lax.cond(x > 0, jnp.square, jnp.negative, x)",
+                "return lax.scan(lambda c, x: (c + x, c + x), jnp.zeros((), xs.dtype), xs)",
+                "return lax.fori_loop(0, n_iters, lambda i, g: (g + a / g) / 2, a)",
+            )
+        },
+        "ben": {
+            "03_jit": short(
+                "return lax.cond(x > 0, lambda v: v * v, lambda v: -v, x)",
+                "return jax.lax.scan(lambda s, v: (s + v,) * 2, 0.0 * xs[0], xs)",
+                "return lax.fori_loop(0, n_iters, lambda _, y: 0.5 * (y + a / y), jnp.maximum(a, 1.0))",
+            )
+        },
+        # did only piecewise, with ann's (the obvious) line: all of cal's own code is in ann's
+        "cal": {"03_jit": short("return lax.cond(x > 0, jnp.square, jnp.negative, x)", "", "")},
+    }
+    pairs = similarity.compare(files, {"03_jit": STUB}, floor=0.0)
+    assert {("ann", "ben"), ("ann", "cal")} <= {(p.first, p.second) for p in pairs}
+    assert not any(p.suspicious for p in pairs), pairs
+    ann_ben = next(p for p in pairs if (p.first, p.second) == ("ann", "ben"))
+    assert ann_ben.score < similarity.SUSPICIOUS  # alike in places, as short answers are
+    # all of cal's code is in ann's file: what keeps it from being named is its size
+    ann_cal = next(p for p in pairs if (p.first, p.second) == ("ann", "cal"))
+    assert ann_cal.score >= similarity.SUSPICIOUS and ann_cal.shared < similarity.MIN_SHARED
+    # ann's three answers copied whole into a padded file are named
+    files["dan"] = {"03_jit": files["ann"]["03_jit"] + padding(40)}
+    named = [
+        (p.first, p.second) for p in similarity.compare(files, {"03_jit": STUB}) if p.suspicious
+    ]
+    assert named == [("ann", "dan")], named
+
+
+def test_what_is_read_and_fingerprinted_of_a_file_is_bounded(tmp_path: Path) -> None:
+    huge = ORIGINAL + padding(60_000)  # about 9 MB
+    assert len(huge.encode()) > 20 * similarity.MAX_BYTES
+    path = tmp_path / "03_jit.py"
+    path.write_text(huge)
+    read = similarity.source_of(path)
+    assert len(read.encode()) <= similarity.MAX_BYTES and read.endswith("\n")
+    assert huge.startswith(read)  # its beginning, cut at a line's end
+    assert len(similarity.tokens(huge)) == similarity.MAX_TOKENS
+    assert len(similarity.fingerprints(huge)) <= similarity.MAX_TOKENS
+    # what the cap keeps is compared: the copy at the start of the file is found
+    pairs = similarity.compare({"big": {"l": read}, "tom": {"l": renamed(ORIGINAL)}}, {"l": STUB})
+    assert [(p.first, p.second, p.score) for p in pairs] == [("big", "tom", 1.0)]
+
+
+def test_a_file_cut_inside_a_string_keeps_what_came_before() -> None:
+    assert similarity.tokens('x = 1\ny = """never closed\n') == ["N", "=", "1", ";", "N", "="]
+
+
+def test_a_declared_latin1_file_is_read_as_python_reads_it(tmp_path: Path) -> None:
+    latin = tmp_path / "03_jit.py"
+    latin.write_bytes(
+        b"# -*- coding: latin-1 -*-\n" + ORIGINAL.replace("Branch", "Caf\xe9").encode("latin-1")
+    )
+    assert "Café" in similarity.source_of(latin)
+    assert similarity.tokens(similarity.source_of(latin)) == similarity.tokens(ORIGINAL)
