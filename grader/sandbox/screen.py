@@ -24,12 +24,14 @@ process, and only those are refused:
   system/exec*/spawn*`), finalizers (`def __del__`, `weakref.finalize`, a callback of
   `weakref.ref`), and `contextlib.redirect_stdout/stderr`, which swaps the stream a
   probe captures;
-- the collector and C: `gc`, `ctypes`, `cffi`, `builtins` (Python's builtins under other
-  names), and any private module or private part of an imported one (`jax._src`);
+- the collector, C and memory: `gc`, `ctypes`, `cffi`, `/proc/.../mem`, `builtins` (Python's
+  builtins under other names), and any private module or private part of an imported one
+  (`jax._src`);
 - code from strings and names computed into modules: `exec`, `eval`, `compile`,
   `getattr/hasattr(module, name)` with a computed name, `vars(module)`, `module.__dict__`;
 - writing into an imported module (`jax.jit = ...`, `setattr(np, ...)`,
-  `sys.stdout = ...`): the module is shared with everything else in the process.
+  `sys.stdout = ...`): the module is shared with everything else in the process; likewise
+  `jax.config.update("jax_disable_jit", ...)`, which turns the probes' own jit off.
 
 Everything else is ordinary Python and is left alone: `from __future__ import ...`,
 type hints, dataclasses, `typing`, `functools`, logging, `inspect.signature/getsource`,
@@ -205,6 +207,12 @@ _REFUSED_CALLS = {
     "compile": "compiles code from a string (`compile`)",
     "__import__": "imports by a computed name (`__import__`)",
     "breakpoint": "enters the debugger (`breakpoint`), which traces frames",
+}
+
+# JAX options that change what the probes' own `jax.jit` does, for the whole process.
+_JAX_OPTIONS = {
+    "jax_disable_jit": "turns jit off for the whole process, the grader's included "
+    "(`jax_disable_jit`)",
 }
 
 _IMPORT_MODULE = "importlib.import_module"
@@ -488,6 +496,12 @@ class _Screen(ast.NodeVisitor):
     def visit_Constant(self, node: ast.Constant) -> None:
         if node.value in _MACHINERY or node.value in _FRAME_ATTRIBUTES:
             self._add(node, f"names the interpreter's machinery (`{node.value}`)")
+        elif (
+            isinstance(node.value, str)
+            and node.value.startswith("/proc/")
+            and (node.value.endswith("/mem"))
+        ):
+            self._add(node, f"opens a process's memory (`{node.value}`)")
 
     def visit_Call(self, node: ast.Call) -> None:
         func, args = node.func, node.args
@@ -508,6 +522,15 @@ class _Screen(ast.NodeVisitor):
             # `object.__setattr__(jax, ...)` or `jax.__setattr__(...)`
             module = module or self._module_of(func.value)
             called = "setattr"
+        elif isinstance(func, ast.Attribute) and func.attr == "__getattribute__":
+            module = module or self._module_of(func.value)
+            called = "getattr"
+            args = [func.value, *args] if self._module_of(func.value) else args
+        if qualified == "jax.config.update":
+            flag = _literal(args[0]) if args else None
+            why = _JAX_OPTIONS.get(flag) if flag else "sets a JAX option by a computed name"
+            if why:
+                self._add(node, why)
         if module is not None and called in ("setattr", "delattr"):
             self._add(node, f"sets an attribute of the module `{module}` (`{ast.unparse(func)}`)")
         if module is not None and called in ("getattr", "hasattr"):
