@@ -29,7 +29,7 @@ from grader.model import Visibility
 
 SUITES_DIR = Path(__file__).parent / "suites"
 DEFAULT_TIMEOUT_S = 180.0
-MANIFEST_KEYS = frozenset({"LESSON", "TITLE", "DEVICES", "REQUIRES", "TIMEOUT", "HIDDEN"})
+MANIFEST_KEYS = frozenset({"LESSON", "TITLE", "DEVICES", "REQUIRES", "TIMEOUT", "HIDDEN", "AVOID"})
 
 
 class CatalogError(Exception):
@@ -61,6 +61,8 @@ class ExerciseSpec:
     hidden_checks: int = 0  # checks removed from this (released, public) suite
     hidden_points: float = 0.0
     imports: tuple[str, ...] = ()  # modules the suite imports: the warm worker preloads them
+    avoid: tuple[tuple[str, str], ...] = ()  # (construct, why): what this file's checks
+    # penalise, so no help of this file may recommend it (`AVOID`; `grade verify`, `explain`)
 
     @property
     def max_score(self) -> float:
@@ -155,6 +157,11 @@ def read_suite(path: Path) -> ExerciseSpec:
     if not checks and not hidden.get("checks"):
         raise CatalogError(f"{where}: a suite must define at least one @check test")
     _check_requirements(checks, where, released=bool(hidden.get("checks")))
+    avoid = consts.get("AVOID", {})
+    if not isinstance(avoid, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in avoid.items()
+    ):
+        raise CatalogError(f'{where}: AVOID must be a dict like {{"jnp.where": "why"}}')
     return ExerciseSpec(
         name=consts["LESSON"],
         title=consts["TITLE"],
@@ -166,6 +173,7 @@ def read_suite(path: Path) -> ExerciseSpec:
         hidden_checks=int(hidden.get("checks", 0)),
         hidden_points=float(hidden.get("points", 0.0)),
         imports=tuple(sorted(imports)),
+        avoid=tuple(sorted(avoid.items())),
     )
 
 

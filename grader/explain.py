@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 
@@ -17,14 +17,36 @@ from dataclasses import dataclass
 class Explanation:
     cause: str
     fix: str
+    also: tuple[tuple[str, str], ...] = ()  # (construct, clause): more ways, each dropped in a
+    # lesson file whose checks penalise its construct (`avoid`)
+
+    def for_lesson(self, avoided: Iterable[str] | None = None) -> Explanation:
+        """This explanation with the `also` clauses the lesson file allows (none of `avoided`,
+        default `AVOIDED`) joined to its fix."""
+        skip = AVOIDED if avoided is None else set(avoided)
+        kept = [clause for construct, clause in self.also if construct not in skip]
+        if not kept:
+            return Explanation(self.cause, self.fix)
+        return Explanation(self.cause, f"{self.fix} ({'; '.join(kept)})")
+
+
+AVOIDED: set[str] = set()
+"""Constructs the lesson file being judged penalises (its suite's `AVOID`, set by `avoid`):
+no explanation recommends them there."""
+
+
+def avoid(constructs: Iterable[str]) -> None:
+    """The suite being judged penalises `constructs` (`jnp.where` where `piecewise` must branch
+    with `lax.cond`): explanations leave them out. A suite calls it with its `AVOID`."""
+    AVOIDED.update(constructs)
 
 
 EXPLANATIONS: dict[str, Explanation] = {
     "TracerBoolConversionError": Explanation(
         cause="a Python `if`, `while`, `and`/`or` or `bool()` on a traced value: under jit the "
         "value is not known while the function is traced",
-        fix="branch with `jax.lax.cond` (or `jnp.where` for element-wise choices); loop with "
-        "`jax.lax.while_loop`/`fori_loop`",
+        fix="branch with `jax.lax.cond`; loop with `jax.lax.while_loop`/`fori_loop`",
+        also=(("jnp.where", "`jnp.where` for element-wise choices between arrays"),),
     ),
     "ConcretizationTypeError": Explanation(
         cause="a traced value was used where Python needs a concrete number (a shape, "
@@ -56,7 +78,8 @@ EXPLANATIONS: dict[str, Explanation] = {
     "NonConcreteBooleanIndexError": Explanation(
         cause="boolean-mask indexing (`x[x > 0]`) under jit: the result's shape depends on "
         "the values",
-        fix="use `jnp.where(mask, x, 0)` to keep the shape fixed",
+        fix="keep the shape fixed: select with the mask instead of indexing by it",
+        also=(("jnp.where", "`jnp.where(mask, x, 0)`"),),
     ),
     "NotImplementedError": Explanation(
         cause="this function is still the stub",
@@ -87,6 +110,12 @@ BY_MESSAGE: dict[str, Explanation] = {
 }
 
 
+def every_fix(avoided: Iterable[str]) -> list[str]:
+    """Every fix an explanation can give in a lesson file that penalises `avoided`."""
+    known = [*EXPLANATIONS.values(), *BY_MESSAGE.values()]
+    return [e.for_lesson(avoided).fix for e in known]
+
+
 def explain(exc: BaseException) -> Explanation | None:
     """The explanation for `exc`'s class or its nearest explained base class. For an exception
     raised in the sandbox (it carries `info`), the student's class names are used. A shape
@@ -101,12 +130,13 @@ def explain(exc: BaseException) -> Explanation | None:
     for name in names:
         found = EXPLANATIONS.get(name)
         if found is not None:
-            return found
+            return found.for_lesson()
     text = str(exc)
     shaped = shape_error(text, _student_line(exc))
     if shaped is not None:
         return shaped
-    return next((known for marker, known in BY_MESSAGE.items() if marker in text), None)
+    known = next((known for marker, known in BY_MESSAGE.items() if marker in text), None)
+    return known.for_lesson() if known is not None else None
 
 
 # -- shape errors -----------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import jax
 import numpy as np
 from hypothesis import strategies as st
 
+from grader import explain
 from grader.authoring import Credit, check
 from grader.checks import diagnose, growth, jit, primitives, purity, traces, values
 from grader.checks.failure import fail
@@ -22,6 +23,12 @@ from grader.suites._shared import Tolerance, compiled, score_cases
 
 LESSON = "03_jit"
 TITLE = "jit and structured control flow"
+# What this file's checks penalise: no help of this file may recommend it (`grade verify`).
+AVOID = {
+    "jnp.where": "piecewise must branch with `jax.lax.cond` (its jaxpr contains `cond`): "
+    "`jnp.where` costs test_piecewise_cond's points",
+}
+explain.avoid(AVOID)
 
 _COND_FIX = "branch with `jax.lax.cond(x > 0, lambda v: v ** 2, lambda v: -v, x)`"
 _SCAN_FIX = (

@@ -315,3 +315,32 @@ def test_state_is_kept_for_the_graded_folder(tmp_path: Path) -> None:
     assert json.loads((own / "hints.json").read_text()) == {"01_sums": {"test_total": 1}}
     inside = _grade(alice / "exercises", "hint", "01_sums").stdout  # `grade` inside exercises/
     assert "fix (3/3): return a + b" in inside
+
+
+@pytest.mark.slow
+def test_grade_hint_03_jit_never_recommends_jnp_where(tmp_path: Path) -> None:
+    """Issue 35: a Python `if` in `piecewise`; every level `grade hint 03_jit` reveals keeps
+    to what the file asks (`jax.lax.cond`), never `jnp.where`, which costs 2 of its points."""
+    root = Path(__file__).resolve().parents[2]
+    source = (root / "solutions" / "03_jit.py").read_text()
+    start = source.index("def piecewise(x):")
+    end = source.index("\ndef ", start + 5)
+    python_if = "def piecewise(x):\n    if x > 0:\n        return x ** 2\n    return -x\n\n"
+    (tmp_path / "exercises").mkdir()
+    (tmp_path / "exercises" / "03_jit.py").write_text(source[:start] + python_if + source[end:])
+    tmp_path.chmod(0o755)
+
+    def run(*argv: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-m", "grader", *argv, "--no-color"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        return proc.stdout + proc.stderr
+
+    shown = run("exercises/03_jit.py")
+    revealed = [run("hint", "03_jit") for _ in range(3)]
+    assert any("fix (3/3)" in text and "jax.lax.cond" in text for text in revealed), revealed
+    assert all("jnp.where" not in text for text in [shown, *revealed]), [shown, *revealed]

@@ -139,3 +139,38 @@ def test_list_checks_shows_each_checks_spec_words(course: Path, grade: Grade) ->
     assert code == 0, out
     assert "test_add (2): add adds two numbers" in out
     assert "spec: `add(a, b)` -> `a + b`" in out
+
+
+def test_help_that_recommends_what_the_file_penalises_is_reported(course: Path) -> None:
+    """Issue 35: `grade hint 03_jit` recommended `jnp.where`, which costs test_piecewise_cond's
+    points in the same file. A suite names what its checks penalise (`AVOID`); a hint, a
+    nudge, a fix of the suite or a JAX explanation that recommends it is a problem."""
+    suite = course / "suites" / "test_01_sums.py"
+    text = suite.read_text()
+    avoid = 'AVOID = {"math.fsum": "total must add with +"}\n'
+    suite.write_text(text.replace("TIMEOUT = 60\n", "TIMEOUT = 60\n" + avoid))
+    spec = catalog.read_suite(suite)
+    assert spec.avoid == (("math.fsum", "total must add with +"),)
+    assert verify.help_problems(spec) == []  # nothing recommends it yet
+    suite.write_text(
+        text.replace("TIMEOUT = 60\n", "TIMEOUT = 60\n" + avoid).replace(
+            'nudge="Python has an operator for it."', 'nudge="Try math.fsum."'
+        )
+    )
+    problems = verify.help_problems(catalog.read_suite(suite))
+    assert (
+        len(problems) == 1
+        and "add adds two numbers: the nudge recommends `math.fsum`" in (problems[0])
+    ), problems
+
+
+def test_no_help_of_03_jit_recommends_jnp_where() -> None:
+    spec = next(s for s in catalog.exercises() if s.name == "03_jit")
+    assert ("jnp.where" in dict(spec.avoid)) and verify.help_problems(spec) == []
+    # the explanation of a Python `if` on a tracer, as 03_jit shows it and as others do
+    from grader import explain
+
+    in_03 = explain.EXPLANATIONS["TracerBoolConversionError"].for_lesson({"jnp.where"})
+    assert "jax.lax.cond" in in_03.fix and "jnp.where" not in in_03.fix
+    elsewhere = explain.EXPLANATIONS["TracerBoolConversionError"].for_lesson(set())
+    assert "jnp.where" in elsewhere.fix
