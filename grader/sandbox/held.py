@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import resource
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -176,13 +175,24 @@ def memory_left(pid: int) -> int | None:
     by `GRADER_SHARED_MEMORY`; None when nothing limits it."""
     left: int | None = None
     with contextlib.suppress(OSError, ValueError):
-        soft, _hard = resource.prlimit(pid, resource.RLIMIT_AS)
-        if soft != resource.RLIM_INFINITY:
+        soft = _address_space_limit(pid)
+        if soft is not None:
             left = max(0, soft - _vm_size(pid))
     with contextlib.suppress(ValueError):
         lowered = int(os.environ.get(ENV, ""))
         left = lowered if left is None else min(left, lowered)
     return left
+
+
+def _address_space_limit(pid: int) -> int | None:
+    """`pid`'s soft RLIMIT_AS, from `/proc/PID/limits` (readable by all, where `prlimit(2)`
+    is refused for a process in another PID namespace)."""
+    with open(f"/proc/{pid}/limits", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith("Max address space"):
+                soft = line[len("Max address space") :].split()[0]
+                return None if soft == "unlimited" else int(soft)
+    return None
 
 
 def _vm_size(pid: int) -> int:

@@ -64,15 +64,15 @@ class Sandbox:
     def close(self) -> None:
         """Kill the sandbox and everything it started; reap it; remove the System V objects
         it left (at `strict` its IPC namespace goes once the watchdog's thread left it)."""
-        seen: set[int] = {self.pid}
+        seen, since = {self.pid}, float("inf")
         if self.watchdog is not None:
             self.watchdog.stop()
-            seen |= self.watchdog.seen
+            seen, since = seen | self.watchdog.seen, self.watchdog.since
         self.channel.close()
         kill_tree(self.pid)
         if self.watchdog is not None:
             self.watchdog.join(KILL_TIMEOUT_S)
-        sysv.release(self.level, isolation.sandbox_uid(os.getpid()), seen)
+        sysv.release(self.level, isolation.sandbox_uid(os.getpid()), seen, since)
         if self.stack_fd >= 0:
             with contextlib.suppress(OSError):
                 os.close(self.stack_fd)
@@ -271,6 +271,7 @@ def _watch_writes(
         kill_tree(pid)
 
     watchdog = quota.Watchdog(measure, exceeded)
+    watchdog.since = sysv.process_start(pid)
     watchdog.start()
     return watchdog
 

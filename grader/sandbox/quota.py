@@ -131,6 +131,7 @@ class Watchdog(threading.Thread):
         self._stopped = threading.Event()
         self.size, self.files = limits()
         self.seen: set[int] = set()
+        self.since = float("inf")  # when the sandbox started (`sysv.release`)
 
     def stop(self) -> None:
         self._stopped.set()

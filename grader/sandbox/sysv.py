@@ -8,8 +8,10 @@ them: a sandbox's would outlive its grading. Which are the sandbox's:
   them (`enter`; it holds the namespace until that thread ends);
 - at `user` its uid is its alone: every object that uid owns or created;
 - at `basic` (the student's own uid): the segments and queues a process of the sandbox created
-  or last used (`cpid`/`lpid`, `lspid`/`lrpid`, among the processes the watchdog saw).
-  Semaphore sets name no process and hold a few bytes: they are left to their owner.
+  or last used (`cpid`/`lpid`, `lspid`/`lrpid`, among the processes the watchdog saw), and the
+  semaphore sets and unused queues (which name no process) of that uid created (`ctime`) while
+  the sandbox ran. A segment made by a process that ended within one poll and that no process
+  of the sandbox used after is missed there.
 
 Objects are read from `/proc/sysvipc` and removed with `shmctl`, `semctl` and `msgctl`
 (`IPC_RMID`) through libc.
@@ -38,6 +40,7 @@ class Object:
     cuid: int
     pids: tuple[int, ...]  # the processes it names (creator, last user)
     size: int  # bytes it holds in memory (a segment's resident and swapped pages, a queue's)
+    ctime: int = 0  # when it was made (or last changed by IPC_SET), seconds since the epoch
 
 
 def listed() -> list[Object]:
@@ -71,17 +74,40 @@ def _object(kind: str, cell: dict[str, str]) -> Object:
         int(cell["cuid"]),
         tuple(int(cell[name]) for name in pids),
         size,
+        int(cell.get("ctime", "0")),
     )
 
 
-def owned(objects: list[Object], *, uid: int | None, pids: Collection[int]) -> list[Object]:
+def owned(
+    objects: list[Object],
+    *,
+    uid: int | None,
+    pids: Collection[int],
+    shared_uid: int | None = None,
+    since: float = float("inf"),
+) -> list[Object]:
     """The sandbox's: owned or created by its own `uid` (None at `basic`, where the uid is the
-    student's), or naming one of its processes `pids`."""
+    student's), naming one of its processes `pids`, or naming none, created by `shared_uid`
+    (the student's, at `basic`) at `since` (the sandbox's start) or later."""
     return [
         o
         for o in objects
-        if (uid is not None and uid in (o.uid, o.cuid)) or any(p in pids for p in o.pids if p)
+        if (uid is not None and uid in (o.uid, o.cuid))
+        or any(p in pids for p in o.pids if p)
+        or (o.cuid == shared_uid and not any(o.pids) and o.ctime >= int(since))
     ]
+
+
+def process_start(pid: int) -> float:
+    """When `pid` started, in seconds since the epoch (inf when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/stat", encoding="ascii") as fh:
+            boot = next(int(line.split()[1]) for line in fh if line.startswith("btime"))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return float("inf")
+    return boot + ticks / os.sysconf("SC_CLK_TCK")
 
 
 def remove(objects: list[Object]) -> int:
@@ -117,9 +143,11 @@ def held(objects: list[Object], mapped: Collection[int]) -> int:
     return sum(o.size for o in objects if not (o.kind == "shm" and o.id in mapped))
 
 
-def release(level: str, uid: int, pids: Collection[int]) -> int:
-    """Remove what the ended sandbox left (`uid` its user at `user`; `pids` its processes);
-    at `strict` its namespace took them. How many objects went."""
+def release(level: str, uid: int, pids: Collection[int], since: float) -> int:
+    """Remove what the ended sandbox left (`uid` its user at `user`; `pids` its processes;
+    `since` its start); at `strict` its namespace took them. How many objects went."""
     if level == "strict":
         return 0
-    return remove(owned(listed(), uid=uid if level == "user" else None, pids=pids))
+    if level == "user":
+        return remove(owned(listed(), uid=uid, pids=pids))
+    return remove(owned(listed(), uid=None, pids=pids, shared_uid=os.getuid(), since=since))

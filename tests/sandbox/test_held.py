@@ -3,8 +3,10 @@ on a process of the test's own: what it holds through descriptors and mappings, 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -103,6 +105,24 @@ def test_the_sandbox_owns_what_its_uid_or_its_processes_made() -> None:
     assert [o.id for o in at_basic] == [1, 2, 4]  # a semaphore set names no process
     assert sysv.owned(objects(), uid=None, pids={0}) == []  # no process is not a process
     assert sysv.held(at_basic, mapped={2}) == 5 * MiB  # segment 2 is mapped: counted already
+
+
+def test_at_basic_objects_naming_no_process_are_the_sandbox_s_if_made_while_it_ran() -> None:
+    made = [
+        sysv.Object("sem", 1, uid=1000, cuid=1000, pids=(), size=0, ctime=100),
+        sysv.Object("msg", 2, uid=1000, cuid=1000, pids=(0, 0), size=0, ctime=200),
+        sysv.Object("sem", 3, uid=1001, cuid=1001, pids=(), size=0, ctime=200),
+        sysv.Object("msg", 4, uid=1000, cuid=1000, pids=(5, 0), size=0, ctime=200),
+    ]
+    mine = sysv.owned(made, uid=None, pids={50}, shared_uid=1000, since=150.5)
+    assert [o.id for o in mine] == [2]  # 1 came before, 3 is another user's, 4 names a process
+    assert sysv.owned(made, uid=None, pids={50}) == []  # no start known: none
+
+
+def test_a_process_start_is_in_the_past() -> None:
+    started = sysv.process_start(os.getpid())
+    assert time.time() - 3600 < started <= time.time()
+    assert sysv.process_start(-1) == float("inf")
 
 
 def test_the_verdict_names_the_first_limit_passed() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -69,7 +70,12 @@ def unlinked(folder, reserve=False):
     return _until_stopped(step)
 
 
-def memfd():
+def memfd(own_limit=False):
+    if own_limit:  # the address-space limit itself (as --memory sets it) 16 MiB above its size
+        import resource
+        with open("/proc/self/status") as fh:
+            size = next(int(line.split()[1]) << 10 for line in fh if line.startswith("VmSize"))
+        resource.setrlimit(resource.RLIMIT_AS, (size + (16 << 20), resource.RLIM_INFINITY))
     return _until_stopped(lambda: _hold(os.memfd_create(f"m{len(_kept)}"), False))
 
 
@@ -88,8 +94,11 @@ def segments():
     return _until_stopped(lambda: segment(4 << 20))
 
 
-def small_segments():
-    return [segment(1 << 20), segment(1 << 20)]
+def small_segments():  # and a semaphore set and a message queue, never used: no pid in them
+    made = [segment(1 << 20), segment(1 << 20)]
+    made.append(_libc.semget(0, 4, 0o1600))
+    made.append(_libc.msgget(0, 0o1600))
+    return made
 
 
 def ok(folder):
@@ -123,6 +132,7 @@ calls = {
     "unlinked": lambda: box.module.unlinked(target),
     "fallocate": lambda: box.module.unlinked(target, reserve=True),
     "memfd": lambda: box.module.memfd(),
+    "memfd_own_limit": lambda: box.module.memfd(own_limit=True),
     "segments": lambda: box.module.segments(),
     "small_segments": lambda: box.module.small_segments(),
     "ok": lambda: box.module.ok(target),
@@ -148,7 +158,7 @@ def temp_dir() -> Iterator[Path]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def drive(temp_dir: Path, level: str, how: str) -> dict:
+def drive(temp_dir: Path, level: str, how: str, shared: str = SHARED) -> dict:
     folder = temp_dir / "lesson"
     folder.mkdir()
     folder.chmod(0o755)
@@ -159,7 +169,7 @@ def drive(temp_dir: Path, level: str, how: str) -> dict:
         text=True,
         timeout=120,
         cwd=temp_dir,
-        env={**os.environ, "TMPDIR": str(temp_dir), quota.ENV: QUOTA, held.ENV: SHARED},
+        env={**os.environ, "TMPDIR": str(temp_dir), quota.ENV: QUOTA, held.ENV: shared},
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -196,11 +206,21 @@ def test_shared_memory_counts_against_the_memory_limit(
 
 
 @pytest.mark.parametrize("level", LEVELS)
+def test_shared_memory_counts_against_the_address_space_limit(temp_dir: Path, level: str) -> None:
+    """No allowance from the environment: the limit is what RLIMIT_AS leaves the sandbox."""
+    seen = drive(temp_dir, level, "memfd_own_limit", shared="")
+    assert seen["call"]["gone"].startswith(held.OUT_OF_MEMORY), seen
+    left = re.search(r"left it \((\d+) MiB\)", seen["call"]["gone"])
+    assert left is not None and 0 < int(left.group(1)) <= 16, seen
+    stopped_for(seen, held.OUT_OF_MEMORY)
+
+
+@pytest.mark.parametrize("level", LEVELS)
 def test_system_v_objects_do_not_outlive_the_sandbox(temp_dir: Path, level: str) -> None:
     before = {(o.kind, o.id) for o in sysv.listed()}
     seen = drive(temp_dir, level, "small_segments")
     made = seen["call"]["value"]
-    assert len(made) == 2, seen  # made, and small enough to go on
+    assert len(made) == 4 and min(made) >= 0, seen  # made, and small enough to go on
     assert "value" in seen["again"], seen
     left = {(o.kind, o.id) for o in sysv.listed()} - before
     assert not left, left  # at strict they were never in this namespace
