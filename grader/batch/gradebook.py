@@ -33,7 +33,7 @@ import jinja2
 import markupsafe
 
 from grader import atomic
-from grader.classroom import misconceptions, similarity
+from grader.classroom import causes, misconceptions, similarity
 from grader.classroom.roster import STUDENTS, Student, columns, load, maxima
 from grader.classroom.spreadsheet import cell, csv_text
 from grader.course import tree
@@ -105,6 +105,7 @@ def similarity_csv(pairs: Sequence[similarity.Pair]) -> str:
         "student_a",
         "student_b",
         "score",
+        "overlap",
         "shared",
         "a_fingerprints",
         "b_fingerprints",
@@ -115,6 +116,7 @@ def similarity_csv(pairs: Sequence[similarity.Pair]) -> str:
             cell(p.first),
             cell(p.second),
             f"{p.score:.3f}",
+            f"{p.overlap:.3f}",
             str(p.shared),
             str(p.first_size),
             str(p.second_size),
@@ -220,8 +222,10 @@ class Attention:
 
 
 def attention(students: list[Student], pairs: Sequence[similarity.Pair] = ()) -> list[Attention]:
-    """Who needs attention: grading failed, code crashed or ran out of time, nothing
-    started, a low score, a file suspiciously like another student's."""
+    """Who needs attention: grading failed, a file not graded on its merits and why
+    (`causes`: too large, a symlink, its encoding, a syntax error, not attempted, the
+    grader's error, a crash, out of time), nothing started, a low score, a file
+    suspiciously like another student's."""
     alike: dict[str, list[str]] = {}
     for p in pairs:
         if p.suspicious:
@@ -233,12 +237,12 @@ def attention(students: list[Student], pairs: Sequence[similarity.Pair] = ()) ->
         if s.doc is None:
             reasons.append("the grader could not grade them")
         else:
-            crashed = [n for n, e in s.exercises.items() if e["status"] == "error"]
-            if crashed:
-                reasons.append("crashed or ran out of time: " + ", ".join(crashed))
             if s.status == "not_attempted":
                 reasons.append("nothing started")
-            elif s.percent < LOW_PERCENT:
+            # an untouched file shows as such in the roster; the others are said here
+            why = {n: c for n, c in causes.of_student(s.doc).items() if c != "not attempted"}
+            reasons += causes.grouped(why)
+            if s.status != "not_attempted" and s.percent < LOW_PERCENT:
                 reasons.append(f"below {LOW_PERCENT:.0f}%")
         if s.name in alike:
             reasons.append("similar: " + "; ".join(alike[s.name]))
@@ -260,6 +264,7 @@ def summary_html(students: list[Student], pairs: Sequence[similarity.Pair] | Non
         "lowest": min(percents, default=0.0),
         "highest": max(percents, default=0.0),
         "statuses": dict(sorted(Counter(s.status for s in students).items())),
+        "causes": causes.counts(causes.of_student(s.doc) for s in students),
     }
     rows = {s.name: i for i, s in enumerate(students, 1)}
     insight = misconceptions.of_class((s.name, s.doc) for s in graded if s.doc)
@@ -274,6 +279,11 @@ def summary_html(students: list[Student], pairs: Sequence[similarity.Pair] | Non
         pairs=None if pairs is None else [p for p in pairs if p.suspicious],
         reported=0 if pairs is None else len(pairs),
         suspicious=similarity.SUSPICIOUS,
+        reported_from=similarity.REPORTED,
+        min_shared=similarity.MIN_SHARED,
+        read_cap_kb=similarity.MAX_BYTES // 1000,
+        cause_of=causes.of_exercise,
+        cause_words=causes.WORDS,
         exercises=exercise_rows(students),
         checks=check_rates(students),
         chart=markupsafe.Markup(histogram_svg(percents)),

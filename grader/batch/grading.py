@@ -17,7 +17,7 @@ from typing import Any
 from grader import atomic, catalog, hints
 from grader.batch import gradebook, interrupt, resume
 from grader.batch.jobs import Grader, Job, Outcome
-from grader.classroom import roster, similarity
+from grader.classroom import causes, roster, similarity
 from grader.model import Report
 from grader.reports import console, controls, html, results
 from grader.runner import engine, policy
@@ -239,8 +239,7 @@ def batch(
                     break
                 report = _keep(out, *outcome, done, keys or {})
                 job = outcome[0]
-                what = f"{100 * report.fraction:.1f}%" if report else "grader error"
-                progress.advance(f"{controls.visible(job.student)}: {what}")
+                progress.advance(f"{controls.visible(job.student)}: {student_line(report)}")
         except interrupt.Interrupted as exc:
             done.interrupted = str(exc)
         except OSError as exc:
@@ -257,6 +256,16 @@ def batch(
         done.write_failed = done.write_failed or _failed_write(exc)
         done.everybody = gradebook.load(out) if (out / gradebook.STUDENTS).is_dir() else []
     return done
+
+
+def student_line(report: Report | None) -> str:
+    """What the terminal says of a student graded: `72.5%`, and why a file was not graded
+    on its merits when one was not (`0.0% - 03_jit oversize, not graded`, `causes`)."""
+    why = causes.line(causes.of_student(None if report is None else report.to_json()))
+    if report is None:
+        return why
+    score = f"{100 * report.fraction:.1f}%"
+    return f"{score} - {controls.visible(why)}" if why else score
 
 
 def _failed_write(exc: OSError) -> str:

@@ -40,7 +40,13 @@ from grader.runner.policy import (
     guard_suites,
     isolation_for,
 )
-from grader.runner.submission import Submission, copy_lessons, over_limit
+from grader.runner.submission import (
+    Submission,
+    SubmissionError,
+    copy_lessons,
+    over_limit,
+    refuse_link,
+)
 from grader.sandbox.isolation import Level
 
 Progress = Callable[[int, int, ExerciseResult], None]
@@ -64,9 +70,14 @@ def _missing_requirements(spec: ExerciseSpec) -> list[str]:
 
 
 def _not_gradable(spec: ExerciseSpec, submission: Submission) -> ExerciseResult | None:
-    """The result of a file that is not graded (absent, too large, needs a missing extra)."""
+    """The result of a file that is not graded (absent, a link, too large, needs a missing
+    extra)."""
     if not submission.has(spec.name):
         return results.missing(spec, str(submission.root))
+    try:  # a link is not followed (nor copied: `copy_lessons`)
+        refuse_link(submission.files[spec.name])
+    except SubmissionError as exc:
+        return results.too_large(spec, str(exc), "the file is a symlink, not followed")
     too_large = over_limit(submission.files[spec.name])
     if too_large:
         return results.too_large(spec, too_large)

@@ -382,11 +382,12 @@ def missing(spec: ExerciseSpec, where: str) -> ExerciseResult:
     return ExerciseResult(spec.name, spec.title, "not_attempted", checks, message=message)
 
 
-def too_large(spec: ExerciseSpec, message: str) -> ExerciseResult:
-    """A lesson file over its size limit (`submission.over_limit` says which and why)."""
-    checks = tuple(
-        _result(c, "error", "not run: the file is too large to grade") for c in spec.checks
-    )
+def too_large(
+    spec: ExerciseSpec, message: str, why: str = "the file is too large to grade"
+) -> ExerciseResult:
+    """A lesson file not graded as it is: over its size limit (`submission.over_limit` says
+    which and why), or a symlink (`submission.refuse_link`, `why` says so)."""
+    checks = tuple(_result(c, "error", f"not run: {why}") for c in spec.checks)
     return ExerciseResult(spec.name, spec.title, "error", checks, message=message)
 
 
