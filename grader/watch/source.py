@@ -11,6 +11,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.sandbox import decoding
+
 
 @dataclass(frozen=True)
 class SyntaxProblem:
@@ -36,7 +38,8 @@ def syntax_problem(path: Path) -> SyntaxProblem | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarning would print over the screen
-            compile(source, path.name, "exec", dont_inherit=True)
+            # decoded as python3 decodes it: an undeclared Latin-1 byte is its SyntaxError
+            compile(decoding.text(source, path.name), path.name, "exec", dont_inherit=True)
     except SyntaxError as exc:
         return SyntaxProblem(
             file=path.name,

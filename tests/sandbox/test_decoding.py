@@ -175,3 +175,17 @@ def test_the_judges_screen_parses_a_declared_latin1_file_as_python_does() -> Non
 
     assert screen.findings(READ["latin-1 declared"][0]) == []
     assert screen.findings(REFUSED["an unknown encoding"][0]) != []
+
+
+def test_grade_watch_says_so_the_moment_the_file_is_saved(tmp_path: Path) -> None:
+    """`grade watch` shows a syntax error without grading (`watch.source.syntax_problem`):
+    it reads the file as the grading does, so it says what the grading will say."""
+    from grader.watch.source import syntax_problem
+
+    lesson = tmp_path / "03_jit.py"
+    lesson.write_bytes(b"# caf\xe9\nx = 1\n")
+    problem = syntax_problem(lesson)
+    assert problem is not None and problem.line == 1
+    assert problem.message.startswith("Non-UTF-8 code starting with '\\xe9' in file 03_jit.py")
+    lesson.write_bytes(LATIN1.encode() + b"# caf\xe9\nx = 1\n")
+    assert syntax_problem(lesson) is None
