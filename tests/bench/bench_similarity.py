@@ -43,14 +43,17 @@ print(json.dumps({"s": took, "peak_mib": peak / 1024, "import_mib": before / 102
 """
 
 
-def padding(size: int) -> str:
-    out, i, total = [], 0, 0
-    while total < size:
-        block = f"\n\ndef helper_{i}(a, b={i}):\n    return [a * {i} + b - k for k in range({i % 9 + 1})]\n"
-        out.append(block)
-        total += len(block)
-        i += 1
-    return "".join(out)
+def pad(path: Path, size: int) -> None:
+    """Append never-called functions to `path` until it holds `size` bytes, a block at a
+    time (this process stays small: a child inherits its peak memory as its own)."""
+    i = 0
+    with path.open("a") as fh:
+        while fh.tell() < size:
+            fh.write(
+                f"\n\ndef helper_{i}(a, b={i}):\n"
+                f"    return [a * {i} + b - k for k in range({i % 9 + 1})]\n"
+            )
+            i += 1
 
 
 def make_class(folder: Path, students: int, huge_mb: float) -> None:
@@ -63,8 +66,7 @@ def make_class(folder: Path, students: int, huge_mb: float) -> None:
                 source = source.replace("x", "xx").replace("# ", "# note: ")
             (student / f"{lesson}.py").write_text(source)
     if huge_mb:
-        target = folder / "s00" / "03_jit.py"
-        target.write_text(target.read_text() + padding(int(huge_mb * 1e6)))
+        pad(folder / "s00" / "03_jit.py", int(huge_mb * 1e6))
 
 
 def main() -> None:
