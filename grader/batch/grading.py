@@ -21,7 +21,7 @@ from grader.classroom import causes, roster, similarity
 from grader.model import Report
 from grader.reports import console, controls, html, results
 from grader.runner import engine, policy
-from grader.runner.submission import SubmissionError, find, over_limit, refuse_link
+from grader.runner.submission import SubmissionError, find, refuse_link
 
 IGNORED_FOLDERS = ("__MACOSX",)
 
@@ -123,15 +123,6 @@ def grade_locally(workers: int, live: Live | None = None) -> Grader:
     return run
 
 
-def graded(path: Path) -> bool:
-    """Whether the lesson file at `path` is one the grader grades: a file, not a link
-    (`submission.refuse_link`), within the size limit (`submission.over_limit`)."""
-    try:
-        return not path.is_symlink() and path.is_file() and not over_limit(path)
-    except OSError:
-        return False
-
-
 def similar_pairs(jobs: list[Job], stubs: Path) -> list[similarity.Pair]:
     """Pairs of students whose files of a lesson are alike (`grader.classroom.similarity`),
     the stubs in `stubs` (exercises/<lesson>.py) subtracted when they are there. A file the
@@ -175,8 +166,9 @@ def write_hints(out: Path, job: Job) -> None:
 
 
 def write_student(out: Path, job: Job, report: Report | None, error: str) -> None:
-    """The student's files in OUT/students/, each whole or not at all (`grader.atomic`);
-    OSError (`atomic.WriteError`: the path and why) when one cannot be written."""
+    """The student's files in OUT/students/, each whole or not at all (`grader.atomic`), and
+    their report both or neither; OSError (`atomic.WriteError`: the path and why) when one
+    cannot be written."""
     folder = out / gradebook.STUDENTS
     if report is None:
         atomic.write_text(
@@ -184,8 +176,14 @@ def write_student(out: Path, job: Job, report: Report | None, error: str) -> Non
         )
         stale = [folder / f"{job.student}.{k}" for k in ("json", "html")]
     else:
-        results.write(report, folder / f"{job.student}.json")
-        html.write(report, folder / f"{job.student}.html")
+        written = [folder / f"{job.student}.{k}" for k in ("json", "html")]
+        try:
+            results.write(report, written[0])
+            html.write(report, written[1])
+        except BaseException:  # half a student is none: graded again by the next run
+            for path in written:
+                path.unlink(missing_ok=True)
+            raise
         stale = [folder / f"{job.student}.error.txt"]
     for path in stale:
         path.unlink(missing_ok=True)

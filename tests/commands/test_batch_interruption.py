@@ -244,17 +244,22 @@ def test_a_full_disk_stops_the_batch_with_one_line_and_a_rerun_with_room_complet
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
     try:
-        code, text = grade(*argv(course, klass, out))
+        log = tmp_path / "batch.log"
+        with batch_process(log, argv(course, klass, out)) as (_, verdict):
+            end = verdict()
+        text = log.read_text()
         lines = [line for line in text.splitlines() if "No space left on device" in line]
-        assert code == 2, text
+        assert end["rc"] == 2 and end["left"] == [], text
         assert len(lines) == 1 and f"could not write {out}" in lines[0], text
         assert "make room and run the same command again" in lines[0]
         assert "Traceback" not in text
-        written = results_files(out)
+        written = results_files(out)  # whole, each with its report: a student or none
         assert len(written) < len(CLASS)
+        assert sorted(p.stem for p in (out / "students").glob("*.html")) == sorted(written)
         subprocess.run(["mount", "-o", "remount,size=4m", str(out)], check=True)
         code, text = grade(*argv(course, klass, out))
         assert code == 0, text
+        assert f"Kept {len(written)} student(s)" in text
         assert gradebook(out) == reference
     finally:
         subprocess.run(["umount", "-l", str(out)], check=False)
