@@ -84,7 +84,10 @@ def measure(pids: Iterable[int], serving: int, skip_dev: int = -1) -> Held:
         except OSError:  # ended
             continue
         for fd in fds:
-            _open_file(f"/proc/{pid}/fd/{fd}", disk, shm, skip_dev)
+            try:
+                _open_file(f"/proc/{pid}/fd/{fd}", disk, shm, skip_dev)
+            except PermissionError:  # listed, not followed (root without CAP_SYS_PTRACE)
+                held.hidden = True
         mapped = _mappings(pid, disk, shm, skip_dev)
         if pid == serving:
             held.mapped = mapped
@@ -99,7 +102,9 @@ def _open_file(
 ) -> None:
     try:
         info = os.stat(link)
-    except OSError:
+    except PermissionError:
+        raise
+    except OSError:  # closed since it was listed
         return
     if not stat.S_ISREG(info.st_mode) or info.st_nlink > 0:
         return  # a named file is in a folder (walked, or the installation's)

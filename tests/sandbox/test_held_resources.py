@@ -101,6 +101,11 @@ def small_segments():  # and a semaphore set and a message queue, never used: no
     return made
 
 
+def hide():  # undumpable: a judge of the same user may no longer read its descriptors
+    _libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+    return _until_stopped(lambda: None)
+
+
 def ok(folder):
     os.makedirs(folder, exist_ok=True)
     seen = []
@@ -125,6 +130,15 @@ sys.path.insert(0, sys.argv[3])
 import drive_sandbox
 
 level, folder, how = sys.argv[1], sys.argv[2], sys.argv[4]
+if sys.argv[5:] == ["as-a-user"]:  # a judge without CAP_SYS_PTRACE, as a student's own grade
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable (x2)
+    assert libc.capget(header, data) == 0
+    data[0] &= ~(1 << 19)  # CAP_SYS_PTRACE out of the effective and permitted sets (the
+    data[1] &= ~(1 << 19)  # sandbox, forked after, lacks it too: root judging root as a user)
+    assert libc.capset(header, data) == 0
 box, work = drive_sandbox.start(level, folder)
 target = os.path.join(work, "scratch", "payload")
 report = {}
@@ -136,6 +150,7 @@ calls = {
     "segments": lambda: box.module.segments(),
     "small_segments": lambda: box.module.small_segments(),
     "ok": lambda: box.module.ok(target),
+    "hide": lambda: box.module.hide(),
 }
 started = time.monotonic()
 report["call"] = drive_sandbox.outcome(calls[how])
@@ -158,13 +173,16 @@ def temp_dir() -> Iterator[Path]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def drive(temp_dir: Path, level: str, how: str, shared: str = SHARED) -> dict:
+def drive(
+    temp_dir: Path, level: str, how: str, shared: str = SHARED, *, as_a_user: bool = False
+) -> dict:
     folder = temp_dir / "lesson"
     folder.mkdir()
     folder.chmod(0o755)
     (folder / "lesson.py").write_text(PAYLOAD)
     proc = subprocess.run(
-        [sys.executable, "-c", DRIVER, level, str(folder), str(HERE), how],
+        [sys.executable, "-c", DRIVER, level, str(folder), str(HERE), how]
+        + (["as-a-user"] if as_a_user and os.geteuid() == 0 else []),
         capture_output=True,
         text=True,
         timeout=120,
@@ -232,3 +250,15 @@ def test_a_sandbox_writing_small_files_is_not_stopped(temp_dir: Path, level: str
     notes = [f"note {n}" for n in range(5)]
     assert seen["call"] == {"value": notes}, seen
     assert seen["again"] == {"value": notes}, seen
+
+
+@pytest.mark.parametrize("how", ["hide", "ok"])
+def test_at_basic_a_process_hiding_its_descriptors_is_stopped(temp_dir: Path, how: str) -> None:
+    """A judge that reads its sandbox's descriptors only as the same user (a student's laptop):
+    a sandbox that makes itself undumpable is stopped; one that does not is graded."""
+    seen = drive(temp_dir, "basic", how, as_a_user=True)
+    if how == "ok":
+        assert "value" in seen["call"] and "value" in seen["again"], seen
+        return
+    assert seen["call"] == {"gone": quota.HIDDEN}, seen
+    stopped_for(seen, quota.HIDDEN)
