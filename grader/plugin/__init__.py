@@ -85,6 +85,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="a rerun: student functions that stopped an earlier sandbox (not called again)",
     )
     group.addoption(
+        "--grader-retried",
+        default=None,
+        help="a rerun: checks already run again after a signal from outside ended their sandbox",
+    )
+    group.addoption(
         "--grader-notebook",
         action="store_true",
         help="the lesson is a notebook: run it in the sandbox, then import its code cells",

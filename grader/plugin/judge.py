@@ -48,6 +48,7 @@ class Judge:
         self._unrun: list[str] = []  # checks not run: the sandbox had stopped
         self._waiting: set[str] = set()  # checks a gate closed on one of those
         self._stopped_by: list[str] = []  # the student functions running when it stopped
+        self._retried: list[str] = []  # checks whose sandbox a signal from outside ended
 
     def emit(self, record: records.Record) -> None:
         if self._writer is not None:
@@ -148,6 +149,13 @@ class Judge:
         if str(exc).startswith(client.ALREADY_GONE):
             self._unrun.append(check_id)
             return
+        box = self.session.sandbox
+        once = check_id not in self.options.retried
+        if once and box is not None and box.outside_signal() is not None:
+            # not the judge's signal, and maybe not the student's: once more, on a fresh sandbox
+            self._unrun.append(check_id)
+            self._retried.append(check_id)
+            return
         channel = self.session.channel
         function = channel.lost_in if channel is not None else ""
         if function and function not in self._stopped_by:
@@ -182,5 +190,6 @@ class Judge:
         """The file's last records: the checks to run again in a fresh sandbox, and why."""
         unrun = [*self._unrun, *sorted(self._waiting - set(self._unrun))]
         if unrun:
-            self.emit(records.Unrun(tuple(unrun), tuple(self._stopped_by)))
+            retried = (*self.options.retried, *self._retried)
+            self.emit(records.Unrun(tuple(unrun), tuple(self._stopped_by), retried))
         self.emit(records.Done())

@@ -33,6 +33,7 @@ class Options:
     notebook: bool = False
     earlier: Earlier = FIRST_RUN
     stopped: frozenset[str] = frozenset()
+    retried: frozenset[str] = frozenset()  # run again once after an outside signal already
 
 
 def read(config: pytest.Config) -> Options:
@@ -56,6 +57,7 @@ def read(config: pytest.Config) -> Options:
             unjudged=names(option("grader_unjudged")),
         ),
         stopped=names(option("grader_stopped")),
+        retried=names(option("grader_retried")),
     )
 
 

@@ -65,6 +65,9 @@ class Request:
     passed: tuple[str, ...] = ()
     unjudged: tuple[str, ...] = ()  # checks with no verdict before (a time-out, an error)
     stopped: tuple[str, ...] = ()
+    # checks already run again once because a signal from outside ended their sandbox
+    # (`Unrun.retried`): a second such end is charged to the check as any other
+    retried: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -215,6 +218,7 @@ _FIELDS: dict[type[Message], dict[str, Any]] = {
         "passed": _names,
         "unjudged": _names,
         "stopped": _names,
+        "retried": _names,
     },
     Ready: {"pid": _int},
     Started: {"pid": _int},

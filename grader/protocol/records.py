@@ -228,18 +228,20 @@ class Unrun:
     """Checks this judge could not run: its sandbox stopped in an earlier check (that check's
     time share ran out, or the process ended). `stopped`: the student functions that were
     running when it stopped. The parent grades `ids` again on a fresh judge and sandbox, with
-    the time left, never calling `stopped` again (`grader.runner.engine.grade_one`)."""
+    the time left, never calling `stopped` again (`grader.runner.engine.grade_one`).
+    `retried`: checks among `ids` whose own sandbox a signal from outside ended (not the
+    judge's, not an exit of the student's code): run again once, then charged as any other."""
 
     kind: ClassVar[str] = "unrun"
 
     ids: tuple[str, ...] = ()
     stopped: tuple[str, ...] = ()
+    retried: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "ids", tuple(i[:MAX_ID_CHARS] for i in self.ids[:MAX_CHECKS]))
-        object.__setattr__(
-            self, "stopped", tuple(i[:MAX_ID_CHARS] for i in self.stopped[:MAX_CHECKS])
-        )
+        for name in ("ids", "stopped", "retried"):
+            value = getattr(self, name)
+            object.__setattr__(self, name, tuple(i[:MAX_ID_CHARS] for i in value[:MAX_CHECKS]))
 
 
 @dataclass(frozen=True)
@@ -454,7 +456,7 @@ _FIELDS: dict[type[Record], dict[str, tuple[Callable[[Any], Any], bool]]] = {
         "value": (_finite, True),
     },
     Notebook: {"message": (_text(MAX_MESSAGE_CHARS), True)},
-    Unrun: {"ids": (_ids, True), "stopped": (_ids, False)},
+    Unrun: {"ids": (_ids, True), "stopped": (_ids, False), "retried": (_ids, False)},
     Done: {},
 }
 

@@ -95,6 +95,7 @@ def pytest_args(request: Request, records_fd: int) -> list[str]:
         *_names("--grader-passed", request.passed),
         *_names("--grader-unjudged", request.unjudged),
         *_names("--grader-stopped", request.stopped),
+        *_names("--grader-retried", request.retried),
     ]
 
 

@@ -147,6 +147,7 @@ def _run_with_reruns(
                 passed=rerun.passed,
                 unjudged=rerun.unjudged,
                 stopped=rerun.stopped,
+                retried=tuple(dict.fromkeys((*request.retried, *rerun.retried))),
             ),
             on_records,
         )
@@ -204,10 +205,11 @@ def grade_one(
             worker = None
         finally:  # the worker replies once all is reaped
             shutil.rmtree(request.sandbox_dir, ignore_errors=True)
-        fault = grader_fault(ending, level)
+        fault = grader_fault(ending)
         if not fault:
             break
-        ending = replace(ending, grader_fault=fault, attempts=attempt + 1)
+        if level != "basic":  # at basic the sandbox could have sent it: charged as it ended
+            ending = replace(ending, grader_fault=fault, attempts=attempt + 1)
     return results.assemble(spec, ending, submission.files[spec.name].name), worker
 
 
@@ -219,14 +221,13 @@ OUTSIDE_KILLS = frozenset(
 """Signals that end a judge from outside: a person, a supervisor, the machine's OOM killer."""
 
 
-def grader_fault(ending: results.Ending, level: Level) -> str:
+def grader_fault(ending: results.Ending) -> str:
     """Why this file's grading failed through no fault of the student's ("" when it did
     not): its warm worker was lost, or its judge (which never runs student code) was killed
     by a signal from outside (`OUTSIDE_KILLS`) other than the worker's own at the time
-    limit. At `basic` the sandbox is the grader's own user and may signal the judge and the
-    worker itself, so neither says who did it there: nothing is the grader's fault."""
-    if level == "basic":
-        return ""
+    limit. The file is graded again; at `basic` the sandbox is the grader's own user and may
+    signal the judge and the worker itself, so a fault there that the retry met again is
+    charged as it ended, never counted as the grader's (`grade_one`)."""
     if ending.lost:
         return ending.lost
     ended = ending.ended

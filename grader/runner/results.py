@@ -116,6 +116,7 @@ class Rerun:
     passed: tuple[str, ...]
     unjudged: tuple[str, ...]
     stopped: tuple[str, ...]
+    retried: tuple[str, ...] = ()  # run again once already after an outside signal
 
 
 def rerun_of(lines: Iterable[str | bytes]) -> Rerun | None:
@@ -133,7 +134,8 @@ def rerun_of(lines: Iterable[str | bytes]) -> Rerun | None:
         i for i, r in results.items() if r.status in ("timeout", "error") and i not in ids
     )
     stopped = tuple(dict.fromkeys(name for r in unrun for name in r.stopped))
-    return Rerun(ids, passed, unjudged, stopped)
+    retried = tuple(dict.fromkeys(name for r in unrun for name in r.retried))
+    return Rerun(ids, passed, unjudged, stopped, retried)
 
 
 def merge(first: Ended, again: Ended, rerun: Rerun) -> Ended:
@@ -148,7 +150,8 @@ def merge(first: Ended, again: Ended, rerun: Rerun) -> Ended:
             case rec.Done():
                 continue
             case rec.Unrun():
-                kept.append(rec.encode(rec.Unrun((), record.stopped)).decode().rstrip("\n"))
+                done = rec.Unrun((), record.stopped, record.retried)
+                kept.append(rec.encode(done).decode().rstrip("\n"))
             case None:
                 continue
             case _:

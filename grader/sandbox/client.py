@@ -176,6 +176,7 @@ class Channel:
         self._on_timeout = on_timeout
         self._on_break = on_break  # stops the sandbox after a protocol break (`launch`)
         self.stop_reason = ""  # why the judge itself stopped the sandbox (its write quota)
+        self.killed_here = False  # the judge sent the signal that ended it (`launch`)
         self.gone: str = ""
         self.module = Remote(self, proto.MODULE_HANDLE, "module", "module", False)
         self.check_deadline: float | None = None  # the running check's share ends (the plugin)

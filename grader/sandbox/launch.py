@@ -46,6 +46,8 @@ KILL_TIMEOUT_S = 5.0
 """Longest the judge keeps killing what a sandbox started (a fork bomb) before going on."""
 JUDGE_MARGIN_S = 10.0
 """Time the judge keeps, before the file's limit, to record what ran out of time."""
+END_WAIT_S = 1.0
+"""How long the judge waits for a sandbox whose socket closed to end (`outside_signal`)."""
 
 
 @dataclass
@@ -60,6 +62,26 @@ class Sandbox:
     @property
     def module(self) -> client.Remote:
         return self.channel.module
+
+    def outside_signal(self, wait_s: float = END_WAIT_S) -> int | None:
+        """The signal from outside that ended the sandbox (None: none did): it died of a
+        signal the judge did not send (a time share, the quota, a broken protocol, `close`
+        send theirs), waited for at most `wait_s` (a sandbox that only closed its socket is
+        alive, and no outside signal ended it). The student's code may signal itself: a
+        caller gives such an end one more try at most. Reaps the sandbox when it ended."""
+        if self.channel.killed_here:
+            return None
+        until = time.monotonic() + wait_s
+        while True:
+            try:
+                done, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                return None
+            if done:
+                return os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+            if time.monotonic() >= until:
+                return None
+            time.sleep(0.01)
 
     def close(self) -> None:
         """Kill the sandbox and everything it started; reap it; remove the System V objects
@@ -216,11 +238,14 @@ def _connect(
 
     def timed_out() -> None:  # where the student's code was, then kill it all
         channel.stuck = where_stuck(pid, level, stack_r, lesson_dir)
+        channel.killed_here = True
         kill_tree(pid)
 
-    channel = client.Channel(
-        judge_end, on_timeout=timed_out, on_break=lambda: kill_tree(pid), deadline=deadline
-    )
+    def broke() -> None:
+        channel.killed_here = True
+        kill_tree(pid)
+
+    channel = client.Channel(judge_end, on_timeout=timed_out, on_break=broke, deadline=deadline)
     channel.cpu_seconds = lambda: cpu_seconds(pid)
     try:
         hello = channel.hello(HELLO_TIMEOUT_S)
@@ -268,6 +293,7 @@ def _watch_writes(
 
     def exceeded(why: str) -> None:
         channel.stop_reason = why
+        channel.killed_here = True
         kill_tree(pid)
 
     watchdog = quota.Watchdog(measure, exceeded)
@@ -413,10 +439,15 @@ def _enter_namespaces() -> None:
         | isolation.CLONE_NEWUTS
     )
     inner = os.fork()
-    if inner != 0:  # the namespace's parent: wait for its first process, then go
+    if inner != 0:  # the namespace's parent: wait for its first process, then end as it did
+        status = 0
         with contextlib.suppress(ChildProcessError):
-            os.waitpid(inner, 0)
-        os._exit(0)
+            _, status = os.waitpid(inner, 0)
+        if os.WIFSIGNALED(status):  # so the judge sees the signal (`Sandbox.outside_signal`)
+            with contextlib.suppress(OSError, ValueError):  # SIGKILL has no handler to reset
+                signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+            os.kill(os.getpid(), os.WTERMSIG(status))
+        os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 0)
     isolation.prctl(isolation.PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
