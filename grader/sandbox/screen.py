@@ -40,7 +40,7 @@ type hints, dataclasses, `typing`, `functools`, logging, `inspect.signature/gets
 `importlib.metadata`, `setattr/getattr` on an object that is not a module,
 `__annotations__/__dataclass_fields__/__slots__/__dict__` of one's own objects,
 `jax.debug.print`. The body of `if __name__ == "__main__":` never runs when graded and
-is not read (unless the module rebinds `__name__` or uses `globals()`).
+is not read (unless the module, outside that block, rebinds `__name__` or uses `globals()`).
 
 A module doing one of the refused things gets no credit for observed properties, each
 finding naming the construct and its line; the rest of the check is still judged, so a
@@ -327,6 +327,13 @@ class _Screen(ast.NodeVisitor):
         self.main_runs = False  # the `__main__` block can run when graded
 
     def run(self, tree: ast.AST) -> list[Finding]:
+        in_main = {  # what runs only as a script: it cannot make itself run when graded
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and _is_main_test(node.test)
+            for stmt in node.body
+            for inner in ast.walk(stmt)
+        }
         for node in ast.walk(tree):  # every import binding first, wherever it is
             if isinstance(node, ast.Import):
                 for alias in node.names:
@@ -341,11 +348,12 @@ class _Screen(ast.NodeVisitor):
                 self.defined.add(node.name)
             elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
                 self.defined.add(node.id)
-                self.main_runs |= node.id == "__name__"
+                self.main_runs |= node.id == "__name__" and id(node) not in in_main
             elif isinstance(node, ast.Call) and not node.args and not node.keywords:
-                self.main_runs |= isinstance(node.func, ast.Name) and node.func.id in (
-                    "globals",
-                    "vars",
+                self.main_runs |= (
+                    isinstance(node.func, ast.Name)
+                    and node.func.id in ("globals", "vars")
+                    and id(node) not in in_main
                 )
         for _ in range(3):  # another name for a module: `m = jax`, `e = jax.export`
             for node in ast.walk(tree):
@@ -388,18 +396,7 @@ class _Screen(ast.NodeVisitor):
     def visit_If(self, node: ast.If) -> None:
         """`if __name__ == "__main__":` runs only as a script, never when graded (unless
         the module rebinds `__name__`, or reaches its namespace through `globals()`)."""
-        test = node.test
-        if (
-            not self.main_runs
-            and isinstance(test, ast.Compare)
-            and isinstance(test.left, ast.Name)
-            and test.left.id == "__name__"
-            and len(test.ops) == 1
-            and isinstance(test.ops[0], ast.Eq)
-            and len(test.comparators) == 1
-            and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value == "__main__"
-        ):
+        if not self.main_runs and _is_main_test(node.test):
             for stmt in node.orelse:
                 self.visit(stmt)
             return
@@ -555,6 +552,20 @@ def _module_reason(name: str) -> str:
     if name != "__future__" and any(p.startswith("_") for p in parts):
         return f"imports the private module `{name}`"
     return ""
+
+
+def _is_main_test(test: ast.AST) -> bool:
+    """`__name__ == "__main__"`."""
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and len(test.comparators) == 1
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )
 
 
 def _literal(node: ast.AST) -> str | None:

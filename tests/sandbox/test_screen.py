@@ -68,6 +68,9 @@ ORDINARY = {
     "recursion limit": "import sys\nsys.setrecursionlimit(10_000)\n",
     "warnings and contextlib": "import contextlib, warnings\nwarnings.filterwarnings('ignore')\n"
     "with contextlib.suppress(ValueError):\n    pass\n",
+    "main demo listing globals()": "import inspect\ndef f(x):\n    return x\n"
+    "if __name__ == '__main__':\n    from grader.data import load_data\n"
+    "    print([n for n, v in globals().items() if inspect.isfunction(v)])\n",
     "main demo": "import sys, traceback\ndef f(x):\n    return x\n"
     "if __name__ == '__main__':\n    import threading, gc\n    try:\n        f(1)\n"
     "    except Exception:\n        traceback.print_exc()\n        print(sys.exc_info(), file=sys.stderr)\n",
