@@ -42,10 +42,11 @@ type hints, dataclasses, `typing`, `functools`, logging, `inspect.signature/gets
 `jax.debug.print`. The body of `if __name__ == "__main__":` never runs when graded and
 is not read (unless the module, outside that block, rebinds `__name__` or uses `globals()`).
 
-A module doing one of the refused things gets no credit for observed properties, each
-finding naming the construct and its line; the rest of the check is still judged, so a
-check that failed only for this does not close the gates standing on it
-(`grader.plugin.gates`).
+A module doing one of the refused things gets no credit for observed properties: each
+check whose evidence is observed in the sandbox fails with the findings, each naming the
+construct and its line (`client.require_observable`), and a gate standing on such a check
+says its values could not be judged, never that they are wrong (`grader.plugin.gates`).
+Checks of values and of compiled programs are judged as for any module.
 
     findings = screen.findings(source_bytes)   # [] for an ordinary lesson file
 
