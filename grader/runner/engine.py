@@ -73,6 +73,9 @@ def _not_gradable(spec: ExerciseSpec, submission: Submission) -> ExerciseResult 
     """The result of a file that is not graded (absent, a link, too large, needs a missing
     extra)."""
     if not submission.has(spec.name):
+        linked = _linked_folder(Path(submission.root))
+        if linked:
+            return results.too_large(spec, linked, "the folder is a symlink, not followed")
         return results.missing(spec, str(submission.root))
     try:  # a link is not followed (nor copied: `copy_lessons`)
         refuse_link(submission.files[spec.name])
@@ -89,6 +92,17 @@ def _not_gradable(spec: ExerciseSpec, submission: Submission) -> ExerciseResult 
         )
         return results.skipped(spec, message)
     return None
+
+
+def _linked_folder(root: Path) -> str:
+    """`refuse_link`'s message when `root`, or the `exercises/` in it, is a symlink (not
+    followed, so its lesson files are missing: `grade batch`'s `job_for`); "" otherwise."""
+    for folder in (root, root / "exercises"):
+        try:
+            refuse_link(folder)
+        except SubmissionError as exc:
+            return str(exc)
+    return ""
 
 
 def _sandboxes_folder() -> str:

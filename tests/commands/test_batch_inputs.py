@@ -76,6 +76,9 @@ def _odd_class(course: Path, tmp_path: Path) -> Path:
         (submissions / name / "01_sums.py").write_bytes(data)
     (submissions / "lin").mkdir()
     os.symlink(submissions / "tom" / "01_sums.py", submissions / "lin" / "01_sums.py")
+    os.symlink(course / "solutions", submissions / "dir")  # the student folder: a link
+    (submissions / "sub").mkdir()
+    os.symlink(course / "solutions", submissions / "sub" / "exercises")  # its exercises/
     (submissions / "none").mkdir()
     (submissions / "none" / "README.txt").write_text("my files are elsewhere\n")
     return submissions
@@ -84,6 +87,8 @@ def _odd_class(course: Path, tmp_path: Path) -> Path:
 EXPECTED = {  # student -> what the terminal line says after the score
     "big": "0.0% - 01_sums oversize, not graded",
     "crash": "0.0% - 01_sums crashed",
+    "dir": "0.0% - 01_sums symlink, not followed",
+    "sub": "0.0% - 01_sums symlink, not followed",
     "enc": "0.0% - 01_sums encoding Python cannot read",
     "latin": "100.0%",
     "lin": "0.0% - 01_sums symlink, not followed",
@@ -117,6 +122,8 @@ def test_every_student_not_graded_is_named_with_the_cause(
     for who, why in [
         ("big", "oversize, not graded: 01_sums"),
         ("lin", "symlink, not followed: 01_sums"),
+        ("dir", "symlink, not followed: 01_sums"),
+        ("sub", "symlink, not followed: 01_sums"),
         ("enc", "encoding Python cannot read: 01_sums"),
         ("syn", "syntax error: 01_sums"),
         ("crash", "crashed: 01_sums"),
@@ -126,7 +133,10 @@ def test_every_student_not_graded_is_named_with_the_cause(
         row = attention[attention.index(f">{who}<") :].split("</tr>", 1)[0]
         assert why in row, (who, row)
     assert ">tom<" not in attention and ">latin<" not in attention
+    # where the links point is said, and what they point to is not graded
+    dir_json = (out / "students" / "dir.json").read_text()
+    assert f"is a symlink to {course / 'solutions'}" in dir_json
     tally = summary[summary.index('id="not-graded"') :].split("</p>", 1)[0]
-    for words in ("oversize, not graded: 1", "symlink, not followed: 1", "syntax error: 1",
+    for words in ("oversize, not graded: 1", "symlink, not followed: 3", "syntax error: 1",
                   "encoding Python cannot read: 1", "not attempted: 2", "crashed: 1"):  # fmt: skip
         assert words in tally, tally
