@@ -68,6 +68,7 @@ def _odd_class(course: Path, tmp_path: Path) -> Path:
         "enc": b"# caf\xe9\n" + solution,  # Latin-1, no declaration: python3 refuses it
         "latin": b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + solution,  # declared: graded
         "syn": b"def add(a, b)\n    return a + b\n",
+        "nul": solution + b"\x00\n",  # not text: python3 refuses it too
         "stub": (course / "exercises" / "01_sums.py").read_bytes(),
         "crash": b"import os\nos._exit(3)\n",
     }
@@ -90,6 +91,7 @@ EXPECTED = {  # student -> what the terminal line says after the score
     "dir": "0.0% - 01_sums symlink, not followed",
     "sub": "0.0% - 01_sums symlink, not followed",
     "enc": "0.0% - 01_sums encoding Python cannot read",
+    "nul": "0.0% - 01_sums encoding Python cannot read",
     "latin": "100.0%",
     "lin": "0.0% - 01_sums symlink, not followed",
     "none": "0.0% - 01_sums not attempted",
@@ -125,6 +127,7 @@ def test_every_student_not_graded_is_named_with_the_cause(
         ("dir", "symlink, not followed: 01_sums"),
         ("sub", "symlink, not followed: 01_sums"),
         ("enc", "encoding Python cannot read: 01_sums"),
+        ("nul", "encoding Python cannot read: 01_sums"),
         ("syn", "syntax error: 01_sums"),
         ("crash", "crashed: 01_sums"),
         ("stub", "nothing started"),
@@ -138,5 +141,5 @@ def test_every_student_not_graded_is_named_with_the_cause(
     assert f"is a symlink to {course / 'solutions'}" in dir_json
     tally = summary[summary.index('id="not-graded"') :].split("</p>", 1)[0]
     for words in ("oversize, not graded: 1", "symlink, not followed: 3", "syntax error: 1",
-                  "encoding Python cannot read: 1", "not attempted: 2", "crashed: 1"):  # fmt: skip
+                  "encoding Python cannot read: 2", "not attempted: 2", "crashed: 1"):  # fmt: skip
         assert words in tally, tally
