@@ -71,6 +71,9 @@ def test_each_cause_is_named_from_the_words_its_producer_writes(tmp_path: Path) 
         compile(decoding.text(b"x = 1\x00\n", "03_jit.py"), "03_jit.py", "exec")
     said = f"03_jit.py has a syntax error: {raised.value.msg}."
     assert causes.of_exercise(entry("error", said)) == "encoding"
+    # the grader lost its own process on every try: its fault, whatever the student wrote
+    lost = entry("error", "`f` could not finish", ("timeout", results.NOT_GRADED_FAULT))
+    assert causes.of_exercise(lost) == "grader error"
 
 
 def test_a_file_graded_on_its_merits_has_no_cause() -> None:
