@@ -28,7 +28,7 @@ what was given, or what everybody writes, is not evidence:
 A pair's score is the share of the smaller file's fingerprints the other holds,
 |A & B| / min(|A|, |B|) (containment): 1.0 for the same code renamed and
 recommented, and still 1.0 for a copy padded with hundreds of functions never
-called, whose Jaccard index |A & B| / |A | B| (kept as `overlap`) falls to 0.02;
+called, whose Jaccard index |A & B| / |A | B| (kept as `overlap`) falls to 0.01;
 low for independent solutions written differently. A pair is named as suspicious
 only when it also shares MIN_SHARED fingerprints: a one-line answer two students
 wrote alike (`lax.cond(x > 0, jnp.square, jnp.negative, x)`) is all of a short
@@ -38,7 +38,8 @@ What is compared is bounded per file, so a huge file costs what a large one does
 the first MAX_BYTES of it (cut at a line's end), at most MAX_TOKENS tokens, so at
 most MAX_TOKENS fingerprints; a pair costs a set intersection of those. Files the
 grader refuses (over the size limit, links) are not compared at all
-(`grader.batch.grading.similar_pairs`).
+(`grader.batch.grading.similar_pairs`). The price: a copy placed after MAX_BYTES of
+padding is not seen (a lesson file that large is 27 times the longest solution).
 
 Why not a library: `copydetect` (PyPI, the one maintained MOSS-like package)
 hashes k-grams with Python's salted `hash()`, so its fingerprints and scores
