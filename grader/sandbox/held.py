@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 CAP_SYS_PTRACE = 19
 SYSV = -1
 """The device in `Held.mapped` of a System V segment (its inode in the maps is its id)."""
+MAPS_EVERY = 5
+"""Polls between two reads of a process's mappings (`Tracker`)."""
 ENV = "GRADER_SHARED_MEMORY"
 """Bytes: lowers what the sandbox may hold in shared memory (tests)."""
 OUT_OF_MEMORY = "it ran out of memory"
@@ -49,8 +51,11 @@ class Held:
     # ... a System V segment as (SYSV, its id)
 
 
-def descendants(pid: int) -> list[int]:
-    """`pid`'s children, their children, ... (each thread's `children` list), `pid` left out."""
+def descendants(pid: int, thread: int = 0) -> list[int]:
+    """`pid`'s children, their children, ... (each thread's `children` list), `pid` left out;
+    `thread` (a thread of `pid`, while it lives): the only one of `pid`'s threads whose
+    children are taken (the judge's thread that forked the sandbox, to which the sandbox's
+    orphans are reparented)."""
     found: list[int] = []
     stack = [pid]
     while stack:
@@ -59,6 +64,8 @@ def descendants(pid: int) -> list[int]:
             tasks = os.listdir(f"/proc/{parent}/task")
         except OSError:
             continue
+        if parent == pid and str(thread) in tasks:
+            tasks = [str(thread)]
         for task in tasks:
             with contextlib.suppress(OSError, ValueError):
                 with open(f"/proc/{parent}/task/{task}/children", encoding="ascii") as fh:
@@ -68,38 +75,67 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def measure(pids: Iterable[int], serving: int, skip_dev: int = -1) -> Held:
-    """What `pids` hold; `serving` runs the student's code; files on `skip_dev` (the strict
-    sandbox's tmpfs, which the kernel counts itself) are left out of `deleted`."""
-    held = Held()
-    disk: dict[tuple[int, int], int] = {}
-    shm: dict[tuple[int, int], int] = {}
-    for pid in pids:
-        held.pids.add(pid)
-        try:
-            fds = os.listdir(f"/proc/{pid}/fd")
-        except PermissionError:
-            held.hidden = True
-            continue
-        except OSError:  # ended
-            continue
-        for fd in fds:
+_Sizes = dict[tuple[int, int], int]
+_Maps = tuple[_Sizes, _Sizes, set[tuple[int, int]]]
+
+
+class Tracker:
+    """Measures the same sandbox poll after poll; a process's mappings (`/proc/PID/maps`, some
+    ms for a JAX process) are read on its first poll and every `MAPS_EVERY`-th after: what a
+    mapping alone holds is counted within `MAPS_EVERY` polls (and is in the address space the
+    limit counts meanwhile)."""
+
+    def __init__(self) -> None:
+        self._maps: dict[int, _Maps] = {}
+        self._polls = 0
+
+    def measure(self, pids: Iterable[int], serving: int, skip_dev: int = -1) -> Held:
+        """What `pids` hold; `serving` runs the student's code; files on `skip_dev` (the strict
+        sandbox's tmpfs, which the kernel counts itself) are left out of `deleted`."""
+        fresh = self._polls % MAPS_EVERY == 0
+        self._polls += 1
+        held = Held()
+        disk: _Sizes = {}
+        shm: _Sizes = {}
+        for pid in pids:
+            if pid in held.pids:
+                continue
+            held.pids.add(pid)
             try:
-                _open_file(f"/proc/{pid}/fd/{fd}", disk, shm, skip_dev)
-            except PermissionError:  # listed, not followed (root without CAP_SYS_PTRACE)
+                fds = os.listdir(f"/proc/{pid}/fd")
+            except PermissionError:
                 held.hidden = True
-        mapped = _mappings(pid, disk, shm, skip_dev)
-        if pid == serving:
-            held.mapped = mapped
-    held.deleted = sum(disk.values())
-    held.shared = sum(shm.values())
-    held.unmapped = sum(size for key, size in shm.items() if key not in held.mapped)
-    return held
+                continue
+            except OSError:  # ended
+                continue
+            for fd in fds:
+                try:
+                    _open_file(f"/proc/{pid}/fd/{fd}", disk, shm, skip_dev)
+                except PermissionError:  # listed, not followed (root without CAP_SYS_PTRACE)
+                    held.hidden = True
+            if fresh or pid not in self._maps:
+                self._maps[pid] = _mappings(pid, skip_dev)
+            mapped_disk, mapped_shm, mapped = self._maps[pid]
+            for key, size in mapped_disk.items():
+                disk[key] = max(disk.get(key, 0), size)
+            for key, size in mapped_shm.items():
+                shm[key] = max(shm.get(key, 0), size)
+            if pid == serving:
+                held.mapped = mapped
+        for gone in set(self._maps) - held.pids:
+            del self._maps[gone]
+        held.deleted = sum(disk.values())
+        held.shared = sum(shm.values())
+        held.unmapped = sum(size for key, size in shm.items() if key not in held.mapped)
+        return held
 
 
-def _open_file(
-    link: str, disk: dict[tuple[int, int], int], shm: dict[tuple[int, int], int], skip_dev: int
-) -> None:
+def measure(pids: Iterable[int], serving: int, skip_dev: int = -1) -> Held:
+    """One poll's `Tracker.measure`, mappings read."""
+    return Tracker().measure(pids, serving, skip_dev)
+
+
+def _open_file(link: str, disk: _Sizes, shm: _Sizes, skip_dev: int) -> None:
     try:
         info = os.stat(link)
     except PermissionError:
@@ -119,17 +155,17 @@ def _open_file(
         disk[key] = info.st_blocks * 512
 
 
-def _mappings(
-    pid: int, disk: dict[tuple[int, int], int], shm: dict[tuple[int, int], int], skip_dev: int
-) -> set[tuple[int, int]]:
-    """Deleted files and memfds mapped by `pid` (added to `disk`/`shm`); the (dev, ino) of its
-    shared mappings (System V segments' inode is their id)."""
+def _mappings(pid: int, skip_dev: int) -> _Maps:
+    """Deleted files and memfds mapped by `pid`, with their sizes, and the (dev, ino) of all
+    its shared mappings (a System V segment's as (SYSV, its id))."""
+    disk: _Sizes = {}
+    shm: _Sizes = {}
     mapped: set[tuple[int, int]] = set()
     try:
         with open(f"/proc/{pid}/maps", encoding="utf-8", errors="replace") as fh:
             lines = fh.read().splitlines()
     except OSError:
-        return mapped
+        return disk, shm, mapped
     for line in lines:
         if not line.endswith(" (deleted)") and "/memfd:" not in line:
             continue
@@ -150,9 +186,9 @@ def _mappings(
         size = _mapped_size(f"/proc/{pid}/map_files/{parts[0]}", end - start)
         if path.startswith("/memfd:"):
             shm[key] = max(shm.get(key, 0), size)
-        elif key not in shm and key[0] != skip_dev:
+        elif key[0] != skip_dev:
             disk[key] = max(disk.get(key, 0), size)
-    return mapped
+    return disk, shm, mapped
 
 
 def _mapped_size(link: str, length: int) -> int:

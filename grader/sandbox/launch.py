@@ -23,6 +23,7 @@ import signal
 import socket
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -264,6 +265,7 @@ def _watch_writes(
     memfds, System V segments), measured from here."""
     read_fds = level == "basic" or held.may_read_others()  # else only its folders count
     in_namespace = False  # at strict: this thread lists the sandbox's own IPC objects
+    tracker, forker = held.Tracker(), threading.get_native_id()  # this thread forked it
 
     def measure() -> quota.Usage:
         nonlocal in_namespace
@@ -275,8 +277,8 @@ def _watch_writes(
             in_namespace = in_namespace or sysv.enter(serving)
         else:
             size, files = quota.walked(plan.writable)
-        pids = [pid, *held.descendants(os.getpid())]  # its orphans are this process's children
-        found = held.measure(pids, serving, skip_dev) if read_fds else held.Held(pids=set(pids))
+        pids = [pid, *held.descendants(os.getpid(), forker)]  # its orphans come to `forker`
+        found = tracker.measure(pids, serving, skip_dev) if read_fds else held.Held(pids=set(pids))
         objects = sysv.listed() if level != "strict" or in_namespace else []
         if level != "strict":
             uid = plan.uid if level == "user" else None

@@ -72,6 +72,12 @@ def test_deleted_files_and_memfds_are_counted_through_descriptors_and_mappings(
     assert found.pids == {holder} and not found.hidden
 
 
+def test_polls_between_reads_of_the_mappings_keep_what_they_found(holder: int) -> None:
+    tracker = held.Tracker()
+    polls = [tracker.measure([holder], holder) for _ in range(held.MAPS_EVERY + 1)]
+    assert {(p.deleted, p.shared, p.unmapped) for p in polls} == {(10 * MiB, 18 * MiB, 7 * MiB)}
+
+
 def test_the_strict_tmpfs_files_are_left_to_the_kernel(holder: int, tmp_path: Path) -> None:
     found = held.measure([holder], holder, skip_dev=tmp_path.stat().st_dev)
     assert found.deleted == 0 and found.shared == 18 * MiB, found
