@@ -129,7 +129,7 @@ def test_set_element_values(student: Remote, seed: int) -> None:
     requires=("test_set_element_values",),
     hint="If x is a NumPy array, does `x[index] = value` change the caller's array? What does `.at[...]` do instead?",
     nudge="A NumPy argument is mutable, so turn it into a JAX array first and update the copy functionally; a print belongs in `jax.debug.print`.",
-    spec="`set_element(x, index, value)` -> new array with `x[index] = value`; `x` unchanged ... input not mutated ... no mutation of arguments or module state ... no Python side effects that only happen at trace time",
+    spec="`set_element(x, index, value)` -> new array with `x[index] = value`; `x` unchanged ... `x`, `indices` and `values` may be NumPy or JAX arrays (not Python lists); a NumPy `x` is not changed either ... input not mutated ... no mutation of arguments or module state ... no Python side effects that only happen at trace time",
 )
 def test_set_element_pure(student: Remote) -> None:
     x = np.arange(5, dtype=np.float32)
@@ -224,7 +224,7 @@ def test_add_at_duplicates(student: Remote) -> None:
     requires=("test_add_at_values",),
     hint="Does your function write into x (or into a NumPy copy that is really a view of it)?",
     nudge="Build the result from a JAX copy of x (`.at[...]`), never by writing into the caller's array, and keep prints out of the traced code.",
-    spec="`add_at(x, indices, values)` -> new array ... input not mutated ... no mutation of arguments or module state ... no Python side effects that only happen at trace time",
+    spec="`add_at(x, indices, values)` -> new array ... `x`, `indices` and `values` may be NumPy or JAX arrays (not Python lists); a NumPy `x` is not changed either ... input not mutated ... no mutation of arguments or module state ... no Python side effects that only happen at trace time",
 )
 def test_add_at_pure(student: Remote) -> None:
     x = np.zeros(4, dtype=np.float32)
@@ -354,7 +354,7 @@ def test_standardize_constant_column(student: Remote) -> None:
     requires=("test_standardize_values",),
     hint="Does `x -= mean` on a NumPy array change the caller's array?",
     nudge="Compute new arrays from x with jax.numpy instead of updating x in place, and keep prints out of the traced code.",
-    spec="input not mutated ... no mutation of arguments or module state ... no Python side effects that only happen at trace time",
+    spec="`x`, `indices` and `values` may be NumPy or JAX arrays (not Python lists); a NumPy `x` is not changed either ... input not mutated ... no mutation of arguments or module state ... no Python side effects that only happen at trace time",
 )
 def test_standardize_pure(student: Remote) -> None:
     x = np.array([[1.0, 2.0], [3.0, 5.0], [4.0, 9.0]], dtype=np.float32)

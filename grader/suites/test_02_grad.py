@@ -340,7 +340,7 @@ def test_compose_with_vmap(student: Remote, credit: Credit, gate: Gate) -> None:
     hidden=True,
     hint="Can jax.grad differentiate the function your derivative returns?",
     nudge="The function derivative returns is itself a scalar function, so JAX must be able to differentiate it again.",
-    spec="`derivative(f)` -> a function computing df/dx of a scalar function ... `second_derivative(f)` -> a function computing d2f/dx2 (composition of grad)",
+    spec="`derivative(f)` -> a function computing df/dx of a scalar function; JAX can differentiate the returned function again ... `second_derivative(f)` -> a function computing d2f/dx2 (composition of grad)",
 )
 def test_derivative_of_derivative(student: Remote) -> None:
     try:

@@ -308,7 +308,7 @@ def test_newton_no_growth(student: Remote) -> None:
     requires=("test_newton_values",),
     hint="Is the loop's trip count the n_iters argument, and is each step x <- (x + a / x) / 2?",
     nudge="The loop's trip count is the n_iters argument (default 20), and each iteration applies exactly one Newton step.",
-    spec="`newton_sqrt(a, n_iters=20)` -> sqrt(a) (a > 0) by Newton's method with `jax.lax.fori_loop`; `n_iters` is a Python int",
+    spec="`newton_sqrt(a, n_iters=20)` -> sqrt(a) (a > 0) by Newton's method with `jax.lax.fori_loop`; `n_iters` is a Python int ... For any a > 0 the result is the iterate after exactly `n_iters` Newton steps.",
 )
 def test_newton_steps(student: Remote) -> None:
     # The starting guess is the student's: only the step between n and n + 1 iterations is

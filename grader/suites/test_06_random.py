@@ -358,7 +358,7 @@ def test_noisy_statistics(student: Remote) -> None:
     hint="Should the noise for one element depend on the value of x there, or only on the key and the shape?",
     requires=("test_noisy_statistics",),
     nudge="The noise is added to x and comes from the key and x's shape alone, one independent draw per element.",
-    spec="`noisy(key, x, sigma)` -> `x + sigma * N(0, 1)` noise ... deterministic for a given key",
+    spec="`noisy(key, x, sigma)` -> `x + sigma * N(0, 1)` noise; the noise depends only on `key` and the shape of `x` ... deterministic for a given key",
 )
 def test_noisy_elementwise(student: Remote) -> None:
     x0 = jnp.zeros(_X_SHAPE)

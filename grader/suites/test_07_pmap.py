@@ -200,7 +200,7 @@ def _shard_diagnostics(batch: Any, n: int) -> Any:
     hint="Which single array method turns (B, ...) into (n_devices, B // n_devices, ...) "
     "without moving any row out of order?",
     nudge="A row-major reshape keeps the rows in order, so device i gets the i-th consecutive block; no transposing or striding is needed.",
-    spec="`shard(x, n_devices)` -> reshape a batch `(B, ...)` to `(n_devices, B // n_devices, ...)`",
+    spec="`shard(x, n_devices)` -> reshape a batch `(B, ...)` to `(n_devices, B // n_devices, ...)`; `n_devices` is a Python int that divides `B`",
 )
 def test_shard_layout(student: Remote) -> None:
     x = np.arange(16 * 3 * 2, dtype=np.float32).reshape(16, 3, 2)

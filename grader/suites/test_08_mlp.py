@@ -589,7 +589,7 @@ def test_optimizer_is_adam(student: Remote) -> None:
     hint="Which single JAX call gives both the loss and its gradients, and which loss should "
     "be returned: before or after the update?",
     nudge="jax.value_and_grad gives the batch loss and the gradients in one pass; the optimizer's update turns the gradients into updates, optax.apply_updates applies them.",
-    spec="`train_step(params, opt_state, x, y)` -> `(params, opt_state, loss)`, jitted ... `optimizer` -> module-level `optax.adam(1e-3)`.",
+    spec="`train_step(params, opt_state, x, y)` -> `(params, opt_state, loss)`, jitted; `loss` is the batch loss before the update ... `optimizer` -> module-level `optax.adam(1e-3)`.",
 )
 def test_train_step_values(student: Remote) -> None:
     params = _params(SMALL_SIZES)
@@ -728,7 +728,7 @@ def test_train_step_trajectory(student: Remote) -> None:
     hint="Does train_step or accuracy read or write anything besides their arguments, for "
     "instance a module-level counter or list, even only while jax.jit traces them?",
     nudge="Read nothing but the arguments and write nothing outside the function: under jit the Python body runs only while tracing, so a counter or a print there is not a per-call effect.",
-    spec="Every function that is meant to be jittable is checked both eagerly and under `jax.jit` ... purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
+    spec="`accuracy(params, x, y)` -> fraction of correct argmax predictions; jittable ... Every function that is meant to be jittable is checked both eagerly and under `jax.jit` ... purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
 )
 def test_step_accuracy_pure(student: Remote, credit: Credit, gate: Gate) -> None:
     params = _params(SMALL_SIZES, seed=12)
@@ -803,7 +803,7 @@ def test_train_step_compiles_once(student: Remote) -> None:
     hint="Which axis of the logits holds the classes, and how do you turn a boolean array "
     "into a fraction?",
     nudge="Compare the argmax over the class axis of the logits with the labels and average the resulting booleans.",
-    spec="`accuracy(params, x, y)` -> fraction of correct argmax predictions.",
+    spec="`accuracy(params, x, y)` -> fraction of correct argmax predictions",
 )
 def test_accuracy(student: Remote) -> None:
     params = _params(SMALL_SIZES, seed=2)
@@ -881,7 +881,7 @@ def _rising_loss_cause(history: Any) -> Any:
     hint="What does each entry of the history need to record, at which point of the epoch, "
     "and as what Python type?",
     nudge="After each epoch append one dict: the mean of that epoch's batch losses and the accuracies of the current params on the training and test rows, each converted with float().",
-    spec="`history` is a list of per-epoch dicts with `loss`, `train_acc`, `test_acc`.",
+    spec="`history` is a list of per-epoch dicts with exactly the keys `loss`, `train_acc`, `test_acc`, each a Python float",
 )
 def test_train_history(student: Remote) -> None:
     data, params, history = _digits_run(student)

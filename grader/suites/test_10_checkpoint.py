@@ -428,7 +428,7 @@ def test_corrupt_file(student: Remote, scratch: str, credit: Credit) -> None:
     hint="Before unflattening, what should you compare between the saved tree and like: "
     "the number of leaves, the containers, the dict keys?",
     requires=("test_params_round_trip",),
-    spec="one whose structure does not match `like` raises `ValueError`, each with a message naming the path",
+    spec="one whose structure or leaf shapes do not match `like` raises `ValueError`, each with a message naming the path",
     nudge="Save a description of the tree's structure with the leaves, and compare it with jax.tree.structure(like) before unflattening.",
 )
 def test_structure_mismatch(student: Remote, scratch: str, credit: Credit) -> None:

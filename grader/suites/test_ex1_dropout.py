@@ -152,7 +152,7 @@ def test_dropout_shape(student: Remote) -> None:
     hint="Is `rate` the probability of dropping a unit or of keeping it? What probability "
     "do you pass to jax.random.bernoulli, and what does a True in its mask mean?",
     nudge="jax.random.bernoulli(key, p, shape) is True with probability p: a unit is kept with probability 1 - rate, so that is the p of a keep-mask.",
-    spec="each unit is zeroed with probability `rate` (the DROP probability, as in Flax and Equinox; not the keep probability of the old `stax.Dropout`) ... Checks: rate observed statistically",
+    spec="each unit is zeroed with probability `rate` (the DROP probability, as in Flax and Equinox; not the keep probability of the old `stax.Dropout`) ... `rate` is in [0, 1) ... Checks: rate observed statistically",
 )
 def test_dropout_rate(student: Remote, seed: int) -> None:
     x = _units(seed=seed)
@@ -661,8 +661,10 @@ def _accuracies(result: Any, call: str) -> dict[str, float]:
     nudge="Train one network with dropout and one without, then evaluate both on the test "
     "set with dropout switched off, and return each accuracy as a Python float.",
     spec="`compare_dropout(key, data, rate=0.5, n_epochs=10)` -> `{'with_dropout': test_acc, "
-    "'without_dropout': test_acc}` (floats; the same data format as 08's `train`; dropout "
-    "need not win on digits)",
+    "'without_dropout': test_acc}` (Python floats; the same data format as 08's `train`; "
+    "dropout need not win on digits). Both runs train as 08's `train` does ... With the "
+    "defaults on the digits data the run without dropout reaches at least 0.90 and the run "
+    "with dropout at least 0.85.",
 )
 def test_compare(student: Remote, attach: Attachments) -> None:
     accuracies = _accuracies(_default_compare(student), COMPARE_CALL)
@@ -758,7 +760,8 @@ def _constant_data() -> tuple[Any, ...]:
     nudge="After the training loop, evaluate the very parameters it produced with the "
     "plain forward pass (no dropout) on x_test and compare the argmax with y_test.",
     spec="`compare_dropout(key, data, rate=0.5, n_epochs=10)` -> `{'with_dropout': test_acc, "
-    "'without_dropout': test_acc}` (floats; the same data format as 08's `train`",
+    "'without_dropout': test_acc}` (Python floats; the same data format as 08's `train` ... "
+    "each accuracy is the trained params' test accuracy under the plain forward pass",
     requires=("test_compare",),
 )
 def test_compare_trained(student: Remote) -> None:

@@ -478,7 +478,7 @@ def _order_failure(what: str, got: Any, expected: Any, norms: Any, k: Any) -> An
     "largest_gradient_examples returns the top-k indices, largest first",
     points=2,
     hint="jnp.argsort sorts ascending: how do you get the largest norm first, and how many do you keep?",
-    spec="`largest_gradient_examples(loss_fn, params, xs, ys, k=5)` -> indices of the `k` examples with the largest norms, largest first.",
+    spec="`largest_gradient_examples(loss_fn, params, xs, ys, k=5)` -> indices of the `k` examples with the largest norms, largest first; `k` is a Python int",
     nudge="jnp.argsort orders from smallest to largest; jax.lax.top_k returns the k largest with their indices, largest first.",
 )
 def test_largest_order(student: Remote, credit: Credit) -> None:
@@ -542,7 +542,7 @@ _VALUES = {  # the value check each function's properties stand on
     "the three functions compile under jax.jit",
     points=1,
     hint="Is every step a JAX operation? Which arguments must stay Python values (static) under jit?",
-    spec="Every function that is meant to be jittable is checked both eagerly and under `jax.jit` (arguments documented as Python values, such as `train`, `rate`, `n_iters` or `sizes`, are static)",
+    spec="`k` is a Python int ... Every function that is meant to be jittable is checked both eagerly and under `jax.jit` (arguments documented as Python values, such as `train`, `rate`, `n_iters` or `sizes`, are static)",
     nudge="Under jax.jit every array is traced, so only JAX operations may touch it; loss_fn and k are Python values, passed as static arguments.",
 )
 def test_jittable(student: Remote, credit: Credit, gate: Gate) -> None:

@@ -241,7 +241,7 @@ def _check_forward(
     points=2,
     hint="For sizes of length n + 1 there are n layers: what are the names, and what shape "
     "does layer i's 'w' get if it maps sizes[i-1] inputs to sizes[i] outputs?",
-    spec="`init_mlp(key, sizes)` -> the lesson dict for any number of layers. ... `{'layer1': {'w': (in, out), 'b': (out,)}, 'layer2': ..., 'layerN': ...}`, weights stored (in, out)",
+    spec="`init_mlp(key, sizes)` -> the lesson dict for any number of layers ... `{'layer1': {'w': (in, out), 'b': (out,)}, 'layer2': ..., 'layerN': ...}`, weights stored (in, out)",
     nudge="Consecutive pairs of sizes give the layers: layer i maps sizes[i-1] inputs to sizes[i] outputs, and the names count from 1.",
 )
 def test_init_structure(student: Remote) -> None:
@@ -284,7 +284,7 @@ def test_init_structure(student: Remote) -> None:
     hint="If two layers have the same shape and are drawn with the same key, what do their "
     "weights look like? How many subkeys does jax.random.split give you?",
     nudge="Each layer's weights are a draw of their own: split the key into one subkey per layer.",
-    spec="Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically and by key use",
+    spec="initialised as 08's `init_params` (He, zero biases, a key per layer, float32) ... Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically and by key use",
     requires=("test_init_structure",),
 )
 def test_init_keys(student: Remote) -> None:

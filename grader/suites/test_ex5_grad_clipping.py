@@ -1005,7 +1005,7 @@ def test_plot_two_series(student: Remote, scratch: str) -> None:
     hidden=True,
     requires=("test_plot_file",),
     nudge="Plot each norm list against its step index on one axes and set both axis labels before saving.",
-    spec="writes a PNG with both curves (the two `grad_norm` lists; step on x, gradient norm on y, labelled)",
+    spec="writes a PNG with both curves (the two `grad_norm` lists; step on x, gradient norm on y, axes labelled",
 )
 def test_plot_lines(student: Remote, scratch: str) -> None:
     _, seen = _plot(student, scratch)
