@@ -15,8 +15,10 @@ once per (device, inode):
 
 Reading another process's descriptors takes the right to trace it: the judge has it at
 `basic` (same user, while the process stays dumpable) and where it is root with
-`CAP_SYS_PTRACE`. A process whose descriptors the judge could read and now cannot has made
-itself undumpable to hide them (`hidden`): the watchdog stops it.
+`CAP_SYS_PTRACE` (`may_read_others`); where it has not (root without it, at `user`: a default
+Docker container) only the folders count. Where it has it, a process whose descriptors it may
+not read made itself undumpable to hide them (`hidden`): the watchdog stops it
+(`quota.HIDDEN`).
 """
 
 from __future__ import annotations
