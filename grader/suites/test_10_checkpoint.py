@@ -426,26 +426,33 @@ def test_corrupt_file(student: Remote, scratch: str, credit: Credit) -> None:
     "a checkpoint that does not fit `like` raises ValueError naming the path",
     points=2,
     hint="Before unflattening, what should you compare between the saved tree and like: "
-    "the number of leaves, the containers, the dict keys?",
+    "the number of leaves, the containers, the dict keys, each leaf's shape?",
     requires=("test_params_round_trip",),
     spec="one whose structure or leaf shapes do not match `like` raises `ValueError`, each with a message naming the path",
-    nudge="Save a description of the tree's structure with the leaves, and compare it with jax.tree.structure(like) before unflattening.",
+    nudge="Save a description of the tree's structure with the leaves, and compare it with jax.tree.structure(like), and each saved leaf's shape with like's, before unflattening.",
 )
 def test_structure_mismatch(student: Remote, scratch: str, credit: Credit) -> None:
     params = _params((5, 4, 3))
     folder = _folder(student, scratch)
     path = folder / "small-model.ckpt"
     student.save_checkpoint(str(path), params)
-    # (a like of the same structure with other leaf shapes is not in the spec, which names
-    # only a structure that does not match)
     deeper = _zeros_like(_params((5, 4, 3, 2)))
     renamed = {"dense1": _zeros_like(params)["layer1"], "dense2": _zeros_like(params)["layer2"]}
+    wider = _zeros_like(_params((5, 6, 3)))  # the same structure, other leaf shapes
     problems = [
         _expect_error(
             student, path, deeper, ValueError, what="like with an extra layer", folder=folder
         ),
         _expect_error(
             student, path, renamed, ValueError, what="like with other layer names", folder=folder
+        ),
+        _expect_error(
+            student,
+            path,
+            wider,
+            ValueError,
+            what="like of the same structure with other leaf shapes (a hidden layer of 6, not 4)",
+            folder=folder,
         ),
     ]
     _judge(
@@ -456,7 +463,7 @@ def test_structure_mismatch(student: Remote, scratch: str, credit: Credit) -> No
         cause="the leaves are poured into like's structure without checking that they fit: a "
         "checkpoint of another model restores silently (or fails with an unrelated error)",
         fix="save the tree's structure (`str(jax.tree.structure(tree))`, or its key paths) and "
-        "compare it with like's before unflattening",
+        "compare it with like's before unflattening, and each saved leaf's shape with like's",
     )
 
 

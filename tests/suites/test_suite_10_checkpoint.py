@@ -46,10 +46,25 @@ def test_a_str_only_path_gets_full_marks(graded):
 def test_alternative_solutions_pass(graded, name):
     # orbax_dir writes a folder (Orbax's layout): the damaged-checkpoint check cuts every
     # file of it; flax_msgpack: msgpack bytes from flax.serialization restored into like's
-    # structure. Outside the spec, so no longer checked: NumPy float64/int64 leaves (JAX
-    # arrays cannot hold them with 64-bit mode off; restores_as_jax, sharding_like) and a
-    # like of the same structure with other leaf shapes (len_check)
+    # structure. Outside the spec, so not checked: NumPy float64/int64 leaves (JAX arrays
+    # cannot hold them with 64-bit mode off; restores_as_jax, sharding_like). len_check
+    # compares each leaf's length: a hidden layer of another width changes a bias's length,
+    # so it raises the ValueError the spec's leaf shapes ask for (its 0-d leaf is not asked)
     graded(name).assert_full_marks()
+
+
+@pytest.mark.slow
+def test_a_restore_that_checks_the_structure_but_not_the_leaf_shapes(graded):
+    # revision 2 of the spec: "one whose structure or leaf shapes do not match `like` raises
+    # `ValueError`"; the structure's two cases still pay
+    g = graded("structure_only")
+    g.assert_statuses(failed={"test_structure_mismatch"})
+    message = g.assert_fails(
+        "test_structure_mismatch", "like of the same structure with other leaf shapes"
+    )
+    assert "returned without an error" in message
+    assert "like with an extra layer" not in message
+    assert g.results["test_structure_mismatch"]["fraction"] == pytest.approx(2 / 3)
 
 
 @pytest.mark.slow
