@@ -24,12 +24,19 @@ DIR gets:
                          the stubs in --stubs subtracted), most alike first
     summary.html         who needs attention and the roster, the class's misconceptions,
                          the similar pairs, the score distribution, every check's pass rate
+    resume/NAME.json     what the student was graded from (`grader.batch.resume`)
 
-`--student NAME` (repeatable) regrades only those students and rebuilds the
+`--student NAME` (repeatable) grades only those students and rebuilds the
 gradebook, the similar pairs (from every student's files) and the summary from
-every student's results. Exit 0 when every
-student was graded (whatever their scores), 1 when the grader itself failed
-for a student (see students/NAME.error.txt), 2 on bad options. Student code
+every student's results. A student whose results are for their lesson files as
+they are now (same files, suites, grader version and options) is kept, not graded
+again: an interrupted batch resumes where it stopped; `--regrade` grades them again.
+The first Ctrl-C or SIGTERM stops the batch (no process of the grading left, the
+class's files rebuilt from the students finished, exit 130); a second one ends it at
+once (`grader.batch.interrupt`). Every file is written aside and renamed into place
+(`grader.atomic`): the first that cannot be written stops the batch, exit 2. Exit 0
+when every student was graded (whatever their scores), 1 when the grader itself
+failed for a student (see students/NAME.error.txt), 2 on bad options. Student code
 runs as a user of its own at least: below `--require-isolation` (default
 `user`) nothing is graded.
 
@@ -49,6 +56,7 @@ policy on fixes for a class (`hints.for_class`: only with `show_fixes = true`).
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,7 +119,7 @@ def run(request: Request, say: Callable[[str], None] = lambda text: None) -> Out
     if out.exists() and not out.is_dir():
         raise BatchError(f"--out {out} is a file; give a folder")
     lessons = [s.name for s in specs]
-    stop = interrupt.Stop(on_exit=lambda: say(_AT_ONCE))
+    stop = interrupt.Stop(on_exit=lambda: print(_AT_ONCE, file=sys.stderr))
     with stop.handling():
         with stop.waiting():  # nothing graded yet: a signal ends it here
             jobs = [job_for(submissions, n, lessons) for n in names]

@@ -81,6 +81,13 @@ def run(args: argparse.Namespace) -> int:
         outcome = class_run.run(request, say)
     except (class_run.BatchError, policy.IsolationUnavailable) as exc:
         raise shared.UsageError(str(exc)) from None
+    except interrupt.Interrupted as exc:  # before any student was graded
+        interrupt.end_descendants()
+        print(
+            f"grade batch: interrupted ({exc}) before grading began: nothing written",
+            file=sys.stderr,
+        )
+        return interrupt.EXIT_CODE
     print(class_run.summary(outcome))
     for problem in outcome.problems:
         print(f"grade batch: {controls.visible(problem)}", file=sys.stderr)
