@@ -224,7 +224,7 @@ def test_a_second_signal_ends_the_batch_at_once_leaving_no_process_and_no_half_f
     text = log.read_text()
     assert end["rc"] == interrupt.EXIT_CODE and end["ended"] - sent < 5.0, text
     assert end["left"] == [], text
-    assert "Traceback" not in text
+    assert "Traceback" not in text and "stopped at once (a second signal)" in text, text
     if (out / roster.STUDENTS).is_dir():
         results_files(out)
 
@@ -305,3 +305,57 @@ def test_atomic_writes_leave_the_old_file_whole_when_the_kernel_refuses(tmp_path
     assert said.startswith(f"could not write {target}: File too large"), said
     assert target.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["gradebook.csv"]  # nothing left aside
+
+
+def test_a_student_is_kept_only_while_their_files_and_the_options_are_the_same(
+    course: Path, tmp_path: Path
+) -> None:
+    from grader import catalog
+    from grader.batch import resume
+    from grader.batch.grading import job_for
+    from grader.runner import policy
+
+    specs = list(catalog.exercises(course / "suites"))
+    submissions = course / "submissions"
+    job = job_for(submissions, "bob", [s.name for s in specs])
+    options = policy.Options(timeout_s=6)
+    before = resume.key(job, specs, options, "strict")
+    assert resume.key(job, specs, options, "strict") == before  # nothing from the clock
+    lesson = submissions / "bob" / "01_sums.py"
+    lesson.write_text(lesson.read_text() + "\n# a comment is a change\n")
+    assert resume.key(job, specs, options, "strict") != before
+    after = resume.key(job, specs, options, "strict")
+    assert resume.key(job, specs, policy.Options(timeout_s=6, seed=1), "strict") != after
+    assert resume.key(job, specs, options, "user") != after
+    assert resume.key(job, specs[:1], options, "strict") != after  # --only
+    suite = course / "suites" / "test_01_sums.py"
+    suite.write_text(suite.read_text() + "\n")
+    assert resume.key(job, specs, options, "strict") != after
+    # same files, nothing different, but the results file is unreadable: not kept
+    out = tmp_path / "out"
+    (out / "students").mkdir(parents=True)
+    resume.record(out, "bob", after)
+    (out / "students" / "bob.html").write_text("<!DOCTYPE html>")
+    (out / "students" / "bob.json").write_text('{"score": 1, "max_score"')
+    assert not resume.kept(out, "bob", after)
+
+
+def test_a_rerun_keeps_the_students_graded_and_regrade_grades_them_again(
+    course: Path, tmp_path: Path, grade: Grade
+) -> None:
+    klass = tmp_path / "class"
+    shutil.copytree(course / "submissions" / "frank", klass / "frank")  # nothing to run: fast
+    out = tmp_path / "out"
+    code, text = grade(*argv(course, klass, out))
+    assert code == 0 and "graded 1 student(s)" in text, text
+    first = (out / "students" / "frank.json").stat().st_mtime_ns
+    (out / "students" / "frank.json").write_text('{"score": 0, "max_')  # a truncated leftover
+    code, text = grade(*argv(course, klass, out))
+    assert code == 0 and "frank.json is unreadable" in text and "graded 1 student(s)" in text
+    again = (out / "students" / "frank.json").stat().st_mtime_ns
+    code, text = grade(*argv(course, klass, out))
+    assert code == 0 and "Kept 1 student(s)" in text and "graded 0 student(s)" in text, text
+    assert (out / "students" / "frank.json").stat().st_mtime_ns == again != first
+    code, text = grade(*argv(course, klass, out, "--regrade"))
+    assert code == 0 and "Kept" not in text and "graded 1 student(s)" in text, text
+    assert (out / "students" / "frank.json").stat().st_mtime_ns != again
