@@ -45,6 +45,7 @@ class Held:
     """What the processes hold, in bytes, and which processes they were."""
 
     deleted: int = 0  # deleted regular files, open or mapped (disk)
+    deleted_files: int = 0  # how many (each holds an inode)
     shared: int = 0  # memfd files (memory); System V segments are added by `sysv`
     unmapped: int = 0  # the part of `shared` the serving process does not map
     hidden: bool = False  # a process whose descriptors the judge may not read
@@ -126,7 +127,7 @@ class Tracker:
                 held.mapped = mapped
         for gone in set(self._maps) - held.pids:
             del self._maps[gone]
-        held.deleted = sum(disk.values())
+        held.deleted, held.deleted_files = sum(disk.values()), len(disk)
         held.shared = sum(shm.values())
         held.unmapped = sum(size for key, size in shm.items() if key not in held.mapped)
         return held

@@ -286,7 +286,7 @@ def _watch_writes(
         ids = {ino for dev, ino in found.mapped if dev == held.SYSV}
         return quota.Usage(
             size=size + found.deleted,
-            files=files,
+            files=files + found.deleted_files,
             shared=found.unmapped + sysv.held(objects, ids),
             memory_left=held.memory_left(serving),
             hidden=found.hidden,

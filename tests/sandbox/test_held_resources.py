@@ -83,6 +83,16 @@ def unlinked_step(folder, reserve=False):
     _hold(fd, reserve)
 
 
+def many(folder):  # empty files, deleted and kept open: inodes, not bytes
+    os.makedirs(folder, exist_ok=True)
+    def step():
+        for _ in range(20):
+            path = os.path.join(folder, f"e{len(_kept)}")
+            _kept.append(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+            os.unlink(path)
+    return _until_stopped(step)
+
+
 def memfd(own_limit=False):
     if own_limit:  # the address-space limit itself (as --memory sets it) 16 MiB above its size
         import resource
@@ -159,6 +169,7 @@ calls = {
     "unlinked": lambda: box.module.unlinked(target),
     "fallocate": lambda: box.module.unlinked(target, reserve=True),
     "orphan": lambda: box.module.orphan(target),
+    "many": lambda: box.module.many(target),
     "memfd": lambda: box.module.memfd(),
     "memfd_own_limit": lambda: box.module.memfd(own_limit=True),
     "segments": lambda: box.module.segments(),
@@ -214,7 +225,7 @@ def stopped_for(seen: dict, reason: str) -> None:
     ), seen
 
 
-@pytest.mark.parametrize("how", ["unlinked", "fallocate", "orphan"])
+@pytest.mark.parametrize("how", ["unlinked", "fallocate", "orphan", "many"])
 @pytest.mark.parametrize("level", LEVELS)
 def test_deleted_files_held_open_count_against_the_quota(
     temp_dir: Path, level: str, how: str
