@@ -13,7 +13,10 @@ not from `solutions/`:
   `jax.tree.map`, `lax.top_k` and `argsort`, `fold_in` keys, `optax.global_norm`,
   `jax.debug.callback` under `jit`, closures for `lax.cond`'s branches, module-level
   `@jax.jit`, `np.savez` and `zipfile` checkpoints, a try/except import of the extras,
-  `functools.wraps`, `%` formatting, Matplotlib's `Figure` without pyplot.
+  `functools.wraps`, `%` formatting, Matplotlib's `Figure` without pyplot;
+- `notebooks/`: lesson files submitted as notebooks (`04_vmap.ipynb`, `09_optax.ipynb`):
+  markdown between the code, demo cells whose last expression is displayed, a
+  `jax.make_jaxpr` cell, all run when the notebook is graded.
 
 Every file must score full marks; a lost check fails the test with the check's own message.
 
@@ -26,7 +29,7 @@ what grading `solutions/` costs (85-90 CPU-s measured with `grade --jobs 2`, for
 `solutions/`, `habits/` and `alternatives/`), so:
 
 - every file of every style is graded once at the default level (`auto`: `strict` as
-  root, as CI grades);
+  root, as CI grades), the two notebooks (cheap) included;
 - `user` and `basic` each grade four cheap files, of one style each, chosen for what the
   level changes: at `user` the sandbox is another user (the habits' checkpoint, files
   written and read back by that user; `jax.debug.print` output crossing the sandbox's
@@ -54,11 +57,13 @@ from grader.runner.submission import find
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(__file__).parent
-STYLES = sorted(p.name for p in CORPUS.iterdir() if p.is_dir() and not p.name.startswith("_"))
+STYLES = ("habits", "alternatives")  # every lesson file, as .py
+NOTEBOOKS = tuple(sorted(p.stem for p in (CORPUS / "notebooks").glob("*.ipynb")))
 LESSONS = sorted(p.stem for p in (ROOT / "exercises").glob("*.py") if not p.name.startswith("_"))
 
 RUNS: list[tuple[str, str, tuple[str, ...] | None]] = [
     *((style, "auto", None) for style in STYLES),  # every file
+    ("notebooks", "auto", NOTEBOOKS),
     ("habits", "user", ("03_jit", "05_pytrees", "09_optax", "10_checkpoint")),
     ("alternatives", "basic", ("03_jit", "04_vmap", "07_pmap", "10_checkpoint")),
 ]
@@ -67,10 +72,12 @@ pytestmark = pytest.mark.slow
 
 
 def test_the_corpus_holds_every_lesson_file() -> None:
-    assert set(STYLES) >= {"habits", "alternatives"}, STYLES
     for style in STYLES:
         have = sorted(p.stem for p in (CORPUS / style).glob("*.py"))
         assert have == LESSONS, f"{style}: {sorted(set(LESSONS) ^ set(have))}"
+    assert NOTEBOOKS and set(NOTEBOOKS) <= set(LESSONS), NOTEBOOKS
+    styles = {p.name for p in CORPUS.iterdir() if p.is_dir() and not p.name.startswith("_")}
+    assert styles == {*STYLES, "notebooks"}, f"a style no run grades: {sorted(styles)}"
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +91,9 @@ def grade(
 ) -> Report:
     """`tests/corpus/<style>` copied under `base` and graded at `level` (`only` these files)."""
     folder = base / style
-    shutil.copytree(CORPUS / style, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        CORPUS / style, folder, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints")
+    )
     for path in (base, folder, *folder.iterdir()):
         path.chmod(0o755 if path.is_dir() else 0o644)  # the sandbox's user reads them
     specs = [s for s in catalog.exercises() if only is None or s.name in only]
