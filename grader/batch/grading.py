@@ -21,7 +21,7 @@ from grader.classroom import causes, roster, similarity
 from grader.model import Report
 from grader.reports import console, controls, html, results
 from grader.runner import engine, policy
-from grader.runner.submission import SubmissionError, find, refuse_link
+from grader.runner.submission import SubmissionError, find, over_limit, refuse_link
 
 IGNORED_FOLDERS = ("__MACOSX",)
 
@@ -121,6 +121,15 @@ def grade_locally(workers: int, live: Live | None = None) -> Grader:
             warm.close()
 
     return run
+
+
+def graded(path: Path) -> bool:
+    """Whether the lesson file at `path` is one the grader grades: a file, not a link
+    (`submission.refuse_link`), within the size limit (`submission.over_limit`)."""
+    try:
+        return not path.is_symlink() and path.is_file() and not over_limit(path)
+    except OSError:
+        return False
 
 
 def similar_pairs(jobs: list[Job], stubs: Path) -> list[similarity.Pair]:
