@@ -7,12 +7,13 @@ not from `solutions/`:
   annotations`, type hints, dataclasses, NamedTuples, TypedDicts and small classes,
   `inspect.signature`, `traceback.print_exc()` in a demo, prints to `sys.stderr`,
   `logging`, optional dependencies checked with `importlib.util.find_spec`,
-  `if __name__ == "__main__":` demos, `jax.debug.print` under `jit`, helper functions;
+  `if __name__ == "__main__":` demos, `jax.debug.print` under `jit`, helper functions,
+  `jnp.einsum` for `@`, `jax.tree_util` for `jax.tree`, `lax.top_k`, a `zipfile`
+  checkpoint with a dataclass header;
 - `alternatives/`: every lesson file again, in other correct algorithms and spellings:
-  `jnp.einsum`/`tensordot` for `@`, `jax.tree_util` and `jax.tree.reduce` for
-  `jax.tree.map`, `lax.top_k` and `argsort`, `fold_in` keys, `optax.global_norm`,
+  `tensordot`, `jax.tree.reduce`, `argsort`, `fold_in` keys, `optax.global_norm`,
   `jax.debug.callback` under `jit`, closures for `lax.cond`'s branches, module-level
-  `@jax.jit`, `np.savez` and `zipfile` checkpoints, a try/except import of the extras,
+  `@jax.jit`, an `np.savez` checkpoint, a try/except import of the extras,
   `functools.wraps`, `%` formatting, Matplotlib's `Figure` without pyplot;
 - `notebooks/`: lesson files submitted as notebooks (`04_vmap.ipynb`, `09_optax.ipynb`):
   markdown between the code, demo cells whose last expression is displayed, a
@@ -36,8 +37,8 @@ what grading `solutions/` costs (85-90 CPU-s measured with `grade --jobs 2`, for
   pipe; dataclasses and NamedTuples under `from __future__ import annotations`); at
   `basic` (no namespaces) the alternatives' `pmap` on eight simulated devices, the
   `np.savez` checkpoint, `jax.debug.callback` under `jit`, nested `vmap` of closures.
-  The training exercises (08, ex1, ex5) and the frameworks import stay at the default
-  level only: each costs as much as four of these.
+  The training exercises (08, ex1, ex5), ex4's timings and the frameworks import stay
+  at the default level only: each grading takes several times one of these.
 
 Levels this machine refuses are skipped (tests/conftest.py: the `level` parameter).
 """
