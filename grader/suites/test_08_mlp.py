@@ -1091,21 +1091,22 @@ def test_train_reshuffles(student: Remote) -> None:
 
 
 @check(
-    "train carries the optimizer state from step to step",
+    "train carries one optimizer state through every step of every epoch",
     points=1,
-    hint="After each train_step, which opt_state does the next step start from: the one "
-    "train_step returned, or an older one?",
+    hint="After each train_step, and at the start of each epoch, which opt_state does the "
+    "next step start from: the one train_step returned, or an older or a new one?",
     requires=("test_train_accuracy",),
-    nudge="The optimizer state holds Adam's moments and step count: the state train_step returns is the one the next step must receive.",
-    spec="`train_step(params, opt_state, x, y)` -> `(params, opt_state, loss)`",
+    nudge="The optimizer state holds Adam's moments and step count: create it once before the epochs, and the state train_step returns is the one the next step must receive, within an epoch and across epochs.",
+    spec="`train_step(params, opt_state, x, y)` -> `(params, opt_state, loss)` ... one "
+    "optimizer state is carried through every step of every epoch",
 )
 def test_train_carries_opt_state(student: Remote) -> None:
     per_epoch = DIGITS_TRAIN_SHAPE[0] // OBSERVED_BATCH
     counts = _observed_train(student, 0)["counts"]
     if not counts or any(c is None for c in counts):
         return  # no step ran through the module's train_step with a step count: nothing seen
-    # within an epoch every step starts where the previous one left Adam's count (the spec
-    # does not say whether a new epoch may start a new optimizer state)
+    # within an epoch every step starts where the previous one left Adam's count (the
+    # epoch's own mistake named first), then across the epochs
     for e in range(len(counts) // per_epoch):
         epoch = counts[e * per_epoch : (e + 1) * per_epoch]
         if all(b == a + 1 for a, b in itertools.pairwise(epoch)):
@@ -1124,6 +1125,23 @@ def test_train_carries_opt_state(student: Remote) -> None:
             fix="`params, opt_state, loss = train_step(params, opt_state, x, y)`: keep the new "
             "opt_state for the next step",
         )
+    if all(b == a + 1 for a, b in itertools.pairwise(counts)):
+        return
+    starts = counts[::per_epoch]
+    raise fail(
+        f"Adam's step count (opt_state's `count`) at the first train_step of each epoch of "
+        f"{OBSERVED_CALL}",
+        expected=f"{[counts[0] + e * per_epoch for e in range(len(starts))]}: one optimizer "
+        f"state through all {len(counts)} steps, {per_epoch} an epoch",
+        observed=f"{starts}",
+        cause="a new optimizer state every epoch (`opt_state = optimizer.init(params)` inside "
+        "the epoch loop): Adam's moments and step count start over, and its bias correction "
+        "makes each epoch's first updates full-size again"
+        if len(set(starts)) == 1
+        else "",
+        fix="call `optimizer.init(params)` once, before the epoch loop, and carry the opt_state "
+        "train_step returns into the next epoch",
+    )
 
 
 # The signature's defaults and the key: one run with the defaults on `_observed_data` (the

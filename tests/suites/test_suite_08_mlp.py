@@ -162,6 +162,21 @@ def test_a_train_loop_that_drops_the_opt_state(graded):
 
 
 @pytest.mark.slow
+def test_a_train_loop_that_starts_a_new_opt_state_every_epoch(graded):
+    # spec revision 2: "one optimizer state is carried through every step of every epoch";
+    # within an epoch the count advances, so only the epochs' first steps show it
+    g = graded("opt_state_per_epoch")
+    g.assert_statuses(failed={"test_train_carries_opt_state"})
+    message = g.assert_fails(
+        "test_train_carries_opt_state",
+        "at the first train_step of each epoch",
+        "observed: [0, 0, 0]",
+        cause="a new optimizer state every epoch",
+    )
+    assert "expected: [0, 3, 6]" in message
+
+
+@pytest.mark.slow
 def test_trace_time_counter_is_impure(graded):
     g = graded("trace_counter")
     g.assert_statuses(failed={"test_step_accuracy_pure"})
