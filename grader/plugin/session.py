@@ -93,6 +93,7 @@ class SandboxSession:
             budget_s=timeout_s,
         )
         self.sandbox.channel.stopped = self._stopped
+        self.sandbox.channel.lessons = self.lesson_dir  # the judge's copy, not the sandbox's
 
     def stop(self) -> None:
         if self.sandbox is not None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import os
 import select
 import socket
 import time
@@ -158,6 +159,10 @@ def student_error(info: ErrorInfo) -> StudentError:
         return _error_class(info.type, None)(info)
 
 
+MAX_IMPORTED_LESSONS = 32
+"""Lesson files the judge reads for one module through its imports (`Channel.tampering`)."""
+
+
 class Channel:
     """Requests to one sandbox and their replies (one at a time)."""
 
@@ -177,6 +182,7 @@ class Channel:
         self._on_break = on_break  # stops the sandbox after a protocol break (`launch`)
         self.stop_reason = ""  # why the judge itself stopped the sandbox (its write quota)
         self.killed_here = False  # the judge sent the signal that ended it (`launch`)
+        self.lessons = ""  # the lesson files as the judge got them (the sandbox's are a copy)
         self.gone: str = ""
         self.module = Remote(self, proto.MODULE_HANDLE, "module", "module", False)
         self.check_deadline: float | None = None  # the running check's share ends (the plugin)
@@ -350,13 +356,40 @@ class Channel:
         if self._sock is None:  # a local channel: trusted code only
             return []
         if self._screened is None:
-            found = screen.findings(self.source)
+            found = screen.findings(self.source) + self._imported_lessons()
             if self.threads_started:
                 found.append(
                     screen.Finding(0, f"left {self.threads_started} thread(s) running beside it")
                 )
             self._screened = found
         return self._screened
+
+    def _imported_lessons(self) -> list[screen.Finding]:
+        """Another lesson file the module imports runs in the same process: its text, read
+        by the judge from its own copy (`lessons`, which the sandbox cannot write), is
+        screened too, and whatever it imports in turn."""
+        if not self.lessons:
+            return []
+        out: list[screen.Finding] = []
+        seen: set[str] = set()
+        todo: list[tuple[bytes | None, int]] = [(self.source, -1)]
+        while todo and len(seen) < MAX_IMPORTED_LESSONS:
+            source, via = todo.pop()
+            for line, root in screen.imported(source):
+                path = os.path.join(self.lessons, f"{root}.py")
+                if root in seen or not os.path.isfile(path):
+                    continue
+                seen.add(root)
+                try:
+                    with open(path, "rb") as fh:
+                        data = fh.read(screen.MAX_SOURCE_BYTES + 1)
+                except OSError:
+                    data = None
+                for found in screen.findings(data):
+                    where = line if via < 0 else via
+                    out.append(screen.Finding(where, f"imports `{root}.py`, whose {found}"))
+                todo.append((data, line if via < 0 else via))
+        return out
 
     def close(self) -> None:
         if self._sock is not None:

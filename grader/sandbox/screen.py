@@ -85,6 +85,11 @@ _REFUSED_MODULES = {
     "bdb": "starts the debugger (`bdb`), which traces frames",
     "__main__": "imports the program's main module (`__main__`): the grader's sandbox",
     "importlib.machinery": "drives the import system (`{name}`)",
+    "runpy": "runs code from a file the grader does not read (`runpy`)",
+    "code": "runs code from strings (`code`)",
+    "codeop": "compiles code from strings (`codeop`)",
+    "zipimport": "imports code from an archive the grader does not read (`zipimport`)",
+    "marshal": "loads compiled code (`marshal`)",
     "importlib.abc": "installs import hooks (`{name}`)",
     "sys.monitoring": "installs tracing hooks (`sys.monitoring`)",
 }
@@ -244,6 +249,42 @@ def findings(source: bytes | None) -> list[Finding]:
     if cells is not None:
         return _cells_findings(cells)
     return _Screen().run(tree)
+
+
+def imported(source: bytes | None) -> list[tuple[int, str]]:
+    """(line, top-level module name) of every import in `source`: statements, wherever
+    they are, and `importlib.import_module` of a literal name ([] when it does not parse).
+    The judge reads an imported lesson file too (`client.Channel.tampering`): its code runs
+    in the same process."""
+    if source is None or len(source) > MAX_SOURCE_BYTES:
+        return []
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    cells = notebook_cells(tree)
+    if cells is not None:
+        try:
+            tree = ast.parse("\n".join(code for _, code in cells))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return []
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name.split(".")[0]) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.append((node.lineno, node.module.split(".")[0]))
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.func, ast.Attribute | ast.Name)
+            and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id)
+            == "import_module"
+        ):
+            name = _literal(node.args[0])
+            if isinstance(name, str) and name:
+                found.append((node.lineno, name.split(".")[0]))
+    return found
 
 
 def notebook_cells(tree: ast.Module) -> list[tuple[int, str]] | None:

@@ -346,8 +346,8 @@ def import_lesson(
     path = os.path.join(lesson_dir, f"{lesson}.py")
     if not os.path.isfile(path):
         return None, FileNotFoundError(f"no {lesson}.py in {lesson_dir}")
-    if lesson_dir not in sys.path:
-        sys.path.insert(0, lesson_dir)
+    if lesson_dir not in sys.path:  # last: no lesson folder file shadows an installed module
+        sys.path.append(lesson_dir)
     spec = importlib.util.spec_from_file_location(lesson, path, loader=LessonLoader(lesson, path))
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

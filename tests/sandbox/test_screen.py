@@ -184,6 +184,12 @@ TAMPERING = [
     ("__name__ = '__main__'\nif __name__ == '__main__':\n    import gc\n", "`gc`"),
     ("globals()['__name__'] = '__main__'\nif __name__ == '__main__':\n    import gc\n", "`gc`"),
     ("def f(:\n", "does not parse"),
+    # code the grader does not read: from files, archives, strings, compiled blobs
+    ("import runpy\n", "`runpy`"),
+    ("import code\n", "`code`"),
+    ("from codeop import compile_command\n", "`codeop`"),
+    ("import zipimport\n", "`zipimport`"),
+    ("import marshal\n", "`marshal`"),
 ]
 
 
@@ -221,3 +227,45 @@ def test_a_notebook_module_is_screened_by_its_cells() -> None:
     assert str(found) == "cell 4, line 1: reaches every live object (`gc`)"
     forged = clean.text.replace("del _exec_cells", "import grader.sandbox\ndel _exec_cells")
     assert any("grader" in str(f) for f in screen.findings(forged.encode()))
+
+
+def test_imports_are_listed_with_their_lines():
+    source = (
+        b"import os, numpy.linalg\nfrom ex1_dropout import dropout\nimport importlib\n"
+        b"m = importlib.import_module('ex2_per_example_grads')\nfrom . import x\n"
+    )
+    assert screen.imported(source) == [
+        (1, "os"),
+        (1, "numpy"),
+        (2, "ex1_dropout"),
+        (3, "importlib"),
+        (4, "ex2_per_example_grads"),
+    ]
+
+
+def test_a_lesson_file_the_module_imports_is_screened_too(tmp_path):
+    """Another lesson file runs in the sandbox's process when imported: the judge reads it
+    from its own copy of the lesson files (which the sandbox cannot write) and screens it."""
+    import socket
+
+    from grader.sandbox import client
+
+    (tmp_path / "ex1_dropout.py").write_text("def dropout(k, x, r):\n    return x\n")
+    (tmp_path / "ex2_per_example_grads.py").write_text("import ex1_dropout\nimport gc\n")
+    judge_end, sandbox_end = socket.socketpair()
+    try:
+        channel = client.Channel(judge_end)
+        channel.lessons = str(tmp_path)
+        channel.source = b"import jax\nfrom ex1_dropout import dropout\n"
+        assert channel.tampering() == []  # an ordinary lesson file imported: nothing found
+        channel = client.Channel(judge_end)
+        channel.lessons = str(tmp_path)
+        channel.source = b"import jax\n\nimport ex2_per_example_grads\n"
+        found = channel.tampering()
+        assert [f.line for f in found] == [3], found
+        assert "imports `ex2_per_example_grads.py`, whose line 2: reaches every live object" in (
+            found[0].what
+        )
+    finally:
+        judge_end.close()
+        sandbox_end.close()
