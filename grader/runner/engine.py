@@ -219,7 +219,8 @@ def grade_one(
             worker = None
         finally:  # the worker replies once all is reaped
             shutil.rmtree(request.sandbox_dir, ignore_errors=True)
-        fault = grader_fault(ending)
+        cancelled = worker is not None and worker.cancelled  # `WorkerHandle.cancel`: ours
+        fault = "" if cancelled or STOPPING.is_set() else grader_fault(ending)
         if not fault:
             break
         if level != "basic":  # at basic the sandbox could have sent it: charged as it ended
@@ -227,6 +228,9 @@ def grade_one(
     return results.assemble(spec, ending, submission.files[spec.name].name), worker
 
 
+STOPPING = threading.Event()
+"""Set when the run is being stopped (`grade batch` interrupted): whatever ends a grading then
+is the stop, not a fault to retry."""
 GRADER_FAULT_RETRIES = 1
 """Fresh tries a lesson file gets after the grader itself failed it (`grader_fault`)."""
 OUTSIDE_KILLS = frozenset(

@@ -91,6 +91,7 @@ class WorkerHandle:
         self._on_records: OnRecords | None = None
         self._buffer = bytearray()
         self.child_pid: int | None = None
+        self.cancelled = False  # `cancel` stopped the file being graded (`run` resets it)
         try:
             self._read(Ready, WORKER_START_TIMEOUT_S)
         except WorkerLost as exc:
@@ -146,6 +147,7 @@ class WorkerHandle:
         assert self.proc.stdin is not None
         self._take_stream(discard=True)  # what an earlier file's grading left unread
         self._on_records = on_records
+        self.cancelled = False
         try:
             self.proc.stdin.write(jobs.encode(request).encode())
             self.proc.stdin.flush()
@@ -167,6 +169,7 @@ class WorkerHandle:
         thread than the one in `run`."""
         pid = self.child_pid
         if pid:
+            self.cancelled = True  # the judge's end is ours: not a fault to retry (`engine`)
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
         return bool(pid)

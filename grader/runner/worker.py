@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from grader.protocol import jobs, records
 from grader.protocol.jobs import Ended, Message, Ready, Request, Started
 from grader.runner import budget
-from grader.sandbox import isolation
+from grader.sandbox import isolation, sysv
 
 # Always imported before the first fork; the suites' own imports are added to these.
 REAP_TIMEOUT_S = 10.0
@@ -302,6 +302,10 @@ def serve(
     announce(Started(pid))
     cap = min(request.output_cap, jobs.MAX_OUTPUT_CHARS)  # what a reply may carry
     ended = supervise(pid, out_r, records_r, request.timeout_s, cap, stream)
+    if request.isolation == "user":  # a judge killed at the time limit never closed its
+        # sandbox: the System V objects of the sandbox's own user go now (`sysv.release`)
+        with contextlib.suppress(OSError):
+            sysv.release("user", isolation.sandbox_uid(pid), (), float("inf"))
     return replace(ended, memory_limit=base_vm + request.memory_bytes)
 
 
