@@ -9,6 +9,7 @@ layers applied out of order, still have compatible shapes.
 """
 
 import itertools
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -307,6 +308,60 @@ def test_init_keys(student: Remote) -> None:
         static_argnames=("sizes",),
         what="init_mlp(key, sizes)",
     )
+
+
+# 08's init on a deeper network than 08's: the He scale of every layer, exact zero biases,
+# float32 leaves (the statistics' tolerances as 08's: 5% on 10,000 weights or more, else 12%)
+INIT_SIZES = (64, 256, 128, 64, 10)
+
+
+@check(
+    "init_mlp initialises as 08's init_params: He weights, zero biases, float32",
+    points=1,
+    hint="Which standard deviation does 08's init_params give a weight with fan_in inputs, "
+    "what do its biases start at, and in which dtype?",
+    nudge="Draw each layer's weights as standard normals scaled by the square root of 2 over its "
+    "input size, start every bias at exact zeros, and keep JAX's default float32.",
+    spec="initialised as 08's `init_params` (He, zero biases, a key per layer, float32)",
+    requires=("test_init_structure",),
+)
+def test_init_like_08(student: Remote) -> None:
+    params = student.init_mlp(jax.random.key(3), INIT_SIZES)
+    what = f"init_mlp(key, {INIT_SIZES})"
+    for i, (fan_in, fan_out) in enumerate(itertools.pairwise(INIT_SIZES), start=1):
+        name = f"layer{i}"
+        w, b = params[name]["w"], params[name]["b"]
+        for leaf, array in (("w", w), ("b", b)):
+            if np.dtype(array.dtype) != np.float32:
+                raise fail(
+                    f"the dtype of {what}['{name}']['{leaf}']",
+                    expected="float32, as 08's init_params",
+                    observed=str(array.dtype),
+                    fix="draw with `jax.random.normal(k, shape)` and build the biases with "
+                    "`jnp.zeros(fan_out)`, both float32 by default",
+                )
+        bias = np.asarray(b)
+        if np.any(bias != 0):
+            raise fail(
+                f"{what}['{name}']['b']",
+                expected="all zeros, as 08's init_params",
+                observed=f"{np.count_nonzero(bias)} of {bias.size} entries nonzero",
+                cause="the biases were drawn at random like the weights",
+                fix="`jnp.zeros((fan_out,))`",
+            )
+        weights = np.asarray(w, np.float64)
+        target = math.sqrt(2.0 / fan_in)
+        std, mean = float(weights.std()), float(weights.mean())
+        tolerance = 0.05 if weights.size >= 10_000 else 0.12
+        if abs(std / target - 1.0) > tolerance or abs(mean) > 5 * target / math.sqrt(weights.size):
+            raise fail(
+                f"the statistics of {what}['{name}']['w'] ({fan_in} x {fan_out})",
+                expected=f"mean 0 and standard deviation sqrt(2 / {fan_in}) = {target:.4f} "
+                f"(within {tolerance:.0%}): 08's He init",
+                observed=f"mean {mean:.4f}, standard deviation {std:.4f} "
+                f"({std / target:.2f} x the He value)",
+                fix="`jax.random.normal(k, (fan_in, fan_out)) * jnp.sqrt(2.0 / fan_in)`",
+            )
 
 
 @check(

@@ -7,7 +7,7 @@ from harness import lesson_files
 from grader.catalog import read_suite
 
 LESSON = "ex3_generic_mlp"
-MAX_SCORE = 15  # He statistics: not in ex3's spec, no check; key use is (its conventions)
+MAX_SCORE = 16  # spec revision 2: init_mlp initialised as 08's init_params (1 point)
 HIDDEN = {"test_init_key_use", "test_forward_pure"}
 FORWARD = {
     "test_forward_lesson",
@@ -90,10 +90,14 @@ def test_global_rng_drawn_at_trace_time_is_named(graded):
 
 
 @pytest.mark.slow
-def test_a_numpy_float64_bias_is_the_lesson_dict(graded):
-    # ex3's spec asks for the lesson dict's names and shapes, not a dtype: a NumPy zero
-    # bias (float64) is accepted, and the forward pass stays float32
-    graded("numpy_bias").assert_full_marks()
+def test_a_numpy_float64_bias_is_not_initialised_as_08(graded):
+    # spec revision 2: "initialised as 08's `init_params` (He, zero biases, a key per layer,
+    # float32)": a NumPy zero bias (float64) costs that check alone; the forward pass stays
+    # float32 and every other check passes
+    g = graded("numpy_bias")
+    g.assert_fails(
+        "test_init_like_08", "the dtype of init_mlp", "observed: float64", "jnp.zeros", only=True
+    )
 
 
 @pytest.mark.slow
