@@ -98,27 +98,28 @@ def grade_locally(workers: int, live: Live | None = None) -> Grader:
                 on_start=lambda lesson, limit_s: live.start(who, lesson, limit_s),
             )
 
-        warm = engine.Pool(workers, engine.preload_for(specs))
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="batch")
-        futures: dict[Future[Report], Job] = {pool.submit(one, j): j for j in jobs}
-        try:
-            for future in as_completed(futures):
-                job = futures[future]
-                try:
-                    report = future.result()
-                except Exception:  # the grader's own failure: report it, grade the others
-                    yield job, None, traceback.format_exc()
-                    continue
-                yield job, report, ""
-        except BaseException:  # interrupted, or closed early: nothing starts, nothing runs on
-            pool.shutdown(wait=False, cancel_futures=True)
-            interrupt.end_descendants(
-                until=lambda: all(f.done() for f in futures), within_s=interrupt.END_WITHIN_S
-            )
-            raise
-        finally:
-            pool.shutdown(wait=True)
-            warm.close()
+        with interrupt.scratch():
+            warm = engine.Pool(workers, engine.preload_for(specs))
+            pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="batch")
+            futures: dict[Future[Report], Job] = {pool.submit(one, j): j for j in jobs}
+            try:
+                for future in as_completed(futures):
+                    job = futures[future]
+                    try:
+                        report = future.result()
+                    except Exception:  # the grader's own failure: report it, grade the others
+                        yield job, None, traceback.format_exc()
+                        continue
+                    yield job, report, ""
+            except BaseException:  # interrupted, or closed early: nothing starts or runs on
+                pool.shutdown(wait=False, cancel_futures=True)
+                interrupt.end_descendants(
+                    until=lambda: all(f.done() for f in futures), within_s=interrupt.END_WITHIN_S
+                )
+                raise
+            finally:
+                pool.shutdown(wait=True)
+                warm.close()
 
     return run
 
@@ -238,19 +239,25 @@ def batch(
         if live is not None:
             live.progress = progress
         try:
-            (out / gradebook.STUDENTS).mkdir(parents=True, exist_ok=True)
+            try:
+                (out / gradebook.STUDENTS).mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                done.write_failed = _failed_write(exc)
+                outcomes = iter(())
             while True:
                 with stop.waiting():
                     outcome = next(outcomes, None)
                 if outcome is None:
                     break
-                report = _keep(out, *outcome, done, keys or {})
+                try:
+                    report = _keep(out, *outcome, done, keys or {})
+                except OSError as exc:
+                    done.write_failed = _failed_write(exc)
+                    break
                 job = outcome[0]
                 progress.advance(f"{controls.visible(job.student)}: {student_line(report)}")
         except interrupt.Interrupted as exc:
             done.interrupted = str(exc)
-        except OSError as exc:
-            done.write_failed = _failed_write(exc)
         finally:
             close = getattr(outcomes, "close", None)  # a generator's: nothing left running
             if close is not None:

@@ -5,7 +5,8 @@ student (`Stop.waiting`; a signal that comes while a student's files are written
 once they are): the grader stops starting gradings, ends every process of the grading
 (`end_descendants`) and rebuilds the class's files from the students graded. A second
 signal ends the process at once: the processes ended, the files being written aside removed
-(`grader.atomic`), exit 130; what was renamed into place before stays whole.
+(`grader.atomic`) and the grading's temporary folder (`scratch`), exit 130; what was renamed
+into place before stays whole.
 
 Every process of the grading descends from `grade batch` (warm workers, their judges and
 sandboxes, whatever student code left to the worker, a subreaper), so ending the batch's
@@ -18,8 +19,10 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -51,12 +54,20 @@ def descendants(pid: int) -> list[int]:
     todo = [pid]
     while todo:
         parent = todo.pop()
-        for children in Path(f"/proc/{parent}/task").glob("*/children"):
-            with contextlib.suppress(OSError, ValueError):
-                for child in map(int, children.read_text().split()):
-                    if child not in found and _alive(child):
-                        found.append(child)
-                        todo.append(child)
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:  # gone meanwhile
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children", encoding="ascii") as listed:
+                    children = [int(pid) for pid in listed.read().split()]
+            except (OSError, ValueError):
+                continue
+            for child in children:
+                if child not in found and _alive(child):
+                    found.append(child)
+                    todo.append(child)
     return found
 
 
@@ -93,6 +104,28 @@ def end_descendants(until: Callable[[], bool] = lambda: True, within_s: float = 
         time.sleep(0.02)
 
 
+_scratch: list[Path] = []  # the batch's temporary folders (`scratch`)
+
+
+@contextlib.contextmanager
+def scratch() -> Iterator[Path]:
+    """One temporary folder for everything the grading makes in the system's (the engine's
+    copies of lesson files, its sandboxes' folders, its workers' logs: `tempfile.tempdir`
+    points here while inside), removed when the grading ends, and by `Stop.now` when the
+    process must end at once, when no thread of the grading removes its own. Traversable
+    (0711), as the system's is, for the sandboxes' users to reach their own folders."""
+    folder = Path(tempfile.mkdtemp(prefix="grade-batch-"))
+    os.chmod(folder, 0o711)
+    before, tempfile.tempdir = tempfile.tempdir, str(folder)
+    _scratch.append(folder)
+    try:
+        yield folder
+    finally:
+        tempfile.tempdir = before
+        shutil.rmtree(folder, ignore_errors=True)
+        _scratch.remove(folder)
+
+
 class Stop:
     """The signals `grade batch` was sent, and what they do (the module's docstring).
 
@@ -120,13 +153,23 @@ class Stop:
             raise Interrupted(signum)
 
     def now(self) -> None:
-        """End at once: every process below this one killed, the files aside removed."""
-        end_descendants()
-        atomic.discard_pending()
+        """End at once: every process below this one killed, the files aside removed, the
+        temporary folder too (the grading's threads, still running, may make some of it
+        again before the end: removed a few times); the last word said before, nothing
+        after (a thread's complaint about its folder gone)."""
         with contextlib.suppress(Exception):
             self._on_exit()
-        with contextlib.suppress(Exception):
             sys.stderr.flush()
+        with contextlib.suppress(OSError):
+            quiet = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(quiet, sys.stderr.fileno())
+        end_descendants()
+        atomic.discard_pending()
+        for _ in range(3):
+            for folder in list(_scratch):
+                shutil.rmtree(folder, ignore_errors=True)
+            time.sleep(0.02)
+        end_descendants()
         os._exit(EXIT_CODE)
 
     @contextlib.contextmanager
@@ -134,7 +177,11 @@ class Stop:
         """SIGINT and SIGTERM handled as the module says, while inside (main thread only;
         elsewhere nothing changes)."""
         try:
-            before: dict[int, Any] = {s: signal.signal(s, self._handle) for s in SIGNALS}
+            before: dict[int, Any] = {
+                s: signal.signal(s, self._handle)
+                for s in SIGNALS
+                if signal.getsignal(s) != signal.SIG_IGN  # ignored by who started us: kept so
+            }
         except ValueError:  # not the main thread: signals are not ours to take
             yield
             return
@@ -142,7 +189,8 @@ class Stop:
             yield
         finally:
             for signum, handler in before.items():
-                signal.signal(signum, handler)
+                # interrupted: on its way out, another signal changes nothing (no traceback)
+                signal.signal(signum, signal.SIG_IGN if self.signals else handler)
 
     @contextlib.contextmanager
     def waiting(self) -> Iterator[None]:

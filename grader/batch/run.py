@@ -105,7 +105,11 @@ class Outcome:
     write_failed: str = ""  # the write that stopped it: "could not write PATH: why"
 
 
-def run(request: Request, say: Callable[[str], None] = lambda text: None) -> Outcome:
+def run(
+    request: Request,
+    say: Callable[[str], None] = lambda text: None,
+    stop: interrupt.Stop | None = None,
+) -> Outcome:
     """Grade the students `request` names and rebuild the class's files (the module's
     docstring); `BatchError` or `policy.IsolationUnavailable` before anything is graded."""
     submissions, out, specs = request.submissions, request.out, request.specs
@@ -119,7 +123,7 @@ def run(request: Request, say: Callable[[str], None] = lambda text: None) -> Out
     if out.exists() and not out.is_dir():
         raise BatchError(f"--out {out} is a file; give a folder")
     lessons = [s.name for s in specs]
-    stop = interrupt.Stop(on_exit=lambda: print(_AT_ONCE, file=sys.stderr))
+    stop = stop or interrupt.Stop(on_exit=lambda: print(AT_ONCE, file=sys.stderr))
     with stop.handling():
         with stop.waiting():  # nothing graded yet: a signal ends it here
             jobs = [job_for(submissions, n, lessons) for n in names]
@@ -165,7 +169,7 @@ def run(request: Request, say: Callable[[str], None] = lambda text: None) -> Out
     )
 
 
-_AT_ONCE = (
+AT_ONCE = (
     "grade batch: stopped at once (a second signal): every grading process ended; the "
     "students written so far are kept, run the same command again to grade the others"
 )

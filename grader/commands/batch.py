@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from grader import grading
@@ -55,12 +56,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Ctrl-C and SIGTERM are the batch's from here (`grader.batch.interrupt`)
+    stop = interrupt.Stop(on_exit=lambda: print(class_run.AT_ONCE, file=sys.stderr))
+    with stop.handling():
+        try:
+            with stop.waiting():
+                request = _request(args)
+            outcome = class_run.run(request, _say(args.quiet), stop)
+        except (class_run.BatchError, policy.IsolationUnavailable) as exc:
+            raise shared.UsageError(str(exc)) from None
+        except interrupt.Interrupted as exc:  # before any student was graded
+            interrupt.end_descendants()
+            print(f"grade batch: interrupted ({exc}) before grading began", file=sys.stderr)
+            return interrupt.EXIT_CODE
+        print(class_run.summary(outcome))
+        for problem in outcome.problems:
+            print(f"grade batch: {controls.visible(problem)}", file=sys.stderr)
+        stopped = class_run.stopped(outcome)
+        if stopped:
+            print(controls.visible(stopped), file=sys.stderr)
+    if outcome.write_failed:
+        return 2
+    if outcome.interrupted:
+        return interrupt.EXIT_CODE
+    return 1 if any(p for p in outcome.problems) else 0
+
+
+def _request(args: argparse.Namespace) -> class_run.Request:
     submissions = Path(args.submissions)
     if not submissions.is_dir():
         raise shared.UsageError(
             f"{submissions}: no such folder (give the folder holding one folder per student)"
         )
-    request = class_run.Request(
+    return class_run.Request(
         submissions,
         Path(args.out),
         shared.specs(args),
@@ -73,29 +101,10 @@ def run(args: argparse.Namespace) -> int:
         args.regrade,
     )
 
+
+def _say(quiet: bool) -> Callable[[str], None]:
     def say(text: str) -> None:
-        if not args.quiet:
+        if not quiet:
             print(text, file=sys.stderr, flush=True)
 
-    try:
-        outcome = class_run.run(request, say)
-    except (class_run.BatchError, policy.IsolationUnavailable) as exc:
-        raise shared.UsageError(str(exc)) from None
-    except interrupt.Interrupted as exc:  # before any student was graded
-        interrupt.end_descendants()
-        print(
-            f"grade batch: interrupted ({exc}) before grading began: nothing written",
-            file=sys.stderr,
-        )
-        return interrupt.EXIT_CODE
-    print(class_run.summary(outcome))
-    for problem in outcome.problems:
-        print(f"grade batch: {controls.visible(problem)}", file=sys.stderr)
-    stopped = class_run.stopped(outcome)
-    if stopped:
-        print(controls.visible(stopped), file=sys.stderr)
-    if outcome.write_failed:
-        return 2
-    if outcome.interrupted:
-        return interrupt.EXIT_CODE
-    return 1 if any(p for p in outcome.problems) else 0
+    return say
