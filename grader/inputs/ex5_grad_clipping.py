@@ -4,7 +4,8 @@
 The judge never opens a file the sandbox wrote: the probe reads the PNG (a regular
 file only, size capped) and decodes its pixels here, and it records every matplotlib
 Figure saved meanwhile (`plt.savefig` goes through `Figure.savefig`) as plain data:
-per axes its labels and the y values of its lines. The suite judges that data and
+per axes its labels, the y values of its lines and its legends' entries. The suite
+judges that data and
 attaches the PNG bytes (validated again in the judge) to the report.
 """
 
@@ -85,8 +86,24 @@ def _pixels(data: bytes) -> tuple[np.ndarray[Any, Any] | None, str]:
     return img, ""
 
 
+def _legend_texts(ax: Any, fig: Any) -> list[str]:
+    """The entries of the legends that can name an axes' lines: its own legend's and its
+    figure's (`fig.legend(...)`)."""
+    legends = [ax.get_legend(), *list(getattr(fig, "legends", []))]
+    texts: list[str] = []
+    for legend in legends:
+        if legend is None:
+            continue
+        try:
+            texts.extend(str(text.get_text()) for text in list(legend.get_texts())[:MAX_LINES])
+        except Exception:  # a legend that is not matplotlib's: no entries seen
+            continue
+    return texts
+
+
 def _axes(figures: list[Any]) -> list[list[dict[str, Any]]]:
-    """Per saved figure, per axes: its x and y labels and the y values of its lines."""
+    """Per saved figure, per axes: its x and y labels, the y values of its lines and the
+    entries of the legends that name them."""
     out: list[list[dict[str, Any]]] = []
     count = 0
     for fig in figures:
@@ -102,7 +119,12 @@ def _axes(figures: list[Any]) -> list[list[dict[str, Any]]]:
                 except (TypeError, ValueError):  # y values that are not numbers
                     continue
             described.append(
-                {"xlabel": str(ax.get_xlabel()), "ylabel": str(ax.get_ylabel()), "lines": lines}
+                {
+                    "xlabel": str(ax.get_xlabel()),
+                    "ylabel": str(ax.get_ylabel()),
+                    "lines": lines,
+                    "legend": _legend_texts(ax, fig),
+                }
             )
         out.append(described)
     return out

@@ -736,7 +736,7 @@ def test_lesson_mlp(student: Remote) -> None:
     "np.random or random, and does a raw jax.random.PRNGKey work too?",
     requires=("test_first_step",),
     nudge="Split the key you are given for the initialisation and for every shuffle, draw only with jax.random, and never use one key twice.",
-    spec="Keys are JAX PRNG keys; a correct solution works with both `jax.random.key(s)` (typed) and `jax.random.PRNGKey(s)` (raw) keys ... Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically and by key use ... same inputs, same outputs ... no global NumPy/`random` RNG",
+    spec="reshuffled with a fresh key each time the set is used up ... Keys are JAX PRNG keys; a correct solution works with both `jax.random.key(s)` (typed) and `jax.random.PRNGKey(s)` (raw) keys ... Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically and by key use ... same inputs, same outputs ... no global NumPy/`random` RNG",
 )
 def test_train_key_use(student: Remote, seed: int) -> None:
     call = f"train_recording_grad_norms(key, digits, {DIGITS_STEPS}, clip=True)"
@@ -780,6 +780,67 @@ def test_train_key_use(student: Remote, seed: int) -> None:
             "(`jax.random.PRNGKey(0)`)",
             fix="derive the initialisation and shuffling keys from the key argument",
         )
+
+
+# The batch order, seen in the raw norms: on all-zero inputs at learning_rate=0.0 the params
+# stay at their init and the gradient is the last bias's, softmax(0) - the batch's mean
+# one-hot, so each step's norm tells which labels its batch holds. 16 rows of uneven labels in
+# batches of 4: 4 steps use the set up; 6 passes that repeat the first one's norms exactly are
+# one order kept (a new permutation repeats a pass's 4 label mixes by chance only rarely,
+# and never 5 times running).
+PASS_LABELS = (3, 3, 3, 3, 3, 3, 3, 3, 5, 5, 5, 5, 7, 7, 1, 9)
+PASS_BATCH, PASSES = 4, 6
+PASS_NAME = "16 zero rows of uneven labels"
+
+
+def _pass_data() -> tuple[Any, ...]:
+    y = np.asarray(PASS_LABELS, np.int32)
+    x = np.zeros((len(y), 64), np.float32)
+    return x, y, x[:4], y[:4]
+
+
+@check(
+    "train_recording_grad_norms reshuffles the training set each time it is used up",
+    points=1,
+    hidden=True,
+    hint="When the steps have used every row once, which order do the next batches come in: "
+    "the same permutation again, or a new one drawn with a new key?",
+    requires=("test_first_step",),
+    nudge="Each time the batches have gone through the whole training set, split the key anew "
+    "and draw a new permutation of the rows from the new subkey.",
+    spec="`train_recording_grad_norms` draws its batches from the training set, reshuffled "
+    "with a fresh key each time the set is used up.",
+)
+def test_train_reshuffles(student: Remote) -> None:
+    per_pass = len(PASS_LABELS) // PASS_BATCH
+    n_steps = per_pass * PASSES
+    record = _train(
+        student,
+        PASS_NAME,
+        _pass_data,
+        n_steps,
+        False,
+        batch_size=PASS_BATCH,
+        learning_rate=0.0,
+    )
+    norms = np.asarray([float(v) for v in record["grad_norm"]], np.float64)
+    passes = norms.reshape(PASSES, per_pass)
+    if not all(np.allclose(later, passes[0], rtol=0.0, atol=1e-6) for later in passes[1:]):
+        return
+    raise fail(
+        f"the raw gradient norms of train_recording_grad_norms(key, {PASS_NAME}, {n_steps}, "
+        f"clip=False, batch_size={PASS_BATCH}, learning_rate=0.0), {per_pass} steps a pass "
+        "over the set (with learning_rate=0.0 on zero inputs each norm shows which labels its "
+        "batch holds)",
+        expected="another order of the rows in some pass: the set is reshuffled with a fresh "
+        "key each time it is used up",
+        observed=f"the same {per_pass} norms in every one of the {PASSES} passes: "
+        f"{[round(float(v), 5) for v in passes[0]]}",
+        cause="the rows come in one order every pass: the permutation is drawn once (or from "
+        "the same key each time), or the set is not shuffled at all",
+        fix="when a pass ends, `key, perm_key = jax.random.split(key)` and `perm = "
+        "jax.random.permutation(perm_key, len(x_train))`",
+    )
 
 
 def _same_run(record: Any, first: dict[str, Any], n_steps: int) -> bool:
@@ -998,14 +1059,14 @@ def test_plot_two_series(student: Remote, scratch: str) -> None:
 
 
 @check(
-    "the plot draws both norm lists on labelled axes",
+    "the plot draws both norm lists on labelled axes, with a legend",
     points=1,
-    hint="Are both lists drawn as lines with the step on the x axis, and do both axes say "
-    "what they show?",
+    hint="Are both lists drawn as lines with the step on the x axis, do both axes say "
+    "what they show, and can a reader tell which curve is which?",
     hidden=True,
     requires=("test_plot_file",),
-    nudge="Plot each norm list against its step index on one axes and set both axis labels before saving.",
-    spec="writes a PNG with both curves (the two `grad_norm` lists; step on x, gradient norm on y, axes labelled",
+    nudge="Plot each norm list against its step index on one axes with a label of its own, set both axis labels and draw the legend before saving.",
+    spec="writes a PNG with both curves (the two `grad_norm` lists; step on x, gradient norm on y, axes labelled, a legend naming each curve)",
 )
 def test_plot_lines(student: Remote, scratch: str) -> None:
     _, seen = _plot(student, scratch)
@@ -1043,3 +1104,18 @@ def test_plot_lines(student: Remote, scratch: str) -> None:
                 observed=f"x label {xlabel!r}, y label {ylabel!r}",
                 fix="ax.set_xlabel('step'); ax.set_ylabel('gradient norm')",
             )
+    # the legend: on the axes of each curve (its own or its figure's), two names in all
+    named = {i: {t.strip() for t in axes[i].get("legend", []) if t.strip()} for i in found.values()}
+    names = set().union(*named.values())
+    if len(names) < 2 or not all(named.values()):
+        raise fail(
+            "the legend of the plot",
+            expected="a legend naming each of the two curves (two distinct entries)",
+            observed="no legend"
+            if not names
+            else f"legend entries {sorted(names)!r}: not one name for each curve",
+            cause="the curves are drawn without a label, or the legend is never drawn "
+            "(`ax.legend()` after plotting)",
+            fix="ax.plot(with_clip, label='with clipping'); ax.plot(without_clip, label='without "
+            "clipping'); ax.legend()",
+        )

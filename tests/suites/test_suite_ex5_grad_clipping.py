@@ -9,9 +9,9 @@ from harness import lesson_files
 from grader.catalog import read_suite
 
 LESSON = "ex5_grad_clipping"
-ALTERNATIVES = ("alternative", "manual_clip_scan", "trainer_class")
-MAX_SCORE = 22
-HIDDEN = {"test_norms_exact", "test_plot_lines"}
+ALTERNATIVES = ("alternative", "manual_clip_scan", "trainer_class", "figure_legend")
+MAX_SCORE = 23
+HIDDEN = {"test_norms_exact", "test_plot_lines", "test_train_reshuffles"}
 # two broken fixtures leave train_recording_grad_norms unwritten (its runs are the costly part)
 TRAINING = {
     "test_first_step",
@@ -21,6 +21,7 @@ TRAINING = {
     "test_loss_decreases",
     "test_train_key_use",
     "test_lesson_mlp",
+    "test_train_reshuffles",
 }
 # the recording's properties stand on its first step, not on the whole trajectory: one wrong
 # line in the update costs only test_loss_decreases (issue 25: gates scoped to the function)
@@ -29,6 +30,7 @@ GATED_ON_FIRST_STEP = {
     "test_norms_pre_clip",
     "test_train_key_use",
     "test_lesson_mlp",
+    "test_train_reshuffles",
 }
 
 
@@ -98,6 +100,15 @@ def test_plot_with_one_curve(graded):
     assert "1 colour" in g.message("test_plot_two_series")
     assert "only one of the two lists was plotted" in g.message("test_plot_two_series")
     assert "no line with the values of with_clip" in g.message("test_plot_lines")
+
+
+@pytest.mark.slow
+def test_plot_without_a_legend(graded):
+    # spec revision 2: "axes labelled, a legend naming each curve"
+    g = graded("no_legend")
+    g.assert_fails(
+        "test_plot_lines", "the legend of the plot", "observed: no legend", "label=", only=True
+    )
 
 
 @pytest.mark.slow
@@ -199,12 +210,27 @@ def test_default_batch_size_that_is_not_the_lessons(graded):
 
 @pytest.mark.slow
 def test_one_shuffle_key_used_again_every_epoch(graded):
-    # seen by the key-reuse run, which spans two epochs of digits
+    # seen by the key-reuse run, which spans two epochs of digits, and by the batch order,
+    # the same in every pass
     g = graded("shuffle_key_reused")
-    g.assert_statuses(failed={"test_train_key_use"})
+    g.assert_statuses(failed={"test_train_key_use", "test_train_reshuffles"})
     message = g.message("test_train_key_use")
     assert "JAX's key-reuse checker saw one key consumed twice" in message
     assert "digits, 12, clip=True" in message
+
+
+@pytest.mark.slow
+def test_one_permutation_for_every_pass(graded):
+    # spec revision 2: "reshuffled with a fresh key each time the set is used up"; no key
+    # is used twice, so only the batch order shows it
+    g = graded("one_permutation")
+    g.assert_fails(
+        "test_train_reshuffles",
+        "the same 4 norms in every one of the 6 passes",
+        "jax.random.permutation(perm_key",
+        cause="the permutation is drawn once",
+        only=True,
+    )
 
 
 @pytest.mark.slow
