@@ -363,3 +363,19 @@ def test_a_rerun_keeps_the_students_graded_and_regrade_grades_them_again(
     code, text = grade(*argv(course, klass, out, "--regrade"))
     assert code == 0 and "Kept" not in text and "graded 1 student(s)" in text, text
     assert (out / "students" / "frank.json").stat().st_mtime_ns != again
+
+
+def test_an_atomic_write_to_a_link_writes_through_it_and_keeps_the_link(tmp_path: Path) -> None:
+    # `grade --json out.json` where out.json links elsewhere (or is /dev/stdout): renaming
+    # into place would replace the link (as root, /dev/stdout itself); it is written through.
+    real = tmp_path / "elsewhere.json"
+    real.write_text("old")
+    link = tmp_path / "out.json"
+    link.symlink_to(real)
+    atomic.write_text(link, "new")
+    assert link.is_symlink() and real.read_text() == "new"
+    device = tmp_path / "stdout"
+    device.symlink_to(os.devnull)
+    atomic.write_text(device, "nothing")
+    assert device.is_symlink() and Path(os.devnull).is_char_device()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere.json", "out.json", "stdout"]
