@@ -112,6 +112,7 @@ def grade_locally(workers: int, live: Live | None = None) -> Grader:
                         continue
                     yield job, report, ""
             except BaseException:  # interrupted, or closed early: nothing starts or runs on
+                engine.STOPPING.set()  # what the kills below end is the stop: no retry
                 pool.shutdown(wait=False, cancel_futures=True)
                 interrupt.end_descendants(
                     until=lambda: all(f.done() for f in futures), within_s=interrupt.END_WITHIN_S
@@ -159,6 +160,8 @@ def reported_hints(job: Job) -> hints.Revealed | None:
     """The `.grade/hints.json` of the student's submission (kept for the folder their
     lesson files are in: `hints.state_folder`), read as data; None when there is none (or
     `.grade` is a link)."""
+    if Path(job.root).is_symlink():  # a linked folder is not followed (`job_for`)
+        return None
     folder = hints.state_folder(Path(job.root)) / hints.STATE_DIR
     return None if folder.is_symlink() else hints.revealed_in(folder / hints.REVEALED_FILE)
 
