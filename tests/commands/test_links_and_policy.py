@@ -62,7 +62,11 @@ def test_batch_does_not_follow_a_linked_student_folder_or_exercises(
     assert batch.job_for(submissions, "cy", LESSONS).files == ()
     err = capsys.readouterr().err
     # nor what a linked folder's target says of the hints its student revealed
-    assert batch.reported_hints(batch.job_for(submissions, "cy", LESSONS)) is None
+    target = tmp_path / "elsewhere"
+    (target / ".grade").mkdir(parents=True)
+    (target / ".grade" / "hints.json").write_text('{"01_sums": {"test_add": 2}}')
+    (submissions / "dee").symlink_to(target)
+    assert batch.reported_hints(batch.job_for(submissions, "dee", LESSONS)) is None
     assert f"bo/exercises is a symlink to {FIXTURES / 'solutions'}" in err, err
     assert f"cy is a symlink to {FIXTURES / 'solutions'}" in err, err
 
