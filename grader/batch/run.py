@@ -105,14 +105,10 @@ class Outcome:
     write_failed: str = ""  # the write that stopped it: "could not write PATH: why"
 
 
-def run(
-    request: Request,
-    say: Callable[[str], None] = lambda text: None,
-    stop: interrupt.Stop | None = None,
-) -> Outcome:
-    """Grade the students `request` names and rebuild the class's files (the module's
-    docstring); `BatchError` or `policy.IsolationUnavailable` before anything is graded."""
-    submissions, out, specs = request.submissions, request.out, request.specs
+def _who(request: Request) -> tuple[list[str], list[str]]:
+    """Every student of the class, and those to grade now; `BatchError` for a student or an
+    output folder that cannot be."""
+    submissions, out = request.submissions, request.out
     everyone = students(submissions)
     unknown = sorted(set(request.chosen) - set(everyone))
     if unknown:
@@ -122,6 +118,18 @@ def run(
         raise BatchError(f"{submissions} holds no student folders")
     if out.exists() and not out.is_dir():
         raise BatchError(f"--out {out} is a file; give a folder")
+    return everyone, names
+
+
+def run(
+    request: Request,
+    say: Callable[[str], None] = lambda text: None,
+    stop: interrupt.Stop | None = None,
+) -> Outcome:
+    """Grade the students `request` names and rebuild the class's files (the module's
+    docstring); `BatchError` or `policy.IsolationUnavailable` before anything is graded."""
+    submissions, out, specs = request.submissions, request.out, request.specs
+    everyone, names = _who(request)
     lessons = [s.name for s in specs]
     stop = stop or interrupt.Stop(on_exit=lambda: print(AT_ONCE, file=sys.stderr))
     with stop.handling():

@@ -64,6 +64,9 @@ def pytest_args(request: Request, records_fd: int) -> list[str]:
         "--rootdir",
         work,
         "--noconftest",
+        # the suite is imported from its own path, whatever `grader` is installed: a course's
+        # suites in its working tree (`--suites PATH`) are graded as they are there
+        "--import-mode=importlib",
         "-p",
         "grader.plugin",
         "-p",
@@ -103,23 +106,28 @@ def _names(option: str, names: tuple[str, ...]) -> list[str]:
     return [option, ",".join(names)] if names else []
 
 
+def _own_streams(out_fd: int, records_fd: int) -> None:
+    """Standard input from /dev/null, output to the worker's capped pipe `out_fd`, and no
+    other descriptor but `records_fd`: nothing of the worker's, its reply pipe to `grade`
+    above all (`grader.sandbox.descriptors`)."""
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(out_fd, 1)
+    os.dup2(out_fd, 2)
+    os.close(out_fd)
+    os.close(devnull)
+    descriptors.keep_only({0, 1, 2, records_fd})
+    sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+    sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+
+
 def run(request: Request, out_fd: int, records_fd: int, base_vm: int) -> NoReturn:
     """`records_fd` is the write end of the worker's record pipe: the judge's alone."""
     code = 70
     try:
         os.setsid()
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.dup2(out_fd, 1)
-        os.dup2(out_fd, 2)
-        os.close(out_fd)
-        os.close(devnull)
-        # Nothing of the worker's: its reply pipe to `grade` above all (grader.sandbox.descriptors).
-        descriptors.keep_only({0, 1, 2, records_fd})
-        sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
-        sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
-        sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
-
+        _own_streams(out_fd, records_fd)
         _limit(resource.RLIMIT_AS, base_vm + request.memory_bytes)
         _limit(resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT)
         _limit(resource.RLIMIT_CORE, 0)

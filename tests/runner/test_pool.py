@@ -49,7 +49,8 @@ def test_students_share_a_warm_worker_and_a_lost_one_is_replaced(tmp_path: Path)
         first.proc.wait()
         submission = find(student(tmp_path, "cy"), [s.name for s in specs])
         lost = engine.grade(specs, submission, options, pool=pool)
-        assert lost.exercises[0].status == "error"
+        # the lost worker was the machine's fault: the file is graded again on a fresh one
+        assert lost.fraction == 1.0 and pool.started == 2, lost
         again = engine.grade(specs, submission, options, pool=pool)
         assert again.fraction == 1.0 and pool.started == 2
     assert not pool.log_dir.exists()
