@@ -215,8 +215,8 @@ def test_a_second_signal_ends_the_batch_at_once_leaving_no_process_and_no_half_f
 ) -> None:
     out, log = tmp_path / "out", tmp_path / "batch.log"
     with batch_process(log, argv(course, klass, out)) as (pid, verdict):
-        wait_for(
-            lambda: (out / "students").is_dir() and bool(descendants(pid)),
+        wait_for(  # grading has begun (the line is said before the first student starts)
+            lambda: "Grading " in log.read_text(errors="replace") and bool(descendants(pid)),
             within_s=60,
             what="a grading process",
         )
