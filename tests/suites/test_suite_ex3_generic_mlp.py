@@ -105,3 +105,13 @@ def test_one_key_for_every_layer_fails_the_key_check_alone(graded):
     g = graded("one_key")
     g.assert_statuses(failed={"test_init_keys"})
     assert "identical matrices" in g.message("test_init_keys")
+
+
+@pytest.mark.slow
+def test_lecun_scaled_weights_are_not_initialised_as_08(graded):
+    # spec revision 2: init_mlp is "initialised as 08's `init_params` (He, ...)"
+    g = graded("lecun_scale")
+    message = g.assert_fails(
+        "test_init_like_08", "standard deviation sqrt(2 / 64)", "(0.71 x the He value)", only=True
+    )
+    assert "jnp.sqrt(2.0 / fan_in)" in message
