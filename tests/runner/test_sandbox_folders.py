@@ -121,7 +121,7 @@ def test_a_killed_judge_leaves_no_sandbox_folder(
             watcher.join()
             assert seen, f"{how}: no sandbox folder was made in the temp folder"
             assert result.status in ("error", "timeout"), (how, result)
-            if how != "time limit":
+            if how == "cancelled":  # a SIGKILL from outside is retried (the file hangs again)
                 assert time.monotonic() - started < TIMEOUT_S, how  # it was killed, not timed out
             left = sandboxes(temp_dir)
             assert not left, f"{how} at {level}: {left} left behind"
