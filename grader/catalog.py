@@ -165,7 +165,7 @@ def read_suite(path: Path) -> ExerciseSpec:
     return ExerciseSpec(
         name=consts["LESSON"],
         title=consts["TITLE"],
-        suite=path,
+        suite=path.resolve(),  # the judge runs in a folder of its own
         checks=tuple(checks),
         devices=int(consts.get("DEVICES", 1)),
         requires=tuple(consts.get("REQUIRES", ())),
