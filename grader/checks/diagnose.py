@@ -20,6 +20,14 @@ are what that mistake produces:
 - `matches(alt, ..)` the values are those of a mistake the suite computes itself
 - `loss_rises(...)`  a training loss that rises: the update goes uphill
 
+Structure comes before numbers: `find` first tries `swapped_outputs` (a tuple or list
+whose outputs, put in another order, are the reference's), and a ratio is only ever taken
+between arrays of the same shape. `shape_cause` says what two differing shapes show and
+nothing more. A cause that is a size of the input (`batch_scale`'s "summed over" and
+"divided by N once too often") is named by a search (`across`) only when it is confirmed
+on two inputs of different sizes: one ratio on one input can be a coincidence (a (B, 1)
+minus (B,) residual averages to 1/3 of the right loss at one B and to nothing at another).
+
 `first` runs diagnostics in order and returns the first confirmed cause's text, or ""
 when none matches: the failure then says only that the values differ and shows the
 first differing element (`values.difference`), with no guessed cause.
@@ -67,7 +75,7 @@ def first(actual: Any, expected: Any, *diagnostics: Diagnostic) -> str:
 
 
 def find(actual: Any, expected: Any, *diagnostics: Diagnostic) -> Cause | None:
-    for diagnostic in (returned_none, *diagnostics):
+    for diagnostic in (returned_none, swapped_outputs, *diagnostics):
         try:
             found = diagnostic(actual, expected)
         except (TypeError, ValueError, IndexError, KeyError):  # values of another shape or kind
@@ -129,6 +137,118 @@ def ratio(actual: Any, expected: Any) -> float | None:
 
 def _is(factor: float | None, want: float) -> bool:
     return factor is not None and bool(np.isclose(factor, want, rtol=RTOL, atol=0.0))
+
+
+# causes that are a size of the input: confirmed only on two inputs of different sizes
+SIZE_KINDS = frozenset({"batch_sum", "batch_mean"})
+
+Input = tuple[Any, Any, Any]  # (the arguments, the student's result, the reference's result)
+
+
+def across(
+    smallest: Input,
+    others: Sequence[Input],
+    diagnostics: Callable[[Any], Sequence[Diagnostic]],
+) -> str:
+    """The cause the diagnostics confirm on the `smallest` failing input, or "". A cause in
+    SIZE_KINDS is named only if it is also confirmed on one of `others` (other failing
+    inputs) whose arguments have other shapes; otherwise no cause is named."""
+    args, actual, expected = smallest
+    found = find(actual, expected, *diagnostics(args))
+    if found is None:
+        return ""
+    if found.kind not in SIZE_KINDS:
+        return found.text
+    sizes = _shapes(args)
+    tried: dict[tuple[tuple[int, ...], ...], int] = {}
+    for other_args, other_actual, other_expected in others:
+        shapes = _shapes(other_args)
+        if shapes == sizes or tried.get(shapes, 0) >= 3:  # a few inputs of each other size
+            continue
+        tried[shapes] = tried.get(shapes, 0) + 1
+        again = find(other_actual, other_expected, *diagnostics(other_args))
+        if again is not None and again.kind == found.kind:
+            return found.text
+    return ""
+
+
+def _shapes(args: Any) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(np.shape(leaf)) for leaf in jax.tree.leaves(args))
+
+
+def _same_layout(actual: Any, expected: Any) -> bool:
+    """Same tree structure, and every leaf of the same shape and dtype kind."""
+    if jax.tree.structure(actual) != jax.tree.structure(expected):  # type: ignore[operator]
+        return False
+    for a_leaf, e_leaf in zip(jax.tree.leaves(actual), jax.tree.leaves(expected), strict=True):
+        a, e = np.asarray(a_leaf), np.asarray(e_leaf)
+        if a.shape != e.shape or (a.dtype.kind == "b") != (e.dtype.kind == "b"):
+            return False
+    return True
+
+
+def _same_values(actual: Any, expected: Any) -> bool:
+    pair = _pairs(actual, expected)
+    return pair is not None and _close(*pair)
+
+
+def swapped_outputs(actual: Any, expected: Any) -> Cause | None:
+    """A tuple or list of outputs of the expected length that is the reference's once two of
+    its outputs trade places: by layout (shapes, dtypes) where the given order does not fit
+    the reference's, or by value where the layouts cannot tell the outputs apart."""
+    if not (isinstance(actual, tuple | list) and isinstance(expected, tuple | list)):
+        return None
+    n = len(expected)
+    if len(actual) != n or n < 2 or n > 8:
+        return None
+    try:
+        return _swap_of(list(actual), list(expected))
+    except (TypeError, ValueError):  # leaves that are not arrays: no order to tell
+        return None
+
+
+def _swap_of(actual: list[Any], expected: list[Any]) -> Cause | None:
+    n = len(expected)
+    in_order = _same_layout(tuple(actual), tuple(expected))
+    for i in range(n):
+        for j in range(i + 1, n):
+            swapped = list(actual)
+            swapped[i], swapped[j] = swapped[j], swapped[i]
+            if not _same_layout(tuple(swapped), tuple(expected)):
+                continue
+            by_layout = not in_order
+            by_value = _same_values(tuple(swapped), tuple(expected)) and not _same_values(
+                tuple(actual), tuple(expected)
+            )
+            if by_layout or by_value:
+                return Cause(
+                    "order",
+                    f"the outputs are in the wrong order: output {i} holds what belongs at "
+                    f"{j} and output {j} what belongs at {i} (return them in the order the "
+                    "spec gives)",
+                )
+    return None
+
+
+def shape_cause(actual: tuple[int, ...], expected: tuple[int, ...]) -> str:
+    """What two differing shapes themselves show, both named; nothing guessed beyond them."""
+    shown = f"shape {tuple(actual)} where {tuple(expected)} is expected"
+    if len(expected) == 1 and tuple(actual) == (expected[0], expected[0]) and expected[0] > 1:
+        b = expected[0]
+        return (
+            f"{shown}: a ({b}, {b}) result is what broadcasting gives when a ({b}, 1) array "
+            f"meets a ({b},) one (e.g. predictions of shape ({b}, 1) minus targets of shape "
+            f"({b},)); make both operands the same shape"
+        )
+    if len(actual) == len(expected) + 1:
+        return f"{shown}: one axis too many"
+    if len(actual) + 1 == len(expected):
+        return f"{shown}: one axis too few"
+    if int(np.prod(actual)) == int(np.prod(expected)):
+        return (
+            f"{shown}: the same number of elements in another layout (an axis order or a reshape)"
+        )
+    return shown
 
 
 # -- the diagnostics -------------------------------------------------------------------------

@@ -55,6 +55,16 @@ def difference(
     structure = structure_difference(actual, expected)
     if structure is not None:
         return structure
+    found = _first_leaf_difference(actual, expected, rtol, atol)
+    order = diagnose.swapped_outputs(actual, expected) if found is not None else None
+    if found is not None and order is not None:  # structure before numbers: name the order
+        return Difference(found.expected, found.observed, order.text)
+    return found
+
+
+def _first_leaf_difference(
+    actual: Any, expected: Any, rtol: float, atol: float
+) -> Difference | None:
     pairs = zip(
         jax.tree_util.tree_flatten_with_path(actual)[0],
         jax.tree_util.tree_leaves(expected),
@@ -108,11 +118,7 @@ def _leaf_difference(
     e = _as_array(e_leaf)
     shown = _format.as_produced(e)  # the expected values in the dtype the student should produce
     if a.shape != e.shape:
-        cause = ""
-        if a.size == e.size:
-            cause = "same number of elements, different layout: check the axis order or a reshape"
-        elif a.ndim == e.ndim + 1 or a.ndim + 1 == e.ndim:
-            cause = "one dimension too many or too few: check `keepdims`, a reduction axis, or the batch axis"
+        cause = diagnose.shape_cause(a.shape, e.shape)
         return Difference(f"shape {e.shape}{where}", f"shape {a.shape}", cause)
     a_kind, e_kind = _KINDS.get(a.dtype.kind, a.dtype.kind), _KINDS.get(e.dtype.kind, e.dtype.kind)
     python_number = any(type(x) in (int, float) for x in (a_leaf, e_leaf))
@@ -304,6 +310,9 @@ def assert_matches_reference(
     from hypothesis import seed as hypothesis_seed
 
     tried = [0]
+    # every failing input seen (the search and its shrinking), for causes that must hold on
+    # two inputs of different sizes (`diagnose.across`)
+    failures: list[diagnose.Input] = []
 
     def run(args: tuple[Any, ...]) -> None:
         tried[0] += 1
@@ -316,6 +325,8 @@ def assert_matches_reference(
             raise _Mismatch(args, None, exc, expected_out) from exc
         found = difference(actual, expected_out, rtol=rtol, atol=atol)
         if found is not None:
+            if len(failures) < 200:
+                failures.append((args, actual, expected_out))
             raise _Mismatch(args, found, None, expected_out, actual)
 
     test: Any = given(strategy)(run)  # type: ignore[no-untyped-call]
@@ -335,7 +346,8 @@ def assert_matches_reference(
         test()
     except _Mismatch as found:
         if not cause and found.exc is None and diagnostics is not None:
-            cause = diagnose.first(found.actual_out, found.expected_out, *diagnostics(found.args_))
+            smallest = (found.args_, found.actual_out, found.expected_out)
+            cause = diagnose.across(smallest, failures, diagnostics)
         raise _search_failure(fn, what, found, cause, fix) from (found.exc or None)
     return tried[0]
 

@@ -7,6 +7,7 @@ import numpy as np
 import optax
 import pytest
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from grader.checks import diagnose, values
 from grader.checks.failure import CheckFailure
@@ -222,3 +223,122 @@ def test_a_wrong_shape_names_only_what_the_shapes_show(got, wanted, cause):
     with pytest.raises(CheckFailure) as failure:
         values.assert_shape(np.zeros(got), wanted, what="out")
     assert failure.value.finding.cause == cause
+
+
+# -- structure before numbers (issue 39, item 2) ---------------------------------------------
+
+
+def _ref_mse(w, x, y):
+    return jax.value_and_grad(lambda w: jnp.mean((x @ w - y) ** 2))(w)
+
+
+def _regressions(sizes):
+    @st.composite
+    def draw(draw):
+        n, d = draw(st.sampled_from(sizes))
+        quarters = st.integers(-8, 8).map(lambda k: k / 4)
+        return (
+            draw(hnp.arrays(np.float32, d, elements=quarters)),
+            draw(hnp.arrays(np.float32, (n, d), elements=quarters)),
+            draw(hnp.arrays(np.float32, n, elements=quarters)),
+        )
+
+    return draw()
+
+
+def _mse_diagnostics(args):
+    rows = diagnose.batch_scale(int(np.shape(args[2])[0]), what="the rows of x")
+    return (rows, lambda g, w: rows(g[0], w[0]), lambda g, w: rows(g[1], w[1]))
+
+
+LOSS, GRAD = np.float32(0.75), np.arange(4, dtype=np.float32)
+
+
+@pytest.mark.parametrize(
+    ("got", "wanted"),
+    [
+        ((GRAD, LOSS), (LOSS, GRAD)),  # (loss, grad) returned as (grad, loss): shapes tell
+        ([GRAD, LOSS], [LOSS, GRAD]),
+        ((X[0], X[1]), (X[1], X[0])),  # two outputs of one shape: the values tell
+        ((LOSS, X, GRAD), (LOSS, GRAD, X)),  # three outputs, the last two swapped
+    ],
+    ids=["loss-grad", "list", "same-shape", "three"],
+)
+def test_swapped_outputs_are_named_as_their_order(got, wanted):
+    assert _kind(got, wanted, diagnose.batch_scale(3)) == "order"
+    found = values.difference(got, wanted)
+    assert found is not None and "wrong order" in found.cause
+    assert "dimension" not in found.cause and "keepdims" not in found.cause
+    with pytest.raises(CheckFailure) as failure:
+        values.assert_close(got, wanted, what="f(x)", diagnostics=(diagnose.batch_scale(3),))
+    assert "the outputs are in the wrong order" in failure.value.finding.cause
+
+
+def test_outputs_in_order_or_wrong_otherwise_name_no_order():
+    assert diagnose.swapped_outputs((LOSS, GRAD), (LOSS, GRAD)) is None
+    assert diagnose.swapped_outputs((LOSS, GRAD + 1), (LOSS, GRAD)) is None  # a wrong value
+    assert diagnose.swapped_outputs((X[0] + 1, X[1]), (X[1], X[0])) is None  # not a swap
+    assert diagnose.swapped_outputs((GRAD,), (GRAD,)) is None  # one output: no order
+    found = values.difference((LOSS, GRAD[:3]), (LOSS, GRAD))
+    assert found is not None and "wrong order" not in found.cause
+    assert found.cause == "shape (3,) where (4,) is expected"  # both shapes, no guess
+
+
+def test_the_search_names_swapped_outputs():
+    def swapped(w, x, y):
+        loss, grad = _ref_mse(w, x, y)
+        return grad, loss
+
+    with pytest.raises(CheckFailure) as failure:
+        values.assert_matches_reference(
+            swapped, _ref_mse, _regressions(((3, 2), (4, 3))), what="mse(w, x, y)",
+            diagnostics=_mse_diagnostics,
+        )  # fmt: skip
+    assert "wrong order" in failure.value.finding.cause
+
+
+def test_a_broadcast_residual_names_no_ratio():
+    """(B, 1) predictions minus (B,) targets: a (B, B) residual. On the search's smallest
+    input its gradient happens to be 1/3 of the right one; on other sizes it is not, so no
+    "divided by 3" is claimed."""
+
+    def broadcast(w, x, y):
+        return jax.value_and_grad(lambda w: jnp.mean(((x @ w)[:, None] - y) ** 2))(w)
+
+    sizes = ((1, 1), (3, 2), (4, 3), (5, 1))
+    with pytest.raises(CheckFailure) as failure:
+        values.assert_matches_reference(
+            broadcast, _ref_mse, _regressions(sizes), what="mse(w, x, y)",
+            diagnostics=_mse_diagnostics, max_examples=25,
+        )  # fmt: skip
+    assert failure.value.finding.cause == ""
+    assert "values differ" in failure.value.finding.observed
+    # the coincidence: on one input alone the ratio would have been claimed
+    args = tuple(
+        np.array(a, np.float32) for a in ([0, 0], [[0, 0], [0, 0], [0, 0.25]], [0, 0, 0.25])
+    )
+    assert _kind(broadcast(*args), _ref_mse(*args), *_mse_diagnostics(args)) == "batch_mean"
+    assert diagnose.across((args, broadcast(*args), _ref_mse(*args)), [], _mse_diagnostics) == ""
+    # and the residual itself, returned, is named by its shapes: a broadcast
+    residual = values.difference(np.zeros((3, 3)), np.zeros(3))
+    assert residual is not None and "shape (3, 3) where (3,) is expected" in residual.cause
+    assert "broadcasting" in residual.cause and "(3, 1)" in residual.cause
+
+
+def test_a_true_divide_by_n_on_two_sizes_is_named():
+    def twice(w, x, y):
+        loss, grad = _ref_mse(w, x, y)
+        return loss / y.shape[0], grad / y.shape[0]  # a mean taken twice
+
+    with pytest.raises(CheckFailure) as failure:
+        values.assert_matches_reference(
+            twice, _ref_mse, _regressions(((3, 2), (4, 3), (5, 1))), what="mse(w, x, y)",
+            diagnostics=_mse_diagnostics,
+        )  # fmt: skip
+    assert "once too often" in failure.value.finding.cause
+    # confirmed by across() only with an input of another size
+    one = tuple(np.ones(s, np.float32) for s in ((2,), (3, 2), (3,)))
+    other = tuple(np.ones(s, np.float32) for s in ((2,), (4, 2), (4,)))
+    seen = [(a, twice(*a), _ref_mse(*a)) for a in (one, other)]
+    assert "1/3" in diagnose.across(seen[0], seen[1:], _mse_diagnostics)
+    assert diagnose.across(seen[0], [seen[0]], _mse_diagnostics) == ""
