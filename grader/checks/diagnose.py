@@ -230,6 +230,17 @@ def _swap_of(actual: list[Any], expected: list[Any]) -> Cause | None:
     return None
 
 
+def arity_cause(actual: Any, expected: Any) -> str:
+    """A tuple or list of outputs whose length is not the reference's, or ""."""
+    both = isinstance(actual, tuple | list) and isinstance(expected, tuple | list)
+    if both and len(actual) != len(expected):
+        return (
+            f"{len(actual)} outputs returned where {len(expected)} are expected: an output "
+            "missing or one too many in the returned tuple"
+        )
+    return ""
+
+
 def shape_cause(actual: tuple[int, ...], expected: tuple[int, ...]) -> str:
     """What two differing shapes themselves show, both named; nothing guessed beyond them."""
     shown = f"shape {tuple(actual)} where {tuple(expected)} is expected"

@@ -84,6 +84,8 @@ def structure_difference(actual: Any, expected: Any) -> Difference | None:
     cause = "the result is not the same kind of container (tuple, list, dict keys, nesting)"
     if actual is None:
         cause = diagnose.NOT_WRITTEN
+    elif diagnose.arity_cause(actual, expected):
+        cause = diagnose.arity_cause(actual, expected)
     elif isinstance(expected, tuple) and isinstance(actual, list):
         cause = "a list was returned where a tuple is expected"
     elif isinstance(expected, dict) and isinstance(actual, dict) and set(actual) != set(expected):

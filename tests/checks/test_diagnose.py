@@ -342,3 +342,14 @@ def test_a_true_divide_by_n_on_two_sizes_is_named():
     seen = [(a, twice(*a), _ref_mse(*a)) for a in (one, other)]
     assert "1/3" in diagnose.across(seen[0], seen[1:], _mse_diagnostics)
     assert diagnose.across(seen[0], [seen[0]], _mse_diagnostics) == ""
+
+
+def test_a_wrong_number_of_outputs_is_named_by_its_arity():
+    found = values.difference((LOSS, GRAD, GRAD), (LOSS, GRAD))
+    assert found is not None and found.cause.startswith("3 outputs returned where 2")
+    found = values.difference([LOSS], (LOSS, GRAD))
+    assert found is not None and found.cause.startswith("1 outputs returned where 2")
+    assert diagnose.arity_cause((LOSS, GRAD), [LOSS, GRAD]) == ""  # same length
+    assert diagnose.arity_cause(GRAD, (LOSS, GRAD)) == ""  # not a tuple: no arity
+    found = values.difference([LOSS, GRAD], (LOSS, GRAD))
+    assert found is not None and found.cause == "a list was returned where a tuple is expected"
