@@ -134,8 +134,8 @@ def run(
     stop = stop or interrupt.Stop(on_exit=lambda: print(AT_ONCE, file=sys.stderr))
     with stop.handling():
         with stop.waiting():  # nothing graded yet: a signal ends it here
-            jobs = [job_for(submissions, n, lessons) for n in names]
             everybody = [job_for(submissions, n, lessons) for n in everyone]
+            jobs = [j for j in everybody if j.student in set(names)]
             pairs = similar_pairs(everybody, request.stubs)
             private = [(submissions, "the class's folders"), (out, "the output folder")]
             # on a cluster, each worker checks again

@@ -64,6 +64,9 @@ def text(data: bytes, filename: str) -> str:
                 f"{line}: {exc.reason}; the file declares the encoding {name}"
             )
         raise _error(message, filename, line) from None
+    if "\x00" in decoded:  # CPython 3.11.2's compile raises ValueError here, later ones this
+        line = decoded.count("\n", 0, decoded.index("\x00")) + 1
+        raise _error("source code string cannot contain null bytes", filename, line)
     return decoded.replace("\r\n", "\n").replace("\r", "\n")
 
 
