@@ -289,6 +289,28 @@ class _Mismatch(AssertionError):
         self.actual_out = actual_out
 
 
+def _searching(
+    run: Callable[[tuple[Any, ...]], None], strategy: Any, max_examples: int, seed: int | None
+) -> Any:
+    """`run` as a Hypothesis test over `strategy`: no deadline, no database, derandomised
+    unless `seed` is given, explicit examples, then generated ones, then shrinking."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hypothesis_seed
+
+    test: Any = given(strategy)(run)  # type: ignore[no-untyped-call]
+    test = settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=None,
+        derandomize=seed is None,
+        print_blob=False,
+        report_multiple_bugs=False,
+        phases=(Phase.explicit, Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+    )(test)
+    return hypothesis_seed(seed)(test) if seed is not None else test
+
+
 def assert_matches_reference(
     fn: Callable[..., Any],
     reference: Callable[..., Any],
@@ -308,9 +330,6 @@ def assert_matches_reference(
     Without a `cause`, `diagnostics(args)` gives the diagnostics tried on that input's
     values (`grader.checks.diagnose`). Returns the number of examples tried."""
     __tracebackhide__ = True
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import seed as hypothesis_seed
-
     tried = [0]
     # every failing input seen (the search and its shrinking), for causes that must hold on
     # two inputs of different sizes (`diagnose.across`)
@@ -331,19 +350,7 @@ def assert_matches_reference(
                 failures.append((args, actual, expected_out))
             raise _Mismatch(args, found, None, expected_out, actual)
 
-    test: Any = given(strategy)(run)  # type: ignore[no-untyped-call]
-    test = settings(
-        max_examples=max_examples,
-        deadline=None,
-        database=None,
-        derandomize=seed is None,
-        print_blob=False,
-        report_multiple_bugs=False,
-        phases=(Phase.explicit, Phase.generate, Phase.shrink),
-        suppress_health_check=list(HealthCheck),
-    )(test)
-    if seed is not None:
-        test = hypothesis_seed(seed)(test)
+    test = _searching(run, strategy, max_examples, seed)
     try:
         test()
     except _Mismatch as found:

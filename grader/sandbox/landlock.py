@@ -83,16 +83,25 @@ def _error(what: str) -> OSError:
     return OSError(err, f"landlock {what}: {os.strerror(err)}")
 
 
-def _rules(readable: Iterable[str], masked: Iterable[str]) -> list[tuple[str, bool]]:
+LIST = "list"
+"""A folder that may be listed, not read below (`_rules`)."""
+
+
+def _rules(readable: Iterable[str], masked: Iterable[str]) -> list[tuple[str, bool | str]]:
     """(path, is_read) rules covering `readable` without `masked`: a readable folder that
     holds a masked one is opened up child by child, down to the masked folder's siblings.
 
     Every path is resolved before it is judged, as the kernel resolves it when the rule is
     added: a child that is a symbolic link (a venv's `lib64 -> lib`, a folder linked in by a
     `.pth` file or an editable install) gets a rule for its target only if the target holds
-    no masked folder, else the target is opened up child by child like any other."""
+    no masked folder, else the target is opened up child by child like any other.
+
+    A folder opened up so is itself given the right to be listed (`LIST`), which Python's
+    import system needs to find the modules beside the masked one (a venv's site-packages
+    around the grader's package). Landlock's rights hold for everything below a rule, so
+    the names in a masked folder can be listed: its files cannot be read."""
     hidden = [os.path.realpath(m) for m in masked]
-    out: list[tuple[str, bool]] = []
+    out: list[tuple[str, bool | str]] = []
     seen: set[str] = set()
 
     def add(path: str) -> None:
@@ -110,6 +119,7 @@ def _rules(readable: Iterable[str], masked: Iterable[str]) -> list[tuple[str, bo
             children = sorted(os.listdir(path))
         except OSError:
             return
+        out.append((path, LIST))
         for name in children:
             add(os.path.join(path, name))
 
@@ -141,8 +151,9 @@ def confine(*, readable: Iterable[str], writable: Iterable[str], masked: Iterabl
         read = EXECUTE | READ_FILE | READ_DIR
         rules = _rules(readable, masked)
         rules += [(os.path.realpath(p), False) for p in writable if os.path.lexists(p)]
-        for path, is_read in rules:
-            _add(ruleset, path, read if is_read else handled, version)
+        for path, kind in rules:
+            rights = READ_DIR if kind == LIST else read if kind else handled
+            _add(ruleset, path, rights, version)
         if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise _error("no_new_privs")
         if _libc.syscall(SYS_RESTRICT_SELF, ruleset, 0) != 0:
