@@ -30,6 +30,7 @@ from types import FrameType
 from typing import Any
 
 from grader import atomic
+from grader.sandbox import held
 
 EXIT_CODE = 130  # 128 + SIGINT, as a shell reports a Ctrl-C
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -49,26 +50,8 @@ class Interrupted(BaseException):
 
 def descendants(pid: int) -> list[int]:
     """The live processes below `pid` (its children's children included), from
-    /proc/PID/task/*/children; zombies and processes gone meanwhile left out."""
-    found: list[int] = []
-    todo = [pid]
-    while todo:
-        parent = todo.pop()
-        try:
-            tasks = os.listdir(f"/proc/{parent}/task")
-        except OSError:  # gone meanwhile
-            continue
-        for task in tasks:
-            try:
-                with open(f"/proc/{parent}/task/{task}/children", encoding="ascii") as listed:
-                    children = [int(pid) for pid in listed.read().split()]
-            except (OSError, ValueError):
-                continue
-            for child in children:
-                if child not in found and _alive(child):
-                    found.append(child)
-                    todo.append(child)
-    return found
+    /proc/PID/task/*/children (`grader.sandbox.held.descendants`); zombies left out."""
+    return [child for child in held.descendants(pid) if _alive(child)]
 
 
 def _alive(pid: int) -> bool:
