@@ -305,8 +305,13 @@ def _keep(
     if report is None:
         done.problems.append(f"{job.student}: the grader failed: {error.strip().splitlines()[-1]}")
     write_student(out, job, report, error)
-    write_hints(out, job)
-    if report is not None and job.student in keys:
-        resume.record(out, job.student, keys[job.student])
+    try:
+        write_hints(out, job)
+        if report is not None and job.student in keys:
+            resume.record(out, job.student, keys[job.student])
+    except BaseException:  # a student whose record is missing is none: graded again next run
+        for kind in ("json", "html"):
+            (out / gradebook.STUDENTS / f"{job.student}.{kind}").unlink(missing_ok=True)
+        raise
     done.graded.append(job.student)
     return report
