@@ -12,7 +12,7 @@ import re
 
 from grader.explain import explain
 from grader.model import SourceLine
-from grader.protocol.failure import CAUSE_LABEL
+from grader.protocol.failure import CAUSE_LABEL, CheckFailure
 from grader.sandbox.client import SandboxGone, StudentError
 
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+")
@@ -40,11 +40,14 @@ def raised(who: str, kind: str, exc: BaseException) -> tuple[str, str]:
 
 
 def error_location(exc: BaseException) -> SourceLine | None:
-    """The student's line behind `exc`: from the StudentError it is, or that caused it."""
+    """The student's line behind `exc`: from the StudentError it is, or that caused it, or
+    the line a check's finding points at (`fail(..., where=...)`)."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
+        if isinstance(current, CheckFailure) and current.finding.where:
+            return SourceLine(*current.finding.where)
         if isinstance(current, StudentError) and current.info.location:
             path, line, code = current.info.location
             return SourceLine(path, line, code)

@@ -28,6 +28,7 @@ class Finding:
     observed: str
     cause: str = ""
     fix: str = ""
+    where: tuple[str, int, str] | None = None  # the student's line it points at: (path, line, code)
 
     def message(self) -> str:
         """What students read with the failure: checked, expected, observed, likely cause."""
@@ -54,14 +55,25 @@ class CheckFailure(AssertionError):
         observed: str,
         cause: str = "",
         fix: str = "",
+        where: tuple[str, int, str] | None = None,
     ) -> None:
-        self.finding = Finding(checked, expected, observed, cause, fix)
+        self.finding = Finding(checked, expected, observed, cause, fix, where)
         super().__init__(self.finding.render())
 
 
 def fail(
-    checked: str, *, expected: str, observed: str, cause: str = "", fix: str = ""
+    checked: str,
+    *,
+    expected: str,
+    observed: str,
+    cause: str = "",
+    fix: str = "",
+    where: tuple[str, int, str] | None = None,
 ) -> CheckFailure:
-    """Build the failure (to `raise fail(...)`), keeping the call site one line."""
+    """Build the failure (to `raise fail(...)`), keeping the call site one line. `where`:
+    the student's line the failure points at, `(path, line, code)` (the report's "in your
+    code:"), for a failure no exception of the student's stands behind."""
     __tracebackhide__ = True
-    return CheckFailure(checked, expected=expected, observed=observed, cause=cause, fix=fix)
+    return CheckFailure(
+        checked, expected=expected, observed=observed, cause=cause, fix=fix, where=where
+    )
