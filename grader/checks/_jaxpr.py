@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from grader.checks import _calls
+from grader.checks import calls
 from grader.probes import jaxpr as jaxpr_probes
 from grader.probes.jaxpr import MAX_TEXT_CHARS, summarize
 from grader.sandbox import client
@@ -58,10 +58,10 @@ def trace(
     seen = client.probe(
         summarize, client.handle(fn), tuple(args), dict(kwargs or {}), tuple(static_argnames)
     )
-    seen = _calls.observed(
+    seen = calls.observed(
         seen,
         checked=f"tracing {what} to a jaxpr",
-        attempted=f"jax.make_jaxpr({_calls.name_of(fn)})",
+        attempted=f"jax.make_jaxpr({calls.name_of(fn)})",
         expected="the function traces with abstract (traced) inputs",
     )
     counts = seen.get("counts") if isinstance(seen, dict) else None

@@ -51,7 +51,7 @@ import jax.export
 import jax.numpy as jnp
 import numpy as np
 
-from grader.checks import _calls, values
+from grader.checks import calls, values
 from grader.checks.failure import fail
 from grader.probes import _format
 from grader.probes.exported import aval_of, export_program
@@ -418,10 +418,10 @@ def fetch(
     kwargs = dict(kwargs or {})
     static = tuple(static_argnames)
     seen = client.probe(export_program, client.handle(fn), tuple(args), kwargs, static)
-    seen = _calls.observed(
+    seen = calls.observed(
         seen,
         checked=f"compiling {what} to one program",
-        attempted=f"jax.export.export(jax.jit({_calls.name_of(fn)}))",
+        attempted=f"jax.export.export(jax.jit({calls.name_of(fn)}))",
         expected="the function traces with abstract (traced) inputs and lowers to StableHLO",
     )
     try:
@@ -548,7 +548,7 @@ def checked(
         got = program(leaves)
         want = [np.asarray(x) for x in jax.tree.leaves(reference(*new_args, **new_kwargs))]
         ran = f"the compiled program of {what}, run by the grader on " + _format.call(
-            _calls.name_of(fn), new_args, new_kwargs
+            calls.name_of(fn), new_args, new_kwargs
         )
         _require_reference(ran, got, want)
     return program

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from grader.checks import _calls, exported
+from grader.checks import calls, exported
 from grader.checks.failure import fail
 
 
@@ -40,7 +40,7 @@ def equation_counts(
                 make_args(n),
                 None,
                 static,
-                what=what or _calls.name_of(fn),
+                what=what or calls.name_of(fn),
                 reference=reference,
             ).ops
         )

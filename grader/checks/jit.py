@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from grader.checks import _calls, values
+from grader.checks import calls, values
 from grader.probes import _format
 from grader.probes.jit import eager_and_jitted
 from grader.sandbox import client
@@ -36,9 +36,9 @@ def assert_jittable(
     __tracebackhide__ = True
     kwargs = dict(kwargs or {})
     static = tuple(static_argnames)
-    name = _calls.name_of(fn)
+    name = calls.name_of(fn)
     seen = client.probe(eager_and_jitted, client.handle(fn), tuple(args), kwargs, static)
-    eager = _calls.observed(
+    eager = calls.observed(
         seen["eager"],
         checked=f"{what} called eagerly (before trying jax.jit)",
         attempted=_format.call(name, args, kwargs),
@@ -47,7 +47,7 @@ def assert_jittable(
     call = _format.call(
         f"jax.jit({name}" + (f", static_argnames={static!r})" if static else ")"), args, kwargs
     )
-    jitted = _calls.observed(
+    jitted = calls.observed(
         seen["jitted"],
         checked=f"{what} under jax.jit",
         attempted=call,

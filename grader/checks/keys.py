@@ -17,7 +17,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from grader.checks import _calls, values
+from grader.checks import calls, values
 from grader.checks.failure import fail
 from grader.probes import _format
 from grader.probes.keys import observe_global_rng as observe_global_rng  # the suites use it
@@ -52,7 +52,7 @@ def assert_no_key_reuse(
     if not any(_is_key(leaf) for leaf in jax.tree.leaves(args)):
         raise ValueError("assert_no_key_reuse needs typed keys (jax.random.key) in args")
     kwargs = dict(kwargs or {})
-    name = _calls.name_of(fn)
+    name = calls.name_of(fn)
     modes = (("eagerly",) if eager else ()) + (("under jax.jit",) if jit else ())
     seen = client.probe(
         observe_key_use, client.handle(fn), tuple(args), kwargs, tuple(static_argnames), modes
@@ -60,18 +60,18 @@ def assert_no_key_reuse(
     out = None
     for mode, result in zip(modes, seen, strict=True):
         if isinstance(result, StudentError) and result.is_a("KeyReuseError"):
-            where = _calls.student_line(result)
+            where = calls.student_line(result)
             raise fail(
                 f"key use of {what} ({mode}, jax.debug_key_reuse(True))",
                 expected="every PRNG key consumed by at most one random function",
                 observed="the key was reused: JAX's key-reuse checker saw one key consumed twice "
-                f"({_calls.first_line(result)})" + (f"\n    at {where}" if where else ""),
+                f"({calls.first_line(result)})" + (f"\n    at {where}" if where else ""),
                 cause="the same key was passed to two random calls (e.g. both dropout layers got "
                 "`key`), or a key was used again after being split; the two draws are then "
                 "correlated (identical masks)",
                 fix=_SPLIT_FIX,
             ) from result
-        result = _calls.observed(
+        result = calls.observed(
             result,
             checked=f"key use of {what} ({mode})",
             attempted=f"{name}(...) {mode} with typed keys (jax.random.key)",
@@ -85,14 +85,14 @@ def assert_no_key_reuse(
 def _run(fn: Callable[..., Any], args: Sequence[Any], what: str, how: str) -> Any:
     __tracebackhide__ = True
     try:
-        return _calls.ready(fn(*args))
-    except _calls.PASS_THROUGH:
+        return calls.ready(fn(*args))
+    except calls.PASS_THROUGH:
         raise
     except Exception as exc:
-        raise _calls.translate(
+        raise calls.translate(
             exc,
             checked=f"{what} called with {how}",
-            attempted=f"{_calls.name_of(fn)}(...) with {how}",
+            attempted=f"{calls.name_of(fn)}(...) with {how}",
             expected="the function runs",
         ) from exc
 
@@ -153,16 +153,16 @@ def assert_accepts_raw_keys(
     __tracebackhide__ = True
     typed = _run(fn, make_args(_key(0)), what, "jax.random.key(0)")
     try:
-        raw = _calls.ready(fn(*make_args(jax.random.PRNGKey(0))))
-    except _calls.PASS_THROUGH:
+        raw = calls.ready(fn(*make_args(jax.random.PRNGKey(0))))
+    except calls.PASS_THROUGH:
         raise
     except Exception as exc:
-        where = _calls.student_line(exc)
+        where = calls.student_line(exc)
         kind = exc.info.type if isinstance(exc, StudentError) else type(exc).__name__
         raise fail(
             f"{what} with a raw key jax.random.PRNGKey(0)",
             expected="the function works with raw uint32[2] keys as well as typed keys",
-            observed=f"it raised {kind}: {_calls.first_line(exc)}"
+            observed=f"it raised {kind}: {calls.first_line(exc)}"
             + (f"\n    at {where}" if where else ""),
             cause="the code assumes one key style (e.g. `key.dtype`, `jax.random.key_data`, "
             "indexing `key[0]` or a shape check on the key)",
@@ -204,7 +204,7 @@ def assert_ignores_global_rng(
     jit is left to the jit check. Returns the first eager output (keys as their raw data)."""
     __tracebackhide__ = True
     kwargs = dict(kwargs or {})
-    name = _calls.name_of(fn)
+    name = calls.name_of(fn)
     seen = client.probe(
         observe_global_rng,
         client.handle(fn),
@@ -216,7 +216,7 @@ def assert_ignores_global_rng(
     )
     checked = f"{what}: the same key after NumPy's global RNG moved"
     first, second = (
-        _calls.observed(
+        calls.observed(
             out,
             checked=checked,
             attempted=f"{name}(...) with the same key twice",

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.checks import _calls, exported
+from grader.checks import calls, exported
 from grader.checks.failure import fail
 from grader.probes import _format
 
@@ -65,7 +65,7 @@ def primitives_of(
         args,
         kwargs,
         static_argnames,
-        what=what or _calls.name_of(fn),
+        what=what or calls.name_of(fn),
         reference=reference,
         inputs=inputs,
     )

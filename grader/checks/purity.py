@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from grader.checks import _calls, values
+from grader.checks import calls, values
 from grader.checks.failure import fail
 from grader.probes import _format
 from grader.probes.purity import observe_calls, observe_tracing
@@ -36,12 +36,12 @@ def assert_pure(
     kwargs = dict(kwargs or {})
     seen = client.probe(observe_calls, client.handle(fn), tuple(args), kwargs, module)
     checked = f"purity of {what}"
-    attempted = _format.call(_calls.name_of(fn), args, kwargs)
-    first = _calls.observed(
+    attempted = _format.call(calls.name_of(fn), args, kwargs)
+    first = calls.observed(
         seen["first"], checked=checked, attempted=attempted, expected="the function runs"
     )
     _require_no_side_effect(seen, checked)
-    second = _calls.observed(
+    second = calls.observed(
         seen["second"], checked=checked, attempted=attempted, expected="the function runs"
     )
     values.assert_close(
@@ -123,7 +123,7 @@ def assert_no_trace_side_effects(
     earlier check would hide a trace-time effect: the function (unwrapped, if the student
     jitted it) is traced in the sandbox through a new wrapper, which JAX has never seen."""
     __tracebackhide__ = True
-    name = _calls.name_of(fn)
+    name = calls.name_of(fn)
     checked = f"side effects of {what} under jax.jit"
     seen = client.probe(
         observe_tracing, client.handle(fn), tuple(args), tuple(static_argnames), module
@@ -139,7 +139,7 @@ def assert_no_trace_side_effects(
             fix="return the value instead of storing it; for logging use "
             "`jax.debug.print` / `jax.debug.callback`",
         )
-    out = _calls.observed(
+    out = calls.observed(
         seen["out"],
         checked=checked,
         attempted=f"jax.jit({name})(...)",

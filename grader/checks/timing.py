@@ -53,7 +53,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from grader.checks import _calls
+from grader.checks import calls
 from grader.checks.failure import fail
 from grader.probes.timing import (
     MATRIX_N,
@@ -103,10 +103,10 @@ def _clock(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 def _measure(step: Step, state: Any, batch: Any) -> tuple[float, float, float]:
     """(step_s, dispatch_s, first_call_s) of `step`, measured in the judge."""
-    first_call_s, out = _clock(lambda: _calls.ready(step(state, batch)))
-    step_s = min(_clock(lambda: _calls.ready(step(out, batch)))[0] for _ in range(2))
+    first_call_s, out = _clock(lambda: calls.ready(step(state, batch)))
+    step_s = min(_clock(lambda: calls.ready(step(out, batch)))[0] for _ in range(2))
     dispatch_s, pending = _clock(lambda: step(out, batch))
-    _calls.ready(pending)
+    calls.ready(pending)
     return step_s, dispatch_s, first_call_s
 
 
@@ -114,8 +114,8 @@ def _measure(step: Step, state: Any, batch: Any) -> tuple[float, float, float]:
 def _seconds_per_matmul() -> float:
     state, batch = _async_inputs()
     chain = timing_async_step(40)
-    _calls.ready(chain(state, batch))
-    return min(_clock(lambda: _calls.ready(chain(state, batch)))[0] for _ in range(3)) / 40
+    calls.ready(chain(state, batch))
+    return min(_clock(lambda: calls.ready(chain(state, batch)))[0] for _ in range(3)) / 40
 
 
 def _async_inputs() -> tuple[Any, Any]:
@@ -148,7 +148,7 @@ def slow_compile_step(compile_s: float = 0.5, *, jitted: bool = True) -> StepCas
     state, batch = small_inputs()
     twin = sleeping_at_trace(compile_s)
     step_s, dispatch_s, first_call_s = _measure(jax.jit(twin), state, batch)
-    eager_s = min(_clock(lambda: _calls.ready(twin(state, batch)))[0] for _ in range(3))
+    eager_s = min(_clock(lambda: calls.ready(twin(state, batch)))[0] for _ in range(3))
     return StepCase(
         name=f"slow_compile_step({compile_s:g}, jitted={jitted})",
         step=_public("timing_slow_compile_step", compile_s, jitted),
@@ -190,7 +190,7 @@ Timer = Callable[..., Any]
 
 
 def _attempted(timer: Timer, n_steps: int) -> str:
-    return f"{_calls.name_of(timer)}(step_fn, state, batch, {n_steps})"
+    return f"{calls.name_of(timer)}(step_fn, state, batch, {n_steps})"
 
 
 def _seconds(reported: Any, what: str) -> float:
@@ -201,7 +201,7 @@ def _seconds(reported: Any, what: str) -> float:
         raise fail(
             f"{what} returns seconds per step",
             expected="a float",
-            observed=f"{_calls.type_name(reported)}: {reported!r}"[:300],
+            observed=f"{calls.type_name(reported)}: {reported!r}"[:300],
         ) from None
 
 
@@ -211,9 +211,9 @@ def _run_timer(timer: Timer, case: StepCase, n_steps: int, what: str) -> float:
     try:
         reported = client.handle(timer)(case.step, case.state, case.batch, n_steps)
     except StudentError as exc:
-        if isinstance(exc, _calls.PASS_THROUGH):
+        if isinstance(exc, calls.PASS_THROUGH):
             raise
-        raise _calls.translate(
+        raise calls.translate(
             exc,
             checked=f"{what} on a test step",
             attempted=_attempted(timer, n_steps),
@@ -277,7 +277,7 @@ def assert_chains_state(timer: Timer, *, what: str, n_steps: int = 4) -> Recorde
     __tracebackhide__ = True
     state, batch = jnp.zeros(3, jnp.float32), jnp.ones(3, jnp.float32)
     seen = client.probe(timer_calls, client.handle(timer), state, batch, n_steps)
-    _calls.observed(
+    calls.observed(
         seen["reported"],
         checked=f"{what} on a test step",
         attempted=_attempted(timer, n_steps),
@@ -289,17 +289,17 @@ def assert_chains_state(timer: Timer, *, what: str, n_steps: int = 4) -> Recorde
         [bool(c) for c in seen["chained"]],
         [bool(b) for b in seen["same_batch"]],
     )
-    calls = len(rec.inputs)
+    count = len(rec.inputs)
     checked = f"how {what} calls the step function"
-    if calls != n_steps + 1:
+    if count != n_steps + 1:
         raise fail(
             checked,
             expected=f"{n_steps + 1} calls for n_steps={n_steps} (one untimed "
             "warm-up, then n_steps timed)",
-            observed=f"{calls} calls",
+            observed=f"{count} calls",
             fix="call step_fn once before the clock starts, then exactly n_steps times",
         )
-    for k in range(2, calls):
+    for k in range(2, count):
         if not rec.chained[k - 1]:
             raise fail(
                 checked,
@@ -330,9 +330,9 @@ def assert_reports_compile(
         got = dict(client.handle(speedup_fn)(case.step, case.state, case.batch, n_steps))
         whole_s = time.perf_counter() - started  # the first jitted call is inside this call
     except StudentError as exc:
-        if isinstance(exc, _calls.PASS_THROUGH):
+        if isinstance(exc, calls.PASS_THROUGH):
             raise
-        raise _calls.translate(
+        raise calls.translate(
             exc,
             checked=f"{what} on a test step",
             attempted=_attempted(speedup_fn, n_steps),
@@ -359,7 +359,7 @@ def assert_reports_compile(
         raise fail(
             checked,
             expected=f"compile_s at most {whole_s:.3g} s: the wall time of the whole "
-            f"call of {_calls.name_of(speedup_fn)}, which contains the first jitted call",
+            f"call of {calls.name_of(speedup_fn)}, which contains the first jitted call",
             observed=f"compile_s = {float(got['compile_s']):.3g} s",
             cause="compile_s is not an elapsed time: a clock reading after the first call "
             "minus the one before it",

@@ -17,7 +17,7 @@ from typing import Any
 
 import jax
 
-from grader.checks import _calls
+from grader.checks import calls
 from grader.checks.failure import fail
 from grader.probes import _format
 from grader.probes.traces import compile_state as compile_state  # the suites use it
@@ -29,11 +29,11 @@ from grader.sandbox import client
 def _call(fn: Callable[..., Any], args: tuple[Any, ...], *, what: str, attempted: str) -> Any:
     __tracebackhide__ = True
     try:
-        return _calls.ready(fn(*args))
-    except _calls.PASS_THROUGH:
+        return calls.ready(fn(*args))
+    except calls.PASS_THROUGH:
         raise
     except Exception as exc:
-        raise _calls.translate(
+        raise calls.translate(
             exc,
             checked=f"repeated calls of {what}",
             attempted=attempted,
@@ -78,7 +78,7 @@ def assert_traced_once(
     is traced exactly once. Returns the number of traces (1)."""
     __tracebackhide__ = True
     sets = [tuple(a) for a in arg_sets]
-    name = _calls.name_of(fn)
+    name = calls.name_of(fn)
     first_state = _state(fn)
     if first_state["jitted"]:
         before = first_state["cache_size"]
@@ -136,17 +136,17 @@ def assert_compiles_once(
     `feed(previous_output, previous_args)` (e.g. the new params and optimizer state).
     Returns the number of compilations seen (1, or 0 when it was already compiled)."""
     __tracebackhide__ = True
-    name = _calls.name_of(jitted_fn)
+    name = calls.name_of(jitted_fn)
     state = _state(jitted_fn)
     if not state["jitted"]:
         raise fail(
             f"{what} is a jitted function",
             expected=f"`{name}` wrapped by `jax.jit` (so it compiles once and reuses the program)",
-            observed=f"a plain Python {_calls.type_name(jitted_fn)}: every call re-dispatches "
+            observed=f"a plain Python {calls.type_name(jitted_fn)}: every call re-dispatches "
             "each operation from Python",
             fix=f"decorate `{name}` with `@jax.jit` (or assign `{name} = jax.jit(...)`)",
         )
-    calls: list[tuple[Any, ...]] = []
+    seen: list[tuple[Any, ...]] = []
     args = tuple(arg_sets[0])
     total = n_calls if feed is not None else len(arg_sets)
     before = state["cache_size"]
@@ -154,7 +154,7 @@ def assert_compiles_once(
     for k in range(total):
         if feed is None:
             args = tuple(arg_sets[k])
-        calls.append(args)
+        seen.append(args)
         out = _call(jitted_fn, args, what=what, attempted=_format.call(name, args))
         if k == 0:
             after_first = _state(jitted_fn)
@@ -165,8 +165,8 @@ def assert_compiles_once(
     retraces = max(added, last["traces"] - after_first["traces"])
     if retraces == 0:
         return int(after_first["cache_size"] - before)
-    first = ", ".join(_format.aval(a) for a in jax.tree.leaves(calls[0]))
-    final = ", ".join(_format.aval(a) for a in jax.tree.leaves(calls[-1]))
+    first = ", ".join(_format.aval(a) for a in jax.tree.leaves(seen[0]))
+    final = ", ".join(_format.aval(a) for a in jax.tree.leaves(seen[-1]))
     raise fail(
         f"{what} compiles once across {total} calls",
         expected="1 compilation on the first call, none after",

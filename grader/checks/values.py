@@ -21,7 +21,8 @@ import chex
 import jax
 import numpy as np
 
-from grader.checks import _calls, diagnose
+from grader.checks import calls as _calls
+from grader.checks import diagnose
 from grader.checks.failure import fail
 from grader.probes import _format
 

@@ -17,7 +17,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from grader.checks import _calls, values
+from grader.checks import calls, values
 from grader.checks.failure import fail
 from grader.sandbox import client
 
@@ -54,7 +54,7 @@ def loop_reference(
             client.jit(single_fn) if isinstance(single_fn, client.Remote) else jax.jit(single_fn)
         )
         outs = [compiled(*example) for example in examples]
-    except _calls.PASS_THROUGH:
+    except calls.PASS_THROUGH:
         raise
     except Exception:
         outs = [single_fn(*example) for example in examples]
@@ -104,14 +104,14 @@ def _run_batched(
     """`batched_fn(*args)`, ready; what it raises becomes the check's failure."""
     __tracebackhide__ = True
     try:
-        return _calls.ready(batched_fn(*args))
-    except _calls.PASS_THROUGH:
+        return calls.ready(batched_fn(*args))
+    except calls.PASS_THROUGH:
         raise
     except Exception as exc:
-        raise _calls.translate(
+        raise calls.translate(
             exc,
             checked=f"{what} on a batch of {n}",
-            attempted=f"{_calls.name_of(batched_fn)}(...) on a batch of {n}",
+            attempted=f"{calls.name_of(batched_fn)}(...) on a batch of {n}",
             expected="the batched function runs",
         ) from exc
 

@@ -1,6 +1,6 @@
 """Calling a student's function in the sandbox the way a probe needs: static arguments
 bound (`split_static`), results waited for and exceptions turned into data (`attempt`,
-an `ErrorInfo`). The judge's side (`grader.checks._calls`) turns such an error back into
+an `ErrorInfo`). The judge's side (`grader.checks.calls`) turns such an error back into
 the check's failure.
 
 Private to the probes and the check kinds.

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from grader.authoring import Credit, check
-from grader.checks import _calls, diagnose, jit, purity, values, vmap
+from grader.checks import calls, diagnose, jit, purity, values, vmap
 from grader.checks.failure import CheckFailure, fail
 from grader.plugin import Gate
 from grader.sandbox import client
@@ -429,7 +429,7 @@ def test_mse_one_pass(student: Remote) -> None:
         (np.ones(d, np.float32), np.ones((n, d), np.float32), np.zeros(n, np.float32))
     )
     # Every equation of the jaxpr (nested ones included), with its operand shapes, traced in the sandbox.
-    equations = _calls.observed(
+    equations = calls.observed(
         client.probe(_inputs.equation_shapes, student.mse_value_and_grad, (w, x, y)),
         checked="tracing mse_value_and_grad(w, x, y) to a jaxpr",
         attempted="jax.make_jaxpr(mse_value_and_grad)",

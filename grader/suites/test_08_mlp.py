@@ -25,7 +25,7 @@ import numpy as np
 import optax
 
 from grader.authoring import Attachments, Credit, check
-from grader.checks import _calls, diagnose, jit, keys, purity, traces, values
+from grader.checks import calls, diagnose, jit, keys, purity, traces, values
 from grader.checks.failure import fail
 from grader.data import load_digits
 from grader.plugin import Gate
@@ -173,11 +173,11 @@ def _loss_errors_named(what: str) -> Any:
         cause = _one_hot_cause(str(exc))
         if not cause:
             raise
-        where = _calls.student_line(exc)
+        where = calls.student_line(exc)
         raise fail(
             what,
             expected=f"a scalar loss for logits of shape (batch, {N_CLASSES})",
-            observed=f"it raised {exc.info.type}: {_calls.first_line(exc)}"
+            observed=f"it raised {exc.info.type}: {calls.first_line(exc)}"
             + (f"\n    at {where}" if where else ""),
             cause=cause,
             fix="`jax.nn.one_hot(y, logits.shape[-1])`: as many columns as there are logits",
@@ -1177,7 +1177,7 @@ def test_train_defaults_and_key(student: Remote, seed: int) -> None:
         keys.observe_global_rng, client.handle(student.train), (key, data), kwargs, (),
         (seed + 7919,), False,
     )["eagerly"][0]  # fmt: skip
-    moved = _calls.observed(
+    moved = calls.observed(
         moved,
         checked=f"{explicit_call} after NumPy's global RNG moved",
         attempted=explicit_call,

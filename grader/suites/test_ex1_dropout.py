@@ -36,7 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from grader.authoring import Attachments, Credit, check
-from grader.checks import _calls, jit, keys, purity, values
+from grader.checks import calls, jit, keys, purity, values
 from grader.checks.failure import fail
 from grader.data import load_digits
 from grader.plugin import Gate
@@ -706,7 +706,7 @@ def test_compare_defaults_and_key(student: Remote, seed: int) -> None:
         keys.observe_global_rng, client.handle(student.compare_dropout), (key, data), kwargs,
         (), (seed + 7919,), False,
     )["eagerly"][0]  # fmt: skip
-    moved = _calls.observed(
+    moved = calls.observed(
         moved,
         checked=f"{explicit} after NumPy's global RNG moved",
         attempted=explicit,

@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from grader.authoring import Attachments, check
-from grader.checks import _calls, timing
+from grader.checks import calls, timing
 from grader.checks.failure import fail
 from grader.sandbox import client
 from grader.sandbox.client import Remote
@@ -64,7 +64,7 @@ def _step_calls(timer: Any, call: str, *n_steps: int) -> int:
     """How many times `timer(recording_step, state, batch, *n_steps)` calls the step eagerly."""
     state, batch = jnp.zeros(3, jnp.float32), jnp.ones(3, jnp.float32)
     seen = client.probe(inputs.step_calls, client.handle(timer), state, batch, *n_steps)
-    _calls.observed(
+    calls.observed(
         seen["reported"],
         checked=f"{call} on a test step",
         attempted=call,

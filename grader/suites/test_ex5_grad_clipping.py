@@ -52,7 +52,7 @@ import numpy as np
 import optax
 
 from grader.authoring import Attachments, check
-from grader.checks import _calls, diagnose, keys, values
+from grader.checks import calls, diagnose, keys, values
 from grader.checks.failure import fail
 from grader.data import load_digits
 from grader.inputs.ex5_grad_clipping import MAX_FILE_BYTES as MAX_PLOT_BYTES
@@ -865,7 +865,7 @@ def _check_global_rngs(student: Remote, seed: int, first: dict[str, Any], call: 
         (jax.random.key(0), _digits(), DIGITS_STEPS, True),
         seed + 7919,
     )
-    again = _calls.observed(
+    again = calls.observed(
         again,
         checked=f"{call} called again with the same key",
         attempted=call,
@@ -891,12 +891,12 @@ def _check_raw_key(student: Remote) -> None:
     try:
         _train(student, "digits", _digits, 3, True, key_seed="raw")
     except StudentError as exc:
-        if isinstance(exc, _calls.PASS_THROUGH):
+        if isinstance(exc, calls.PASS_THROUGH):
             raise
         raise fail(
             "train_recording_grad_norms(jax.random.PRNGKey(0), digits, 3, clip=True) with a raw key",
             expected="the function works with raw uint32[2] keys as well as typed keys",
-            observed=f"it raised {exc.info.type}: {_calls.first_line(exc)}",
+            observed=f"it raised {exc.info.type}: {calls.first_line(exc)}",
             cause="the code assumes one key style (e.g. `jax.random.key_data`, `key[0]`, a "
             "check on the key's dtype)",
             fix="use only jax.random functions on keys (split, fold_in, permutation, normal)",

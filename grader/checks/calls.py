@@ -6,7 +6,8 @@ becomes data, `ErrorInfo`): those live in `grader.probes._calls`, re-exported he
 the judge, `observed` turns such an error back into the check's failure (`translate`),
 letting a stub's NotImplementedError through so the report says "not attempted".
 
-Private to the check kinds.
+Public: the check kinds and the suites use it (`observed` for a probe a suite runs itself,
+`first_line` and `student_line` to quote a student's exception, `PASS_THROUGH`).
 """
 
 from __future__ import annotations
