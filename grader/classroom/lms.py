@@ -6,13 +6,11 @@ reads it back:
     Student, ID, SIS User ID, SIS Login ID, Section, <one column per assignment>
     a second row `Points Possible` with each assignment's maximum
 
-Canvas needs one of Student / ID / SIS User ID to find a student, and the SIS
-Login ID and Section columns present. Without a roster the student's folder
-name goes into Student and SIS Login ID; with one (`roster`, Canvas's own
-gradebook export) a folder is matched to the roster row whose SIS Login ID,
-SIS User ID, ID or Student equals it, and that row's five columns are used.
-An assignment column is the lesson file's name (`03_jit`): Canvas fills the
-assignment of that name, or offers to create it.
+Canvas finds a row's student by its identity columns, so every row carries the
+identity `grader.classroom.matching` tied its folder to (a roster row, or the
+folder name in the column a naming convention says it is); a folder tied to no
+one is left out and named. An assignment column is the lesson file's name
+(`03_jit`): Canvas fills the assignment of that name, or offers to create it.
 
 Moodle (Grade administration > Import > CSV file) maps each column itself:
 the student column to a user field (username, ID number or email address)
@@ -27,22 +25,16 @@ spreadsheet-safe (`spreadsheet.cell`).
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Mapping, Sequence
 
-from grader.classroom import roster
+from grader.classroom import matching, roster
 from grader.classroom.spreadsheet import cell, csv_text
 from grader.reports import labels
 
-CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
-CANVAS_POINTS = "Points Possible"
+CANVAS_IDENTITY = matching.IDENTITY
+CANVAS_POINTS = matching.POINTS
 MOODLE_STUDENT = "Student"
 FORMATS = ("canvas", "moodle")
-
-
-class RosterError(ValueError):
-    """The roster file cannot be used (not a Canvas gradebook export)."""
 
 
 def _score(student: roster.Student, lesson: str, maximum: float, percent: bool) -> str:
@@ -55,31 +47,11 @@ def _score(student: roster.Student, lesson: str, maximum: float, percent: bool) 
     return labels.number(got)
 
 
-def read_canvas_roster(text: str) -> dict[str, dict[str, str]]:
-    """A Canvas gradebook export, indexed by each of its identity values."""
-    rows = list(csv.DictReader(io.StringIO(text.lstrip("\ufeff"))))
-    if not rows or not set(CANVAS_IDENTITY) <= set(rows[0]):
-        raise RosterError(
-            "the roster is not a Canvas gradebook export: its header needs "
-            + ", ".join(CANVAS_IDENTITY)
-        )
-    index: dict[str, dict[str, str]] = {}
-    for row in rows:
-        if row["Student"].strip() == CANVAS_POINTS or "Points Possible" in row["Student"]:
-            continue
-        identity = {k: row.get(k) or "" for k in CANVAS_IDENTITY}
-        for key in ("SIS Login ID", "SIS User ID", "ID", "Student"):
-            if identity[key]:
-                index.setdefault(identity[key], identity)
-    return index
-
-
 def canvas(
-    students: Sequence[roster.Student],
-    percent: bool = False,
-    people: Mapping[str, Mapping[str, str]] | None = None,
+    students: Sequence[roster.Student], people: Mapping[str, matching.Person], percent: bool = False
 ) -> tuple[str, list[str]]:
-    """Canvas's gradebook CSV; and the students the roster (`people`) does not hold."""
+    """Canvas's gradebook CSV, a row per student `people` identifies (folder name -> their
+    identity columns); and the students it does not, left out."""
     maxima = roster.maxima(list(students))
     header = [*CANVAS_IDENTITY, *(cell(lesson) for lesson in maxima)]
     points = [
@@ -92,11 +64,10 @@ def canvas(
     ]
     rows, missing = [header, points], []
     for s in students:
-        if people is not None and s.name not in people:
+        if s.name not in people:
             missing.append(s.name)
             continue
-        found = people[s.name] if people is not None else None
-        identity = [found[k] for k in CANVAS_IDENTITY] if found else [s.name, "", "", s.name, ""]
+        identity = [people[s.name][k] for k in CANVAS_IDENTITY]
         scores = [_score(s, lesson, m, percent) for lesson, m in maxima.items()]
         rows.append([*(cell(v) for v in identity), *scores])
     return csv_text(rows), missing

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from grader.batch import export
-from grader.classroom import lms
+from grader.classroom import lms, matching
 from grader.commands import shared
 
 __doc__ = export.__doc__
@@ -23,6 +23,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(by SIS Login ID, SIS User ID, ID or name) to Canvas's students",
     )
     parser.add_argument(
+        "--match-by",
+        choices=tuple(matching.BY),
+        help="canvas: the folder names are the students' SIS user IDs (sis-user) or, with "
+        "--roster, SIS login IDs (sis-login): the one roster column they are compared with",
+    )
+    parser.add_argument(
         "--percent",
         action="store_true",
         help="scores as percentages of each lesson file's maximum, not points",
@@ -36,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
             Path(args.grades),
             Path(args.output),
             roster_file=args.roster or None,
+            match_by=args.match_by,
             percent=args.percent,
         )
     except export.ExportError as exc:
