@@ -27,9 +27,7 @@ a pipe or a file (a CI log) the same lines, plain (`[3/45] run 1: ...`), nothing
 
 from __future__ import annotations
 
-import ast
 import concurrent.futures
-import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,9 +36,9 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from grader import catalog, explain
+from grader import catalog
 from grader import spec as lesson_spec
-from grader.course import assign
+from grader.course import assign, penalised
 from grader.model import ExerciseResult, Report, without_timings
 from grader.reports import console, labels, results, terminal
 from grader.runner import engine, policy
@@ -103,49 +101,8 @@ def static_problems(
 
 
 def help_problems(spec: catalog.ExerciseSpec) -> list[str]:
-    """Help that recommends what the lesson file's own checks penalise (its suite's `AVOID`):
-    a hint, a nudge or a fix of the suite (`fix=` arguments, literal or module constants),
-    or a JAX error's explanation as this file shows it (`grader.explain`). `grade hint 03_jit`
-    told a student to branch with `jnp.where`, which costs 2 points in the same file."""
-    problems: list[str] = []
-    for construct, why in spec.avoid:
-        texts = [(f"{c.name}: the hint", c.hint) for c in spec.checks]
-        texts += [(f"{c.name}: the nudge", c.nudge) for c in spec.checks]
-        texts += [(f"line {line}: a fix", text) for line, text in _suite_fixes(spec.suite)]
-        texts += [("an explanation's fix", fix) for fix in explain.every_fix(dict(spec.avoid))]
-        for where, text in texts:
-            if construct in text:
-                problems.append(
-                    f"{spec.name} > {where} recommends `{construct}`, which this file's checks "
-                    f"penalise ({why}): {text[:160]}"
-                )
-    return problems
-
-
-def _suite_fixes(suite: Path) -> list[tuple[int, str]]:
-    """(line, text) of every `fix=` a suite passes: string literals, f-strings' literal
-    parts and the module-level string constants it names."""
-    tree = ast.parse(suite.read_text(encoding="utf-8"))
-    constants: dict[str, str] = {}
-    for statement in tree.body:
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-            target = statement.targets[0]
-            with contextlib.suppress(ValueError, SyntaxError):
-                value = ast.literal_eval(statement.value)
-                if isinstance(target, ast.Name) and isinstance(value, str):
-                    constants[target.id] = value
-    found: list[tuple[int, str]] = []
-    for node in ast.walk(tree):
-        for keyword in getattr(node, "keywords", ()):
-            if keyword.arg != "fix":
-                continue
-            value = keyword.value
-            if isinstance(value, ast.Name) and value.id in constants:
-                found.append((value.lineno, constants[value.id]))
-            else:
-                parts = [n.value for n in ast.walk(value) if isinstance(n, ast.Constant)]
-                found.append((value.lineno, " ".join(p for p in parts if isinstance(p, str))))
-    return found
+    """Help that recommends what the lesson file penalises (`grader.course.penalised`)."""
+    return penalised.help_problems(spec)
 
 
 def solution_problems(report: Report) -> list[str]:
