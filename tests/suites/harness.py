@@ -58,6 +58,7 @@ from typing import Any
 
 from grader.catalog import exercises, read_suite
 from grader.checks.failure import CAUSE_LABEL
+from grader.course.layout import Course, LessonFiles
 from grader.protocol.jobs import Request
 from grader.runner.engine import preload_for
 from grader.runner.handle import WorkerHandle, WorkerLost
@@ -72,54 +73,15 @@ TIMEOUT_S = 600.0
 # -- a lesson's files: one place to look ----------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LessonFiles:
-    """Every file a lesson is made of. A new exercise adds each of them (docs/authoring.md,
-    "Adding an exercise"); tests/suites/test_lesson_layout.py holds every lesson to it."""
-
-    lesson: str
-    solution: Path  # solutions/<lesson>.py: the reference, graded in the tests as "solution"
-    stub: Path  # exercises/<lesson>.py: the solution with its bodies removed (`grade assign`)
-    suite: Path  # grader/suites/test_<lesson>.py: the hidden checks
-    inputs: Path  # grader/inputs/<lesson>.py: public inputs the judge hands to student code
-    fixtures: Path  # tests/fixtures/<lesson>/<variant>/<lesson>.py: alternatives, mistakes
-    tests: Path  # tests/suites/test_suite_<lesson>.py: the suite graded on those variants
-
-    def variants(self) -> list[str]:
-        """The fixture folders' names (each a variant `graded` accepts)."""
-        if not self.fixtures.is_dir():
-            return []
-        return sorted(
-            p.name for p in self.fixtures.iterdir() if (p / f"{self.lesson}.py").is_file()
-        )
-
-    def missing(self) -> list[str]:
-        """What the lesson lacks, each named by its path (relative to the root). Public inputs
-        are optional: only a suite that names `client.Public(...)` objects has them."""
-        root = self.solution.parents[1]
-        required = (self.solution, self.stub, self.suite, self.tests)
-        absent = [str(p.relative_to(root)) for p in required if not p.is_file()]
-        if not self.variants():
-            absent.append(f"{self.fixtures.relative_to(root)}/<variant>/{self.lesson}.py")
-        return absent
-
-
 def lesson_files(lesson: str, root: Path = REPO) -> LessonFiles:
-    """Where `lesson`'s files are, whether or not they exist (see `LessonFiles.missing`)."""
-    return LessonFiles(
-        lesson=lesson,
-        solution=root / "solutions" / f"{lesson}.py",
-        stub=root / "exercises" / f"{lesson}.py",
-        suite=root / "grader" / "suites" / f"test_{lesson}.py",
-        inputs=root / "grader" / "inputs" / f"{lesson}.py",
-        fixtures=root / "tests" / "fixtures" / lesson,
-        tests=root / "tests" / "suites" / f"test_suite_{lesson}.py",
-    )
+    """Where `lesson`'s files are, whether or not they exist (`LessonFiles.missing`): the
+    course's layout (`grader.course.layout`, the same one `grade verify`'s rules read)."""
+    return Course.at(root).lesson(lesson)
 
 
 def lessons(root: Path = REPO) -> list[str]:
     """Every lesson: a reference solution in solutions/ is what makes one."""
-    return sorted(p.stem for p in (root / "solutions").glob("*.py") if not p.name.startswith("_"))
+    return Course.at(root).lessons()
 
 
 def variant_folder(lesson: str, variant: str, root: Path = REPO) -> Path:

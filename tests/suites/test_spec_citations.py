@@ -1,4 +1,5 @@
-"""Every check cites the spec, and the citations are checked (grader.spec)."""
+"""Every check cites the spec, and the citations are checked (grader.spec); every rule of
+`grade verify` that grades nothing holds for this repository (grader.course.rules)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ from pathlib import Path
 import pytest
 
 from grader import catalog, spec
+from grader.course import rules
+from grader.course.layout import Course
 
-SPEC = Path(__file__).resolve().parents[2] / "docs" / "lesson-spec.md"
+REPO = Path(__file__).resolve().parents[2]
+SPEC = REPO / "docs" / "lesson-spec.md"
 
 
 @pytest.fixture(scope="module")
@@ -16,13 +20,14 @@ def lesson() -> spec.LessonSpec:
     return spec.parse(SPEC.read_text(encoding="utf-8"))
 
 
-def test_every_check_cites_words_of_its_lessons_section(lesson: spec.LessonSpec) -> None:
-    assert spec.citation_problems(lesson, catalog.exercises()) == []
-
-
-def test_every_check_has_a_nudge() -> None:
-    missing = [f"{e.name}.{c.id}" for e in catalog.exercises() for c in e.checks if not c.nudge]
-    assert missing == []
+def test_every_rule_that_reads_files_holds_for_the_course() -> None:
+    """`grade verify`'s rules (grader.course.rules), those that grade nothing, over this
+    repository: every check cites words of its lesson's section and has a nudge, every
+    lesson has its files, fixtures and test, nothing is left to fill in, ..."""
+    course = Course.at(REPO)
+    evidence = rules.Evidence(course, catalog.exercises())
+    assert {"spec", "nudge", "fixtures", "placeholders"} <= set(rules.BY_NAME)
+    assert rules.problems(evidence, graded=False) == []
 
 
 def test_a_quote_the_spec_does_not_hold_is_named(lesson: spec.LessonSpec) -> None:
