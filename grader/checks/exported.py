@@ -421,8 +421,8 @@ def fetch(
     seen = calls.observed(
         seen,
         checked=f"compiling {what} to one program",
-        attempted=f"jax.export.export(jax.jit({calls.name_of(fn)}))",
-        expected="the function traces with abstract (traced) inputs and lowers to StableHLO",
+        attempted=f"jax.jit({calls.name_of(fn)})",
+        expected="the function traces with abstract (traced) inputs and compiles to one program",
     )
     try:
         if not isinstance(seen, dict):

@@ -16,8 +16,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from grader.checks import calls, exported
+from grader.checks import _loops, calls, exported
 from grader.checks.failure import fail
+from grader.checks.primitives import lesson_name
 
 
 def equation_counts(
@@ -32,17 +33,28 @@ def equation_counts(
     """The operation counts of the compiled program of `fn(*make_args(n))` for each n in
     `sizes`, each program checked by the judge first (`exported.checked`)."""
     __tracebackhide__ = True
+    programs = _programs(fn, make_args, sizes, static_argnames, what, reference)
+    return {n: Counter(p.ops) for n, p in programs.items()}
+
+
+def _programs(
+    fn: Callable[..., Any],
+    make_args: Callable[[int], Sequence[Any]],
+    sizes: Sequence[int],
+    static_argnames: Iterable[str],
+    what: str,
+    reference: Callable[..., Any] | None,
+) -> dict[int, exported.Program]:
+    __tracebackhide__ = True
     static = tuple(static_argnames)
     return {
-        n: Counter(
-            exported.checked(
-                fn,
-                make_args(n),
-                None,
-                static,
-                what=what or calls.name_of(fn),
-                reference=reference,
-            ).ops
+        n: exported.checked(
+            fn,
+            make_args(n),
+            None,
+            static,
+            what=what or calls.name_of(fn),
+            reference=reference,
         )
         for n in sizes
     }
@@ -61,31 +73,45 @@ def assert_no_growth(
 ) -> dict[int, int]:
     """The operation count of the compiled program is the same for every size in `sizes`
     (`make_args(n)` builds the arguments for size n). Returns {size: operations}.
-    `reference(*make_args(n))`: the judge's value, which each program must compute."""
+    `reference(*make_args(n))`: the judge's value, which each program must compute.
+    A program that grows fails pointing at the student's loop that unrolled."""
     __tracebackhide__ = True
-    counts = equation_counts(
-        fn, make_args, sizes, static_argnames=static_argnames, what=what, reference=reference
-    )
+    programs = _programs(fn, make_args, sizes, static_argnames, what, reference)
+    counts = {n: Counter(p.ops) for n, p in programs.items()}
     totals = {n: sum(c.values()) for n, c in counts.items()}
     small, large = min(sizes), max(sizes)
     if totals[large] <= totals[small]:
         return totals
     grown = counts[large] - counts[small]
     top = ", ".join(
-        f"`{p}` x{counts[small][p]} -> x{counts[large][p]}"
+        f"`{lesson_name(p)}` x{counts[small][p]} -> x{counts[large][p]}"
         for p, _ in sorted(grown.items(), key=lambda kv: (-kv[1], kv[0]))[:4]
     )
     per_step = (totals[large] - totals[small]) / (large - small)
     shown = ", ".join(f"{totals[n]} operations at n={n}" for n in sorted(totals))
+    where = _loops.unrolled(fn, programs[small], set(grown))
     raise fail(
-        f"the size of the compiled program of {what} as the input grows",
+        f"the size of the traced program of {what} as the input grows "
+        "(read from its compiled program)",
         expected=f"the same number of operations for every n in {tuple(sorted(sizes))}",
         observed=f"it grows with the input ({shown}; about {per_step:.3g} more per step); "
         f"grew most: {top}",
-        cause=cause
-        or "your loop unrolled: a Python `for` loop (or comprehension) over the "
-        "input runs while tracing and records one copy of its body per iteration",
+        cause=cause or unrolled_cause(where),
         fix=fix
         or "express the loop with a JAX primitive that keeps one body: `jax.lax.scan` / "
         "`jax.lax.fori_loop` for sequential steps, `jax.vmap` for independent examples",
+        where=where,
+    )
+
+
+def unrolled_cause(where: _loops.Line | None) -> str:
+    """Why a program repeats its operations: the student's loop (at `where`) unrolled."""
+    if where is None:
+        return (
+            "your loop unrolled: a Python `for` loop (or comprehension) over the input runs "
+            "while tracing and records one copy of its body per iteration"
+        )
+    return (
+        f"your loop unrolled: the Python loop at line {where[1]} (`{where[2]}`) runs while "
+        "tracing and records one copy of its body per iteration"
     )

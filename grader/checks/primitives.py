@@ -1,17 +1,20 @@
-"""What the function is built from: the operations of the program it compiles to,
-counted over every function of the module (nested jits, cond branches, loop bodies,
-shard_map bodies).
+"""What the function is built from: the lesson's primitives (`cond`, `scan`, `while`,
+`psum`, ...) in the program it compiles to, counted over every function of the module
+(nested jits, cond branches, loop bodies, shard_map bodies).
 
     primitives.assert_contains(student.piecewise, (1.5,), "cond", what="piecewise(x)",
                                fix="branch with jax.lax.cond", reference=_ref_piecewise)
 
 This is how a check sees whether an exercise used the tool it asks for, without
-reading the source: `jax.lax.cond`/`switch` compile to `stablehlo.case`, `lax.scan`,
-`fori_loop` and `while_loop` to `stablehlo.while`, `psum`/`pmean` across devices to
-`stablehlo.all_reduce`. The program is checked in the judge (`grader.checks.exported`):
+reading the source. The grader reads it from the compiled program (StableHLO, where
+`jax.lax.cond`/`switch` is a `case`, `scan`, `fori_loop` and `while_loop` are each a
+`while`, `psum`/`pmean` an `all_reduce`), but the student reads the lesson's words: the
+jaxpr's primitive names (`lesson_name`), and the compiled program named only as where
+the grader read them. The program is checked in the judge (`grader.checks.exported`):
 run on inputs the judge draws and compared with `reference` (the judge's own values),
 or, without one, with what the student's function answers (an observation, credited
-only where nothing in the module can tamper with it).
+only where nothing in the module can tamper with it). A loop that unrolled is shown at
+the student's line (`grader.checks._loops`).
 """
 
 from __future__ import annotations
@@ -22,9 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from grader.checks import calls, exported
+from grader.checks import _loops, calls, exported
 from grader.checks.failure import fail
-from grader.probes import _format
 
 # The usual way to get each primitive, for default fixes.
 TOOLS: dict[str, str] = {
@@ -38,12 +40,76 @@ TOOLS: dict[str, str] = {
 }
 
 
+# The jaxpr's name of each operation of a compiled program whose name differs (the
+# lesson's words); the others (`add`, `slice`, `reshape`, ...) are the same in both.
+LESSON_NAMES: dict[str, str] = {
+    "case": "cond",
+    "if": "cond",
+    "all_reduce": "psum",
+    "select": "select_n",
+    "dot": "dot_general",
+    "call": "jit",
+    "multiply": "mul",
+    "subtract": "sub",
+    "divide": "div",
+    "negate": "neg",
+    "maximum": "max",
+    "minimum": "min",
+    "power": "pow",
+    "exponential": "exp",
+    "exponential_minus_one": "expm1",
+    "log_plus_one": "log1p",
+    "sine": "sin",
+    "cosine": "cos",
+    "remainder": "rem",
+    "convert": "convert_element_type",
+    "round_nearest_even": "round",
+}
+
+# What the lesson calls each primitive a check asks for, as the compiled program shows it:
+# a program has one `while` for all three loops, so a check cannot (and does not) tell them apart.
+WANTED: dict[str, str] = {
+    "cond": "a `cond` (from `jax.lax.cond` or `jax.lax.switch`)",
+    "switch": "a `cond` (from `jax.lax.cond` or `jax.lax.switch`)",
+    "scan": "a loop primitive (`scan`, or `fori_loop`/`while_loop`: the compiled program "
+    "has one loop for all three)",
+    "while": "a loop primitive (`while`, from `jax.lax.fori_loop` or `jax.lax.while_loop`, "
+    "or `scan`: the compiled program has one loop for all three)",
+    "fori_loop": "a loop primitive (`fori_loop`, `while_loop` or `scan`: the compiled program "
+    "has one loop for all three)",
+    "psum": "a collective (`psum` or `pmean` across devices)",
+    "pmean": "a collective (`psum` or `pmean` across devices)",
+}
+
+
+def lesson_name(op: str) -> str:
+    """The jaxpr's name of the compiled program's operation `op` (`case` -> `cond`)."""
+    return LESSON_NAMES.get(op, op)
+
+
+def _counts(ops: Counter[str], limit: int = 10) -> str:
+    """`add x8, slice x8, cond x1` in the lesson's names, most frequent first."""
+    named: Counter[str] = Counter()
+    for op, n in ops.items():
+        named[lesson_name(op)] += n
+    items = sorted(named.items(), key=lambda kv: (-kv[1], kv[0]))
+    text = ", ".join(f"{k} x{v}" for k, v in items[:limit])
+    if len(items) > limit:
+        text += f", ... ({len(items) - limit} more kinds)"
+    return text or "no operations"
+
+
 def _names(names: str | Sequence[str]) -> tuple[str, ...]:
     return (names,) if isinstance(names, str) else tuple(names)
 
 
 def _quoted(names: tuple[str, ...]) -> str:
     return " or ".join(f"`{n}`" for n in names)
+
+
+def _wanted(names: tuple[str, ...]) -> str:
+    """What the lesson calls the primitives `names` (each description once)."""
+    return " or ".join(dict.fromkeys(WANTED.get(n, f"`{n}`") for n in names))
 
 
 def primitives_of(
@@ -56,11 +122,24 @@ def primitives_of(
     reference: Callable[..., Any] | None = None,
     inputs: Callable[[np.random.Generator], Sequence[Any]] | None = None,
 ) -> Counter[str]:
-    """How often each operation occurs in the compiled program of `fn(*args)` (StableHLO op
+    """How often each operation occurs in the compiled program of `fn(*args)` (its op
     names without their dialect: `case`, `while`, `all_reduce`, `add`, ...), once the judge
     has run the program against `reference` (see `exported.checked`)."""
     __tracebackhide__ = True
-    program = exported.checked(
+    return Counter(_program(fn, args, kwargs, static_argnames, what, reference, inputs).ops)
+
+
+def _program(
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any] | None,
+    static_argnames: Iterable[str],
+    what: str,
+    reference: Callable[..., Any] | None,
+    inputs: Callable[[np.random.Generator], Sequence[Any]] | None,
+) -> exported.Program:
+    __tracebackhide__ = True
+    return exported.checked(
         fn,
         args,
         kwargs,
@@ -69,7 +148,6 @@ def primitives_of(
         reference=reference,
         inputs=inputs,
     )
-    return Counter(program.ops)
 
 
 def assert_contains(
@@ -90,26 +168,24 @@ def assert_contains(
     must compute on inputs the judge draws (`inputs(rng)`, or the arguments rescaled)."""
     __tracebackhide__ = True
     wanted = _names(names)
-    counts = primitives_of(
-        fn,
-        args,
-        kwargs,
-        static_argnames=static_argnames,
-        what=what,
-        reference=reference,
-        inputs=inputs,
-    )
+    program = _program(fn, args, kwargs, static_argnames, what, reference, inputs)
+    counts = Counter(program.ops)
     if any(exported.matching(counts, n) for n in wanted):
         return counts
+    repeated = max(counts.values(), default=0)
+    loops = {"scan", "while", "fori_loop"} & set(wanted)
+    where = None
+    if loops and repeated >= REPEATED:
+        where = _loops.unrolled(fn, program, {op for op, k in counts.items() if k == repeated})
     raise fail(
-        f"the compiled program of {what} contains {_quoted(wanted)}",
-        expected=f"{_ops_of(wanted)} (at any depth)",
-        observed=f"none; the program has {sum(counts.values())} operations: "
-        f"{_format.counts(counts)}",
-        cause=cause or _default_cause(wanted, counts),
+        f"{what} uses {_quoted(wanted)} (read from its compiled program)",
+        expected=f"{_wanted(wanted)} somewhere in the traced program, at any depth",
+        observed=f"none; the program has {sum(counts.values())} operations: {_counts(counts)}",
+        cause=cause or _default_cause(wanted, counts, where),
         fix=fix
         or "use "
         + " or ".join(TOOLS.get(n, f"the JAX construct that gives `{n}`") for n in wanted),
+        where=where,
     )
 
 
@@ -142,31 +218,34 @@ def assert_lacks(
     if not present:
         return counts
     raise fail(
-        f"the compiled program of {what} has no {_quoted(unwanted)}",
-        expected=f"no {_ops_of(unwanted)}",
+        f"{what} has no {_quoted(unwanted)} (read from its compiled program)",
+        expected=f"no {_wanted(unwanted)}",
         observed=", ".join(f"`{n}` x{k}" for n, k in present.items()) + " in the program",
         cause=cause,
         fix=fix,
     )
 
 
-def _ops_of(names: tuple[str, ...]) -> str:
-    ops = sorted({op for n in names for op in exported.ops_for(n)})
-    return " or ".join(f"`stablehlo.{op}`" for op in ops) + f" (what {_quoted(names)} compiles to)"
+REPEATED = 4
+"""Operations repeated this often in a program without a loop primitive: a loop unrolled."""
 
 
-def _default_cause(wanted: tuple[str, ...], counts: Counter[str]) -> str:
+def _default_cause(
+    wanted: tuple[str, ...], counts: Counter[str], where: tuple[str, int, str] | None
+) -> str:
     repeated = max(counts.values(), default=0)
     if "cond" in wanted and exported.matching(counts, "select_n"):
         return (
-            "the function selects with `jnp.where`/`lax.select` (`select`), which computes "
+            "the function selects with `jnp.where`/`lax.select` (`select_n`), which computes "
             "BOTH branches and picks element-wise; the exercise asks for a real branch"
         )
-    if {"scan", "while"} & set(wanted) and repeated >= 4:
+    loops = {"scan", "while", "fori_loop"} & set(wanted)
+    if loops and repeated >= REPEATED:
+        at = f" at line {where[1]} (`{where[2]}`)" if where else ""
         return (
-            f"a Python loop unrolled while tracing: the same operations repeat (up to x{repeated}) "
-            "instead of one loop primitive (`stablehlo.while`)"
+            f"your Python loop{at} unrolled while tracing: the same operations repeat (up to "
+            f"x{repeated}) instead of one loop primitive"
         )
-    if {"scan", "while"} & set(wanted):
+    if loops:
         return "the loop is written without a JAX loop primitive (a Python loop, or a closed-form jnp op)"
     return "the function does not use the JAX construct that produces this primitive"

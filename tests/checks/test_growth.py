@@ -1,5 +1,8 @@
 """growth.assert_no_growth: a Python loop unrolls, scan/fori_loop/vmap do not."""
 
+import inspect
+import os
+
 import jax
 import jax.numpy as jnp
 import pytest
@@ -76,6 +79,36 @@ def test_python_loop_running_sum_fails_and_says_scan():
     assert "your loop unrolled" in text and "jax.lax.scan" in text
     assert "at n=5" in text and "at n=50" in text
     assert "`add` x5 -> x50" in text
+
+
+def _line_of(fn, fragment):
+    """(this file's name, the line of `fn`'s source holding `fragment`, that line)."""
+    lines, start = inspect.getsourcelines(fn)
+    offset = next(i for i, text in enumerate(lines) if fragment in text)
+    return os.path.basename(__file__), start + offset, lines[offset].strip()
+
+
+@pytest.mark.parametrize(
+    ("impl", "make_args", "static", "fragment"),
+    [
+        (running_sum_loop, _sums, (), "for x in xs"),
+        (newton_unrolled, lambda n: (2.0, n), ("n_iters",), "for _ in range"),
+        (grads_loop, _batch, (), "for i in range"),
+    ],
+)
+def test_growth_points_at_the_loop_that_unrolled(impl, make_args, static, fragment):
+    with pytest.raises(CheckFailure) as info:
+        growth.assert_no_growth(
+            impl, make_args, sizes=(5, 40), static_argnames=static, what="the function"
+        )
+    finding = info.value.finding
+    where = _line_of(impl, fragment)
+    assert finding.where == where, finding
+    assert f"the Python loop at line {where[1]}" in finding.cause
+    assert (
+        "traced program" in finding.checked and "read from its compiled program" in finding.checked
+    )
+    assert "stablehlo" not in str(info.value).lower()
 
 
 @pytest.mark.parametrize("impl", [newton_fori, newton_while])

@@ -2,6 +2,8 @@
 assert_lacks."""
 
 import functools
+import inspect
+import os
 
 import jax
 import jax.numpy as jnp
@@ -76,7 +78,7 @@ def test_where_instead_of_cond_fails_and_says_why():
         primitives.assert_contains(piecewise_where, (1.5,), "cond", what="piecewise(x)")
     text = str(info.value)
     assert "jnp.where" in text and "BOTH branches" in text and "jax.lax.cond" in text
-    assert "select x1" in text
+    assert "select_n x1" in text  # the jaxpr's name, as the lesson shows it
 
 
 @pytest.mark.parametrize("impl", [running_sum_scan, running_sum_nested])
@@ -88,7 +90,62 @@ def test_python_loop_running_sum_fails_and_says_scan():
     with pytest.raises(CheckFailure) as info:
         primitives.assert_contains(running_sum_loop, XS, "scan", what="running_sum(xs)")
     text = str(info.value)
-    assert "`scan`" in text and "jax.lax.scan" in text and "Python loop unrolled" in text
+    assert "`scan`" in text and "jax.lax.scan" in text and "Python loop" in text
+    assert "unrolled" in text
+
+
+def _line_of(fn, fragment):
+    """(this file's name, the line of `fn`'s source holding `fragment`, that line)."""
+    lines, start = inspect.getsourcelines(fn)
+    offset = next(i for i, text in enumerate(lines) if fragment in text)
+    return os.path.basename(__file__), start + offset, lines[offset].strip()
+
+
+def running_sum_comprehension(xs):
+    partial = jnp.stack([jnp.sum(xs[: i + 1]) for i in range(xs.shape[0])])
+    return partial[-1], partial
+
+
+def _add(total, x):
+    return total + x * 1.0
+
+
+def running_sum_helper_loop(xs):  # the body is a helper's line, the loop is here
+    total, partial = 0.0, []
+    for x in xs:
+        total = _add(total, x)
+        partial.append(total)
+    return total, jnp.stack(partial)
+
+
+@pytest.mark.parametrize(
+    ("impl", "fragment"),
+    [
+        (running_sum_loop, "for i in range"),
+        (running_sum_comprehension, "for i in range"),
+        (running_sum_helper_loop, "for x in xs"),
+    ],
+)
+def test_an_unrolled_loop_is_shown_at_its_line_in_the_lessons_words(impl, fragment):
+    with pytest.raises(CheckFailure) as info:
+        primitives.assert_contains(impl, (jnp.arange(8.0),), "scan", what="running_sum(xs)")
+    finding = info.value.finding
+    where = _line_of(impl, fragment)
+    assert finding.where == where, finding
+    assert f"at line {where[1]}" in finding.cause
+    text = str(info.value)
+    assert "stablehlo" not in text.lower(), text  # the compiled program's own names
+    assert "read from its compiled program" in finding.checked
+    assert "loop primitive (`scan`" in finding.expected
+
+
+def test_a_missing_cond_is_said_in_the_lessons_words():
+    with pytest.raises(CheckFailure) as info:
+        primitives.assert_contains(lambda x: jnp.abs(x) * 2.0, (1.5,), "cond", what="piecewise(x)")
+    text = str(info.value)
+    assert "stablehlo" not in text.lower() and "`case`" not in text, text
+    assert "a `cond`" in info.value.finding.expected
+    assert info.value.finding.where is None  # nothing repeats: no loop to point at
 
 
 @pytest.mark.parametrize("impl", [newton_fori, newton_while])

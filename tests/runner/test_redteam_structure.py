@@ -126,7 +126,9 @@ def test_forgeries_gain_nothing_and_the_solution_keeps_full_marks(tmp_path, cont
     patched = checks(got["forged_patch"])["test_traced_once"]["message"]
     assert "imports the grader itself" in patched, patched
     stealth = checks(got["forged_stealth"])
-    assert "stablehlo" in stealth["test_piecewise_cond"]["message"], stealth["test_piecewise_cond"]
+    assert "read from its compiled program" in stealth["test_piecewise_cond"]["message"], stealth[
+        "test_piecewise_cond"
+    ]
     assert "threading" in checks(got["impure_thread"])["test_pure"]["message"]
     stealth_thread = got["impure_thread_stealth"]
     if stealth_thread["status"] != "error":  # at `user`, logging.handlers does not import there

@@ -43,11 +43,17 @@ def test_stub_fails_every_check_as_not_implemented(graded):
 def test_python_loop_running_sum_unrolls(graded):
     g = graded("python_loop_running_sum")
     g.assert_statuses(failed={"test_running_sum_scan", "test_running_sum_no_growth"})
-    assert "Python loop unrolled" in g.message("test_running_sum_scan")
+    assert "Python loop at line 14" in g.message("test_running_sum_scan")
     assert "jax.lax.scan" in g.message("test_running_sum_scan")
     growth = g.message("test_running_sum_no_growth")
     assert "your loop unrolled" in growth and "at n=4" in growth and "at n=32" in growth
     assert "jax.lax.scan" in growth
+    # the lesson's words, and the student's `for` as the line to look at
+    for check_id in ("test_running_sum_scan", "test_running_sum_no_growth"):
+        assert "stablehlo" not in g.message(check_id).lower()
+        assert "read from its compiled program" in g.message(check_id)
+        where = g.results[check_id]["location"]
+        assert (where["line"], where["code"]) == (14, "for i in range(xs.shape[0]):"), where
 
 
 def test_where_piecewise_has_the_right_values_but_no_cond(graded):
@@ -70,6 +76,9 @@ def test_unrolled_newton_has_no_loop_primitive_and_grows(graded):
     g.assert_statuses(failed={"test_newton_loop_primitive", "test_newton_no_growth"})
     assert "fori_loop" in g.message("test_newton_loop_primitive")
     assert "at n=5" in g.message("test_newton_no_growth")
+    for check_id in ("test_newton_loop_primitive", "test_newton_no_growth"):
+        where = g.results[check_id]["location"]
+        assert (where["line"], where["code"]) == (17, "for _ in range(n_iters):"), where
 
 
 def test_trace_time_effects_and_a_static_value(graded):
