@@ -7,7 +7,8 @@ the DevTools protocol (real clicks, positions from the box model, screenshots)
 shows the page leads with what to fix and its links jump there, that a passed
 file is folded until its header is clicked and its embedded PNG then decodes
 under that policy (its unique fill colour is on screen), and that the run
-history's chart draws every run.
+history's chart draws every run; and that the class summary's roster shows
+every student's total at a laptop's width.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 import pytest
 from report_samples import MARKUP, PLOT_RGB, hostile_report
 
+from grader.batch import gradebook
 from grader.model import Report
 from grader.reports import history, history_chart, html
 
@@ -341,3 +343,73 @@ def test_folded_files_print_whole(tab: Tab) -> None:
         tab.send("Emulation.setEmulatedMedia", media="")
     assert on_screen is not None and printed is not None
     assert printed[3] - printed[1] > on_screen[3] - on_screen[1] + 100  # its checks are there
+
+
+LESSONS = (
+    "01_arrays", "02_grad", "03_jit", "04_vmap", "05_pytrees", "06_random", "07_pmap", "08_mlp",
+    "09_optax", "10_checkpoint", "11_frameworks", "ex1_dropout", "ex2_per_example_grads",
+    "ex3_generic_mlp", "ex4_jit_speedup", "ex5_grad_clipping",
+)  # fmt: skip  # the course's lesson files: 16 roster columns
+
+
+def _class_of_the_course(report: Report) -> list[gradebook.Student]:
+    """Six students over every lesson file of the course: a long folder name, a grader error
+    with a long message, the sample's statuses rotated across the columns."""
+    doc = report.to_json()
+    samples = doc["exercises"]
+    exercises = [
+        {**samples[i % len(samples)], "name": name, "title": name} for i, name in enumerate(LESSONS)
+    ]
+    full = {**doc, "exercises": exercises}
+    names = ["ann", "bo", "a-student-folder-named-after-the-whole-repository-url", "dee", "ed"]
+    students = [gradebook.Student(n, full) for n in names]
+    error = "the grader could not grade them: " + "OSError(28, 'No space left on device') " * 4
+    return [*students, gradebook.Student("fay", None, error=error)]
+
+
+def _roster_columns(tab: Tab) -> dict[str, int]:
+    """The roster's columns by their header's text: its position (1-based, `nth-child`)."""
+    header = tab.send("DOM.getOuterHTML", nodeId=tab.node("#roster thead tr"))["outerHTML"]
+    texts = [re.sub(r"<[^>]+>", "", th).strip() for th in re.findall(r"<th\b.*?</th>", header)]
+    return {text: i for i, text in enumerate(texts, 1)}
+
+
+@pytest.mark.parametrize("width", [1024, 1280])
+def test_the_class_summary_shows_every_total_at_a_laptops_width(
+    browser: list[str], report: Report, tmp_path: Path, width: int
+) -> None:
+    """At 1024 and 1280 px, with the course's 16 lesson files, each student's total and
+    percent are inside the box the roster scrolls in and inside the window, right of the
+    names, and the page does not scroll sideways; scrolled to its last lesson column, the
+    box keeps the names pinned at its left edge. Columns are found by their header."""
+    students = _class_of_the_course(report)
+    path = tmp_path / "summary.html"
+    path.write_text(gradebook.summary_html(students), encoding="utf-8")
+    argv = [a for a in browser if not a.startswith("--user-data-dir=")]
+    argv += [f"--user-data-dir={tmp_path / 'profile'}", f"--window-size={width},900"]
+    tab = Tab(argv, path.as_uri())
+    try:
+        metrics = tab.send("Page.getLayoutMetrics")
+        view = metrics["cssLayoutViewport"]["clientWidth"]
+        assert view == width and metrics["cssContentSize"]["width"] <= view, metrics
+        box = tab.box("#roster :has(> table)")  # the table's own box: where it scrolls
+        assert box is not None and box[0] >= 0 and box[2] <= view, box
+        column = _roster_columns(tab)
+        for row in range(1, len(students) + 1):
+            name = tab.box(f"#student-{row} > td:nth-child({column['student']})")
+            assert name is not None
+            for header in ("total", "%"):
+                shown = tab.box(f"#student-{row} > td:nth-child({column[header]})")
+                assert shown is not None and name[2] - 1 <= shown[0], (row, header, name, shown)
+                assert shown[2] <= box[2] and shown[2] <= view, (row, header, shown, box)
+        last = f"#student-1 > td:nth-child({column[LESSONS[-1]]})"
+        before = tab.box(last)
+        assert before is not None and before[2] > box[2]  # 16 lesson files overflow the box
+        tab.send("DOM.scrollIntoViewIfNeeded", nodeId=tab.node(last))
+        scrolled = tab.box(last)
+        pinned = tab.box(f"#student-1 > td:nth-child({column['student']})")
+        assert scrolled is not None and scrolled[2] <= box[2] + 1, (scrolled, box)
+        assert pinned is not None and abs(pinned[0] - box[0]) <= 1, (pinned, box)
+        assert tab.send("Page.getLayoutMetrics")["cssVisualViewport"]["pageX"] == 0
+    finally:
+        tab.close()
