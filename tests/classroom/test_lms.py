@@ -112,7 +112,9 @@ def _canvas_import_reads(text: str) -> list[dict[str, str]]:
     (github.com/myl7/mylmoe, docs/posts/cityu-ta-upload-canvas-grade.md) found the import
     rejects these columns in any other order than Student, ID, SIS User ID, SIS Login ID,
     Section. Canvas's export (VCU's "Gradebook Action Menu" page) puts each assignment's
-    Points Possible in the row under the header, which the import reads back.
+    Points Possible in the row under the header, which the import reads back. A Student
+    cell holding a folder name is no Canvas display name, so each row here must carry the
+    Canvas ID or SIS User ID.
     """
     table = rows(text)
     assert table[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
