@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from grader import cli, hints
+from grader.course import penalised
 from grader.model import CheckResult, ExerciseResult, Report, SourceLine
 
 QUESTION = "How does jax.lax.scan carry a value from one step to the next?"
@@ -317,17 +319,30 @@ def test_state_is_kept_for_the_graded_folder(tmp_path: Path) -> None:
     assert "fix (3/3): return a + b" in inside
 
 
+BROKEN_PIECEWISE = {
+    "python_if": "def piecewise(x):\n    if x > 0:\n        return x ** 2\n    return -x\n\n",
+    "swapped": (
+        "def piecewise(x):\n    return jax.lax.cond(x > 0, lambda v: -v, lambda v: v ** 2, x)\n\n"
+    ),
+    "where": "def piecewise(x):\n    return jnp.where(x > 0, x ** 2, -x)\n\n",
+}
+
+
 @pytest.mark.slow
-def test_grade_hint_03_jit_never_recommends_jnp_where(tmp_path: Path) -> None:
-    """Issue 35: a Python `if` in `piecewise`; every level `grade hint 03_jit` reveals keeps
-    to what the file asks (`jax.lax.cond`), never `jnp.where`, which costs 2 of its points."""
+@pytest.mark.parametrize("broken", sorted(BROKEN_PIECEWISE))
+def test_grade_hint_03_jit_never_recommends_jnp_where(tmp_path: Path, broken: str) -> None:
+    """Issue 35: a broken `piecewise` (a Python `if`, the branches swapped, `jnp.where`);
+    every level `grade hint 03_jit` reveals keeps to what the file asks (`jax.lax.cond`),
+    never recommends `jnp.where`, which costs 2 of its points. Where the student used it,
+    the grader may say so, never offer it."""
     root = Path(__file__).resolve().parents[2]
     source = (root / "solutions" / "03_jit.py").read_text()
     start = source.index("def piecewise(x):")
     end = source.index("\ndef ", start + 5)
-    python_if = "def piecewise(x):\n    if x > 0:\n        return x ** 2\n    return -x\n\n"
     (tmp_path / "exercises").mkdir()
-    (tmp_path / "exercises" / "03_jit.py").write_text(source[:start] + python_if + source[end:])
+    (tmp_path / "exercises" / "03_jit.py").write_text(
+        source[:start] + BROKEN_PIECEWISE[broken] + source[end:]
+    )
     tmp_path.chmod(0o755)
 
     def run(*argv: str) -> str:
@@ -341,6 +356,17 @@ def test_grade_hint_03_jit_never_recommends_jnp_where(tmp_path: Path) -> None:
         return proc.stdout + proc.stderr
 
     shown = run("exercises/03_jit.py")
+    assert "FAIL" in shown and "piecewise" in shown, shown
     revealed = [run("hint", "03_jit") for _ in range(3)]
-    assert any("fix (3/3)" in text and "jax.lax.cond" in text for text in revealed), revealed
-    assert all("jnp.where" not in text for text in [shown, *revealed]), [shown, *revealed]
+    assert "nudge (2/3)" in revealed[0], revealed  # every level, to the last
+    assert any("fix (3/3)" in t or "all the help" in t.lower() for t in revealed), revealed
+    help_lines = [
+        line
+        for text in [shown, *revealed]
+        for line in text.splitlines()
+        if re.match(r"\s*(hint|question \(1/3\)|nudge \(2/3\)|fix \(3/3\)):", line)
+    ]
+    assert len(help_lines) >= 4, help_lines
+    assert not [line for line in help_lines if penalised.recommends(line, "jnp.where")]
+    if broken != "where":  # only the student's own jnp.where is ever named
+        assert all("jnp.where" not in text for text in [shown, *revealed]), [shown, *revealed]
