@@ -12,8 +12,9 @@ and hints never travel this way, the parent reads them from the suites' source.
 
 The hooks, options and fixtures are here; beside them, one concept each:
 `judge` (a lesson file's judging, each check's state in its item's stash), `session`
-(the sandbox), `outcomes` (what a check's exception means, a frozen value), `wording`
-(what the student is told), `gates` (checks that stand on others), `options`.
+(the sandbox), `outcomes` (what a check's exception means, a frozen value), `blame` (whose
+exception it is: the student's, or the suite's own, a grader error that counts no points),
+`wording` (what the student is told), `gates` (checks that stand on others), `options`.
 
 Also usable by hand, to debug a suite against a folder of lesson files:
 
@@ -28,7 +29,7 @@ from typing import Any
 import pytest
 
 from grader.authoring import MARKER, Attachments, Credit
-from grader.plugin import options
+from grader.plugin import options, wording
 from grader.plugin.gates import Gate, GateClosed, requires
 from grader.plugin.judge import Judge
 from grader.plugin.session import lesson_of
@@ -119,16 +120,25 @@ class JudgeHooks:
 
     def __init__(self, judge: Judge) -> None:
         self.judge = judge
+        self._not_loaded: set[str] = set()  # suites whose failure was recorded with its cause
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         self.judge.collect(items)
 
+    def pytest_exception_interact(
+        self, node: pytest.Item | pytest.Collector, call: pytest.CallInfo[Any], report: Any
+    ) -> None:
+        """A suite that failed to import or collect: a grader error at its line."""
+        if isinstance(report, pytest.CollectReport) and call.excinfo is not None:
+            self.judge.suite_not_loaded(str(node.path), call.excinfo.value)
+            self._not_loaded.add(report.nodeid)
+
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.skipped and isinstance(report.longrepr, tuple):
             self.judge.emit(records.Skipped(str(report.longrepr[2]).removeprefix("Skipped: ")))
-        elif report.failed:
-            self.judge.emit(records.SuiteError(str(report.longrepr)))
+        elif report.failed and report.nodeid not in self._not_loaded:
+            self.judge.emit(records.SuiteError(wording.suite_not_collected(report.nodeid)))
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, Any, None]:

@@ -9,6 +9,10 @@ what the sandbox observes: `grader.sandbox.screen`) closes the gate without sayi
 values are wrong: it stopped at the refusal, so nothing is known of them. It does not open
 the gate either: a module could otherwise add a refused construct to wrong code to have
 the checks standing on it judged, which its honest twin does not get.
+
+A required check that ended in a grader error (its suite's own exception,
+`grader.plugin.blame`) opens the gate: the grader's bug is not the student's, and the
+checks standing on it are judged as if it had passed.
 """
 
 from __future__ import annotations
@@ -103,7 +107,7 @@ def closed_by(
         return GateClosed(required, name, not_implemented=False, unjudged=why)
     if outcome is None:
         raise pytest.UsageError(f"a check requires {required!r}, which has not run yet")
-    if outcome.full_marks:
+    if outcome.full_marks or outcome.grader_error:  # the suite's own error judged nothing
         return None
     if outcome.refused:
         return GateClosed(required, name, not_implemented=False, unjudged=REFUSED)

@@ -8,13 +8,14 @@ their outcomes up there) and the checks its stopped sandbox could not run.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 
 import pytest
 
 from grader.authoring import Attachments, Credit
-from grader.plugin import gates, wording
+from grader.plugin import blame, gates, wording
 from grader.plugin.options import Options
 from grader.plugin.outcomes import PASSED, Context, Outcome, classify, skipped, with_credit
 from grader.plugin.session import SandboxNotStarted, SandboxSession, lesson_of, notebook_step
@@ -26,6 +27,7 @@ OUTCOME = pytest.StashKey[Outcome]()
 CREDIT = pytest.StashKey[Credit]()
 ATTACHMENTS = pytest.StashKey[Attachments]()
 STARTED = pytest.StashKey[float]()
+ANSWERS = pytest.StashKey[int]()  # the sandbox's answers before the check began
 
 
 class Judge:
@@ -121,6 +123,7 @@ class Judge:
     def begin(self, item: pytest.Item) -> None:
         """A check starts: recorded, and given its share of the file's time."""
         item.stash[STARTED] = time.perf_counter()
+        item.stash[ANSWERS] = self._answers()
         self.emit(records.Start(item.name))
         self.session.share_time(self.options.check_share_s)
 
@@ -134,13 +137,35 @@ class Judge:
             else:
                 options = self.options
                 context = Context.of(
-                    self.session.channel, options.check_share_s, options.lesson_dir
+                    self.session.channel,
+                    options.check_share_s,
+                    options.lesson_dir,
+                    (str(item.path), _line_of(item), self._answered(item)),
                 )
                 outcome = classify(exc, call.when, context)
                 self._note_stop(item.name, exc)
         if call.when == "call":
             outcome = with_credit(outcome, item.stash.get(CREDIT, None))
         item.stash[OUTCOME] = outcome
+
+    def _answers(self) -> int:
+        channel = self.session.channel
+        return channel.answers if channel is not None else 0
+
+    def _answered(self, item: pytest.Item) -> bool:
+        """Whether something the student's code gave reached the judge during `item`."""
+        return self._answers() > item.stash.get(ANSWERS, 0)
+
+    def suite_not_loaded(self, path: str, exc: BaseException) -> None:
+        """The suite at `path` could not be imported or collected: a grader error, no check
+        of it counts (`records.SuiteError`, `grader_error`)."""
+        line = blame.suite_line(exc, path, 0)
+        wrapped = isinstance(exc, pytest.Collector.CollectError) and exc.__cause__ is not None
+        cause = exc.__cause__ if wrapped and exc.__cause__ is not None else exc
+        message = wording.suite_not_loaded(
+            type(cause).__name__, cause, os.path.basename(path), line
+        )
+        self.emit(records.SuiteError(self.session.scrub(message)))
 
     def _note_stop(self, check_id: str, exc: BaseException) -> None:
         """Remember a check the stopped sandbox could not run, and what stopped it."""
@@ -177,6 +202,7 @@ class Judge:
                 blocked_by=outcome.blocked_by,
                 root_cause=scrub(outcome.root_cause) if outcome.root_cause else None,
                 duration_s=time.perf_counter() - started if started is not None else 0.0,
+                grader_error=outcome.grader_error,
             )
         )
         attachments = item.stash.get(ATTACHMENTS, None)
@@ -193,3 +219,9 @@ class Judge:
             retried = (*self.options.retried, *self._retried)
             self.emit(records.Unrun(tuple(unrun), tuple(self._stopped_by), retried))
         self.emit(records.Done())
+
+
+def _line_of(item: pytest.Item) -> int:
+    """The line of the check's function in its suite (1-based), or 0."""
+    _, line, _ = item.reportinfo()
+    return line + 1 if isinstance(line, int) else 0

@@ -1,7 +1,9 @@
 """How a check ended, as a frozen value: what the exception it raised (if any) means.
 
 `classify` is a pure function of the exception, the phase it was raised in and what the
-judge knew of its sandbox then (`Context`); the sentences are `grader.plugin.wording`'s.
+judge knew of its sandbox and its check then (`Context`); the sentences are
+`grader.plugin.wording`'s. An exception that is the suite's own (`grader.plugin.blame`) is a
+grader error: no points either way, no help shown, no gate closed.
 A check's first failing phase decides its outcome; a passing call with partial credit
 fails with the credit's fraction (`with_credit`).
 """
@@ -13,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from grader.authoring import Credit
 from grader.model import CheckStatus, SourceLine
-from grader.plugin import wording
+from grader.plugin import blame, wording
 from grader.plugin.gates import GateClosed
 from grader.plugin.session import WALL_PER_CPU_SHARE, LessonImportError
 from grader.protocol.failure import CheckFailure
@@ -34,6 +36,7 @@ class Outcome:
     blocked_by: str | None = None
     root_cause: str | None = None
     refused: bool = False  # its observation got no credit (`client.ObservationRefused`)
+    grader_error: bool = False  # the suite's own exception: no points counted either way
 
     @property
     def full_marks(self) -> bool:
@@ -44,23 +47,39 @@ class Outcome:
 PASSED = Outcome()
 
 
+Check = tuple[str, int, bool]
+"""A check as `Context.of` takes it: its suite's file, its line there, whether it was answered."""
+
+
 @dataclass(frozen=True)
 class Context:
     """What the judge knew of its sandbox when a check raised: the student function it
     was running when it stopped, where that code was when a time share ran out (the
     sandbox's stack, innermost first), each check's share of the file's time limit in
-    seconds of computing, and the lesson folder (whose line is quoted)."""
+    seconds of computing, and the lesson folder (whose line is quoted); and of the check: its
+    suite's file and the check's own line there, and whether anything the student's code
+    gave reached the judge during it (`answered`; `grader.plugin.blame`)."""
 
     function: str = ""
     stuck: tuple[tuple[str, int, str], ...] = ()
     share_s: float = 0.0
     lesson_dir: str = ""
+    suite: str = ""
+    check_line: int = 0
+    answered: bool = True
 
     @classmethod
-    def of(cls, channel: client.Channel | None, share_s: float, lesson_dir: str) -> Context:
+    def of(
+        cls,
+        channel: client.Channel | None,
+        share_s: float,
+        lesson_dir: str,
+        check: Check | None = None,
+    ) -> Context:
+        suite, line, answered = check if check is not None else ("", 0, True)
         if channel is None:
-            return cls(share_s=share_s, lesson_dir=lesson_dir)
-        return cls(channel.lost_in, channel.stuck, share_s, lesson_dir)
+            return cls("", (), share_s, lesson_dir, suite, line, answered)
+        return cls(channel.lost_in, channel.stuck, share_s, lesson_dir, suite, line, answered)
 
     @property
     def wall_s(self) -> float:
@@ -109,6 +128,11 @@ def classify(exc: BaseException, when: str, context: Context = UNKNOWN) -> Outco
         return _student_error(base, exc, failed)
     if isinstance(exc, AssertionError):
         return replace(base, status="failed", message=wording.assertion(exc))
+    if context.suite and blame.is_suites(exc, answered=context.answered):
+        line = blame.suite_line(exc, context.suite, context.check_line)
+        where = os.path.basename(context.suite)
+        message = wording.suite_error(type(exc).__name__, exc, where, line)
+        return replace(base, message=message, location=None, grader_error=True)
     message, fix = wording.raised(
         "the check, using what your code returned,", type(exc).__name__, exc
     )
@@ -120,7 +144,13 @@ def with_credit(outcome: Outcome, credit: Credit | None) -> Outcome:
     if outcome.status != "passed" or credit is None or credit.fraction >= 1.0:
         return outcome
     return replace(
-        outcome, status="failed", fraction=credit.fraction, message=credit.message, fix=credit.fix
+        outcome,
+        status="failed",
+        fraction=credit.fraction,
+        message=credit.message,
+        fix=credit.fix,
+        root_cause=credit.root_cause,  # one cause of the student's behind every failed part
+        location=credit.location,
     )
 
 

@@ -130,6 +130,37 @@ def not_started(lesson: str, exc: BaseException) -> str:
     )
 
 
+def suite_error(kind: str, exc: BaseException, suite: str, line: int) -> str:
+    """A check's own code (its suite `suite`, at `line`) raised `kind`: the grader's bug,
+    said as such (`grader.plugin.blame`): no points are counted for the check either way."""
+    return (
+        f"grader error: the check's own code raised {kind}: {short(exc, 300)} "
+        f"({suite}, line {line}). A bug in the grader's checks, not in your code: no points "
+        "were counted for this check either way. Please report it to whoever runs the grader."
+    )
+
+
+def suite_not_loaded(kind: str, exc: BaseException, suite: str, line: int) -> str:
+    """The suite `suite` could not be imported or collected (at `line`): none of its checks
+    ran, and none counts (`grader.plugin.blame`)."""
+    at = f", line {line}" if line else ""
+    return (
+        f"grader error: the grader's checks for this file could not be loaded ({suite}{at}: "
+        f"{kind}: {short(exc, 300)}). A bug in the grader, not in your code: none of this "
+        "file's checks ran and no points were counted for them. Please report it to whoever "
+        "runs the grader."
+    )
+
+
+def suite_not_collected(nodeid: str) -> str:
+    """A suite whose collection failed without an exception the judge saw."""
+    return (
+        f"grader error: the grader's checks for this file could not be collected ({nodeid}). "
+        "A bug in the grader, not in your code: none of this file's checks ran and no points "
+        "were counted for them. Please report it to whoever runs the grader."
+    )
+
+
 # -- a check that did not pass ---------------------------------------------------------
 
 

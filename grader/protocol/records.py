@@ -11,9 +11,12 @@ lines to the parent, which decodes each with `decode`:
                 (grader_error: the sandbox ended before    grader_error)
                 any of the student's code ran)
     skipped     the suite skipped itself               Skipped(message)
-    suite_error the suite could not be collected       SuiteError(message)
+    suite_error the suite could not be imported or     SuiteError(message)
+                collected (a grader error: no check counts)
     start       a check began                          Start(id)
-    result      a check's outcome                      Result(id, status, fraction, message, fix, ...)
+    result      a check's outcome                      Result(id, status, fraction, message, fix, ...,
+                (grader_error: the suite's own             grader_error)
+                exception, no points counted)
     artifact    an image a check (or the notebook) made Artifact(id, title, data)
     metric      a number a check measured              Metric(id, name, value)
     notebook    what the notebook's run left to say    Notebook(message)
@@ -139,7 +142,8 @@ class Skipped:
 
 @dataclass(frozen=True)
 class SuiteError:
-    """The suite itself failed to collect (a grader bug): the end of pytest's report."""
+    """The suite itself failed to import or collect (a grader bug): what and where, said
+    as a grader error (`grader.plugin.wording.suite_not_loaded`)."""
 
     kind: ClassVar[str] = "suite_error"
 
@@ -176,6 +180,7 @@ class Result:
     duration_s: float = 0.0
     blocked_by: str | None = None  # the check whose values this one waits for (a gate)
     root_cause: str | None = None  # "Type|path|line|function" of a student exception
+    grader_error: bool = False  # the suite's own exception: the check counts no points
 
     def __post_init__(self) -> None:
         _clip(self, id=MAX_ID_CHARS, message=MAX_MESSAGE_CHARS, fix=MAX_MESSAGE_CHARS)
@@ -443,6 +448,7 @@ _FIELDS: dict[type[Record], dict[str, tuple[Callable[[Any], Any], bool]]] = {
         "duration_s": (_seconds, False),
         "blocked_by": (_optional(_text(MAX_ID_CHARS)), False),
         "root_cause": (_optional(_text(MAX_ID_CHARS * 4)), False),
+        "grader_error": (_flag, False),
     },
     Artifact: {
         "id": (_text(MAX_ID_CHARS), True),

@@ -43,6 +43,13 @@ NOT_GRADED_FAULT = (
 """Each check's message when the grader failed the file itself on every try
 (`Ending.grader_fault`, `grader.runner.engine.grader_fault`)."""
 
+NOT_LOADED = (
+    "not run: the grader's checks for this file could not be loaded "
+    "(a grader error, not yours: no points counted)"
+)
+"""Each check's message when the suite failed to import or collect (`rec.SuiteError`): the
+file's message says where."""
+
 
 @dataclass(frozen=True)
 class Ending:
@@ -202,6 +209,11 @@ def _result(
     )
 
 
+def _helpless(check: CheckResult) -> CheckResult:
+    """`check` without its help: a grader error is not the student's to fix."""
+    return replace(check, hint="", nudge="", fix="")
+
+
 def _death(ending: Ending, filename: str) -> tuple[CheckStatus, str]:
     """What to say about the check that was running when the child stopped."""
     if ending.lost:
@@ -284,12 +296,14 @@ def _judge(spec: ExerciseSpec, parsed: _Parsed, ending: Ending, filename: str) -
         return "error", checks, message
     if parsed.imported is not None and not parsed.imported.ok:
         return _import_failed(spec, parsed.imported, filename)
+    if parsed.suite_error is not None and not parsed.results:  # the suite's bug: none counts
+        checks = tuple(_result(c, "error", NOT_LOADED, counted=False) for c in spec.checks)
+        return "error", tuple(_helpless(c) for c in checks), parsed.suite_error
     ended = ending.ended
     if not parsed.collected and not ending.lost and not ended.timed_out:
         message = (
             "the grader could not run this file's checks (a problem in the grader, not in your "
             f"code; exit code {ended.exit_code}, signal {ended.signal}). Please report it."
-            + (f"\n{parsed.suite_error}" if parsed.suite_error else "")
         )
         return (
             "error",
@@ -338,6 +352,9 @@ def _check_result(
     filename: str,
 ) -> CheckResult:
     result = parsed.results.get(check.id)
+    if result is not None and result.grader_error:  # the suite's own exception: none counts
+        error = _result(check, "error", result.message, duration_s=result.duration_s, counted=False)
+        return _helpless(error)
     if result is not None:
         # The decoder kept the fraction in [0, 1]; a check that did not pass never earns it all.
         fraction = (

@@ -71,6 +71,7 @@ def test_the_wire_format_is_the_plugins() -> None:
         "duration_s": 0.0,
         "blocked_by": None,
         "root_cause": None,
+        "grader_error": False,
     }
     gated = rec.Result("test_b", "failed", blocked_by="test_a", root_cause="TypeError|f.py|3|g")
     assert rec.decode(rec.encode(gated)) == gated
