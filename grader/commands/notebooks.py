@@ -6,7 +6,6 @@ from pathlib import Path
 
 from grader.commands.shared import UsageError
 from grader.notebooks import convert
-from grader.notebooks.export import DEFAULT_INSTALL
 
 __doc__ = convert.__doc__
 
@@ -33,10 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--install",
-        default=DEFAULT_INSTALL,
+        default=None,
         metavar="SPEC",
         help="what the notebooks' first cell pip-installs on a kernel without the grader "
-        f"(default: {DEFAULT_INSTALL}; e.g. the student release's git URL, for Colab)",
+        "(default: the release `grade release --url` recorded, `[tool.grade] release_url` "
+        "here; with none, nothing: the cell asks for a kernel with the grader installed)",
     )
     parser.add_argument(
         "--force",

@@ -38,6 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the score below which the students' CI workflow fails "
         f"(default {ci_template.DEFAULT_FAIL_UNDER:g})",
     )
+    parser.add_argument(
+        "--url",
+        metavar="URL",
+        help="where the release is served, as pip installs it (git+https://github.com/COURSE/"
+        "RELEASE); recorded for the notebooks' setup cell (default: the course's "
+        "[tool.grade] release_url)",
+    )
     parser.add_argument("--force", action="store_true", help="replace an earlier release in OUT")
 
 
@@ -58,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
             args.fail_under,
             args.force,
             course_dir=course.root(args),
+            url=args.url,
         )
     except course_release.ERRORS as exc:
         raise shared.UsageError(str(exc)) from None

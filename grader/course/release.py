@@ -1,6 +1,6 @@
 """Write the student repository: what students clone, with nothing they must not see.
 
-    grade release OUT [--course PATH] [--fail-under PERCENT]
+    grade release OUT [--course PATH] [--fail-under PERCENT] [--url URL]
 
 OUT gets the course's stubs (exercises/), the installed grader's package with
 the PUBLIC part of every suite (hidden checks, and the helpers only they used,
@@ -17,6 +17,12 @@ check. Before finishing, the tree is searched for every hidden check's name,
 id and hint (unless a public check has the same hint) and for every solution
 body; any hit is an error and OUT is removed. (A hidden check's message is made
 when it runs: what it is built from goes with the check's code.)
+
+`--url` is where the release will be served from, as pip installs it
+(`git+https://github.com/COURSE/RELEASE`; default: the course's `[tool.grade]
+release_url`). It is recorded in the release's pyproject.toml (`[tool.grade]
+release_url`), so that `grade notebooks` there writes notebooks whose first cell
+installs the grader from it on a hosted kernel (Colab): no package index serves it.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from pathlib import Path
 
 from grader import catalog, hints
 from grader.course import assign, ci_template, public, tree
+from grader.notebooks import convert
 from grader.reports import labels
 
 # What students run: every other module of grader/commands/ is the instructor's.
@@ -48,8 +55,29 @@ GITIGNORE = (
 )
 
 
+URL_SCHEMES = ("git+https://", "git+ssh://", "https://", "http://", "file://")
+
+
 class ReleaseError(Exception):
     pass
+
+
+def check_url(url: str) -> str:
+    """`url` when pip can install the release from it; `ReleaseError` otherwise."""
+    if url and (not url.startswith(URL_SCHEMES) or any(c.isspace() or c in "\"'\\" for c in url)):
+        raise ReleaseError(
+            f"--url {url!r}: give the URL pip installs the release from, starting with "
+            f"{', '.join(URL_SCHEMES)}; e.g. git+https://github.com/COURSE/RELEASE"
+        )
+    return url
+
+
+def record_url(pyproject: Path, url: str) -> None:
+    """Add `release_url` to the `[tool.grade]` table that ends the release's pyproject."""
+    text = pyproject.read_text(encoding="utf-8")
+    if not text.split("\n[")[-1].startswith("tool.grade]"):
+        raise ReleaseError(f"{pyproject} does not end with its [tool.grade] table")
+    pyproject.write_text(text.rstrip("\n") + f'\n{convert.RELEASE_URL} = "{url}"\n')
 
 
 def solution_bodies(solutions: Path) -> list[tuple[str, str]]:
@@ -153,9 +181,12 @@ def release(
     force: bool = False,
     *,
     course_dir: Path = Path("."),
+    url: str | None = None,
 ) -> list[catalog.ExerciseSpec]:
-    """Write the release (with the `[tool.grade]` setting of `course_dir`); returns the
-    released (public) suites' specs. Raises one of `ERRORS` (nothing is left in `out`)."""
+    """Write the release (with the `[tool.grade]` setting of `course_dir`, and `url`, by
+    default the course's `release_url`, recorded); returns the released (public) suites'
+    specs. Raises one of `ERRORS` (nothing is left in `out`)."""
+    url = check_url(convert.release_url(course_dir.resolve()) if url is None else url)
     unsynced = assign.differences(solutions, exercises)
     if unsynced:
         raise ReleaseError(
@@ -175,6 +206,8 @@ def release(
             leave_out=instructor_only(),
             templates=STUDENT_TEMPLATES,
         )
+        if url:
+            record_url(out / "pyproject.toml", url)
         released = _student_files(out, exercises, sorted(cut), fail_under, course_dir)
         hidden = [x for s in cut.values() for x in (*s.hidden_ids, *s.hidden_names)]
         problems = leaks(

@@ -3,25 +3,33 @@
     grade notebooks                              exercises/*.py -> notebooks/*.ipynb
     grade notebooks --from solutions --out DIR   the reference notebooks
     grade notebooks --only 03_jit --force        replace one notebook
-    grade notebooks --install 'git+https://github.com/COURSE/RELEASE'
+    grade notebooks --install 'jax-lesson-grader @ git+https://github.com/COURSE/RELEASE'
                                                  what the setup cell installs (Colab)
 
 Each notebook holds the lesson text and each function's docstring as markdown
 and one code cell per function (see `grader.notebooks.export`), after a first code cell
 that loads the `%grade` magic (`%load_ext grader`), installing the grader first when the
 kernel has none (a fresh hosted kernel: `%pip install` of `--install`, by default the
-grader's distribution; a course gives its student release, e.g. its git URL). A notebook that
+release whose URL `grade release --url` recorded: `[tool.grade] release_url` of the
+pyproject.toml here, the course's or the release's; with none, the cell says to install the
+grader in the kernel's venv, since no package index serves it). A notebook that
 already exists is kept unless `--force`: it may hold a student's work. Grade a
 notebook, or a folder of them (mixed with `.py` files), with `grade PATH`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader.notebooks.export import DEFAULT_INSTALL, dumps, notebook_of
+
+DISTRIBUTION = "jax-lesson-grader"
+RELEASE_URL = "release_url"  # the `[tool.grade]` key `grade release --url` writes
+_SECTION = re.compile(r"^\s*\[(?P<name>[^\]]+)\]\s*(?:#.*)?$")
+_KEY = re.compile(r"""^\s*release_url\s*=\s*["'](?P<value>[^"']*)["']\s*(?:#.*)?$""")
 
 
 class CannotConvert(ValueError):
@@ -39,6 +47,30 @@ class Converted:
             f"{self.written} notebook(s) written, {self.kept} kept, in {self.out}/. Open one "
             f"in Jupyter and run `%grade` in it, or grade them with `grade {self.out}/`."
         )
+
+
+def release_url(folder: Path) -> str:
+    """`[tool.grade] release_url` of the pyproject.toml in `folder` or its nearest parent
+    holding one ("" when none): read line by line, the key and its section are all we need."""
+    for candidate in (folder, *folder.parents):
+        path = candidate / "pyproject.toml"
+        if path.is_file():
+            section, found = "", ""
+            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                header, key = _SECTION.match(line), _KEY.match(line)
+                if header:
+                    section = header["name"].strip()
+                elif key and section == "tool.grade":
+                    found = key["value"].strip()
+            return found
+    return ""
+
+
+def recorded_install(folder: Path) -> str:
+    """What the setup cell installs by default: the grader from the release's recorded URL
+    (`jax-lesson-grader @ URL`), or "" when `grade release` recorded none."""
+    url = release_url(folder.resolve())
+    return f"{DISTRIBUTION} @ {url}" if url else DEFAULT_INSTALL
 
 
 def lesson_files(source: Path, only: str) -> list[Path]:
@@ -65,13 +97,16 @@ def convert(
     out: Path,
     *,
     only: str = "",
-    install: str = DEFAULT_INSTALL,
+    install: str | None = None,
     force: bool = False,
     say: Callable[[str], None] = print,
 ) -> Converted:
     """Write `out/NAME.ipynb` for each lesson file of `source`; one that exists is kept
-    unless `force` (it may hold a student's work). `say` gets a line per notebook."""
+    unless `force` (it may hold a student's work). `say` gets a line per notebook.
+    `install`: what the setup cells install (None: `recorded_install` of the working folder)."""
     files = lesson_files(source, only)
+    if install is None:
+        install = recorded_install(Path.cwd())
     if out.exists() and not out.is_dir():
         raise CannotConvert(f"--out {out} is a file; give a folder")
     out.mkdir(parents=True, exist_ok=True)

@@ -31,9 +31,10 @@ from typing import Any
 from grader.notebooks.execution import SKIP_TAG
 
 NBFORMAT_MINOR = 5
-DEFAULT_INSTALL = "jax-lesson-grader"
-"""What the setup cell's `%pip install` installs: the grader's distribution (a course
-gives its student release instead, e.g. a git URL: `grade notebooks --install`)."""
+DEFAULT_INSTALL = ""
+"""What the setup cell's `%pip install` installs: nothing by default. No index serves the
+grader; the course's student release does, from its URL (`grade release --url` records it,
+`grade notebooks` reads it: `grader.notebooks.convert.recorded_install`)."""
 
 SETUP_CELL = """\
 # Run this cell first: it loads the grader's `%grade` magic, and installs the
@@ -42,6 +43,18 @@ try:
     import grader
 except ImportError:
     %pip install --quiet {install}
+%load_ext grader"""
+
+NO_INSTALL_CELL = """\
+# Run this cell first: it loads the grader's `%grade` magic. This notebook names no
+# release to install the grader from: run it in a kernel of the course's venv.
+try:
+    import grader
+except ImportError:
+    raise ImportError(
+        "the grader is not installed in this kernel: run `pip install .` in the course's "
+        "repository and start this notebook's kernel from that venv"
+    ) from None
 %load_ext grader"""
 
 WORKING_NOTE = """\
@@ -69,7 +82,7 @@ class _Chunk:
 
 def notebook_of(source: str, name: str, install: str = DEFAULT_INSTALL) -> dict[str, Any]:
     """The nbformat 4 notebook (as JSON data) of the lesson file `name`.py with `source`;
-    `install`: what its setup cell installs when the kernel has no grader."""
+    `install`: what its setup cell installs when the kernel has no grader ("": nothing)."""
     tree = ast.parse(source)
     lines = source.splitlines()
     chunks: list[_Chunk] = []
@@ -78,7 +91,7 @@ def notebook_of(source: str, name: str, install: str = DEFAULT_INSTALL) -> dict[
     if doc is not None:
         chunks.append(_Chunk("markdown", _lesson_text(doc)))
         body = body[1:]
-    setup = SETUP_CELL.format(install=shlex.quote(install))
+    setup = SETUP_CELL.format(install=shlex.quote(install)) if install else NO_INSTALL_CELL
     chunks.append(_Chunk("code", setup, (SKIP_TAG,)))
     chunks.append(_Chunk("markdown", WORKING_NOTE.format(name=name)))
 

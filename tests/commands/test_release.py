@@ -356,3 +356,56 @@ def test_students_see_the_hidden_count_when_grading_the_release(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Total 0/7 (0%)" in proc.stdout
     assert "public 0/3 passed; 2 hidden check(s), 5 point(s), run at grading" in proc.stdout
+
+
+def setup_cell(notebook: Path) -> str:
+    cells = json.loads(notebook.read_text())["cells"]
+    return "".join(next(c["source"] for c in cells if c["cell_type"] == "code"))
+
+
+def test_the_release_records_its_url_and_the_notebooks_install_from_it(
+    course: Path, grade: Grade, tmp_path: Path
+) -> None:
+    url = "git+https://example.org/course/jax-release"
+    out = tmp_path / "student-repo"
+    code, text = release(grade, course, out, "--url", url, "--course", str(course))
+    assert code == 0, text
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11
+    assert (
+        tomllib.loads((out / "pyproject.toml").read_text())["tool"]["grade"]["release_url"] == url
+    )
+    code, text = grade("notebooks", "--out", "nb", cwd=out)  # what a student runs there
+    assert code == 0, text
+    cell = setup_cell(out / "nb" / "01_sums.ipynb")
+    assert f"%pip install --quiet 'jax-lesson-grader @ {url}'" in cell
+    # The course's own setting is the default; the instructor's notebooks read it too.
+    (course / "pyproject.toml").write_text(f'[tool.grade]\nrelease_url = "{url}.git"\n')
+    code, text = release(grade, course, tmp_path / "second", "--course", str(course))
+    assert code == 0, text
+    assert f'release_url = "{url}.git"' in (tmp_path / "second" / "pyproject.toml").read_text()
+    assert grade("notebooks", "--out", "nb", cwd=course)[0] == 0
+    assert f"jax-lesson-grader @ {url}.git" in setup_cell(course / "nb" / "01_sums.ipynb")
+
+
+def test_without_a_url_the_notebooks_install_nothing_and_say_what_to_do(
+    course: Path, grade: Grade, tmp_path: Path
+) -> None:
+    out = tmp_path / "student-repo"
+    code, text = release(grade, course, out, "--course", str(course))
+    assert code == 0, text
+    assert "release_url" not in (out / "pyproject.toml").read_text()
+    assert grade("notebooks", "--out", "nb", cwd=out)[0] == 0
+    cell = setup_cell(out / "nb" / "01_sums.ipynb")
+    assert "%pip" not in cell and "the grader is not installed in this kernel" in cell
+    compile(cell.replace("%load_ext grader", "pass"), "setup", "exec")  # valid Python
+
+
+@pytest.mark.parametrize("url", ["jax-lesson-grader", "github.com/course/release",
+                                 'https://x.org/"; rm -rf ~'])  # fmt: skip
+def test_a_url_pip_cannot_install_from_is_refused(
+    url: str, course: Path, grade: Grade, tmp_path: Path
+) -> None:
+    out = tmp_path / "student-repo"
+    code, text = release(grade, course, out, "--url", url, "--course", str(course))
+    assert code == 2 and "give the URL pip installs the release from" in text
+    assert not out.exists()
