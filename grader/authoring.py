@@ -61,6 +61,8 @@ from typing import Any, TypeVar
 
 import pytest
 
+from grader.model import SourceLine
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 MARKER = "grader_check"
@@ -100,21 +102,36 @@ def check(
 
 
 class Credit:
-    """Partial credit for one check: the fraction of its points earned."""
+    """Partial credit for one check: the fraction of its points earned, and (where every
+    part that failed failed for one reason) that reason's key and line, so the reports show
+    the cause once with every check it cost (`grader.reports.groups`)."""
 
     def __init__(self) -> None:
         self.fraction = 1.0
         self.message = ""
         self.fix = ""
+        self.root_cause: str | None = None
+        self.location: SourceLine | None = None
 
-    def award(self, fraction: float, message: str, fix: str = "") -> None:
+    def award(
+        self,
+        fraction: float,
+        message: str,
+        fix: str = "",
+        *,
+        root_cause: str | None = None,
+        location: SourceLine | None = None,
+    ) -> None:
         """Earn `fraction` of the points; `message` says what failed, `fix` (shown as the
-        hint policy allows, like a failure's fix) how to mend it."""
+        hint policy allows, like a failure's fix) how to mend it; `root_cause` and
+        `location`: the student's exception every failed part raised, and its line."""
         if not 0.0 <= fraction <= 1.0:
             raise ValueError(f"credit fraction must be in [0, 1], got {fraction}")
         self.fraction = float(fraction)
         self.message = message
         self.fix = fix
+        self.root_cause = root_cause
+        self.location = location
 
 
 class Attachments:

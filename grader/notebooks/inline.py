@@ -83,6 +83,7 @@ def _template() -> jinja2.Template:
         check_phrase=labels.CHECK_PHRASES,
         cause_headline=groups.cause_headline,
         waits_for=groups.waits_for,
+        share_note=groups.share_note,
     )
     return env.from_string(_template_source())
 

@@ -5,7 +5,10 @@ Two kinds of check are shown as one line each, under the check that explains the
 - checks that failed with the same exception at the same line of the student's code
   (the same `root_cause`): the first of them is shown in full, under a head such as
   "5 checks failed because `loss_fn` raised TypeError at line 54", and the others
-  follow as "the same error also failed: ..." (one line each, with their points);
+  follow as "the same error also failed: ..." (one line each, with their points). A
+  check of several parts that lost only some of its points belongs there too when every
+  part that failed raised that exception (its credit carries the key): its line says
+  what share it kept and why (`share_note`);
 - checks that were not judged because a value check they wait for failed (their
   `blocked_by` is that check's id): listed under it as "3 more checks wait for this one".
 
@@ -174,3 +177,12 @@ def waits_for(exercise: ExerciseResult, check: CheckResult) -> str:
 def same_cause_headline(entry: Entry) -> str:
     n = len(entry.same_cause)
     return f"the same error failed {n} more check{'s' if n != 1 else ''}"
+
+
+def share_note(check: CheckResult) -> str:
+    """Where a check's fractional score comes from, for a check listed in one line: the
+    first line of its message when it kept part of its points (`2 of 3 passed (piecewise
+    failed); each of the 3 parts is 1/3 of the points.`), else ""."""
+    if not 0 < check.score < check.max_score:
+        return ""
+    return check.message.strip().splitlines()[0] if check.message.strip() else ""

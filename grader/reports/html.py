@@ -92,6 +92,7 @@ def _template() -> jinja2.Template:
         entries=groups.entries,
         cause_headline=groups.cause_headline,
         same_cause_headline=groups.same_cause_headline,
+        share_note=groups.share_note,
         waiting_headline=groups.waiting_headline,
         waits_for=groups.waits_for,
         unfolded=unfolded,

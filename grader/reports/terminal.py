@@ -135,7 +135,10 @@ def _failure_block(
     lines.extend(_help_lines(check, paint, body))
     if entry is not None and entry.same_cause:
         lines.append(INDENT + groups.same_cause_headline(entry) + " (same message, see above):")
-        lines.extend(_check_item(c, paint) for c in entry.same_cause)
+        lines.extend(
+            _check_item(c, paint) + (f": {note}" if (note := groups.share_note(c)) else "")
+            for c in entry.same_cause
+        )
     if entry is not None and entry.waiting:
         lines.append(INDENT + groups.waiting_headline(entry) + ":")
         for c in entry.waiting:

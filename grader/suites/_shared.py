@@ -190,7 +190,10 @@ def score_cases(credit: Credit, cases: Sequence[tuple[str, Callable[[], object]]
     """Run each `(label, thunk)`: full marks if all pass, a share of the points if some
     do, and the first exception if none does (so an untouched stub still reads as not
     attempted); a real failure is raised before a closed gate (`gate.require`), so the
-    message shows what is wrong rather than "fix the values first"."""
+    message shows what is wrong rather than "fix the values first". The points are shared
+    equally among the cases, which the message says; where every case that failed raised
+    the same exception of the student's at the same line, the credit carries it (the
+    reports show that cause once, with every check it cost)."""
     from grader.plugin import GateClosed
 
     errors: list[tuple[str, Exception]] = []
@@ -204,7 +207,7 @@ def score_cases(credit: Credit, cases: Sequence[tuple[str, Callable[[], object]]
     if len(errors) == len(cases):
         raise next((exc for _, exc in errors if not isinstance(exc, GateClosed)), errors[0][1])
     passed = len(cases) - len(errors)
-    lines = [f"{passed} of {len(cases)} passed."]
+    lines = [_shares(passed, [label for label, _ in cases], [label for label, _ in errors])]
     fixes = []
     for label, error in errors:
         if isinstance(error, CheckFailure):
@@ -221,4 +224,40 @@ def score_cases(credit: Credit, cases: Sequence[tuple[str, Callable[[], object]]
             )
             text = f"raised {kind}: {error}"
         lines.append(f"{label}: {text}")
-    credit.award(passed / len(cases), "\n".join(lines), fix="; ".join(fixes))
+    root_cause, location = _one_cause([error for _, error in errors])
+    credit.award(
+        passed / len(cases),
+        "\n".join(lines),
+        fix="; ".join(fixes),
+        root_cause=root_cause,
+        location=location,
+    )
+
+
+def _shares(passed: int, labels: Sequence[str], failed: Sequence[str]) -> str:
+    """`2 of 3 passed (piecewise failed); each of the 3 parts is 1/3 of the points.`: where
+    a fractional score comes from."""
+    return (
+        f"{passed} of {len(labels)} passed ({', '.join(failed)} failed); each of the "
+        f"{len(labels)} parts is 1/{len(labels)} of the points."
+    )
+
+
+def _one_cause(errors: Sequence[Exception]) -> tuple[str | None, Any]:
+    """The root-cause key and line of the student's exception every one of `errors` stands
+    on, or (None, None) when they do not all share one."""
+    from grader.plugin import wording
+
+    keys, where = set(), None
+    for error in errors:
+        if isinstance(error, client.StudentError):
+            key = wording.root_cause(error)
+        elif isinstance(error, CheckFailure):
+            key = wording.student_root_cause(error)
+        else:
+            key = None
+        keys.add(key)
+        where = where or wording.error_location(error)
+    if len(keys) != 1 or None in keys:
+        return None, None
+    return keys.pop(), where
