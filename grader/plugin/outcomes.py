@@ -144,7 +144,13 @@ def with_credit(outcome: Outcome, credit: Credit | None) -> Outcome:
     if outcome.status != "passed" or credit is None or credit.fraction >= 1.0:
         return outcome
     return replace(
-        outcome, status="failed", fraction=credit.fraction, message=credit.message, fix=credit.fix
+        outcome,
+        status="failed",
+        fraction=credit.fraction,
+        message=credit.message,
+        fix=credit.fix,
+        root_cause=credit.root_cause,  # one cause of the student's behind every failed part
+        location=credit.location,
     )
 
 
