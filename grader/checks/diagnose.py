@@ -17,16 +17,23 @@ are what that mistake produces:
 - `transposed`       the values are the expected matrix transposed
 - `other_axis(...)`  the values are the reference taken along another axis
 - `shifted`          the values are the expected shifted by one place (an off-by-one)
+- `skipped_first_step` per-step records whose step 0 is 0.0 and whose later steps come one
+                     entry late: a training loop that never ran step 0
 - `matches(alt, ..)` the values are those of a mistake the suite computes itself
 - `loss_rises(...)`  a training loss that rises: the update goes uphill
 
 Structure comes before numbers: `find` first tries `swapped_outputs` (a tuple or list
 whose outputs, put in another order, are the reference's), and a ratio is only ever taken
 between arrays of the same shape. `shape_cause` says what two differing shapes show and
-nothing more. A cause that is a size of the input (`batch_scale`'s "summed over" and
-"divided by N once too often") is named by a search (`across`) only when it is confirmed
-on two inputs of different sizes: one ratio on one input can be a coincidence (a (B, 1)
-minus (B,) residual averages to 1/3 of the right loss at one B and to nothing at another).
+nothing more.
+
+A cause is a guess about the computation, so it is named only once confirmed: the mistake,
+applied to the reference, must reproduce the student's result on every failing input held
+to it, inputs of two different sizes among them (`across` for a search, `confirmed` for a
+check's own fixed inputs). One ratio or one match on one input can be a coincidence: a
+(B, 1) minus (B,) residual averages to 1/3 of the right loss at one B, and x[index] * value
+is "x unchanged" wherever x[index] is 0. Only a returned None (`ON_ONE_INPUT`) is named from
+one input. docs/causes.md lists the causes and the fixtures that prove each.
 
 `first` runs diagnostics in order and returns the first confirmed cause's text, or ""
 when none matches: the failure then says only that the values differ and shows the
@@ -35,7 +42,7 @@ first differing element (`values.difference`), with no guessed cause.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,37 +146,86 @@ def _is(factor: float | None, want: float) -> bool:
     return factor is not None and bool(np.isclose(factor, want, rtol=RTOL, atol=0.0))
 
 
-# causes that are a size of the input: confirmed only on two inputs of different sizes
+# causes seen in the result's structure itself, on any one input: every other cause is a
+# guess about the computation, named only when it is confirmed on two inputs of different sizes
+ON_ONE_INPUT = frozenset({"none"})
+# kept for callers that asked which causes are sizes of the input (all are confirmed now)
 SIZE_KINDS = frozenset({"batch_sum", "batch_mean"})
+# the failing inputs held to a cause (each must confirm it)
+CHECKED = 60
 
 Input = tuple[Any, Any, Any]  # (the arguments, the student's result, the reference's result)
 
 
 def across(
     smallest: Input,
-    others: Sequence[Input],
+    others: Iterable[Input],
     diagnostics: Callable[[Any], Sequence[Diagnostic]],
+    more: Callable[[], Iterable[Input]] | None = None,
 ) -> str:
-    """The cause the diagnostics confirm on the `smallest` failing input, or "". A cause in
-    SIZE_KINDS is named only if it is also confirmed on one of `others` (other failing
-    inputs) whose arguments have other shapes; otherwise no cause is named."""
+    """The cause the diagnostics confirm on the `smallest` failing input, or "". Unless its
+    kind is in ON_ONE_INPUT, the cause is named only if the same mistake, applied to the
+    reference, reproduces the student's result on EVERY one of `others` (the other failing
+    inputs, up to CHECKED of them), one of which at least has other argument shapes; when
+    `others` holds no input of other shapes, the inputs `more()` gives are held to the same
+    rule. A mistake the student made reproduces on every input where it shows; a look-alike
+    only where the inputs happen not to tell them apart (x[index] * value is x[index] where
+    x[index] is 0 or value is 1, a dropped update elsewhere too)."""
     args, actual, expected = smallest
     found = find(actual, expected, *diagnostics(args))
     if found is None:
         return ""
-    if found.kind not in SIZE_KINDS:
+    if found.kind in ON_ONE_INPUT:
         return found.text
     sizes = _shapes(args)
-    tried: dict[tuple[tuple[int, ...], ...], int] = {}
-    for other_args, other_actual, other_expected in others:
-        shapes = _shapes(other_args)
-        if shapes == sizes or tried.get(shapes, 0) >= 3:  # a few inputs of each other size
-            continue
-        tried[shapes] = tried.get(shapes, 0) + 1
-        again = find(other_actual, other_expected, *diagnostics(other_args))
-        if again is not None and again.kind == found.kind:
-            return found.text
-    return ""
+    verdict = _holds(found.kind, sizes, others, diagnostics)
+    if verdict is None and more is not None:
+        verdict = _holds(found.kind, sizes, more(), diagnostics)
+    return found.text if verdict else ""
+
+
+def _holds(
+    kind: str,
+    sizes: tuple[tuple[int, ...], ...],
+    inputs: Iterable[Input],
+    diagnostics: Callable[[Any], Sequence[Diagnostic]],
+) -> bool | None:
+    """False if one of `inputs` (the first CHECKED) does not confirm `kind`; else True if one
+    of them has argument shapes other than `sizes`, None if none has."""
+    other_size = False
+    for count, (other_args, other_actual, other_expected) in enumerate(inputs):
+        if count >= CHECKED:
+            break
+        if _same_values(other_actual, other_expected):
+            continue  # an input on which the student's result is right: nothing to reproduce
+        if not _confirms(kind, other_actual, other_expected, diagnostics(other_args)):
+            return False
+        other_size = other_size or _shapes(other_args) != sizes
+    return True if other_size else None
+
+
+def _confirms(kind: str, actual: Any, expected: Any, diagnostics: Sequence[Diagnostic]) -> bool:
+    """Some diagnostic, not only the first that matches, confirms `kind` on these values:
+    on another input two mistakes can give the same numbers (1/10 is a class mean and, on 10
+    rows, a batch divided by twice)."""
+    for diagnostic in (returned_none, swapped_outputs, *diagnostics):
+        try:
+            found = diagnostic(actual, expected)
+        except (TypeError, ValueError, IndexError, KeyError):
+            found = None
+        if found is not None and found.kind == kind:
+            return True
+    return False
+
+
+def confirmed(inputs: Sequence[Input], diagnostics: Callable[[Any], Sequence[Diagnostic]]) -> str:
+    """`across` for a check that runs a few fixed inputs itself (the failing ones and the
+    passing ones alike: a mistake that shows nowhere is confirmed nowhere): the cause the
+    first input confirms, named only when every other input confirms it too and one of them
+    has another size."""
+    if not inputs:
+        return ""
+    return across(inputs[0], inputs[1:], diagnostics)
 
 
 def _shapes(args: Any) -> tuple[tuple[int, ...], ...]:
@@ -401,14 +457,34 @@ def shifted(actual: Any, expected: Any) -> Cause | None:
     return None
 
 
+def skipped_first_step(actual: Any, expected: Any) -> Cause | None:
+    """Per-step records (the step on the first axis) whose step 0 holds zeros and whose step
+    i holds what step i - 1 should record: the loop never ran step 0 (it starts at 1 and
+    step 0's entry is left at its initial 0.0), so every step comes one entry late."""
+    a, e = np.asarray(actual, np.float64), np.asarray(expected, np.float64)
+    if a.shape != e.shape or a.ndim == 0 or a.shape[0] < 2 or _close(a, e):
+        return None
+    if np.all(a[0] == 0.0) and not np.all(e[0] == 0.0) and _close(a[1:], e[:-1]):
+        return Cause(
+            "step0",
+            "step 0 was not run: its entry is 0.0 and each later entry is what the step "
+            "before it records (the loop starts at step 1, and step 0's entry keeps the 0.0 "
+            "the list was filled with)",
+        )
+    return None
+
+
 def matches(alternative: Any, text: str, kind: str = "known") -> Diagnostic:
     """The values are `alternative`, what a known mistake gives (computed by the suite)."""
 
     def diagnostic(actual: Any, expected: Any) -> Cause | None:
-        mistake, right = _pairs(actual, alternative), _pairs(expected, alternative)
-        if mistake is None or right is None or _close(*right):
+        mistake = _pairs(actual, alternative)
+        if mistake is None or not _close(*mistake):
+            return None
+        right = _pairs(expected, alternative)  # None: the mistake changes the layout, so it shows
+        if right is not None and _close(*right):
             return None  # the mistake would not show on these inputs
-        return Cause(kind, text) if _close(*mistake) else None
+        return Cause(kind, text)
 
     return diagnostic
 

@@ -13,6 +13,7 @@ named as such.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +24,7 @@ import numpy as np
 
 from grader.checks import calls as _calls
 from grader.checks import diagnose
-from grader.checks.failure import fail
+from grader.checks.failure import CheckFailure, fail
 from grader.probes import _format
 
 _KINDS = {"f": "floating", "i": "integer", "u": "integer", "b": "bool", "c": "complex"}
@@ -213,8 +214,11 @@ def assert_tree_structure(actual: Any, expected: Any, *, what: str, fix: str = "
         )
 
 
-def assert_shape(x: Any, shape: tuple[int | None, ...], *, what: str, fix: str = "") -> None:
-    """`x.shape` equals `shape`; `None` in `shape` matches any size."""
+def assert_shape(
+    x: Any, shape: tuple[int | None, ...], *, what: str, cause: str = "", fix: str = ""
+) -> None:
+    """`x.shape` equals `shape`; `None` in `shape` matches any size. A `cause` the caller
+    confirmed comes before what the two shapes themselves show."""
     __tracebackhide__ = True
     got = tuple(getattr(x, "shape", np.shape(x)))
     ok = len(got) == len(shape) and all(
@@ -226,7 +230,7 @@ def assert_shape(x: Any, shape: tuple[int | None, ...], *, what: str, fix: str =
             f"the shape of {what}",
             expected=wanted,
             observed=str(got),
-            cause=_shape_cause(got, shape),
+            cause=cause or _shape_cause(got, shape),
             fix=fix,
         )
 
@@ -291,10 +295,16 @@ class _Mismatch(AssertionError):
 
 
 def _searching(
-    run: Callable[[tuple[Any, ...]], None], strategy: Any, max_examples: int, seed: int | None
+    run: Callable[[tuple[Any, ...]], None],
+    strategy: Any,
+    max_examples: int,
+    seed: int | None,
+    *,
+    shrink: bool = True,
 ) -> Any:
     """`run` as a Hypothesis test over `strategy`: no deadline, no database, derandomised
-    unless `seed` is given, explicit examples, then generated ones, then shrinking."""
+    unless `seed` is given, explicit examples, then generated ones, then (unless `shrink` is
+    False) shrinking."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
 
@@ -306,7 +316,7 @@ def _searching(
         derandomize=seed is None,
         print_blob=False,
         report_multiple_bugs=False,
-        phases=(Phase.explicit, Phase.generate, Phase.shrink),
+        phases=(Phase.explicit, Phase.generate, Phase.shrink)[: 3 if shrink else 2],
         suppress_health_check=list(HealthCheck),
     )(test)
     return hypothesis_seed(seed)(test) if seed is not None else test
@@ -357,9 +367,64 @@ def assert_matches_reference(
     except _Mismatch as found:
         if not cause and found.exc is None and diagnostics is not None:
             smallest = (found.args_, found.actual_out, found.expected_out)
-            cause = diagnose.across(smallest, failures, diagnostics)
+            more = _more_failures(fn, reference, strategy, found.args_, rtol, atol, seed)
+            cause = diagnose.across(smallest, failures, diagnostics, more)
         raise _search_failure(fn, what, found, cause, fix) from (found.exc or None)
     return tried[0]
+
+
+# a search for failing inputs of other sizes, when those seen confirm no cause: at most this
+# many examples, stopped once this many failures of other sizes are found
+MORE_EXAMPLES, MORE_FAILURES = 30, 4
+
+
+class _Enough(Exception):
+    """Enough failing inputs of other sizes were found."""
+
+
+def _more_failures(
+    fn: Callable[..., Any],
+    reference: Callable[..., Any],
+    strategy: Any,
+    smallest: tuple[Any, ...],
+    rtol: float,
+    atol: float,
+    seed: int | None,
+) -> Callable[[], list[diagnose.Input]]:
+    """A function that searches `strategy` (without shrinking) for inputs of other argument
+    shapes than `smallest`'s on which `fn` and `reference` differ, for `diagnose.across` to
+    confirm a cause on. An input that raises is left out."""
+    shapes = _arg_shapes(smallest)
+
+    def search() -> list[diagnose.Input]:
+        found: list[diagnose.Input] = []
+
+        def run(args: tuple[Any, ...]) -> None:
+            if _arg_shapes(args) == shapes:
+                return
+            expected_out = reference(*args)
+            try:
+                actual = fn(*args)
+            except _calls.PASS_THROUGH:
+                raise
+            except Exception:
+                return
+            if difference(actual, expected_out, rtol=rtol, atol=atol) is not None:
+                found.append((args, actual, expected_out))
+                if len(found) >= MORE_FAILURES:
+                    raise _Enough
+
+        again = None if seed is None else seed + 1
+        test = _searching(run, strategy, MORE_EXAMPLES, again, shrink=False)
+        with contextlib.suppress(_Enough):
+            test()
+        return found
+
+    return search
+
+
+def _arg_shapes(args: Any) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(np.shape(leaf)) for leaf in jax.tree.leaves(args))
 
 
 def _search_failure(
@@ -370,7 +435,7 @@ def _search_failure(
     checked = f"values of {what} on generated inputs (the smallest input that differs is shown)"
     if found.exc is not None:
         where = _calls.student_line(found.exc)
-        return fail(
+        return CheckFailure(
             checked,
             expected=f"{call} == {_format.show(_format.as_produced(found.expected_out))}",
             observed=f"{call} raised {type(found.exc).__name__}: {_calls.first_line(found.exc)}"
@@ -379,7 +444,7 @@ def _search_failure(
             fix=fix,
         )
     assert found.text is not None
-    return fail(
+    return CheckFailure(
         checked,
         expected=f"{call} == {_format.show(_format.as_produced(found.expected_out))}",
         observed=f"{call} gave {found.text.observed}",

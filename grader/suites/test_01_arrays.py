@@ -9,7 +9,7 @@ from hypothesis.extra import numpy as hnp
 
 from grader.authoring import check
 from grader.checks import diagnose, jit, purity, values
-from grader.checks.failure import CheckFailure, fail
+from grader.checks.failure import CheckFailure
 from grader.sandbox.client import Remote, StudentError
 from grader.suites._shared import FLOAT32, Tolerance, compiled, no_trace_effects, with_cause
 
@@ -70,6 +70,20 @@ def _standardize_diagnostics(x: Any, axis: int = 0) -> Any:
     return found
 
 
+def _set_element_diagnostics(args: Any) -> Any:
+    """set_element's confirmable mistake: x comes back unchanged (the copy `.at[...].set`
+    returns is dropped)."""
+    return (
+        diagnose.matches(
+            np.asarray(args[0]),
+            "x came back unchanged: the updated copy that `x.at[index].set(value)` returns "
+            "was never used (JAX arrays are immutable: `.at[...].set` changes nothing in x "
+            "itself, it returns a new array)",
+            kind="update_dropped",
+        ),
+    )
+
+
 # -- generated inputs -------------------------------------------------------------
 
 
@@ -119,6 +133,7 @@ def test_set_element_values(student: Remote, seed: int) -> None:
         what="set_element(x, index, value)",
         max_examples=20,
         seed=seed,
+        diagnostics=_set_element_diagnostics,
         fix="return `jnp.asarray(x).at[index].set(value)`",
     )
 
@@ -294,7 +309,7 @@ def test_standardize_other_axes(student: Remote) -> None:
             got = standardize(jax.device_put(x), axis=axis)
         except (TypeError, ValueError) as exc:
             kind = exc.info.type if isinstance(exc, StudentError) else type(exc).__name__
-            raise fail(
+            raise CheckFailure(
                 what,
                 expected=f"an array of shape {x.shape}",
                 observed=f"{kind}: {exc}",

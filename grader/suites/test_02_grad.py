@@ -197,7 +197,7 @@ def test_hessian_exact(student: Remote, seed: int) -> None:
             raise
         except Exception as exc:
             kind = exc.info.type if isinstance(exc, StudentError) else type(exc).__name__
-            raise fail(
+            raise CheckFailure(
                 f"hessian(f)(v) for f: R^{n} -> R",
                 expected=f"a ({n}, {n}) matrix",
                 observed=f"{kind}: {str(exc).splitlines()[0] if str(exc) else ''}",
@@ -350,7 +350,7 @@ def test_derivative_of_derivative(student: Remote) -> None:
         raise
     except Exception as exc:
         kind = exc.info.type if isinstance(exc, StudentError) else type(exc).__name__
-        raise fail(
+        raise CheckFailure(
             "derivative(derivative(f))(x)",
             expected="the second derivative, like jax.grad(jax.grad(f))",
             observed=f"{kind}: {str(exc).splitlines()[0] if str(exc) else ''}",
@@ -383,12 +383,26 @@ def _regression(draw: Any) -> Any:
     return jax.device_put(w), jax.device_put(x), jax.device_put(y)
 
 
+def _ref_mse_broadcast(w: Any, x: Any, y: Any) -> Any:
+    """What (n, 1) predictions minus (n,) targets give: the mean of an (n, n) residual
+    r[i, j] = x[i] @ w - y[j], and its gradient."""
+    w, x, y = (np.asarray(a, dtype=np.float64) for a in (w, x, y))
+    r = (x @ w)[:, None] - y[None, :]
+    return np.mean(r**2), 2.0 * x.T @ r.sum(axis=1) / r.size
+
+
 def _mse_diagnostics(args: Any) -> Any:
     """A sum over the rows where the spec's loss takes their mean: the loss, the gradient or
-    both are len(y) times too large."""
+    both are len(y) times too large; or an (n, 1) prediction broadcast against (n,) targets."""
     n = int(np.shape(args[2])[0])
     rows = diagnose.batch_scale(n, what="the rows of x")
     return (
+        diagnose.matches(
+            _ref_mse_broadcast(*args),
+            f"the loss is the mean of an ({n}, {n}) residual: predictions of shape ({n}, 1) "
+            f"minus targets of shape ({n},) broadcast to every prediction minus every target",
+            kind="broadcast",
+        ),
         rows,
         lambda got, want: rows(got[0], want[0]),  # the loss alone
         lambda got, want: rows(got[1], want[1]),  # the gradient alone

@@ -353,3 +353,85 @@ def test_a_wrong_number_of_outputs_is_named_by_its_arity():
     assert diagnose.arity_cause(GRAD, (LOSS, GRAD)) == ""  # not a tuple: no arity
     found = values.difference([LOSS, GRAD], (LOSS, GRAD))
     assert found is not None and found.cause == "a list was returned where a tuple is expected"
+
+
+# -- a cause is confirmed by the mistake applied to the reference, on two sizes (issue 39) ----
+
+
+def _set_element(x, index, value):
+    out = np.array(x, np.float64)
+    out[index] = value
+    return out
+
+
+def _dropped(args):
+    return (diagnose.matches(np.asarray(args[0]), "the update was dropped", kind="dropped"),)
+
+
+def _set_args():
+    @st.composite
+    def draw(draw):
+        n = draw(st.sampled_from((1, 3, 8)))
+        x = draw(hnp.arrays(np.float32, n, elements=st.integers(-4, 4).map(float)))
+        return x, draw(st.integers(0, n - 1)), draw(st.integers(-4, 4).map(float))
+
+    return draw()
+
+
+def test_a_dropped_update_is_named_and_a_multiplied_one_is_not():
+    def dropped(x, index, value):
+        return np.array(x, np.float64)  # the .at[...].set copy thrown away
+
+    def multiplied(x, index, value):  # on x[index] = 0 or value = 1 it looks the same
+        out = np.array(x, np.float64)
+        out[index] *= value
+        return out
+
+    found = {}
+    for name, fn in (("dropped", dropped), ("multiplied", multiplied)):
+        with pytest.raises(CheckFailure) as failure:
+            values.assert_matches_reference(
+                fn, _set_element, _set_args(), what="set_element", diagnostics=_dropped
+            )
+        found[name] = failure.value.finding
+    assert found["dropped"].cause == "the update was dropped"
+    assert found["multiplied"].cause == ""
+    assert "values differ" in found["multiplied"].observed
+    # the coincidence the rule guards against: on x = [0.], value 1.0 both are "x unchanged"
+    args = (np.zeros(1, np.float32), 0, 1.0)
+    assert _kind(multiplied(*args), _set_element(*args), *_dropped(args)) == "dropped"
+
+
+def test_a_cause_on_one_size_only_is_not_named():
+    one = (np.zeros(3, np.float32) + 2, 1, 5.0)
+    other = (np.zeros(8, np.float32) + 2, 4, 5.0)
+    seen = [(a, np.array(a[0], np.float64), _set_element(*a)) for a in (one, other)]
+    assert diagnose.confirmed(seen, _dropped) == "the update was dropped"
+    assert diagnose.confirmed(seen[:1], _dropped) == ""  # one size: not confirmed
+    assert diagnose.confirmed([seen[0], seen[0]], _dropped) == ""
+    # an input of the other size that the mistake does not reproduce: not confirmed
+    wrong = (other, np.array(other[0], np.float64) + 1, _set_element(*other))
+    assert diagnose.confirmed([seen[0], wrong], _dropped) == ""
+    # the smallest is not enough: more() brings inputs of other sizes when none were seen
+    assert diagnose.across(seen[0], [seen[0]], _dropped, more=lambda: seen[1:]) != ""
+    assert diagnose.across(seen[0], [seen[0]], _dropped, more=lambda: [wrong]) == ""
+
+
+def test_a_mistake_of_another_shape_is_matched():
+    x = np.arange(24, dtype=np.float32).reshape(8, 3)
+    right = x.reshape(4, 2, 3)
+    merged = diagnose.matches(right.reshape(4, -1), "merged", kind="merged_axes")
+    assert _kind(x.reshape(4, -1), right, merged) == "merged_axes"
+    fortran = np.reshape(x, (4, -1), order="F")  # the same shape, other values
+    assert _kind(fortran, right, merged) is None
+    assert _kind(right, right, merged) is None
+
+
+def test_a_step_0_that_never_ran():
+    ref = np.stack([np.linspace(2.3, 1.0, 6), np.linspace(0.9, 0.2, 6)], axis=1)
+    late = np.vstack([np.zeros((1, 2)), ref[:-1]])
+    assert _kind(late, ref, diagnose.skipped_first_step) == "step0"
+    zero_first = np.vstack([np.zeros((1, 2)), ref[1:]])  # step 0 run, recorded as 0.0
+    assert _kind(zero_first, ref, diagnose.skipped_first_step) is None
+    assert _kind(ref, ref, diagnose.skipped_first_step) is None
+    assert _kind(ref[:-1], ref, diagnose.skipped_first_step) is None  # a length apart
