@@ -366,8 +366,8 @@ def test_newton_steps(student: Remote) -> None:
 @check(
     "each function is traced once for repeated same-shaped calls",
     points=1,
-    hint="If you jit a function yourself, which arguments did you mark static, and do their values change between calls?",
-    nudge="jit retraces when a static argument's value or an input's shape or dtype changes: mark static only what must be, and jit each function once, not inside every call.",
+    hint="Does each function run under jax.jit at all, and once it does, what would make JAX trace it again for a call with the same shapes?",
+    nudge="A function that cannot be traced (a Python `if` or loop bound on a traced value) fails here before anything is counted: fix that first. One that traces is traced again when a value marked static changes, or when it builds a new jax.jit on every call.",
     spec="each is traced once for repeated calls with same-shaped inputs",
 )
 def test_traced_once(student: Remote, credit: Credit, gate: Gate) -> None:
@@ -415,8 +415,8 @@ def test_traced_once(student: Remote, credit: Credit, gate: Gate) -> None:
 @check(
     "the three functions are pure (no mutation, globals, RNG or trace-time side effects)",
     points=1,
-    hint="Does anything in your functions happen only the first time they are traced, or change module state?",
-    nudge="Whatever runs only while JAX traces (prints, appends, global updates) happens once, not per call: keep the functions free of it.",
+    hint="Does each function run under jax.jit, and does anything in it happen only while it is traced, or change module state?",
+    nudge="A function that cannot be traced (a Python `if` on a traced value) fails here before its effects are looked at: fix that first. Whatever runs only while JAX traces (prints, appends, global updates) happens once, not per call: keep the functions free of it.",
     spec="purity is checked (same inputs, same outputs; no mutation of arguments or module state; no global NumPy/`random` RNG; no Python side effects that only happen at trace time)",
 )
 def test_pure(student: Remote, credit: Credit, gate: Gate) -> None:

@@ -123,3 +123,47 @@ def test_a_default_n_iters_other_than_20(graded):
     message = g.message("test_newton_steps")
     assert "newton_sqrt(1e+12) against newton_sqrt(1e+12, n_iters=20)" in message
     assert "default number of iterations is not 20" in message
+
+
+def test_a_python_if_is_one_cause_shown_once_and_a_python_loop_is_shown_at_its_for(graded):
+    g = graded("python_if_and_loop")
+    g.assert_statuses(
+        failed={
+            "test_piecewise_jit",
+            "test_piecewise_cond",
+            "test_running_sum_scan",
+            "test_running_sum_no_growth",
+            "test_traced_once",
+            "test_pure",
+        }
+    )
+    # the Python `if`: one root cause for every check it cost, the parts of two included
+    key = g.results["test_piecewise_jit"]["root_cause"]
+    assert key == "TracerBoolConversionError|03_jit.py|9|piecewise", key
+    for check_id in ("test_piecewise_cond", "test_traced_once", "test_pure"):
+        assert g.results[check_id]["root_cause"] == key, (check_id, g.results[check_id])
+        assert g.results[check_id]["location"]["line"] == 9
+    for check_id in ("test_traced_once", "test_pure"):
+        assert abs(g.results[check_id]["fraction"] - 2 / 3) < 1e-6
+        first = g.message(check_id).splitlines()[0]
+        assert (
+            first == "2 of 3 passed (piecewise failed); each of the 3 parts is 1/3 of the points."
+        )
+    # the Python `for`: the line the student reads, under both structural checks
+    for check_id in ("test_running_sum_scan", "test_running_sum_no_growth"):
+        assert g.results[check_id]["location"]["line"] == 18, g.results[check_id]
+        assert "stablehlo" not in g.message(check_id).lower()
+
+
+def test_the_help_of_the_checks_of_all_three_fits_what_they_report():
+    # test_traced_once and test_pure report a function that does not run under jit (a Python
+    # `if` on a traced value) as well as their own property: their help speaks of both, and the
+    # question of the first does not presume static arguments.
+    from grader import catalog
+
+    checks = {c.id: c for c in catalog.by_name()[LESSON].checks}
+    for check_id in ("test_traced_once", "test_pure"):
+        assert "run under jax.jit" in checks[check_id].hint, checks[check_id].hint
+        assert "Python `if`" in checks[check_id].nudge, checks[check_id].nudge
+    assert "static" not in checks["test_traced_once"].hint
+    assert "static" in checks["test_traced_once"].nudge  # the retrace it also reports
