@@ -178,9 +178,17 @@ def _assert_full_batch_mean(
 
 
 def _shard_diagnostics(batch: Any, n: int) -> Any:
-    """shard's confirmable mistake: rows dealt out round-robin (device i got x[i::n], what
-    `x.reshape(B // n, n, ...)` with its two leading axes swapped gives)."""
+    """shard's confirmable mistakes: rows dealt out round-robin (device i got x[i::n], what
+    `x.reshape(B // n, n, ...)` with its two leading axes swapped gives); each device's rows
+    merged into one axis with their features (`x.reshape(n, -1)`)."""
     return (
+        diagnose.matches(
+            _ref_shard(batch, n).reshape(n, -1),
+            f"each device's rows were merged with their features into one axis (shape (n_devices, "
+            f"-1), here {(n, batch.size // n)}): the per-device batch axis of {batch.shape[0] // n} "
+            "rows is lost, as `x.reshape(n_devices, -1)` loses it",
+            kind="merged_axes",
+        ),
         diagnose.matches(
             np.stack([batch[i::n] for i in range(n)]),
             "the rows were dealt out round-robin (device i got x[i::n], the reshape to "
@@ -204,21 +212,18 @@ def _shard_diagnostics(batch: Any, n: int) -> Any:
 )
 def test_shard_layout(student: Remote) -> None:
     x = np.arange(16 * 3 * 2, dtype=np.float32).reshape(16, 3, 2)
-    for n, batch in ((8, x), (4, x[:12].reshape(12, 6))):
-        out = student.shard(jnp.asarray(batch), n)
-        values.assert_shape(
-            out,
-            (n, batch.shape[0] // n, *batch.shape[1:]),
-            what=f"shard(x of shape {batch.shape}, {n})",
-        )
-        values.assert_close(
-            out,
-            _ref_shard(batch, n),
-            what=f"shard(x of shape {batch.shape}, {n})",
-            **EXACT,
-            diagnostics=_shard_diagnostics(batch, n),
-            fix="`x.reshape((n_devices, x.shape[0] // n_devices) + x.shape[1:])`",
-        )
+    # both inputs first: a cause is named only when both sizes confirm it
+    seen = [
+        ((batch, n), student.shard(jnp.asarray(batch), n), _ref_shard(batch, n))
+        for n, batch in ((8, x), (4, x[:12].reshape(12, 6)))
+    ]
+    cause = diagnose.confirmed(seen, lambda args: _shard_diagnostics(*args))
+    fix = "`x.reshape((n_devices, x.shape[0] // n_devices) + x.shape[1:])`"
+    for (batch, n), out, expected in seen:
+        what = f"shard(x of shape {batch.shape}, {n})"
+        shape = (n, batch.shape[0] // n, *batch.shape[1:])
+        values.assert_shape(out, shape, what=what, cause=cause, fix=fix)
+        values.assert_close(out, expected, what=what, **EXACT, cause=cause, fix=fix)
 
 
 @check(

@@ -24,7 +24,7 @@ import optax
 
 from grader.authoring import Credit, check
 from grader.checks import files, values
-from grader.checks.failure import fail
+from grader.checks.failure import CheckFailure, fail
 from grader.sandbox import client
 from grader.sandbox.client import Remote
 from grader.suites._shared import EXACT, mlp_params
@@ -120,8 +120,62 @@ def _dtype(leaf: Any) -> Any:
 
 
 def _round_trip(student: Remote, path: Any, tree: Any, like: Any) -> Any:
+    """Save `tree` at `path`, see what the save left in path's folder (before any restore),
+    and restore. A restore that finds no file is judged on what the save wrote."""
     student.save_checkpoint(str(path), tree)
-    return student.restore_checkpoint(str(path), like)
+    written = files.listing(student, str(path.parent))
+    try:
+        return student.restore_checkpoint(str(path), like)
+    except FileNotFoundError as exc:
+        if not isinstance(exc, client.StudentError) or any(e.name == path.name for e in written):
+            raise
+        raise _not_at_path(student, path, written, (tree, like), exc) from None
+
+
+def _not_at_path(
+    student: Remote, path: Any, written: Any, trees: Any, exc: client.StudentError
+) -> Any:
+    """The failure of a save that left nothing at `path` and a restore that then found no
+    file. Where the save wrote a checkpoint under another name in path's folder, that name
+    is the cause only if restoring from it gives the saved tree back (the save's own output,
+    read where it really is)."""
+    tree, like = trees
+    beside = [e.name for e in written if e.name.startswith(path.name)]
+    shown = ", ".join(e.name for e in written[:8]) or "nothing"
+    cause = ""
+    for name in beside:
+        try:
+            elsewhere = student.restore_checkpoint(str(path.parent / name), like)
+        except client.StudentError:  # not confirmed
+            continue
+        try:
+            found = values.difference(
+                jax.tree.map(np.asarray, elsewhere), jax.tree.map(np.asarray, tree), **EXACT
+            )
+        except (TypeError, ValueError):  # leaves that are no arrays: not the saved tree
+            continue
+        if found is None:
+            cause = (
+                f"save_checkpoint(path, tree) wrote the checkpoint to {name!r}, not to the path "
+                f"it was given ({path.name!r}), and restore_checkpoint(path, like) looks at the "
+                "path itself (restoring from that other name works)"
+                + (
+                    ": np.savez appends '.npz' to a path that lacks it"
+                    if name == path.name + ".npz"
+                    else ""
+                )
+            )
+            break
+    return CheckFailure(
+        f"what save_checkpoint(path, tree) left at path ({path.name}), before any restore",
+        expected=f"a checkpoint at {path.name} (a file or a folder: its layout is yours)",
+        observed=f"nothing named {path.name}; the folder holds {shown} after the save; "
+        f"restore_checkpoint(path, like) then raised {exc.info.type}: "
+        f"{_relative(str(exc), path.parent)[:160]}",
+        cause=cause,
+        fix="write exactly at `path` (with np.savez, pass an open file: "
+        "`with open(path, 'wb') as f: np.savez(f, ...)`), and read from the same path",
+    )
 
 
 def _assert_exact(restored: Any, tree: Any, like: Any, *, what: str) -> None:
@@ -202,7 +256,9 @@ def _judge(
         return
     if len(bad) == len(problems):
         raise fail(checked, expected=expected, observed="; ".join(bad), cause=cause, fix=fix)
-    failure = fail(checked, expected=expected, observed="; ".join(bad), cause=cause, fix=fix)
+    failure = CheckFailure(
+        checked, expected=expected, observed="; ".join(bad), cause=cause, fix=fix
+    )
     # the fix travels apart from the message, as a failure's does (the hint policy shows it)
     credit.award(
         (len(problems) - len(bad)) / len(problems),
@@ -487,9 +543,8 @@ def test_exact_path(student: Remote, scratch: str) -> None:
     path = _folder(student, scratch) / "run" / "step_100"
     files.make_folder(student, path.parent)
     params = _params()
-    student.save_checkpoint(str(path), params)
     _assert_exact(
-        student.restore_checkpoint(str(path), _zeros_like(params)),
+        _round_trip(student, path, params, _zeros_like(params)),
         params,
         _zeros_like(params),
         what="restore_checkpoint(path, like) of a path without an extension",
