@@ -6,7 +6,7 @@ from pathlib import Path
 
 from grader import catalog, grading
 from grader.commands import course, shared
-from grader.course import gradescope_bundle, tree
+from grader.course import gradescope_bundle
 
 __doc__ = gradescope_bundle.__doc__
 
@@ -32,6 +32,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Equinox for 11_frameworks; '' for none)",
     )
     parser.add_argument(
+        "--wheelhouse",
+        metavar="DIR",
+        help="a folder of the pinned packages' wheel files: the lock gets their sha256 and "
+        "setup.sh installs in hash-checking mode (default: versions only)",
+    )
+    parser.add_argument(
         "--timeout",
         type=shared.positive,
         metavar="SECONDS",
@@ -46,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     out, suites_dir = Path(args.out), shared.suites_dir(args)
     try:
         gradescope_bundle.check_target(out, suites_dir, args.force)
-        names = gradescope_bundle.build(
+        built = gradescope_bundle.build(
             out,
             suites_dir,
             extras=args.extras,
@@ -55,13 +61,9 @@ def run(args: argparse.Namespace) -> int:
             require_isolation=args.require_isolation,
             specs=grading.select(catalog.exercises(suites_dir), args.only),
             course_dir=course.root(args),
+            wheelhouse=Path(args.wheelhouse) if args.wheelhouse else None,
         )
-    except (
-        gradescope_bundle.BundleError,
-        grading.SelectionError,
-        tree.TreeError,
-        catalog.CatalogError,
-    ) as exc:
+    except (grading.SelectionError, *gradescope_bundle.ERRORS) as exc:
         raise shared.UsageError(str(exc)) from None
-    print(gradescope_bundle.summary(out, names))
+    print(gradescope_bundle.summary(out, built))
     return 0

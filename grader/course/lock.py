@@ -95,6 +95,12 @@ def python_version() -> str:
     return f"{sys.version_info[0]}.{sys.version_info[1]}"
 
 
+def _applies(req: Requirement, extras: Iterable[str]) -> bool:
+    """Whether `req` holds here with `extras` (evaluate() decides the markers for this
+    interpreter, `extra` added)."""
+    return req.marker is None or any(req.marker.evaluate({"extra": e}) for e in ("", *extras))
+
+
 def _requires(dist: metadata.Distribution, extras: Iterable[str]) -> list[Requirement]:
     """What `dist` requires with `extras`, markers decided for this Python and platform."""
     found = []
@@ -103,8 +109,7 @@ def _requires(dist: metadata.Distribution, extras: Iterable[str]) -> list[Requir
             req = Requirement(line)
         except InvalidRequirement as exc:
             raise LockError(f"{dist.metadata['Name']} declares {line!r}: {exc}") from None
-        # evaluate() decides the markers for this interpreter, `extra` added
-        if req.marker is None or any(req.marker.evaluate({"extra": e}) for e in ("", *extras)):
+        if _applies(req, extras):
             found.append(req)
     return found
 
@@ -139,7 +144,11 @@ def closure(
     requirements: canonical name -> installed version. `own(extras)` says what the grader
     itself requires (a self-referring extra, `jax-lesson-grader[cluster]`, asks it again).
     `LockError` names what is missing."""
-    todo = [(r, DISTRIBUTION) for r in own(extras)]
+
+    def wanted(extras: Sequence[str]) -> list[Requirement]:
+        return [r for r in own(extras) if _applies(r, extras)]
+
+    todo = [(r, DISTRIBUTION) for r in wanted(extras)]
     todo += [(Requirement(b), "the grader's build") for b in build]
     pinned: dict[str, str] = {}
     walked: set[tuple[str, frozenset[str]]] = {(DISTRIBUTION, frozenset(extras))}
@@ -152,7 +161,7 @@ def closure(
             if key not in walked:
                 walked.add(key)
                 todo += [
-                    (r, f"{DISTRIBUTION}{sorted(req.extras)}") for r in own(sorted(req.extras))
+                    (r, f"{DISTRIBUTION}{sorted(req.extras)}") for r in wanted(sorted(req.extras))
                 ]
             continue
         dist = _installed(req.name)
@@ -200,9 +209,14 @@ def _hashes(wheelhouse: Path) -> dict[tuple[str, str], list[str]]:
     return found
 
 
-def generate(extras: Sequence[str] = (), wheelhouse: Path | None = None) -> Lock:
-    """The lock of this environment's grader with `extras` (see the module's docstring)."""
-    pins = closure(extras)
+def generate(
+    extras: Sequence[str] = (),
+    wheelhouse: Path | None = None,
+    own: Callable[[Sequence[str]], list[Requirement]] = grader_requires,
+) -> Lock:
+    """The lock of this environment's grader with `extras` (see the module's docstring;
+    `own` as for `closure`)."""
+    pins = closure(extras, own=own)
     hashes = _hashes(wheelhouse) if wheelhouse is not None else {}
     if wheelhouse is not None:
         missing = [f"{n}=={v}" for n, v in pins.items() if (n, str(Version(v))) not in hashes]
@@ -236,6 +250,11 @@ def read(path: Path) -> Read:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise LockError(f"{path} could not be read: {exc.strerror}") from None
+    return read_text(text, str(path))
+
+
+def read_text(text: str, where: str = LOCK_FILE) -> Read:
+    """A lock's `text` (see `read`; `where`: its name in messages)."""
     python = _PYTHON.search(text)
     pins: dict[str, str] = {}
     unpinned = []
@@ -250,7 +269,7 @@ def read(path: Path) -> Read:
             pins[canonicalize_name(found["name"])] = found["version"]
     if unpinned or python is None:
         raise LockError(
-            f"{path} is not a lock `grade` can install from: "
+            f"{where} is not a lock `grade` can install from: "
             + (
                 f"not pinned (name==version): {'; '.join(unpinned)}"
                 if unpinned

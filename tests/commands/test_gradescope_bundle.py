@@ -41,10 +41,14 @@ def test_bundle_holds_setup_run_autograder_and_the_full_grader(tmp_path: Path) -
         "grader/suites/test_02_words.py",
     } <= names
     assert not any(
-        n.startswith(("solutions/", "tests/", "exercises/")) or "__pycache__" in n for n in names
+        n.startswith(("solutions/", "tests/", "exercises/", "grader/mutate/")) or "__pycache__" in n
+        for n in names
     )
+    assert "grader/mutate/equivalent.toml" not in names  # it describes the solutions
     assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
-    assert "pip install -q '/autograder/source[frameworks]'" in setup
+    assert '"$PY" -m pip install -q --no-deps -r "$SOURCE/requirements.lock"' in setup
+    assert '"$PY" -m pip install -q --no-deps --no-build-isolation "$SOURCE"' in setup
+    assert '"$PY" -m pip check' in setup and "--upgrade" not in setup
     assert '--gradescope "$RESULTS"' in run and "--timeout 30" in run
     assert (
         "--require-isolation user" in run
@@ -104,7 +108,10 @@ def test_command_checks_its_output_path(tmp_path: Path, grade: Grade) -> None:
 
 
 def autograder(
-    tmp_path: Path, submission: dict[str, str], links: dict[str, Path] | None = None
+    tmp_path: Path,
+    submission: dict[str, str],
+    links: dict[str, Path] | None = None,
+    args: str = "",
 ) -> dict[str, object]:
     """The bundle's run_autograder run on `submission` (path -> text, and `links`: path ->
     where a symbolic link there points) in a fake /autograder under `tmp_path`."""
@@ -119,7 +126,7 @@ def autograder(
     for name, target in (links or {}).items():
         (root / "submission" / name).symlink_to(target)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env.update(AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=sys.executable)
+    env.update(AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=sys.executable, AUTOGRADER_ARGS=args)
     proc = subprocess.run(
         ["bash", str(root / "source" / "run_autograder")],
         env=env,
@@ -159,6 +166,37 @@ def test_run_autograder_grades_a_repository_upload_with_hidden_checks(tmp_path: 
 
 @pytest.mark.slow
 def test_run_autograder_writes_results_even_when_grading_cannot_start(tmp_path: Path) -> None:
-    results = autograder(tmp_path, {"notes.txt": "no lesson files here"})
+    alice = Path(__file__).parent / "fixtures" / "submissions" / "alice"
+    upload = {"01_sums.py": (alice / "01_sums.py").read_text()}
+    results = autograder(tmp_path, upload, args="--seed not-a-number")
     assert results["score"] == 0.0 and results["tests"] == []
-    assert "could not grade this submission (exit code 2)" in str(results["output"])
+    output = str(results["output"])
+    assert "could not grade this submission (exit code 2); received: 01_sums.py" in output
+
+
+ALICE = Path(__file__).parent / "fixtures" / "submissions" / "alice"
+
+
+@pytest.mark.slow
+def test_run_autograder_grades_a_browsers_renamed_downloads_as_their_lessons(
+    tmp_path: Path,
+) -> None:
+    upload = {
+        "01_sums (1).py": (ALICE / "01_sums.py").read_text(),
+        "02_words-2.py": (ALICE / "02_words.py").read_text(),
+    }
+    results = autograder(tmp_path, upload)
+    assert results["score"] == 12, results
+    output = str(results["output"])
+    assert "01_sums (1).py is graded as 01_sums.py" in output
+    assert "02_words-2.py is graded as 02_words.py" in output
+
+
+@pytest.mark.slow
+def test_run_autograder_names_the_files_received_when_none_is_a_lesson(tmp_path: Path) -> None:
+    upload = {"notes.txt": "no lesson files here", "sums.py": "x = 1\n"}
+    results = autograder(tmp_path, upload)
+    assert results["score"] == 0.0 and results["tests"] == []
+    output = str(results["output"])
+    assert "No lesson file to grade: received notes.txt, sums.py." in output
+    assert "01_sums.py, 02_words.py" in output
