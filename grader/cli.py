@@ -41,6 +41,7 @@ from grader.runner.submission import SubmissionError, find
 # Further commands: name -> module with `add_arguments(parser)` and `run(args) -> int`.
 COMMANDS: dict[str, str] = {
     "assign": "grader.commands.assign",
+    "new": "grader.commands.new",
     "verify": "grader.commands.verify",
     "batch": "grader.commands.batch",
     "export": "grader.commands.export",

@@ -5,7 +5,8 @@ import argparse
 from pathlib import Path
 
 from grader.commands import course, shared
-from grader.course import verify
+from grader.course import rules, verify
+from grader.course.layout import Course
 from grader.reports import console
 
 __doc__ = verify.__doc__
@@ -36,6 +37,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the lesson spec the checks cite (default: the course's docs/lesson-spec.md)",
     )
     parser.add_argument(
+        "--rules",
+        action="store_true",
+        help="print the rules a lesson must follow (grader.course.rules); check nothing",
+    )
+    parser.add_argument(
         "--list-checks",
         action="store_true",
         help="print every check with its points and the spec's words it enforces; grade nothing",
@@ -46,6 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.rules:
+        print(rules.markdown(), end="")
+        return 0
     if args.list_checks:
         print(verify.list_checks(shared.specs(args)), end="")
         return 0
@@ -55,11 +64,16 @@ def run(args: argparse.Namespace) -> int:
         if not folder.is_dir():
             raise shared.UsageError(f"{folder}: no such folder")
     specs = shared.specs(args)
+    the_course = Course.at(
+        course.root(args),
+        suites=shared.suites_dir(args),
+        solutions=solutions,
+        exercises=exercises,
+        spec=Path(args.spec) if args.spec else None,
+    )
     request = verify.Request(
         specs,
-        solutions,
-        exercises,
-        Path(args.spec) if args.spec else course.root(args) / "docs" / "lesson-spec.md",
+        the_course,
         shared.options(args, jobs=shared.jobs(args).count),
         args.runs,
         selected=bool(args.only),
@@ -78,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
     checks = sum(len(s.checks) for s in specs)
     print(
         f"\ngrade verify: OK. {len(specs)} lesson file(s), {checks} check(s): solutions 100% and "
-        f"stable over {args.runs} run(s), stubs 0 and importing, hints, nudges, points and "
-        f"spec citations present, {exercises}/ in sync with {solutions}/"
+        f"stable over {args.runs} run(s), stubs 0 and importing, and the other "
+        f"{len(rules.RULES) - sum(r.graded for r in rules.RULES)} rules hold "
+        "(`grade verify --rules` lists them)"
     )
     return 0

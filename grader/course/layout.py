@@ -57,10 +57,10 @@ class LessonFiles:
 
     def shown(self, path: Path) -> str:
         """`path` relative to the course, when it is inside it."""
-        try:
-            return str(path.relative_to(self.root))
-        except ValueError:
-            return str(path)
+        for root in (self.root, self.root.resolve()):
+            if path.is_relative_to(root):
+                return str(path.relative_to(root))
+        return str(path)
 
 
 @dataclass(frozen=True)

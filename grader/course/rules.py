@@ -13,7 +13,8 @@ are not checked.
 
 from __future__ import annotations
 
-import ast
+import contextlib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -190,22 +191,21 @@ def _fixtures(ev: Evidence) -> list[str]:
     return problems
 
 
-def _strings(path: Path) -> set[str]:
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, ValueError):
-        return set()
-    return {
-        n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-    }
+def _words(paths: Sequence[Path]) -> set[str]:
+    words: set[str] = set()
+    for path in paths:
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            words.update(re.findall(r"[A-Za-z0-9_]+", path.read_text(encoding="utf-8")))
+    return words
 
 
 def _fixtures_graded(ev: Evidence) -> list[str]:
     if not ev.course.keeps_tests:
         return []
-    named: set[str] = set()
-    for path in sorted(ev.course.suite_tests.glob("*.py")):
-        named |= _strings(path)
+    # a test names the fixture, or a table a test reads does (docs/causes.md)
+    named = _words(
+        sorted(ev.course.suite_tests.glob("*.py")) + sorted((ev.course.root / "docs").rglob("*.md"))
+    )
     problems = []
     for spec in ev.specs:
         files = ev.course.lesson(spec.name)
@@ -392,8 +392,8 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "fixtures-graded",
-        "every fixture folder is named by a test under `tests/suites/` (a fixture no test "
-        "grades proves nothing)",
+        "every fixture folder is named by a test under `tests/suites/`, or by a document in "
+        "`docs/` that one reads (a fixture no test grades proves nothing)",
         _fixtures_graded,
     ),
     Rule(

@@ -17,6 +17,8 @@ Grade = Callable[..., tuple[int, str]]
 def args(course: Path, *extra: str) -> list[str]:
     return [
         "verify",
+        "--course",
+        str(course),
         "--solutions",
         str(course / "solutions"),
         "--exercises",
@@ -63,10 +65,13 @@ def test_stability_ignores_timings_but_not_results() -> None:
 
 def test_static_problems_find_missing_files_and_unsynced_stubs(course: Path) -> None:
     specs = list(catalog.exercises(course / "suites"))
-    assert verify.static_problems(specs, course / "solutions", course / "exercises") == []
+    spec = course / "lesson-spec.md"
+    assert (
+        verify.static_problems(specs, course / "solutions", course / "exercises", spec=spec) == []
+    )
     (course / "exercises" / "02_words.py").unlink()
     (course / "solutions" / "03_extra.py").write_text('def f():\n    """F."""\n')
-    problems = verify.static_problems(specs, course / "solutions", course / "exercises")
+    problems = verify.static_problems(specs, course / "solutions", course / "exercises", spec=spec)
     assert any("02_words" in p and "is missing" in p for p in problems)
     assert any("03_extra.py: no suite grades this lesson file" in p for p in problems)
 
@@ -75,13 +80,16 @@ def test_with_only_the_other_lesson_files_are_not_looked_at(course: Path) -> Non
     words = [s for s in catalog.exercises(course / "suites") if s.name == "02_words"]
     (course / "solutions" / "03_extra.py").write_text('def f():\n    """F."""\n')
     (course / "exercises" / "01_sums.py").write_text("# edited, out of sync\n")
+    spec = course / "lesson-spec.md"
     assert (
-        verify.static_problems(words, course / "solutions", course / "exercises", selected=True)
+        verify.static_problems(
+            words, course / "solutions", course / "exercises", selected=True, spec=spec
+        )
         == []
     )
     (course / "exercises" / "02_words.py").write_text("# edited, out of sync\n")
     problems = verify.static_problems(
-        words, course / "solutions", course / "exercises", selected=True
+        words, course / "solutions", course / "exercises", selected=True, spec=spec
     )
     assert len(problems) == 1 and "02_words.py differs from the stub" in problems[0]
 
