@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from grader.checks.failure import CheckFailure, fail
+from grader.checks.failure import CheckFailure
 from grader.explain import explain, student_frame
 from grader.probes._calls import attempt, dynamic_layout, name_of, ready, split_static
 from grader.sandbox.client import Remote, StudentError
@@ -64,7 +64,7 @@ def translate(exc: BaseException, *, checked: str, attempted: str, expected: str
         observed += f"\n    at {where}"
     explained = explain(exc)
     cause, fix = (explained.cause, explained.fix) if explained else ("", "")
-    return fail(checked, expected=expected, observed=observed, cause=cause, fix=fix)
+    return CheckFailure(checked, expected=expected, observed=observed, cause=cause, fix=fix)
 
 
 PASS_THROUGH: tuple[type[BaseException], ...] = (NotImplementedError, CheckFailure, MemoryError)

@@ -52,7 +52,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from grader.checks import calls, values
-from grader.checks.failure import fail
+from grader.checks.failure import CheckFailure, fail
 from grader.probes import _format
 from grader.probes.exported import aval_of, export_program
 from grader.sandbox import client
@@ -436,7 +436,7 @@ def fetch(
             raise Refused("the kept arguments are malformed")
         program = parse(seen.get("module"), [aval_of(leaf) for leaf in leaves], kept)  # type: ignore[arg-type]
     except Refused as why:
-        raise fail(
+        raise CheckFailure(
             f"the compiled program of {what}, as the grader reads it",
             expected="a program that only computes (no host callbacks, no custom calls, no "
             "data in or out) on the arguments the grader passes",

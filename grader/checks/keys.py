@@ -18,7 +18,7 @@ import jax
 import numpy as np
 
 from grader.checks import calls, values
-from grader.checks.failure import fail
+from grader.checks.failure import CheckFailure, fail
 from grader.probes import _format
 from grader.probes.keys import observe_global_rng as observe_global_rng  # the suites use it
 from grader.probes.keys import observe_key_use
@@ -61,7 +61,7 @@ def assert_no_key_reuse(
     for mode, result in zip(modes, seen, strict=True):
         if isinstance(result, StudentError) and result.is_a("KeyReuseError"):
             where = calls.student_line(result)
-            raise fail(
+            raise CheckFailure(
                 f"key use of {what} ({mode}, jax.debug_key_reuse(True))",
                 expected="every PRNG key consumed by at most one random function",
                 observed="the key was reused: JAX's key-reuse checker saw one key consumed twice "
@@ -159,7 +159,7 @@ def assert_accepts_raw_keys(
     except Exception as exc:
         where = calls.student_line(exc)
         kind = exc.info.type if isinstance(exc, StudentError) else type(exc).__name__
-        raise fail(
+        raise CheckFailure(
             f"{what} with a raw key jax.random.PRNGKey(0)",
             expected="the function works with raw uint32[2] keys as well as typed keys",
             observed=f"it raised {kind}: {calls.first_line(exc)}"

@@ -54,7 +54,7 @@ import jax
 import jax.numpy as jnp
 
 from grader.checks import calls
-from grader.checks.failure import fail
+from grader.checks.failure import CheckFailure, fail
 from grader.probes.timing import (
     MATRIX_N,
     Step,
@@ -198,7 +198,7 @@ def _seconds(reported: Any, what: str) -> float:
     try:
         return float(reported)
     except (TypeError, ValueError):
-        raise fail(
+        raise CheckFailure(
             f"{what} returns seconds per step",
             expected="a float",
             observed=f"{calls.type_name(reported)}: {reported!r}"[:300],

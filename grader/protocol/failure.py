@@ -10,7 +10,8 @@ whoever debugs a suite.
 
 It lives in the protocol layer (it depends on nothing) so that the sandbox's client
 (`grader.sandbox.client.require_observable`) can raise it without reaching up into
-`grader.checks`; `grader.checks.failure` re-exports the very same objects.
+`grader.checks`. What suites and check kinds call to fail a check, `fail`, is
+`grader.checks.failure`'s (its one home), which re-exports these very objects.
 """
 
 from __future__ import annotations
@@ -59,21 +60,3 @@ class CheckFailure(AssertionError):
     ) -> None:
         self.finding = Finding(checked, expected, observed, cause, fix, where)
         super().__init__(self.finding.render())
-
-
-def fail(
-    checked: str,
-    *,
-    expected: str,
-    observed: str,
-    cause: str = "",
-    fix: str = "",
-    where: tuple[str, int, str] | None = None,
-) -> CheckFailure:
-    """Build the failure (to `raise fail(...)`), keeping the call site one line. `where`:
-    the student's line the failure points at, `(path, line, code)` (the report's "in your
-    code:"), for a failure no exception of the student's stands behind."""
-    __tracebackhide__ = True
-    return CheckFailure(
-        checked, expected=expected, observed=observed, cause=cause, fix=fix, where=where
-    )

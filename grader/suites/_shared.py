@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from grader.authoring import Credit
-from grader.protocol.failure import CheckFailure, fail
+from grader.checks.failure import CheckFailure
 from grader.sandbox import client
 
 
@@ -183,7 +183,7 @@ def no_trace_effects(fn: Any, args: Sequence[Any], *, what: str, module: Any) ->
 def with_cause(failure: CheckFailure, *, cause: str, fix: str) -> CheckFailure:
     """The same finding as `failure`, with the cause and fix a suite knows better."""
     f = failure.finding
-    return fail(f.checked, expected=f.expected, observed=f.observed, cause=cause, fix=fix)
+    return CheckFailure(f.checked, expected=f.expected, observed=f.observed, cause=cause, fix=fix)
 
 
 def score_cases(credit: Credit, cases: Sequence[tuple[str, Callable[[], object]]]) -> None:

@@ -17,7 +17,7 @@ from hypothesis.extra import numpy as hnp
 
 from grader.authoring import Credit, check
 from grader.checks import diagnose, growth, jit, purity, values, vmap
-from grader.checks.failure import CheckFailure, fail
+from grader.checks.failure import CheckFailure
 from grader.plugin import Gate
 from grader.sandbox.client import Remote
 from grader.suites._shared import Tolerance, compiled, score_cases
@@ -138,7 +138,7 @@ def _batch_predict_call(student: Remote, params: Any, xs: Any, what: str) -> Any
     except ValueError as exc:
         if "inconsistent sizes" not in str(exc):
             raise
-        raise fail(
+        raise CheckFailure(
             what,
             expected=f"predictions of shape ({xs.shape[0]}, {params['w'].shape[0]})",
             observed=f"ValueError: {str(exc).splitlines()[0]}",
@@ -235,7 +235,7 @@ def test_batch_predict_params_unbatched(student: Remote) -> None:
         )
         cause = _PARAMS_BATCHED if confirmed else ""
         f = failure.finding
-        raise fail(
+        raise CheckFailure(
             f.checked,
             expected=f.expected,
             observed=f.observed,

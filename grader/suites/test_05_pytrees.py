@@ -16,7 +16,7 @@ from hypothesis.extra import numpy as hnp
 
 from grader.authoring import check
 from grader.checks import diagnose, jit, purity, values
-from grader.checks.failure import fail
+from grader.checks.failure import CheckFailure, fail
 from grader.sandbox.client import Remote
 from grader.suites._shared import mlp_params
 
@@ -400,7 +400,7 @@ def test_layer_shapes_nested(student: Remote, seed: int) -> None:
     try:
         got = student.layer_shapes(_NESTED)
     except (AttributeError, KeyError, TypeError) as exc:
-        raise fail(
+        raise CheckFailure(
             "layer_shapes(tree) for a tree of dicts, lists, tuples and a namedtuple",
             expected=repr(_NESTED_SHAPES),
             observed=f"{type(exc).__name__}: {exc}",

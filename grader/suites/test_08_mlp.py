@@ -26,7 +26,7 @@ import optax
 
 from grader.authoring import Attachments, Credit, check
 from grader.checks import calls, diagnose, jit, keys, purity, traces, values
-from grader.checks.failure import fail
+from grader.checks.failure import CheckFailure, fail
 from grader.data import load_digits
 from grader.plugin import Gate
 from grader.sandbox import client
@@ -174,7 +174,7 @@ def _loss_errors_named(what: str) -> Any:
         if not cause:
             raise
         where = calls.student_line(exc)
-        raise fail(
+        raise CheckFailure(
             what,
             expected=f"a scalar loss for logits of shape (batch, {N_CLASSES})",
             observed=f"it raised {exc.info.type}: {calls.first_line(exc)}"

@@ -465,7 +465,7 @@ def _order_failure(what: str, got: Any, expected: Any, norms: Any, k: Any) -> An
     )
     if not cause and sorted(got_list) == sorted(exp_list):
         cause = "the right examples in the wrong order: the largest norm must come first"
-    return fail(
+    return CheckFailure(
         f"{what}: the {k} examples with the largest gradient norms, largest first",
         expected=f"indices {exp_list} (norms {np.round(norms[exp_list], 4).tolist()})",
         observed=f"indices {got_list}",

@@ -19,7 +19,7 @@ import numpy as np
 
 from grader.authoring import Credit, check
 from grader.checks import diagnose, jit, keys, purity, values
-from grader.checks.failure import fail
+from grader.checks.failure import CheckFailure, fail
 from grader.sandbox import client
 from grader.sandbox.client import Remote, StudentError
 from grader.suites._shared import FLOAT32, mlp_params
@@ -225,7 +225,7 @@ def _check_forward(
             "cannot crash) the "
             f"output matched the mistake described below"
         )
-    raise fail(
+    raise CheckFailure(
         f"mlp_forward(params, x) for {what}",
         expected=found.expected
         if found is not None

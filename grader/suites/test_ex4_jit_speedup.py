@@ -23,7 +23,7 @@ import numpy as np
 
 from grader.authoring import Attachments, check
 from grader.checks import calls, timing
-from grader.checks.failure import fail
+from grader.checks.failure import CheckFailure, fail
 from grader.sandbox import client
 from grader.sandbox.client import Remote
 from grader.suites._shared import for_the_cache, once
@@ -92,7 +92,7 @@ def _timings(result: Any, call: str) -> dict[str, float]:
         try:
             out[name] = float(result[name])
         except (TypeError, ValueError):
-            raise fail(
+            raise CheckFailure(
                 f"{call}['{name}']", expected="a float", observed=repr(result[name])[:200]
             ) from None
         if not np.isfinite(out[name]) or out[name] <= 0.0:

@@ -53,7 +53,7 @@ import optax
 
 from grader.authoring import Attachments, check
 from grader.checks import calls, diagnose, keys, values
-from grader.checks.failure import fail
+from grader.checks.failure import CheckFailure, fail
 from grader.data import load_digits
 from grader.inputs.ex5_grad_clipping import MAX_FILE_BYTES as MAX_PLOT_BYTES
 from grader.inputs.ex5_grad_clipping import after_moving_global_rngs, saved_plot
@@ -369,7 +369,7 @@ def _check_record(record: Any, n_steps: int, call: str) -> None:
         try:
             numbers = [float(v) for v in series]
         except (TypeError, ValueError):
-            raise fail(
+            raise CheckFailure(
                 f"the entries of {call}['{name}']",
                 expected="numbers (floats)",
                 observed=repr(series[:3])[:200],
@@ -893,7 +893,7 @@ def _check_raw_key(student: Remote) -> None:
     except StudentError as exc:
         if isinstance(exc, calls.PASS_THROUGH):
             raise
-        raise fail(
+        raise CheckFailure(
             "train_recording_grad_norms(jax.random.PRNGKey(0), digits, 3, clip=True) with a raw key",
             expected="the function works with raw uint32[2] keys as well as typed keys",
             observed=f"it raised {exc.info.type}: {calls.first_line(exc)}",

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from grader.authoring import Credit
-from grader.checks.failure import CheckFailure, fail
+from grader.checks.failure import CheckFailure
 from grader.model import SourceLine
 from grader.plugin.gates import GateClosed
 from grader.plugin.outcomes import PASSED, Context, Outcome, classify, skipped, with_credit
@@ -37,7 +37,7 @@ def student_error(
 def failure_from(cause: BaseException | None) -> CheckFailure:
     """A check's failure raised, as suites do, `from` the student's error (or from nothing)."""
     try:
-        raise fail("values", expected="1.0", observed="2.0", fix="use jnp.where") from cause
+        raise CheckFailure("values", expected="1.0", observed="2.0", fix="use jnp.where") from cause
     except CheckFailure as failure:
         return failure
 

@@ -50,7 +50,7 @@ def test_the_students_line_is_found_through_causes_and_contexts() -> None:
 def test_only_an_explicit_cause_is_a_root_cause() -> None:
     error = student_error("TypeError", "bad", line=4)
     try:
-        raise fail("v", expected="a", observed="b") from error
+        raise CheckFailure("v", expected="a", observed="b") from error
     except CheckFailure as explicit:
         assert wording.student_root_cause(explicit) == "TypeError|03_jit.py|4|f"
     try:
@@ -68,7 +68,7 @@ def test_a_stub_or_an_error_without_a_line_is_no_root_cause() -> None:
         student_error("TypeError", "bad"),
     ):
         try:
-            raise fail("v", expected="a", observed="b") from cause
+            raise CheckFailure("v", expected="a", observed="b") from cause
         except CheckFailure as failure:
             assert wording.student_root_cause(failure) is None
 

@@ -11,9 +11,9 @@ import dataclasses
 from report_samples import check
 
 from grader.authoring import Credit
+from grader.checks.failure import CheckFailure
 from grader.model import ExerciseResult, Report, SourceLine
 from grader.notebooks import inline
-from grader.protocol.failure import fail
 from grader.protocol.values import ErrorInfo
 from grader.reports import groups, html, terminal
 from grader.sandbox.client import student_error
@@ -132,7 +132,7 @@ def _raised(kind: str, line: int, function: str) -> Exception:
 
 def _failing(exc: Exception):  # type: ignore[no-untyped-def]
     def run() -> None:
-        raise fail("a part", expected="it runs", observed="it raised") from exc
+        raise CheckFailure("a part", expected="it runs", observed="it raised") from exc
 
     return run
 

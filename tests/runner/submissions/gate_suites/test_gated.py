@@ -7,7 +7,7 @@ TIMEOUT = 60
 import jax.numpy as jnp
 
 from grader.checks import jit
-from grader.checks.failure import fail
+from grader.checks.failure import CheckFailure, fail
 from grader.suites._shared import score_cases
 from grader.authoring import check
 
@@ -52,6 +52,6 @@ def test_double_vector(student):
     except StudentError as exc:  # a check that names the error in its own words
         if exc.info.is_a("NotImplementedError"):
             raise
-        raise fail("double(arange(3))", expected="[0, 2, 4]", observed=f"it raised {exc.info.type}") from exc
+        raise CheckFailure("double(arange(3))", expected="[0, 2, 4]", observed=f"it raised {exc.info.type}") from exc
     if list(got) != [0.0, 2.0, 4.0]:
         raise fail("double(arange(3))", expected="[0, 2, 4]", observed=str(got))
