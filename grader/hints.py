@@ -31,6 +31,10 @@ The course decides whether fixes are ever shown: `[tool.grade] show_fixes` in th
     show_fixes = true           every failure shows its fix (the grader's old behaviour)
     show_fixes = false          never: `grade hint` stops at the nudge, no report shows a fix
 
+The course may also ask for whole points: `[tool.grade] round = 1` rounds each check's
+score down to a whole point (`grader.rounding`), applied here with the help policy so that
+every report of a grading shows the same points.
+
 `apply` is the one place that decides what of the help a report holds: every report
 (terminal, HTML, JSON, Gradescope, JUnit) renders what the model has, so none shows
 more than it allows. A result straight from the runner holds all of the help;
@@ -52,7 +56,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from grader import catalog, next_step
+from grader import catalog, next_step, rounding
 from grader.model import CheckResult, ExerciseResult, Report
 from grader.runner.submission import Submission
 
@@ -87,37 +91,54 @@ def _pyproject(folder: Path) -> Path | None:
 
 
 _SECTION = re.compile(r"^\s*\[(?P<name>[^\]]+)\]\s*(?:#.*)?$")
-_KEY = re.compile(r"^\s*show_fixes\s*=\s*(?P<value>[^#]*?)\s*(?:#.*)?$")
+_KEY = re.compile(r"^\s*(?P<key>[A-Za-z_][A-Za-z0-9_-]*)\s*=\s*(?P<value>[^#]*?)\s*(?:#.*)?$")
 
 
-def _setting_in(text: str) -> object:
-    """`[tool.grade] show_fixes` of a pyproject, or None: with tomllib where there is one
-    (Python 3.11), else read line by line (the key and its section are all we need)."""
+def _fallback_value(text: str) -> object:
+    """A value as the line-by-line reading (Python 3.10) gives it: a boolean, a number or
+    a string."""
+    if text in ("true", "false"):
+        return text == "true"
+    try:
+        return float(text) if any(c in text for c in ".eE") else int(text)
+    except ValueError:
+        return text.strip("\"'")
+
+
+def _settings_in(text: str) -> dict[str, object]:
+    """The `[tool.grade]` table of a pyproject: with tomllib where there is one (Python
+    3.11), else read line by line (the keys of that section are all we need)."""
     try:
         import tomllib
     except ImportError:  # Python 3.10
-        section, found = "", None
+        section, found = "", {}
         for line in text.splitlines():
             header, key = _SECTION.match(line), _KEY.match(line)
             if header:
                 section = header["name"].strip()
             elif key and section == "tool.grade":
-                found = {"true": True, "false": False}.get(key["value"], key["value"].strip("\"'"))
+                found[key["key"]] = _fallback_value(key["value"])
         return found
     tool = tomllib.loads(text).get("tool", {})
     grade = tool.get("grade", {}) if isinstance(tool, dict) else {}
-    return grade.get("show_fixes") if isinstance(grade, dict) else None
+    return grade if isinstance(grade, dict) else {}
+
+
+def _setting(folder: Path, key: str) -> tuple[Path | None, object]:
+    """The course's `[tool.grade] <key>` (None if unset) and the pyproject it is read from
+    (the working folder's, or the nearest folder's above it)."""
+    path = _pyproject(folder.resolve())
+    if path is None:
+        return None, None
+    try:
+        return path, _settings_in(path.read_text(encoding="utf-8")).get(key)
+    except (OSError, ValueError) as exc:  # tomllib.TOMLDecodeError is a ValueError
+        raise SettingError(f"{path} could not be read: {exc}") from None
 
 
 def show_fixes(folder: Path) -> ShowFixes:
     """The course's `[tool.grade] show_fixes` (see the module's docstring)."""
-    path = _pyproject(folder.resolve())
-    if path is None:
-        return DEFAULT_SHOW_FIXES
-    try:
-        value = _setting_in(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:  # tomllib.TOMLDecodeError is a ValueError
-        raise SettingError(f"{path} could not be read: {exc}") from None
+    path, value = _setting(folder, "show_fixes")
     if value is None:
         return DEFAULT_SHOW_FIXES
     if value is True:
@@ -130,6 +151,30 @@ def show_fixes(folder: Path) -> ShowFixes:
     raise SettingError(
         f'{path}: [tool.grade] show_fixes = {value!r}: give true, false or "on-request"'
     )
+
+
+def round_step(folder: Path) -> float | None:
+    """The course's `[tool.grade] round`: the step each check's score is rounded down to
+    (`grader.rounding`), None for scores as the checks give them (the default)."""
+    path, value = _setting(folder, "round")
+    try:
+        return rounding.step_of(value)
+    except ValueError as exc:
+        raise SettingError(f"{path}: [tool.grade] round = {value!r}: {exc}") from None
+
+
+def rounded_for(report: Report, folder: Path) -> Report:
+    """`report`'s points as the course of `folder` counts them (`round_step`)."""
+    return rounding.rounded(report, _round_step_or_none(folder))
+
+
+def _round_step_or_none(folder: Path) -> float | None:
+    """The course's rounding; a malformed setting is said once and read as none."""
+    try:
+        return round_step(folder)
+    except SettingError as exc:
+        print(f"grade: warning: {exc}; scores are not rounded", file=sys.stderr)
+        return None
 
 
 # -- the levels -----------------------------------------------------------------------
@@ -341,6 +386,7 @@ def after_grading(
     setting = _setting_or_never(folder)
     order = [spec.name for spec in catalog.exercises(suites or catalog.SUITES_DIR)]
     report = next_step.fill(report, submission, order)
+    report = rounded_for(report, folder)
     with contextlib.suppress(OSError):
         remember(report, folder, setting)
     return apply(report, load_revealed(folder), setting)
@@ -359,13 +405,16 @@ def for_course(
     neither its own `[tool.grade]` nor its `.grade/`, and nothing is written into it."""
     order = [spec.name for spec in catalog.exercises(suites or catalog.SUITES_DIR)]
     report = next_step.fill(report, submission, order)
-    return apply(report, {}, _setting_or_never(Path.cwd() if course is None else course))
+    course = Path.cwd() if course is None else course
+    report = rounded_for(report, course)
+    return apply(report, {}, _setting_or_never(course))
 
 
 def for_class(report: Report, folder: Path | None = None) -> Report:
     """The policy for a report no student revealed help in (`grade batch`, a class):
-    fixes only when the course shows them always."""
-    return apply(report, {}, _setting_or_never(Path.cwd() if folder is None else folder))
+    fixes only when the course shows them always; points rounded as the course asks."""
+    folder = Path.cwd() if folder is None else folder
+    return apply(rounded_for(report, folder), {}, _setting_or_never(folder))
 
 
 def _setting_or_never(folder: Path) -> ShowFixes:

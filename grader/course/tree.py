@@ -7,9 +7,9 @@ with `pip install .` or is a source checkout installed editable:
     grader/templates/  its Jinja templates (package data, as in the installed wheel)
     pyproject.toml     written from the installed distribution's metadata (name, version,
                        dependencies, extras, the `grade` script) and the course's
-                       `[tool.grade]` setting
+                       `[tool.grade]` settings (`show_fixes`, and `round` where set)
 
-Nothing but that setting is read from the course repository: the grader's files come
+Nothing but those settings is read from the course repository: the grader's files come
 from the package, so an instructor who installed the grader can release from any clone.
 """
 
@@ -99,8 +99,9 @@ def _packages(dest: Path) -> list[str]:
     return sorted(found | {"grader.templates"})
 
 
-def pyproject(dest: Path, show_fixes: hints.ShowFixes) -> str:
-    """The `pyproject.toml` of the grader copied into `dest` (see the module's docstring)."""
+def pyproject(dest: Path, show_fixes: hints.ShowFixes, round_step: float | None = None) -> str:
+    """The `pyproject.toml` of the grader copied into `dest` (see the module's docstring),
+    with the course's `[tool.grade]` settings (`round` only where the course sets it)."""
     meta = _metadata()
     summary, python = (_field(meta, key) for key in ("Summary", "Requires-Python"))
     dependencies, extras = _requirements(meta)
@@ -138,6 +139,7 @@ def pyproject(dest: Path, show_fixes: hints.ShowFixes) -> str:
         "",
         "[tool.grade]",
         "show_fixes = " + {"always": "true", "never": "false"}.get(show_fixes, _toml(show_fixes)),
+        *([f"round = {round_step:g}"] if round_step is not None else []),
     ]
     return "\n".join(lines) + "\n"
 
@@ -156,6 +158,7 @@ def copy_grader(
     `course` into `dest`."""
     try:
         setting = hints.show_fixes(course)
+        round_step = hints.round_step(course)
     except hints.SettingError as exc:
         raise TreeError(str(exc)) from None
     left_out = {PACKAGE / p for p in leave_out}
@@ -179,7 +182,7 @@ def copy_grader(
     for template in sorted(templates_dir().glob("*.j2")):
         if templates is None or template.name in templates:
             shutil.copyfile(template, dest / "grader" / "templates" / template.name)
-    (dest / "pyproject.toml").write_text(pyproject(dest, setting), encoding="utf-8")
+    (dest / "pyproject.toml").write_text(pyproject(dest, setting, round_step), encoding="utf-8")
 
 
 def suite_sources(suites_dir: Path, only: Collection[str] | None = None) -> dict[str, str]:

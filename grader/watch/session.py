@@ -241,6 +241,7 @@ class Session:
         except hints.SettingError:
             setting = "never"  # the reply's result says why, once it comes
         report = next_step.fill(self.report(result, file), submission, self.lesson_order)
+        report = hints.rounded_for(report, folder)
         report = hints.apply(report, hints.load_revealed(folder), setting)
         return report.exercises[0]
 
