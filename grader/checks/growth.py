@@ -112,6 +112,6 @@ def unrolled_cause(where: _loops.Line | None) -> str:
             "while tracing and records one copy of its body per iteration"
         )
     return (
-        f"your loop unrolled: the Python loop at line {where[1]} (`{where[2]}`) runs while "
+        f"your loop unrolled: the Python loop at line {where[1]} runs while "
         "tracing and records one copy of its body per iteration"
     )

@@ -241,7 +241,7 @@ def _default_cause(
         )
     loops = {"scan", "while", "fori_loop"} & set(wanted)
     if loops and repeated >= REPEATED:
-        at = f" at line {where[1]} (`{where[2]}`)" if where else ""
+        at = f" at line {where[1]}" if where else ""  # its code: the report's "in your code:"
         return (
             f"your Python loop{at} unrolled while tracing: the same operations repeat (up to "
             f"x{repeated}) instead of one loop primitive"
