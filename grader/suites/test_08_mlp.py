@@ -50,6 +50,9 @@ LESSON_SIZES = (784, 256, 128, 10)
 SMALL_SIZES = (6, 5, 4, 10)  # three layers and ten classes, as in the lesson; small widths
 N_CLASSES = 10
 B = 8  # one batch size for the small checks: every function compiles once
+# loss_fn's second batch: a cause of its value is named only if both sizes show it; 10 rows,
+# the number of classes, so a loss divided by the batch size twice is 1/10 there too
+LOSS_ROWS = 10
 TRAIN_EPOCHS = 20
 TARGET_ACCURACY = 0.95
 DIGITS_TRAIN_SHAPE, DIGITS_TEST_ROWS = (1437, 64), 360  # load_digits(): the 80/20 split
@@ -442,24 +445,55 @@ def test_forward_loss_jit_pure(student: Remote) -> None:
 )
 def test_loss_value(student: Remote) -> None:
     params = _params(SMALL_SIZES)
-    x, y = labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
-    with _loss_errors_named("loss_fn(params, x, y) with 10 classes"):
-        loss = student.loss_fn(params, x, y)
-    values.assert_shape(
-        loss, (), what="loss_fn(params, x, y)", fix="average over the batch: the loss is a scalar"
-    )
-    expected = _ref_loss(params, x, y)
-    cause = ""
-    if abs(float(loss) - expected * len(y)) < 1e-3 * abs(expected * len(y)):
-        cause = "the losses are summed over the batch instead of averaged"
-    values.assert_close(
-        loss,
-        np.float64(expected),
-        what="loss_fn(params, x, y)",
-        **FLOAT32,
-        cause=cause,
-        fix="`-jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * "
-        "jax.nn.one_hot(y, n_classes), axis=-1))`",
+    seen = []  # (x, y), the student's loss, the reference's: a batch of B and one of LOSS_ROWS
+    for rows in (B, LOSS_ROWS):
+        x, y = labelled_batch(rows, SMALL_SIZES[0], SMALL_SIZES[-1])
+        with _loss_errors_named("loss_fn(params, x, y) with 10 classes"):
+            loss = student.loss_fn(params, x, y)
+        values.assert_shape(
+            loss,
+            (),
+            what="loss_fn(params, x, y)",
+            fix="average over the batch: the loss is a scalar",
+        )
+        seen.append(((x, y), loss, np.float64(_ref_loss(params, x, y))))
+    # a mistake over the axes is named only when both batch sizes show it
+    cause = diagnose.confirmed(seen, lambda args: _loss_axis_diagnostics(params, *args))
+    for (x, _), loss, expected in seen:
+        values.assert_close(
+            loss,
+            expected,
+            what=f"loss_fn(params, x, y) on {len(x)} examples",
+            **FLOAT32,
+            cause=cause,
+            fix="`-jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * "
+            "jax.nn.one_hot(y, n_classes), axis=-1))`",
+        )
+
+
+def _loss_axis_diagnostics(params: Any, x: Any, y: Any) -> Any:
+    """The mean cross-entropy's reductions over the wrong axes, applied to the reference:
+    summed over the batch (n x the loss), averaged over the classes too (1/C of it: the mean
+    of the whole (n, C) array of one-hot products), or both (n/C of it)."""
+    n, c = len(y), N_CLASSES
+    right = np.float64(_ref_loss(params, x, y))
+    per_example = "each example's -log p of its label"
+    return (
+        diagnose.batch_scale(n, what="the batch"),
+        diagnose.matches(
+            right / c,
+            f"the loss is 1/{c} of the mean cross-entropy: the mean was taken over the whole "
+            f"(batch, {c}) array of one-hot products, so {per_example} is also divided by the "
+            f"{c} classes (sum over the classes axis, then average over the batch)",
+            kind="class_mean",
+        ),
+        diagnose.matches(
+            right * n / c,
+            f"the loss is {n}/{c} of the mean cross-entropy: summed over the batch and averaged "
+            f"over the {c} classes, the two axes swapped (sum over the classes axis, average over "
+            "the batch)",
+            kind="axes_swapped",
+        ),
     )
 
 
