@@ -4,8 +4,11 @@ shows."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
+import subprocess
+import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -93,6 +96,23 @@ def test_new_writes_every_file_of_a_lesson_and_only_its_placeholders_are_left(
     assert course.spec.read_text().startswith(
         (COMMAND_FIXTURES / "lesson-spec.md").read_text().rstrip("\n")
     )
+
+
+def test_what_grade_new_writes_passes_the_projects_lint(tmp_path: Path) -> None:
+    """The suite, its test and the solution as ruff checks them in this repository (mypy
+    strict on the suite was checked by hand: 1 min without its cache, too slow here)."""
+    if importlib.util.find_spec("ruff") is None:
+        pytest.skip("ruff is not installed (pip install -e '.[dev]')")
+    course = small_course(tmp_path)
+    new.create(course, "ex6_tiny", "Exercise 6: tiny")
+    files = course.lesson("ex6_tiny")
+    paths = [str(p) for p in (files.solution, files.suite, files.tests)]
+    config = ("--config", str(ROOT / "pyproject.toml"), "--no-cache")
+    for command in (["check", *config], ["format", "--check", *config]):
+        done = subprocess.run(
+            [sys.executable, "-m", "ruff", *command, *paths], capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_the_section_goes_after_the_last_lesson_files_section() -> None:
