@@ -190,6 +190,11 @@ def test_the_fixture_rules_hold_only_where_the_course_tests_its_suites(tmp_path:
         'VARIANTS = [("01_sums", "forgot_zero")]\n'
     )
     assert static(course, "01_sums") == {}
+    # or by a table in docs/ that a test reads (docs/causes.md)
+    (course.root / "tests" / "suites" / "test_diagnoses.py").unlink()
+    assert "fixtures-graded" in static(course, "01_sums")
+    (course.root / "docs" / "causes.md").write_text("| 01_sums | forgot_zero | test_total |\n")
+    assert static(course, "01_sums") == {}
     # a course that keeps no tests of its suites grades with suites someone else tests
     assert static(small_course(tmp_path / "untested", keeps_tests=False), "01_sums") == {}
 
