@@ -15,11 +15,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from grader.checks import calls, values
+from grader.checks.failure import explainable
 from grader.probes import _format
 from grader.probes.jit import eager_and_jitted
 from grader.sandbox import client
 
 
+@explainable
 def assert_jittable(
     fn: Callable[..., Any],
     args: Sequence[Any],
@@ -29,6 +31,8 @@ def assert_jittable(
     what: str,
     rtol: float = 1e-5,
     atol: float = 1e-6,
+    cause: str = "",
+    fix: str = "",
 ) -> Any:
     """Run `fn` eagerly and as `jax.jit(fn, static_argnames=...)`; both must succeed and agree.
     Returns the jitted output. A stub's NotImplementedError propagates unchanged; any

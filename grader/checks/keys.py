@@ -18,7 +18,7 @@ import jax
 import numpy as np
 
 from grader.checks import calls, values
-from grader.checks.failure import CheckFailure, fail
+from grader.checks.failure import CheckFailure, explainable, fail
 from grader.probes import _format
 from grader.probes.keys import observe_global_rng as observe_global_rng  # the suites use it
 from grader.probes.keys import observe_key_use
@@ -36,6 +36,7 @@ def _is_key(leaf: Any) -> bool:
     return bool(_format.is_key(leaf))
 
 
+@explainable
 def assert_no_key_reuse(
     fn: Callable[..., Any],
     args: Sequence[Any],
@@ -45,6 +46,8 @@ def assert_no_key_reuse(
     jit: bool = True,
     eager: bool = True,
     kwargs: dict[str, Any] | None = None,
+    cause: str = "",
+    fix: str = "",
 ) -> Any:
     """No PRNG key is consumed twice by `fn(*args)`, eagerly (if `eager`) and (if `jit`)
     under `jax.jit(fn, static_argnames=...)`. Returns the first output."""
@@ -101,8 +104,14 @@ def _key(seed: int) -> Any:
     return jax.random.key(seed)
 
 
+@explainable
 def assert_deterministic(
-    fn: Callable[..., Any], make_args: Callable[[Any], Sequence[Any]], *, what: str
+    fn: Callable[..., Any],
+    make_args: Callable[[Any], Sequence[Any]],
+    *,
+    what: str,
+    cause: str = "",
+    fix: str = "",
 ) -> Any:
     """The same key (two separate `jax.random.key(0)`) gives exactly the same output."""
     __tracebackhide__ = True
@@ -121,8 +130,14 @@ def assert_deterministic(
     return first
 
 
+@explainable
 def assert_varies_with_key(
-    fn: Callable[..., Any], make_args: Callable[[Any], Sequence[Any]], *, what: str
+    fn: Callable[..., Any],
+    make_args: Callable[[Any], Sequence[Any]],
+    *,
+    what: str,
+    cause: str = "",
+    fix: str = "",
 ) -> tuple[Any, Any]:
     """Keys 0 and 1 give different outputs (at least one leaf differs)."""
     __tracebackhide__ = True
@@ -145,8 +160,14 @@ def assert_varies_with_key(
     return a, b
 
 
+@explainable
 def assert_accepts_raw_keys(
-    fn: Callable[..., Any], make_args: Callable[[Any], Sequence[Any]], *, what: str
+    fn: Callable[..., Any],
+    make_args: Callable[[Any], Sequence[Any]],
+    *,
+    what: str,
+    cause: str = "",
+    fix: str = "",
 ) -> Any:
     """The function also works with a raw `jax.random.PRNGKey(0)` (uint32[2]) key and gives
     a result of the same structure and shapes as with a typed key."""
@@ -188,6 +209,7 @@ def assert_accepts_raw_keys(
 _GLOBAL_RNG_SEEDS = (20_231, 7)
 
 
+@explainable
 def assert_ignores_global_rng(
     fn: Callable[..., Any],
     args: Sequence[Any],
@@ -196,6 +218,8 @@ def assert_ignores_global_rng(
     static_argnames: Iterable[str] = (),
     kwargs: dict[str, Any] | None = None,
     jit: bool = True,
+    cause: str = "",
+    fix: str = "",
 ) -> Any:
     """The same key gives the same output after NumPy's (`np.random`) and Python's (`random`)
     global RNGs were moved between two calls: eagerly, and (if `jit`) under a fresh

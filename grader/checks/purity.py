@@ -14,12 +14,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from grader.checks import calls, values
-from grader.checks.failure import fail
+from grader.checks.failure import explainable, fail
 from grader.probes import _format
 from grader.probes.purity import observe_calls, observe_tracing
 from grader.sandbox import client
 
 
+@explainable
 def assert_pure(
     fn: Callable[..., Any],
     args: Sequence[Any],
@@ -27,6 +28,8 @@ def assert_pure(
     *,
     what: str,
     module: Any = None,
+    cause: str = "",
+    fix: str = "",
 ) -> Any:
     """Two calls with the same inputs agree exactly; `args`/`kwargs` are not mutated
     (deep snapshot: NumPy arrays, lists, dicts, objects); `module`'s globals (default: the
@@ -107,6 +110,7 @@ def _rename(text: str, names: list[str]) -> str:
     return text.replace("the input[1]", "keyword arguments")
 
 
+@explainable
 def assert_no_trace_side_effects(
     fn: Callable[..., Any],
     args: Sequence[Any],
@@ -114,11 +118,12 @@ def assert_no_trace_side_effects(
     what: str,
     static_argnames: Iterable[str] = (),
     module: Any = None,
+    cause: str = "",
+    fix: str = "",
 ) -> Any:
     """Under `jax.jit`, the first call (which traces) and the second (which does not) have
     the same Python-visible effects: the same printed text and the same module globals; and
     no traced value leaks out of the function (`jax.checking_leaks`). Returns the output.
-
     JAX caches the trace of a Python function (even across `jax.jit` wrappers), so an
     earlier check would hide a trace-time effect: the function (unwrapped, if the student
     jitted it) is traced in the sandbox through a new wrapper, which JAX has never seen."""

@@ -54,7 +54,7 @@ import jax
 import jax.numpy as jnp
 
 from grader.checks import calls
-from grader.checks.failure import CheckFailure, fail
+from grader.checks.failure import CheckFailure, explainable, fail
 from grader.probes.timing import (
     MATRIX_N,
     Step,
@@ -222,8 +222,16 @@ def _run_timer(timer: Timer, case: StepCase, n_steps: int, what: str) -> float:
     return _seconds(reported, what)
 
 
+@explainable
 def assert_waits_for_work(
-    timer: Timer, *, what: str, work_s: float = 0.1, n_steps: int = 3, fraction: float = 0.25
+    timer: Timer,
+    *,
+    what: str,
+    work_s: float = 0.1,
+    n_steps: int = 3,
+    fraction: float = 0.25,
+    cause: str = "",
+    fix: str = "",
 ) -> float:
     """On `async_step(work_s)` the timer reports about the real work per step, not the
     dispatch time: at least `fraction` of the step time the judge measured (a suite on a
@@ -248,8 +256,15 @@ def assert_waits_for_work(
     )
 
 
+@explainable
 def assert_excludes_warmup(
-    timer: Timer, *, what: str, compile_s: float = 0.5, n_steps: int = 5
+    timer: Timer,
+    *,
+    what: str,
+    compile_s: float = 0.5,
+    n_steps: int = 5,
+    cause: str = "",
+    fix: str = "",
 ) -> float:
     """On `slow_compile_step(compile_s)` (jitted) the timer leaves the first, compiling call
     out of the timed steps. Returns the reported seconds per step."""
@@ -271,7 +286,10 @@ def assert_excludes_warmup(
     )
 
 
-def assert_chains_state(timer: Timer, *, what: str, n_steps: int = 4) -> RecordedCalls:
+@explainable
+def assert_chains_state(
+    timer: Timer, *, what: str, n_steps: int = 4, cause: str = "", fix: str = ""
+) -> RecordedCalls:
     """The timer calls the step once untimed plus `n_steps` times, feeding each returned
     state into the next call, with the same batch every time."""
     __tracebackhide__ = True
@@ -318,26 +336,22 @@ def assert_chains_state(timer: Timer, *, what: str, n_steps: int = 4) -> Recorde
     return rec
 
 
+@explainable
 def assert_reports_compile(
-    speedup_fn: Callable[..., Any], *, what: str, compile_s: float = 0.5, n_steps: int = 3
+    speedup_fn: Callable[..., Any],
+    *,
+    what: str,
+    compile_s: float = 0.5,
+    n_steps: int = 3,
+    cause: str = "",
+    fix: str = "",
 ) -> dict[str, Any]:
     """On `slow_compile_step(compile_s, jitted=False)`, `jit_speedup` reports the compile
     time in `compile_s` and keeps it out of `jit_s`. Returns the reported dict."""
     __tracebackhide__ = True
-    case = slow_compile_step(compile_s, jitted=False)
-    started = time.perf_counter()
-    try:
-        got = dict(client.handle(speedup_fn)(case.step, case.state, case.batch, n_steps))
-        whole_s = time.perf_counter() - started  # the first jitted call is inside this call
-    except StudentError as exc:
-        if isinstance(exc, calls.PASS_THROUGH):
-            raise
-        raise calls.translate(
-            exc,
-            checked=f"{what} on a test step",
-            attempted=_attempted(speedup_fn, n_steps),
-            expected="a dict of timings",
-        ) from exc
+    got, whole_s = _timed_call(
+        speedup_fn, slow_compile_step(compile_s, jitted=False), n_steps, what
+    )
     missing = {"eager_s", "jit_s", "compile_s", "speedup"} - set(got)
     if missing:
         raise fail(
@@ -374,3 +388,24 @@ def assert_reports_compile(
             fix="time the jitted steps only after the first (compiling) call",
         )
     return got
+
+
+def _timed_call(
+    speedup_fn: Callable[..., Any], case: StepCase, n_steps: int, what: str
+) -> tuple[dict[str, Any], float]:
+    """What `speedup_fn` reports on `case`, and the wall time of the whole call (the first
+    jitted call is inside it)."""
+    __tracebackhide__ = True
+    started = time.perf_counter()
+    try:
+        got = dict(client.handle(speedup_fn)(case.step, case.state, case.batch, n_steps))
+    except StudentError as exc:
+        if isinstance(exc, calls.PASS_THROUGH):
+            raise
+        raise calls.translate(
+            exc,
+            checked=f"{what} on a test step",
+            attempted=_attempted(speedup_fn, n_steps),
+            expected="a dict of timings",
+        ) from exc
+    return got, time.perf_counter() - started

@@ -18,7 +18,7 @@ from typing import Any
 import jax
 
 from grader.checks import calls
-from grader.checks.failure import fail
+from grader.checks.failure import explainable, fail
 from grader.probes import _format
 from grader.probes.traces import compile_state as compile_state  # the suites use it
 from grader.probes.traces import counted, trace_log
@@ -67,12 +67,15 @@ def _state(fn: Any) -> dict[str, Any]:
     return seen
 
 
+@explainable
 def assert_traced_once(
     fn: Callable[..., Any],
     arg_sets: Sequence[Sequence[Any]],
     *,
     static_argnames: Iterable[str] = (),
     what: str,
+    cause: str = "",
+    fix: str = "",
 ) -> int:
     """`fn` called with each argument tuple (same shapes and dtypes, static values equal)
     is traced exactly once. Returns the number of traces (1)."""
@@ -121,6 +124,7 @@ def assert_traced_once(
     return len(traced)
 
 
+@explainable
 def assert_compiles_once(
     jitted_fn: Callable[..., Any],
     arg_sets: Sequence[Sequence[Any]],
@@ -128,6 +132,8 @@ def assert_compiles_once(
     what: str,
     feed: Callable[[Any, tuple[Any, ...]], Sequence[Any]] | None = None,
     n_calls: int = 5,
+    cause: str = "",
+    fix: str = "",
 ) -> int:
     """A function the student jitted (e.g. `train_step`) compiles on its first call only.
 

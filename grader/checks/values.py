@@ -200,7 +200,9 @@ def assert_close(
         )
 
 
-def assert_tree_structure(actual: Any, expected: Any, *, what: str, fix: str = "") -> None:
+def assert_tree_structure(
+    actual: Any, expected: Any, *, what: str, cause: str = "", fix: str = ""
+) -> None:
     """Same containers, keys and nesting (leaves are not compared)."""
     __tracebackhide__ = True
     found = structure_difference(actual, expected)
@@ -209,7 +211,7 @@ def assert_tree_structure(actual: Any, expected: Any, *, what: str, fix: str = "
             f"the pytree structure of {what}",
             expected=found.expected,
             observed=found.observed,
-            cause=found.cause,
+            cause=cause or found.cause,
             fix=fix,
         )
 

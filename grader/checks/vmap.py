@@ -18,7 +18,7 @@ import jax
 import numpy as np
 
 from grader.checks import calls, values
-from grader.checks.failure import fail
+from grader.checks.failure import explainable, fail
 from grader.sandbox import client
 
 
@@ -61,6 +61,7 @@ def loop_reference(
     return jax.tree.map(lambda *leaves: np.stack([np.asarray(x) for x in leaves]), *outs)
 
 
+@explainable
 def assert_matches_loop(
     batched_fn: Callable[..., Any],
     single_fn: Callable[..., Any],
@@ -70,6 +71,8 @@ def assert_matches_loop(
     what: str,
     rtol: float = 1e-5,
     atol: float = 1e-6,
+    cause: str = "",
+    fix: str = "",
 ) -> Any:
     """`batched_fn(*args)` equals stacking `single_fn` over the examples (`in_axes[i]` is
     the batch axis of argument i, None for an argument shared by all examples). Returns
