@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from grader.commands import course, shared
-from grader.course import ci_template
-from grader.course.ci_template import DEFAULT_FAIL_UNDER, DEFAULT_PYTHON, WORKFLOW
+from grader.course import ci_template, lock
+from grader.course.ci_template import DEFAULT_FAIL_UNDER, WORKFLOW
 
 __doc__ = ci_template.__doc__
 
@@ -32,9 +33,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--python",
-        default=DEFAULT_PYTHON,
         metavar="VERSION",
-        help=f"Python version on the runner (default {DEFAULT_PYTHON})",
+        help="Python version on the runner (default: the one requirements.lock is for)",
+    )
+    parser.add_argument(
+        "--extras",
+        default=ci_template.DEFAULT_EXTRAS,
+        metavar="NAME[,NAME...]",
+        help="the grader's extras a lock made here covers "
+        f"(default {ci_template.DEFAULT_EXTRAS}; '' for none)",
+    )
+    parser.add_argument(
+        "--wheelhouse",
+        metavar="DIR",
+        help="the pinned packages' wheel files: a lock made here gets their sha256",
     )
     parser.add_argument(
         "--timeout-minutes",
@@ -47,19 +59,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    out = course.part(args, None if args.out == "-" else args.out, WORKFLOW)
+    repository = ci_template.repository_of(out, course.root(args))
+    extras = tuple(e.strip() for e in args.extras.split(",") if e.strip())
+    wheelhouse = Path(args.wheelhouse) if args.wheelhouse else None
+    pinned, said = lock.for_course(repository, extras, wheelhouse)
     text = ci_template.workflow(
         fail_under=args.fail_under,
         path=args.path,
-        python=args.python,
+        python=args.python or pinned.python,
         timeout_minutes=args.timeout_minutes,
     )
     if args.out == "-":
         print(text, end="")
         return 0
-    out = course.part(args, args.out, WORKFLOW)
     if out.exists() and not args.force:
         raise shared.UsageError(f"{out} exists; pass --force to overwrite it")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
-    print(f"wrote {out}: grades {args.path} on every push, fails below {args.fail_under:g}%")
+    locked = repository / lock.LOCK_FILE
+    if not locked.is_file() or wheelhouse is not None:
+        locked.write_text(pinned.text, encoding="utf-8")
+        said = f"wrote {locked} ({len(pinned.pins)} packages pinned): commit it with the workflow"
+    print(
+        f"wrote {out}: grades {args.path} on every push, fails below {args.fail_under:g}%; {said}"
+    )
     return 0

@@ -1,26 +1,42 @@
 """Write a GitHub Actions workflow that grades a pushed submission.
 
     grade ci-template [--out .github/workflows/grade.yml] [--fail-under 60] [--path exercises]
-                      [--course PATH]
+                      [--course PATH] [--python X.Y] [--extras frameworks] [--wheelhouse DIR]
 
-The workflow (from `templates/github-workflow.yml.j2`) installs the
-repository (`pip install .`), runs `grade PATH --html ... --json ... --junit
+The workflow (from `templates/github-workflow.yml.j2`) installs the packages
+pinned in the repository's `requirements.lock` without resolving any (`pip install
+--no-deps -r requirements.lock`), then the repository's grader (`--no-deps`), then
+runs `pip check`; it runs `grade PATH --html ... --json ... --junit
 ... --fail-under PERCENT`, uploads the HTML report, the JSON and the JUnit XML
 as the `grade-report` artifact (also when grading fails), puts the score in
 the job summary, and fails the job when the score is below the threshold
-(`grade` exits 1). `grade release` writes the same workflow into the student
-repository. `--out` is relative to the working folder, and defaults to the
-course's (`--course PATH`) `.github/workflows/grade.yml`; `--out -` prints it
-instead.
+(`grade` exits 1). Its Python is the lock's (`--python` names another).
+
+The lock is the repository's `requirements.lock` when there is one; else it is made
+from the environment this command runs in (with `--extras`, and hashes from
+`--wheelhouse`: `grader.course.lock`) and written beside `.github/`: commit both.
+`grade release` writes the same workflow and lock into the student repository.
+`--out` is relative to the working folder, and defaults to the course's (`--course
+PATH`) `.github/workflows/grade.yml`; `--out -` prints the workflow only.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from grader.course import tree
 
 DEFAULT_FAIL_UNDER = 60.0
 DEFAULT_PYTHON = "3.11"
+DEFAULT_EXTRAS = "frameworks"  # the student CI grades 11_frameworks too
 WORKFLOW = ".github/workflows/grade.yml"
+
+
+def repository_of(workflow: Path, course: Path) -> Path:
+    """The repository a workflow file belongs to: the folder holding its `.github/workflows/`,
+    else the course."""
+    parents = workflow.parent.parts[-2:]
+    return workflow.parent.parent.parent if parents == (".github", "workflows") else course
 
 
 def workflow(

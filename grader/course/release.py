@@ -18,6 +18,10 @@ id and hint (unless a public check has the same hint) and for every solution
 body; any hit is an error and OUT is removed. (A hidden check's message is made
 when it runs: what it is built from goes with the check's code.)
 
+The release's workflow installs from `requirements.lock`, written beside it: the
+course's own, or one made from the environment this command runs in (the
+`frameworks` extra included; `grader.course.lock`).
+
 `--url` is where the release will be served from, as pip installs it
 (`git+https://github.com/COURSE/RELEASE`; default: the course's `[tool.grade]
 release_url`). It is recorded in the release's pyproject.toml (`[tool.grade]
@@ -32,7 +36,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from grader import catalog, hints
-from grader.course import assign, ci_template, public, tree
+from grader.course import assign, ci_template, lock, public, tree
+from grader.errors import GraderError
 from grader.notebooks import convert
 from grader.reports import labels
 
@@ -58,7 +63,7 @@ GITIGNORE = (
 URL_SCHEMES = ("git+https://", "git+ssh://", "https://", "http://", "file://")
 
 
-class ReleaseError(Exception):
+class ReleaseError(GraderError):
     pass
 
 
@@ -194,6 +199,7 @@ def release(
             + "\n".join(unsynced)
         )
     full = catalog.exercises(suites_dir)  # the full suites must be well-formed
+    pinned, _ = lock.for_course(course_dir, (ci_template.DEFAULT_EXTRAS,))
     cut = {path.name: public.public_suite(path) for path in sorted(suites_dir.glob("test_*.py"))}
     sources = tree.suite_sources(suites_dir)  # shared helper modules (`_shared.py`) go as they are
     sources.update({name: suite.source for name, suite in cut.items()})
@@ -208,7 +214,7 @@ def release(
         )
         if url:
             record_url(out / "pyproject.toml", url)
-        released = _student_files(out, exercises, sorted(cut), fail_under, course_dir)
+        released = _student_files(out, exercises, sorted(cut), fail_under, course_dir, pinned)
         hidden = [x for s in cut.values() for x in (*s.hidden_ids, *s.hidden_names)]
         problems = leaks(
             out, hidden, solution_bodies(solutions), hidden_hints(full), equivalent_texts()
@@ -227,10 +233,16 @@ def release(
 
 
 def _student_files(
-    out: Path, exercises: Path, suites: list[str], fail_under: float, course_dir: Path
+    out: Path,
+    exercises: Path,
+    suites: list[str],
+    fail_under: float,
+    course_dir: Path,
+    pinned: lock.Read,
 ) -> list[catalog.ExerciseSpec]:
-    """The stubs, the lesson spec, the README, the workflow and the .gitignore, written
-    beside the grader in `out`; the released suites' specs (`suites`: their file names)."""
+    """The stubs, the lesson spec, the README, the workflow, the lock it installs from and
+    the .gitignore, written beside the grader in `out`; the released suites' specs
+    (`suites`: their file names)."""
     shutil.copytree(exercises, out / "exercises", ignore=shutil.ignore_patterns(*tree.SKIPPED))
     spec = course_dir / SPEC
     if spec.is_file():
@@ -249,7 +261,10 @@ def _student_files(
     )
     workflow = out / ".github" / "workflows" / "grade.yml"
     workflow.parent.mkdir(parents=True)
-    workflow.write_text(ci_template.workflow(fail_under=fail_under), encoding="utf-8")
+    workflow.write_text(
+        ci_template.workflow(fail_under=fail_under, python=pinned.python), encoding="utf-8"
+    )
+    (out / lock.LOCK_FILE).write_text(pinned.text, encoding="utf-8")
     (out / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
     return released
 
@@ -273,4 +288,5 @@ ERRORS = (
     tree.TreeError,
     catalog.CatalogError,
     hints.SettingError,
+    lock.LockError,
 )

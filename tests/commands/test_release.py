@@ -409,3 +409,26 @@ def test_a_url_pip_cannot_install_from_is_refused(
     code, text = release(grade, course, out, "--url", url, "--course", str(course))
     assert code == 2 and "give the URL pip installs the release from" in text
     assert not out.exists()
+
+
+def test_the_releases_workflow_installs_from_the_courses_lock(
+    course: Path, grade: Grade, tmp_path: Path
+) -> None:
+    from grader.course import lock
+
+    out = tmp_path / "made"
+    code, text = release(grade, course, out, "--course", str(course))
+    assert code == 0, text
+    assert lock.read(out / lock.LOCK_FILE).pins == lock.closure(("frameworks",))
+    workflow = (out / ".github" / "workflows" / "grade.yml").read_text()
+    assert "pip install --no-deps -r requirements.lock" in workflow
+    assert f'python-version: "{lock.python_version()}"' in workflow
+    committed = "# python: 3.12\njax==0.4.30\n"
+    (course / lock.LOCK_FILE).write_text(committed)
+    code, text = release(grade, course, tmp_path / "committed", "--course", str(course))
+    assert code == 0, text
+    assert (tmp_path / "committed" / lock.LOCK_FILE).read_text() == committed
+    assert (
+        'python-version: "3.12"'
+        in (tmp_path / "committed" / ".github" / "workflows" / "grade.yml").read_text()
+    )
