@@ -27,25 +27,30 @@ Run `grade` first: hints are for the checks of the last grading of the lesson.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
 
-from grader import hints
+from grader import hints, next_step
+from grader.errors import GraderError
 from grader.model import CheckResult, ExerciseResult
 from grader.reports import controls, groups, labels
 
 INDENT = "    "
+# A check `grade hint` helps with: one that failed, and one whose function is not started yet
+# (still the stub's NotImplementedError), after them.
+NEEDS_HELP = labels.PROBLEM_STATUSES | {"not_attempted"}
 _STYLES = {hints.QUESTION: "yellow", hints.NUDGE: "cyan", hints.FIX: "green"}
 
 
-class NoSuchCheck(ValueError):
+class NoSuchCheck(GraderError, ValueError):
     """The name given matches no check, or several: the message lists the candidates."""
 
 
-class NothingGraded(ValueError):
+class NothingGraded(GraderError, ValueError):
     """No grading is kept in the folder: run `grade` first."""
 
 
@@ -58,13 +63,13 @@ def lesson_name(text: str) -> str:
 
 
 def failing(exercise: ExerciseResult) -> list[CheckResult]:
-    """The checks that need help, in the order `grade` shows them."""
-    return [
-        entry.check
-        for entry in groups.entries(exercise)
-        if entry.check.status in labels.PROBLEM_STATUSES
-        and not labels.is_consequence(exercise, entry.check)
+    """The checks that need help, in the order `grade` shows them: the failed ones, then
+    those whose function is not started (not one waiting for another)."""
+    shown = [
+        e.check for e in groups.entries(exercise) if not labels.is_consequence(exercise, e.check)
     ]
+    unstarted = [c for c in shown if c.status == "not_attempted" and c.blocked_by is None]
+    return [c for c in shown if c.status in labels.PROBLEM_STATUSES] + unstarted
 
 
 def has_more(check: CheckResult, seen: int, setting: hints.ShowFixes) -> bool:
@@ -122,7 +127,7 @@ def named(exercise: ExerciseResult, wanted: str) -> CheckResult:
         if check.id.lower() in (key, f"test_{key}") or check.name.lower() == key:
             return check
     found = [c for c in exercise.checks if _matches(c, wanted)]
-    problems = [c for c in found if c.status in labels.PROBLEM_STATUSES]
+    problems = [c for c in found if c.status in NEEDS_HELP]
     if len(found) == 1 or len(problems) == 1:
         return found[0] if len(found) == 1 else problems[0]
 
@@ -188,15 +193,15 @@ def reveal(lesson_given: str, check_given: str) -> Help:
     exercise = hints.last_result(folder, lesson)
     if exercise is None:
         raise NothingGraded(
-            f"no grading of {lesson} in this folder yet: run `grade --only {lesson}` "
-            f"(or `grade exercises/{lesson}.py`) first, then ask for a hint"
+            f"no grading of {lesson} in this folder yet: run `{_grade_command(folder, lesson)}` "
+            "first, then ask for a hint"
         )
     exercise = controls.visible_in(exercise)
     revealed = hints.load_revealed(folder).get(lesson, {})
     check = choose(exercise, check_given, revealed, setting)
     if check is None:
         return Help([_no_check(exercise)])
-    if check.status not in labels.PROBLEM_STATUSES:
+    if check.status not in NEEDS_HELP:
         phrase = labels.CHECK_PHRASES[check.status]
         return Help([f"{lesson} > {check.name}: {phrase}, nothing to hint."], wrap=True)
     available = hints.levels(check, setting)
@@ -211,7 +216,8 @@ def reveal(lesson_given: str, check_given: str) -> Help:
     if done:
         lines.append(
             f"All the help for {', '.join(f'`{c.name}`' for c in done)} is shown "
-            f"(`grade hint {lesson} {done[-1].id}` shows it again); the next failing check:"
+            f"(`grade hint {_asked(lesson_given, lesson)} {done[-1].id}` shows it again); the next "
+            "failing check:"
         )
     lines += _account(exercise, check, [lv for lv in available if lv.number <= seen])
     after = [
@@ -219,10 +225,31 @@ def reveal(lesson_given: str, check_given: str) -> Help:
         for c in problems
         if c is not check and has_more(c, revealed.get(c.id, hints.QUESTION), setting)
     ]
-    footer = _footer(lesson, check, available, seen, new is not None, setting)
+    asked = _asked(lesson_given, lesson)
+    footer = _footer(asked, check, available, seen, new is not None, setting)
+    if any(level.number > seen for level in available):
+        footer += (
+            f" Grade again with `{_grade_command(folder, lesson)}` once you changed your code."
+        )
     if not any(level.number > seen for level in available) and after:
-        footer += f" `grade hint {lesson}` again moves on to `{after[0].name}`."
+        footer += f" `grade hint {asked}` again moves on to `{after[0].name}`."
     return Help([*lines, footer, Text(recorded(folder), "dim")])
+
+
+def _asked(given: str, lesson: str) -> str:
+    """How to name the lesson to `grade hint` again: as given when it was a path (its
+    grading is kept beside that file, not where `grade hint 03_jit` looks), else its name."""
+    return shlex.quote(given) if given and Path(given).parent != Path(".") else lesson
+
+
+def _grade_command(folder: Path, lesson: str) -> str:
+    """The command that grades `lesson` in the state folder `folder`, as it runs from here:
+    `grade exercises/03_jit.py` from the repository, `grade 03_jit.py` inside exercises/."""
+    for place in (folder / hints.LAYOUT_FOLDERS[0], folder / hints.LAYOUT_FOLDERS[1], folder):
+        for suffix in (".py", ".ipynb"):
+            if (place / f"{lesson}{suffix}").is_file():
+                return next_step.command(place / f"{lesson}{suffix}")
+    return f"grade --only {lesson}"
 
 
 def recorded(folder: Path) -> str:
@@ -278,10 +305,7 @@ def _footer(
 ) -> str:
     later = [level for level in available if level.number > seen]
     if later:
-        return (
-            f"More help: `grade hint {lesson}` again shows the {later[0].name}. "
-            f"Grade again with `grade --only {lesson}` once you changed your code."
-        )
+        return f"More help: `grade hint {lesson}` again shows the {later[0].name}."
     prefix = "" if revealed_now else "No more help: "
     if setting == "never":
         return prefix + "this course does not show fixes; that was the last hint for this check."

@@ -19,11 +19,23 @@ from grader.levels import LEVELS, Isolation
 
 SCHEMA_VERSION = 1
 
-CheckStatus = Literal["passed", "failed", "error", "timeout", "skipped"]
+CheckStatus = Literal["passed", "failed", "error", "timeout", "not_attempted", "skipped"]
 ExerciseStatus = Literal["passed", "failed", "error", "not_attempted", "skipped"]
 Visibility = Literal["public", "hidden"]
 
-CHECK_STATUSES: tuple[CheckStatus, ...] = ("passed", "failed", "error", "timeout", "skipped")
+CHECK_STATUSES: tuple[CheckStatus, ...] = (
+    "passed",
+    "failed",
+    "error",
+    "timeout",
+    "not_attempted",
+    "skipped",
+)
+# `not_attempted`, "not started": of a check, the function it judges still raises the stub's
+# NotImplementedError (or the check waits for one that does); of an exercise, none of its
+# functions is started (an untouched stub, or no file). It scores 0 like a failure, and is
+# told apart from one in every report: a student half-way through a file is not failing
+# the functions they have not begun.
 EXERCISE_STATUSES: tuple[ExerciseStatus, ...] = (
     "passed",
     "failed",

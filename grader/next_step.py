@@ -3,6 +3,9 @@
 - An untouched file (status `not_attempted`) names its first TODO: the first
   `raise NotImplementedError` or `# TODO` comment in the student's file, with its
   line and text, and the command that grades the file again.
+- A file begun but not finished (some of its checks `not_attempted`: their function
+  still raises the stub's NotImplementedError) names the first such line, from the
+  checks' own record of where the error was raised, and the command that grades it.
 - A file at full marks names the next lesson file to work on (catalog order) and
   the command that grades it.
 
@@ -137,11 +140,29 @@ def step(
     if exercise.status == "not_attempted" and exercise.name in submission.files:
         path = submission.files[exercise.name]
         return NextStep(command(path), todo=first_todo(path))
+    if exercise.name in submission.files and (todo := not_started_at(exercise, submission)):
+        return NextStep(command(submission.files[exercise.name]), todo=todo)
     if at_full_marks(exercise) and exercise.name in order:
         later = [n for n in order[order.index(exercise.name) + 1 :] if n not in done]
         if later:
             return NextStep(command(_file_of(submission, later[0])), lesson=later[0])
     return None
+
+
+def not_started_at(exercise: ExerciseResult, submission: Submission) -> SourceLine | None:
+    """The first line, in the file, where a not-started check's function still raises
+    NotImplementedError (its path as `shown`), or None when no check is not started or
+    none recorded its line."""
+    lines = sorted(
+        (c.location.line, c.location.code)
+        for c in exercise.checks
+        if c.status == "not_attempted" and c.location is not None
+    )
+    path = submission.files[exercise.name]
+    if not lines or path.suffix == ".ipynb":  # a notebook's lines are not its cells'
+        return first_todo(path) if lines else None
+    line, code = lines[0]
+    return SourceLine(shown(path), line, code[:MAX_CODE_CHARS])
 
 
 def fill(report: Report, submission: Submission, order: Sequence[str]) -> Report:

@@ -120,6 +120,13 @@ def render_text(view: Inline) -> str:
         shown = passed(exercise)
         if shown and found:
             lines += ["", f"{len(shown)} check(s) passed."]
+        unstarted = sum(c.status == "not_attempted" for c in exercise.checks)
+        if unstarted and exercise.status == "failed":
+            lines += [
+                "",
+                f"Not started yet, not failed: {unstarted} check(s) wait for functions that "
+                "still raise NotImplementedError.",
+            ]
     for text in (view.revealed, controls.visible(view.notes), view.message):
         if text:
             lines += ["", text]

@@ -304,6 +304,11 @@ def next_line(exercise: ExerciseResult, built: session.Built, more_help: bool = 
     if exercise.status == "failed" and found:
         stuck = " Stuck? `%grade --hint` shows more help for it." if more_help else ""
         return f'fix "{found[0].check.name}", run its cell again, then `%grade`.{stuck}'
+    if exercise.status == "failed" and any(c.status == "not_attempted" for c in exercise.checks):
+        return (
+            "go on with the functions not started yet (they still raise NotImplementedError); "
+            "run their cells, then `%grade` again."
+        )
     return "fix the problem above, run the cell again, then `%grade`."
 
 

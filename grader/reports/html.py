@@ -212,7 +212,7 @@ def render(report: Report, history: Sequence[Run] | None = None) -> str:
     checks = [c for _, c in report.checks()]
     counts = {
         status: sum(1 for c in checks if c.status == status)
-        for status in ("passed", "failed", "error", "timeout", "skipped")
+        for status in ("passed", "failed", "error", "timeout", "not_attempted", "skipped")
     }
     fraction = max(0.0, min(1.0, report.fraction))
     return _template().render(

@@ -7,7 +7,9 @@ Shape (the structure the common reporters accept; tests validate it against
       <testsuite name="03_jit" tests= failures= errors= skipped= time=>
         <properties> title, status, score, max_score, seed </properties>
         <testcase classname="03_jit" name="<check name>" time=...>
-          <failure message=...>   a failed check
+          <failure message=...>   a failed check, or one not started (type="not_attempted":
+                                  its function still raises NotImplementedError; it scores 0
+                                  and fails the run, as unfinished work should in CI)
           <error message=...>     a check that errored or timed out
           <skipped message=...>   a skipped check
         </testcase>
@@ -49,7 +51,7 @@ def _seconds(value: float) -> str:
 
 
 def _counts(checks: tuple[CheckResult, ...]) -> tuple[int, int, int]:
-    failures = sum(1 for c in checks if c.status == "failed")
+    failures = sum(1 for c in checks if c.status in ("failed", "not_attempted"))
     errors = sum(1 for c in checks if c.status in ("error", "timeout"))
     skipped = sum(1 for c in checks if c.status == "skipped")
     return failures, errors, skipped
@@ -78,6 +80,8 @@ def _testcase(suite: ET.Element, exercise: ExerciseResult, check: CheckResult) -
     summary = check.message or labels.CHECK_PHRASES[check.status]
     if check.status == "failed":
         _outcome(case, "failure", "failed", summary, details)
+    elif check.status == "not_attempted":
+        _outcome(case, "failure", "not_attempted", f"not started: {summary}", details)
     elif check.status in ("error", "timeout"):
         _outcome(case, "error", check.status, summary, details)
     elif check.status == "skipped":

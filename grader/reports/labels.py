@@ -24,6 +24,7 @@ CHECK_WORDS: dict[CheckStatus, str] = {
     "failed": "FAIL",
     "error": "ERROR",
     "timeout": "TIMEOUT",
+    "not_attempted": "TODO",
     "skipped": "SKIP",
 }
 
@@ -40,6 +41,7 @@ CHECK_PHRASES: dict[CheckStatus, str] = {
     "failed": "failed",
     "error": "error",
     "timeout": "timed out",
+    "not_attempted": "not started",
     "skipped": "skipped",
 }
 

@@ -239,6 +239,16 @@ def _problems(report: Report, paint: _Paint) -> list[str]:
         notes.append(
             "Not attempted yet (still raising NotImplementedError): " + ", ".join(untouched)
         )
+    begun = [
+        f"{e.name} ({n} check{'s' if n != 1 else ''})"
+        for e in report.exercises
+        if e.status != "not_attempted" and (n := sum(c.status == "not_attempted" for c in e.checks))
+    ]
+    if begun:
+        notes.append(
+            "Not started yet, not failed (functions still raising NotImplementedError): "
+            + ", ".join(begun)
+        )
     if skipped:
         notes.append("Skipped: " + ", ".join(skipped))
     if notes:
@@ -272,11 +282,15 @@ def next_lines(report: Report, paint: _Paint | None = None) -> list[str]:
             f"{label} stuck on {stuck.name}? `grade hint {stuck.name}` shows more help "
             "for its first failing check."
         )
-    untouched = next((e for e in report.exercises if e.next and e.status == "not_attempted"), None)
+    untouched = next(
+        (e for e in report.exercises if e.next and (e.status == "not_attempted" or e.next.todo)),
+        None,
+    )
     if untouched is not None and untouched.next is not None:
         todo = untouched.next.todo
         where = f" at {todo.path} line {todo.line}: {todo.code}" if todo else ""
-        lines.append(f"{label} start {untouched.name}{where}")
+        verb = "start" if untouched.status == "not_attempted" else "go on with"
+        lines.append(f"{label} {verb} {untouched.name}{where}")
         lines.append(" " * len("Next: ") + f"then run `{untouched.next.command}`")
     if not lines and all(e.status in ("passed", "skipped") for e in report.exercises):
         done = [e for e in report.exercises if e.next and e.next.lesson]
@@ -344,10 +358,10 @@ def done_line(exercise: ExerciseResult, *, color: bool = False) -> str:
     """`PASS     10/10  03_jit (1.2 s)`, printed when an exercise is graded."""
     exercise = controls.visible_in(exercise)
     paint = _Paint(color)
-    word = paint(
-        _EXERCISE_COLORS[exercise.status],
-        labels.EXERCISE_WORDS[exercise.status].ljust(_word_width()),
-    )
+    # begun, and nothing but functions not started is left: TODO, not FAIL
+    unstarted = {c.status for c in exercise.checks} - {"passed", "skipped"} == {"not_attempted"}
+    status = "not_attempted" if exercise.status == "failed" and unstarted else exercise.status
+    word = paint(_EXERCISE_COLORS[status], labels.EXERCISE_WORDS[status].ljust(_word_width()))
     pts = labels.points(exercise.score, exercise.max_score)
     line = f"{word}  {pts:>9}  {exercise.name} ({exercise.duration_s:.1f} s)"
     if exercise.status == "error" and exercise.message:

@@ -316,8 +316,7 @@ def _judge(spec: ExerciseSpec, parsed: _Parsed, ending: Ending, filename: str) -
     if death is not None and running is None and not parsed.started and spec.checks:
         running = spec.checks[0].id  # it died while importing the lesson file
     checks = tuple(_check_result(c, parsed, running, death, filename) for c in spec.checks)
-    not_implemented = sum(r.not_implemented for r in parsed.results.values())
-    status = _exercise_status(checks, not_implemented)
+    status = _exercise_status(checks)
     message = ""
     if death is not None:
         message = death[1]
@@ -360,9 +359,12 @@ def _check_result(
         fraction = (
             1.0 if result.status == "passed" else result.fraction if result.fraction < 1.0 else 0.0
         )
+        status = result.status
+        if status == "failed" and result.not_implemented and fraction == 0.0:
+            status = "not_attempted"  # the stub's NotImplementedError, or a check waiting on one
         return _result(
             check,
-            result.status,
+            status,
             result.message,
             fraction=fraction,
             fix=result.fix if result.status != "passed" else "",
@@ -383,14 +385,15 @@ def _check_result(
     return _result(check, "error", "not run: the suite never reached this check")
 
 
-def _exercise_status(checks: tuple[CheckResult, ...], not_implemented: int) -> ExerciseStatus:
+def _exercise_status(checks: tuple[CheckResult, ...]) -> ExerciseStatus:
     statuses = {c.status for c in checks}
     if statuses & {"error", "timeout"}:
         return "error"
     if statuses == {"skipped"}:
         return "skipped"
-    if not_implemented and statuses <= {"failed", "skipped"} and all(c.score == 0 for c in checks):
-        return "not_attempted"
+    begun = statuses - {"not_attempted", "failed", "skipped"} or any(c.score for c in checks)
+    if "not_attempted" in statuses and not begun:
+        return "not_attempted"  # nothing begun (a check the stub fails otherwise included)
     if statuses <= {"passed", "skipped"}:
         return "passed"
     return "failed"
@@ -398,7 +401,7 @@ def _exercise_status(checks: tuple[CheckResult, ...], not_implemented: int) -> E
 
 def missing(spec: ExerciseSpec, where: str) -> ExerciseResult:
     message = f"no {spec.name}.py in {where}: nothing to grade for this lesson file."
-    checks = tuple(_result(c, "failed", "not run: the file is missing") for c in spec.checks)
+    checks = tuple(_result(c, "not_attempted", "not run: the file is missing") for c in spec.checks)
     return ExerciseResult(spec.name, spec.title, "not_attempted", checks, message=message)
 
 

@@ -72,6 +72,15 @@ def result(exercise: ExerciseResult) -> Text:
     entry = first_problem(exercise)
     if entry is not None and exercise.status != "error":
         lines += [Text(), *_ansi(terminal.problem_lines(exercise, entry, color=True))]
+    unstarted = sum(c.status == "not_attempted" for c in exercise.checks)
+    if unstarted and exercise.status == "failed":
+        lines += [
+            Text(),
+            Text(
+                f"Not started yet, not failed: {unstarted} check(s) wait for functions that "
+                "still raise NotImplementedError."
+            ),
+        ]
     return Text("\n").join(lines)
 
 
@@ -150,6 +159,9 @@ def next_step(exercise: ExerciseResult, file: Path, *, single: bool = False) -> 
             f'Next: fix "{entry.check.name}" in {name} and save; stuck? '
             f"`grade hint {exercise.name}` shows more help."
         )
+    elif exercise.status == "failed" and step is not None and step.todo is not None:
+        todo = step.todo  # begun, nothing failed: the next function not started
+        text = f"Next: go on at {todo.path} line {todo.line}: {todo.code} (then save)."
     else:
         text = f"Next: fix the problem above in {name} and save."
     return Text(controls.visible(text), style="bold")
