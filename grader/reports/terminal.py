@@ -86,10 +86,22 @@ def _word_width() -> int:
     return max(len(w) for w in labels.EXERCISE_WORDS.values())
 
 
+def _shown_status(exercise: ExerciseResult) -> ExerciseStatus:
+    """The status a line shows: TODO, not FAIL, for a file begun where nothing failed and
+    only functions not started are left (its checks `not_attempted`)."""
+    left = {c.status for c in exercise.checks} - {"passed", "skipped"}
+    return (
+        "not_attempted"
+        if exercise.status == "failed" and left == {"not_attempted"}
+        else exercise.status
+    )
+
+
 def _exercise_line(exercise: ExerciseResult, name_width: int, paint: _Paint) -> str:
-    word = labels.EXERCISE_WORDS[exercise.status]
+    shown = _shown_status(exercise)
+    word = labels.EXERCISE_WORDS[shown]
     pts = labels.points(exercise.score, exercise.max_score)
-    status = paint(_EXERCISE_COLORS[exercise.status], word.ljust(_word_width()))
+    status = paint(_EXERCISE_COLORS[shown], word.ljust(_word_width()))
     line = f"{status}  {pts:>9}  {exercise.name.ljust(name_width)}  {exercise.title}"
     return line.rstrip()
 
@@ -358,9 +370,7 @@ def done_line(exercise: ExerciseResult, *, color: bool = False) -> str:
     """`PASS     10/10  03_jit (1.2 s)`, printed when an exercise is graded."""
     exercise = controls.visible_in(exercise)
     paint = _Paint(color)
-    # begun, and nothing but functions not started is left: TODO, not FAIL
-    unstarted = {c.status for c in exercise.checks} - {"passed", "skipped"} == {"not_attempted"}
-    status = "not_attempted" if exercise.status == "failed" and unstarted else exercise.status
+    status = _shown_status(exercise)
     word = paint(_EXERCISE_COLORS[status], labels.EXERCISE_WORDS[status].ljust(_word_width()))
     pts = labels.points(exercise.score, exercise.max_score)
     line = f"{word}  {pts:>9}  {exercise.name} ({exercise.duration_s:.1f} s)"
