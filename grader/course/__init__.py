@@ -6,6 +6,8 @@ logic (`grader/commands/` declares their arguments and calls these).
     release            the student repository
     ci_template        the GitHub Actions workflow that grades a push
     gradescope_bundle  the Gradescope autograder zip
+    uploads            a Gradescope upload's files matched to the lesson files (run_autograder)
+    lock               requirements.lock: the grading environment, pinned, made offline
     verify             what is wrong with a course before students see it
     tree               the installed grader's own files, copied into a release or a bundle
 """
