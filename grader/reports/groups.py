@@ -9,6 +9,10 @@ Two kinds of check are shown as one line each, under the check that explains the
   check of several parts that lost only some of its points belongs there too when every
   part that failed raised that exception (its credit carries the key): its line says
   what share it kept and why (`share_note`);
+- checks that failed with the very same finding (the same checked, expected, observed and
+  likely cause, word for word: a refused observation of the module, the same program
+  refused), without an exception of the student's behind it: shown the same way, under
+  "3 checks failed for the same reason";
 - checks that were not judged because a value check they wait for failed (their
   `blocked_by` is that check's id): listed under it as "3 more checks wait for this one".
 
@@ -75,6 +79,21 @@ def root_cause(check: CheckResult) -> str | None:
     return check.root_cause or None
 
 
+_FINDING = "\n  expected: "  # a finding's message (`grader.protocol.failure.Finding.message`)
+
+
+def _group_key(check: CheckResult) -> str | None:
+    """What a check's failure is grouped by: its root cause, else its whole finding (a
+    message with an expected line), else nothing."""
+    key = root_cause(check)
+    if key is not None:
+        return "cause:" + key
+    message = check.message.strip()
+    if _FINDING in message and not check.blocked_by:
+        return "finding:" + message
+    return None
+
+
 def blocked_by(check: CheckResult) -> str | None:
     return check.blocked_by or None
 
@@ -94,7 +113,7 @@ def entries(exercise: ExerciseResult) -> list[Entry]:
     members: dict[str, list[CheckResult]] = {}  # lead id -> followers
     first_with: dict[str, str] = {}  # root-cause key -> lead id
     for c in checks:
-        key = root_cause(c)
+        key = _group_key(c)
         if key is None or not _groupable(exercise, c):
             continue
         lead = first_with.setdefault(key, c.id)
@@ -152,7 +171,7 @@ def cause_headline(exercise: ExerciseResult, entry: Entry) -> str:
     count = 1 + len(entry.same_cause)
     cause = entry.cause
     if cause is None:
-        return f"{count} checks failed with the same error"
+        return f"{count} checks failed for the same reason"
     who = f"`{cause.function}`" if cause.function else "your code"
     file = cause.path.replace("\\", "/").rsplit("/", 1)[-1]
     where = f"line {cause.line}" if file == f"{exercise.name}.py" else f"{file} line {cause.line}"
@@ -176,7 +195,8 @@ def waits_for(exercise: ExerciseResult, check: CheckResult) -> str:
 
 def same_cause_headline(entry: Entry) -> str:
     n = len(entry.same_cause)
-    return f"the same error failed {n} more check{'s' if n != 1 else ''}"
+    what = "error" if entry.cause is not None else "finding"
+    return f"the same {what} failed {n} more check{'s' if n != 1 else ''}"
 
 
 def share_note(check: CheckResult) -> str:

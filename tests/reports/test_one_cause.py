@@ -166,3 +166,59 @@ def test_score_cases_carries_no_cause_when_its_parts_failed_for_different_ones()
     credit = Credit()
     score_cases(credit, [("a", _failing(ValueError("the suite's own"))), ("b", lambda: None)])
     assert credit.root_cause is None
+
+
+REFUSED = (
+    "the grader's observation of your code, made in the process that runs it\n"
+    "  expected: a lesson file that leaves the grader, JAX's functions and the process alone\n"
+    "  observed: your module line 7: imports the grader itself (`grader.probes.jaxpr`)\n"
+    "  likely cause: this check's evidence is observed inside the process running your module"
+)
+
+
+def _refused_lesson() -> ExerciseResult:
+    """A module that imports the grader: every check resting on an observation is refused
+    with one finding, word for word, and no exception of the student's behind it."""
+    refused = {"status": "failed", "message": REFUSED, "max_score": 1.0}
+    return ExerciseResult(
+        name="03_jit",
+        title="jit and structured control flow",
+        status="failed",
+        checks=(
+            check("piecewise returns x**2 for x > 0 and -x otherwise"),
+            check("piecewise compiles under jax.jit", hint="first question", **refused),  # type: ignore[arg-type]
+            check("running_sum compiles under jax.jit", hint="second question", **refused),  # type: ignore[arg-type]
+            check(
+                "running_sum uses jax.lax.scan",
+                status="failed",
+                message=REFUSED.replace("line 7", "line 8"),  # another finding: its own entry
+            ),
+            check("each function is traced once", **refused),  # type: ignore[arg-type]
+            check(
+                "the three functions are pure",
+                status="failed",
+                message=REFUSED,
+                blocked_by="test_running_sum_uses_jax_lax_scan",  # a gate: listed as waiting
+            ),
+        ),
+    )
+
+
+def test_one_refused_observation_is_shown_once_with_every_check_it_cost() -> None:
+    lesson = _refused_lesson()
+    report = Report(exercises=(lesson,), seed=0, submission="03_jit.py", grader_version="0.1.0")
+    text = terminal.render(report, color=False)
+    assert "03_jit > 3 checks failed for the same reason:" in text, text
+    assert "the same finding failed 2 more checks (same message, see above):" in text
+    assert text.count("line 7: imports the grader itself") == 1, text
+    assert text.count("line 8: imports the grader") == 1  # the other finding, on its own
+    assert "second question" not in text  # a follower's help is not repeated
+    lead = next(e for e in groups.entries(lesson) if e.grouped)
+    assert lead.cause is None
+    assert [c.name for c in lead.same_cause] == [
+        "running_sum compiles under jax.jit",
+        "each function is traced once",
+    ]
+    page = html.render(report)
+    assert page.count("line 7: imports the grader itself") == 1, page
+    assert "3 checks failed for the same reason" in page
