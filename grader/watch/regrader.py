@@ -75,14 +75,19 @@ def complete(
 
 def preview(spec: ExerciseSpec, lines: list[str], filename: str) -> ExerciseResult | None:
     """The result so far from the judge's first record `lines`, once they show a problem
-    (a check that did not pass, or a lesson file that does not import); else None.
+    (a check that failed, or a lesson file that does not import); else None. A check
+    whose function is not started (the stub's NotImplementedError) is no problem to
+    show early: the verdict says it when the grading ends.
 
     Checks not recorded yet are `skipped` (worth nothing yet), so the file's status is the
     verdict of the checks run so far: `failed`, or `error` (a check that crashed or ran out
     of time, the file does not import)."""
     parsed = records.read_records(lines, (c.id for c in spec.checks))
     broken = parsed.imported is not None and not parsed.imported.ok
-    if not broken and all(r.status == "passed" for r in parsed.results.values()):
+    if not broken and all(
+        r.status == "passed" or (r.not_implemented and r.fraction == 0.0)
+        for r in parsed.results.values()
+    ):
         return None
     result = records.assemble(spec, records.Ending(Ended(records=tuple(lines))), filename)
     if broken:

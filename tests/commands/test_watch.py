@@ -440,3 +440,28 @@ def test_a_preview_shows_the_first_problem_once_a_check_fails() -> None:
     done = complete(spec, failed + lines(*rest, rec.Done()), "03_jit.py", 1.5)
     assert done is not None and done.status == "failed" and done.duration_s == 1.5
     assert {c.status for c in done.checks} == {"passed", "failed"}
+
+
+def test_a_function_not_started_is_no_problem_to_preview() -> None:
+    """The stub's NotImplementedError is not a failure to show early ("FAIL so far ... fix
+    the problem above"): the verdict says it is not started once the grading ends."""
+    from grader import catalog
+    from grader.protocol import records as rec
+    from grader.watch.regrader import complete, preview
+
+    spec = next(s for s in catalog.exercises(catalog.SUITES_DIR) if s.name == "03_jit")
+    first, second = spec.checks[0].id, spec.checks[1].id
+    unstarted = rec.Result(first, "failed", message="not yet", not_implemented=True)
+    seen = [rec.encode(r).decode().rstrip("\n") for r in (rec.Collected(), unstarted)]
+    assert preview(spec, seen, "03_jit.py") is None
+    wrong = rec.Result(second, "failed", message="wrong")
+    found = preview(spec, [*seen, rec.encode(wrong).decode().rstrip("\n")], "03_jit.py")
+    assert found is not None and screen.first_problem(found) is not None
+    assert {c.id: c.status for c in found.checks}[first] == "not_attempted"
+    rest = [
+        rec.Result(c.id, "failed", message="not yet", not_implemented=True) for c in spec.checks[1:]
+    ]
+    lines = seen + [rec.encode(r).decode().rstrip("\n") for r in (*rest, rec.Done())]
+    done = complete(spec, lines, "03_jit.py", 1.0)
+    assert done is not None and done.status == "not_attempted"
+    assert {c.status for c in done.checks} == {"not_attempted"}
