@@ -25,6 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from grader.errors import GraderError
 from grader.model import Visibility
 
 SUITES_DIR = Path(__file__).parent / "suites"
@@ -32,7 +33,7 @@ DEFAULT_TIMEOUT_S = 180.0
 MANIFEST_KEYS = frozenset({"LESSON", "TITLE", "DEVICES", "REQUIRES", "TIMEOUT", "HIDDEN", "AVOID"})
 
 
-class CatalogError(Exception):
+class CatalogError(GraderError):
     """A suite's manifest data is malformed (a course-author error)."""
 
 

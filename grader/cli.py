@@ -34,9 +34,10 @@ import grader
 from grader import capacity, grading
 from grader.commands import shared
 from grader.commands.shared import UsageError
+from grader.errors import GraderError
 from grader.model import ExerciseResult, Report
 from grader.reports import console, controls
-from grader.runner.submission import SubmissionError, find
+from grader.runner.submission import find
 
 # Further commands: name -> module with `add_arguments(parser)` and `run(args) -> int`.
 COMMANDS: dict[str, str] = {
@@ -151,7 +152,7 @@ def run_grade(argv: Sequence[str]) -> int:
         jobs = shared.jobs(args)
         options = shared.options(args, jobs=jobs.count)
         level = shared.check_isolation(options, specs, grading.private(submission)).level
-    except (UsageError, SubmissionError) as exc:
+    except GraderError as exc:
         print(f"grade: error: {controls.visible(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
 
@@ -243,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         module.add_arguments(parser)
         try:
             return int(module.run(parser.parse_args(argv[1:])))
-        except UsageError as exc:
+        except GraderError as exc:  # any command's: one line, exit 2 (`grader.errors`)
             print(f"grade {argv[0]}: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
     return run_grade(argv)

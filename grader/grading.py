@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import catalog, hints
+from grader.errors import GraderError
 from grader.model import Report
 from grader.reports import history
 from grader.runner import engine, policy
@@ -33,7 +34,7 @@ STDOUT = Path("-")  # `--json -`: the report is written to standard output
 DEFAULT_LESSONS = "exercises"
 
 
-class SelectionError(Exception):
+class SelectionError(GraderError):
     """The suites or the lesson files asked for are not there; the message says which."""
 
 

@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from grader import catalog, next_step, rounding
+from grader.errors import GraderError
 from grader.model import CheckResult, ExerciseResult, Report
 from grader.runner.submission import Submission
 
@@ -75,7 +76,7 @@ LEVEL_NAMES = ("question", "nudge", "fix")
 Revealed = dict[str, dict[str, int]]  # lesson -> check id -> deepest level revealed
 
 
-class SettingError(ValueError):
+class SettingError(GraderError, ValueError):
     """The course's `[tool.grade]` setting is malformed: the message says where and how."""
 
 

@@ -28,9 +28,10 @@ from pathlib import Path
 
 from grader import atomic
 from grader.classroom import lms, matching, roster
+from grader.errors import GraderError
 
 
-class ExportError(Exception):
+class ExportError(GraderError):
     """What keeps the gradebook from being exported; the message says what to fix."""
 
 

@@ -67,11 +67,12 @@ from grader.batch import gradebook, interrupt, resume
 from grader.batch.grading import Live, batch, grade_locally, job_for, similar_pairs, students
 from grader.batch.jobs import Grader, Job
 from grader.classroom import roster, similarity
+from grader.errors import GraderError
 from grader.reports import controls
 from grader.runner import policy
 
 
-class BatchError(Exception):
+class BatchError(GraderError):
     """What keeps a class from being graded (a folder, a student, the cluster); the
     message says what to fix."""
 

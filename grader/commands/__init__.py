@@ -2,7 +2,7 @@
 
 A command only translates: `add_arguments(parser)` declares its arguments and
 `run(args) -> int` makes them the one call to its feature, then prints and returns the
-exit code (a `shared.UsageError` is exit 2). Its `--help` is the module's `__doc__`: the
+exit code (any `grader.errors.GraderError` it raises is exit 2, its message printed). Its `--help` is the module's `__doc__`: the
 feature module's docstring, where the behaviour is (`__doc__ = verify.__doc__`).
 
     assign, verify, release,          grader.course (assign, verify, release,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from grader.commands import course, shared
+from grader.commands import course
 from grader.course import assign
 
 __doc__ = assign.__doc__
@@ -27,22 +27,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     solutions = course.part(args, args.solutions, "solutions")
     exercises = course.part(args, args.out, "exercises")
-    try:
-        if args.check:
-            problems = assign.differences(solutions, exercises)
-            for problem in problems:
-                print(problem)
-            if problems:
-                print(
-                    f"\n{len(problems)} stub(s) out of sync: run `grade assign` to regenerate "
-                    f"{exercises}/ from {solutions}/"
-                )
-                return 1
-            print(f"{exercises}/ is in sync with {solutions}/")
-            return 0
-        changed = assign.write(solutions, exercises)
-    except assign.MarkerError as exc:
-        raise shared.UsageError(str(exc)) from None
+    if args.check:
+        problems = assign.differences(solutions, exercises)
+        for problem in problems:
+            print(problem)
+        if problems:
+            print(
+                f"\n{len(problems)} stub(s) out of sync: run `grade assign` to regenerate "
+                f"{exercises}/ from {solutions}/"
+            )
+            return 1
+        print(f"{exercises}/ is in sync with {solutions}/")
+        return 0
+    changed = assign.write(solutions, exercises)
     for path in changed:
         print(f"wrote {path}")
     print(f"{len(changed)} stub(s) changed; {exercises}/ is in sync with {solutions}/")

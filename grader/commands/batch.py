@@ -11,7 +11,6 @@ from grader.batch import interrupt
 from grader.batch import run as class_run
 from grader.commands import shared
 from grader.reports import controls
-from grader.runner import policy
 
 __doc__ = class_run.__doc__
 
@@ -63,8 +62,6 @@ def run(args: argparse.Namespace) -> int:
             with stop.waiting():
                 request = _request(args)
             outcome = class_run.run(request, _say(args.quiet), stop)
-        except (class_run.BatchError, policy.IsolationUnavailable) as exc:
-            raise shared.UsageError(str(exc)) from None
         except interrupt.Interrupted as exc:  # before any student was graded
             interrupt.end_descendants()
             print(f"grade batch: interrupted ({exc}) before grading began", file=sys.stderr)

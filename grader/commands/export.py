@@ -7,7 +7,6 @@ from pathlib import Path
 
 from grader.batch import export
 from grader.classroom import lms, matching
-from grader.commands import shared
 
 __doc__ = export.__doc__
 
@@ -36,17 +35,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        done = export.export(
-            args.lms,
-            Path(args.grades),
-            Path(args.output),
-            roster_file=args.roster or None,
-            match_by=args.match_by,
-            percent=args.percent,
-        )
-    except export.ExportError as exc:
-        raise shared.UsageError(str(exc)) from None
+    done = export.export(
+        args.lms,
+        Path(args.grades),
+        Path(args.output),
+        roster_file=args.roster or None,
+        match_by=args.match_by,
+        percent=args.percent,
+    )
     print(f"{args.lms}: {done.students} student(s) -> {args.output}")
     if done.missing:
         print(

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from grader import hints, ladder
-from grader.commands import shared
+from grader import ladder
 from grader.reports import console
 
 __doc__ = ladder.__doc__
@@ -29,10 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        shown = ladder.reveal(args.lesson, args.check)
-    except (hints.SettingError, ladder.NoSuchCheck, ladder.NothingGraded) as exc:
-        raise shared.UsageError(str(exc)) from None
+    shown = ladder.reveal(args.lesson, args.check)
     out = console.stdout(no_color=args.no_color)
     for line in shown.lines:
         out.print(line, soft_wrap=not shown.wrap)

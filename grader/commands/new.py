@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from grader.commands import course, shared
+from grader.commands import course
 from grader.course import new
 from grader.course.layout import Course
 
@@ -35,9 +35,6 @@ def run(args: argparse.Namespace) -> int:
         suites=Path(args.suites) if args.suites else None,
         spec=Path(args.spec) if args.spec else None,
     )
-    try:
-        written = new.create(the_course, args.name, args.title)
-    except new.NewError as exc:
-        raise shared.UsageError(str(exc)) from None
+    written = new.create(the_course, args.name, args.title)
     print(new.summary(the_course, args.name, written), end="")
     return 0

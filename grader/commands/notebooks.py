@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from grader.commands.shared import UsageError
 from grader.notebooks import convert
 
 __doc__ = convert.__doc__
@@ -46,15 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        done = convert.convert(
-            Path(args.source),
-            Path(args.out),
-            only=args.only,
-            install=args.install,
-            force=args.force,
-        )
-    except convert.CannotConvert as exc:
-        raise UsageError(str(exc)) from None
+    done = convert.convert(
+        Path(args.source),
+        Path(args.out),
+        only=args.only,
+        install=args.install,
+        force=args.force,
+    )
     print(done.summary())
     return 0

@@ -56,18 +56,15 @@ def run(args: argparse.Namespace) -> int:
     for folder in (solutions, exercises, suites_dir):
         if not folder.is_dir():
             raise shared.UsageError(f"{folder}: no such folder")
-    try:
-        released = course_release.release(
-            out,
-            solutions,
-            exercises,
-            suites_dir,
-            args.fail_under,
-            args.force,
-            course_dir=course.root(args),
-            url=args.url,
-        )
-    except course_release.ERRORS as exc:
-        raise shared.UsageError(str(exc)) from None
+    released = course_release.release(
+        out,
+        solutions,
+        exercises,
+        suites_dir,
+        args.fail_under,
+        args.force,
+        course_dir=course.root(args),
+        url=args.url,
+    )
     print(course_release.summary(out, released))
     return 0

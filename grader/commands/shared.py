@@ -15,12 +15,13 @@ from typing import Any
 
 from grader import capacity, catalog, grading
 from grader.capacity import Jobs
+from grader.errors import GraderError
 from grader.runner import policy
 from grader.sandbox import isolation
 from grader.sandbox.isolation import Isolation, Level
 
 
-class UsageError(Exception):
+class UsageError(GraderError):
     """Bad input from the user: the message names what was wrong and what to do."""
 
 
@@ -163,10 +164,7 @@ def suites_dir(args: argparse.Namespace) -> Path:
 
 def specs(args: argparse.Namespace) -> list[catalog.ExerciseSpec]:
     """The exercises to grade: the suites in --suites, restricted to --only."""
-    try:
-        return grading.exercises(suites_dir(args), args.only)
-    except grading.SelectionError as exc:
-        raise UsageError(str(exc)) from None
+    return grading.exercises(suites_dir(args), args.only)
 
 
 def options(args: argparse.Namespace, jobs: int = 1) -> policy.Options:
@@ -186,7 +184,4 @@ def check_isolation(
     private: Sequence[tuple[Path, str]] = (),
 ) -> Isolation:
     """`grading.isolation`: `UsageError` when grading cannot run as `options` ask."""
-    try:
-        return grading.isolation(options, specs, private)
-    except policy.IsolationUnavailable as exc:
-        raise UsageError(str(exc)) from None
+    return grading.isolation(options, specs, private)

@@ -5,7 +5,6 @@ import argparse
 
 from grader import grading
 from grader.commands import shared
-from grader.commands.shared import UsageError
 from grader.reports import console as consoles
 from grader.watch import session
 
@@ -22,9 +21,6 @@ def run(args: argparse.Namespace) -> int:
     specs = shared.specs(args)
     path = grading.lessons_path(args.path, [s.name for s in specs])
     out = consoles.stdout(no_color=args.no_color)
-    try:
-        session.watch(specs, shared.suites_dir(args), path, shared.options(args), out)
-    except session.CannotWatch as exc:
-        raise UsageError(str(exc)) from None
+    session.watch(specs, shared.suites_dir(args), path, shared.options(args), out)
     out.print("grade watch: stopped.")
     return 0

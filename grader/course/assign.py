@@ -43,6 +43,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.errors import GraderError
+
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 STUB = "### STUB:"
@@ -50,7 +52,7 @@ TODO = "# TODO"
 MAX_DIFF_LINES = 12
 
 
-class MarkerError(Exception):
+class MarkerError(GraderError):
     """A solution's markers are malformed; the message names the file and line."""
 
 

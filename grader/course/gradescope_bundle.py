@@ -50,6 +50,7 @@ from pathlib import Path
 
 from grader import catalog
 from grader.course import lock, tree
+from grader.errors import GraderError
 from grader.reports import labels
 from grader.sandbox.isolation import Level
 
@@ -137,7 +138,7 @@ class Built:
     lock: str  # where its requirements.lock came from
 
 
-class BundleError(Exception):
+class BundleError(GraderError):
     """Where the bundle would go is wrong (its name, a file there, a missing folder)."""
 
 

@@ -40,6 +40,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from grader.errors import GraderError
+
 DISTRIBUTION = "jax-lesson-grader"
 LOCK_FILE = "requirements.lock"
 BUILD = ("setuptools>=70.1",)  # builds the grader's wheel on its own (no `wheel` needed)
@@ -47,7 +49,7 @@ _PYTHON = re.compile(r"^# python: (?P<version>\d+\.\d+)\s*$", re.MULTILINE)
 _PIN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[^\s\\;]+)")
 
 
-class LockError(Exception):
+class LockError(GraderError):
     """The lock cannot be made or read as asked; the message says what to install or fix."""
 
 

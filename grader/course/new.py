@@ -33,13 +33,14 @@ from grader import spec as lesson_spec
 from grader.course import assign
 from grader.course.layout import Course
 from grader.course.rules import PLACEHOLDER
+from grader.errors import GraderError
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9_]*$")
 _FILE_HEADING = re.compile(r"^###\s+\S+\.py\b")  # a lesson file's section (grader.spec)
 CORRECT, WRONG = "alternative", "wrong_values"
 
 
-class NewError(Exception):
+class NewError(GraderError):
     """The exercise cannot be started; the message says why and what to do."""
 
 

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import catalog
+from grader.errors import GraderError
 
 KEEP = catalog.MANIFEST_KEYS | {"pytestmark"}
 
 
-class PublicSuiteError(Exception):
+class PublicSuiteError(GraderError):
     """The hidden checks cannot be cut out cleanly; the message says where and why."""
 
 

@@ -26,6 +26,7 @@ import jinja2
 
 import grader
 from grader import hints
+from grader.errors import GraderError
 
 DISTRIBUTION = "jax-lesson-grader"
 PACKAGE = Path(grader.__file__).resolve().parent
@@ -36,7 +37,7 @@ PACKAGE_DATA = ["*.j2", "*.json", "*.toml", "py.typed"]
 _EXTRA = re.compile(r"""\s*(?:and\s+)?extra\s*==\s*["'](?P<name>[^"']+)["']\s*(?:and\s+)?""")
 
 
-class TreeError(Exception):
+class TreeError(GraderError):
     """The grader's own files cannot be found; the message says what is missing."""
 
 

@@ -18,12 +18,13 @@ from pathlib import Path
 
 from grader import grading
 from grader.catalog import ExerciseSpec
+from grader.errors import GraderError
 from grader.mutate import equivalent, generate, operators, report
 from grader.mutate.run import Outcome, Pool, Settings, Task, elapsed
 from grader.runner import policy
 
 
-class CampaignError(Exception):
+class CampaignError(GraderError):
     """What was asked for does not exist (an operator, a mutant id); the message says what
     is known."""
 

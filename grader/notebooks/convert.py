@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.errors import GraderError
 from grader.notebooks.export import DEFAULT_INSTALL, dumps, notebook_of
 
 DISTRIBUTION = "jax-lesson-grader"
@@ -32,7 +33,7 @@ _SECTION = re.compile(r"^\s*\[(?P<name>[^\]]+)\]\s*(?:#.*)?$")
 _KEY = re.compile(r"""^\s*release_url\s*=\s*["'](?P<value>[^"']*)["']\s*(?:#.*)?$""")
 
 
-class CannotConvert(ValueError):
+class CannotConvert(GraderError, ValueError):
     """The request names no lesson file to convert, or a place that cannot hold notebooks."""
 
 

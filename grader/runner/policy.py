@@ -18,6 +18,7 @@ from typing import Literal
 
 import grader
 from grader.catalog import ExerciseSpec
+from grader.errors import GraderError
 from grader.runner import cache
 from grader.sandbox import exposure, isolation
 from grader.sandbox.isolation import Isolation, Level
@@ -50,7 +51,7 @@ FEATURES: dict[Level, str] = {
 """What each level adds to the one below it."""
 
 
-class IsolationUnavailable(Exception):
+class IsolationUnavailable(GraderError):
     """The isolation asked for (or required) is more than this machine allows."""
 
 

@@ -13,12 +13,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.errors import GraderError
+
 MAX_LESSON_BYTES = 2_000_000
 MAX_NOTEBOOK_BYTES = 50_000_000  # saved outputs (figures) make notebooks large; they are not graded
 LESSON_SUFFIXES = (".py", ".ipynb")
 
 
-class SubmissionError(Exception):
+class SubmissionError(GraderError):
     """The path given to `grade` cannot be graded; the message says what to do."""
 
 

@@ -35,6 +35,7 @@ from rich.text import Text
 import grader
 from grader import catalog, grading, hints, next_step
 from grader.catalog import ExerciseSpec
+from grader.errors import GraderError
 from grader.model import ExerciseResult, Report
 from grader.runner import policy
 from grader.runner.submission import Submission, SubmissionError, find
@@ -51,7 +52,7 @@ QUIT_KEYS = frozenset("qQ")
 QUIT_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-class CannotWatch(Exception):
+class CannotWatch(GraderError):
     """What keeps `grade watch` from starting (the path, the isolation); the message says
     what to fix."""
 
