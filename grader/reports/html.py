@@ -166,6 +166,14 @@ def fixes(exercise: ExerciseResult) -> tuple[Fix, ...]:
         lost = sum(k.max_score - k.score for k in entry.checks if k.status != "passed")
         anchor = f"check-{exercise.name}-{c.id}"
         found.append(Fix(anchor, c.status, what, note if waiting else "", lost))
+    unstarted = [c for c in exercise.checks if c.status == "not_attempted"]
+    if unstarted:  # begun, not finished: told apart from the failures above
+        first = exercise.next.todo if exercise.next else None
+        at = f", line {first.line}" if first else ""
+        what = f"not started yet: functions that still raise NotImplementedError{at}"
+        lost = sum(c.max_score - c.score for c in unstarted)
+        anchor = f"check-{exercise.name}-{unstarted[0].id}"
+        found.append(Fix(anchor, "not_attempted", what, _checks(len(unstarted)), lost))
     return tuple(found)
 
 

@@ -97,6 +97,15 @@ def test_html_and_json_show_the_status() -> None:
     page = html.render(report)
     assert '<span class="badge s-not_attempted">not started</span>' in page
     assert "2 not started" in " ".join(page.split())
+    # the summary of what to fix lists it apart, after the failure, with its line
+    rows = [(f.status, f.what) for f in html.fixes(report.exercises[0])]
+    assert rows == [
+        ("failed", "newton values"),
+        (
+            "not_attempted",
+            "not started yet: functions that still raise NotImplementedError, line 56",
+        ),
+    ]
     doc = json.loads(results.render(report))
     jsonschema.Draft202012Validator(results.schema()).validate(doc)
     statuses = [c["status"] for c in doc["exercises"][0]["checks"]]
