@@ -6,10 +6,10 @@ hints); the gradebook and the summary are rebuilt from those (`grader.batch.grad
 from __future__ import annotations
 
 import json
+import math
+import statistics
 import sys
-import traceback
-from collections.abc import Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,9 +18,9 @@ from grader import atomic, catalog, hints
 from grader.batch import gradebook, interrupt, resume
 from grader.batch.jobs import Grader, Job, Outcome
 from grader.classroom import causes, roster, similarity
-from grader.model import Report
+from grader.model import ExerciseResult, Report
 from grader.reports import console, controls, html, results
-from grader.runner import engine, policy
+from grader.runner import engine, policy, schedule
 from grader.runner.submission import SubmissionError, find, over_limit, refuse_link
 
 IGNORED_FOLDERS = ("__MACOSX",)
@@ -59,10 +59,12 @@ def job_for(submissions: Path, student: str, lessons: list[str]) -> Job:
 
 class Live:
     """What local workers tell the progress line: each student's lesson file started (with
-    its limit) and done. Tells the `progress` of the batch running, if any."""
+    its limit) and done, and the time the batch has left (`left_s`, once it runs). Tells the
+    `progress` of the batch running, if any."""
 
     def __init__(self) -> None:
         self.progress: console.Progress | None = None
+        self.left_s: Callable[[], float] | None = None
 
     @staticmethod
     def name(student: str, lesson: str) -> str:
@@ -76,53 +78,76 @@ class Live:
         if self.progress is not None:
             self.progress.finish(self.name(student, lesson))
 
+    def left(self) -> str:
+        """ "about 3:10 left" for the gradings not finished ("" before the run, or none left)."""
+        seconds = 0 if self.left_s is None else math.ceil(self.left_s())
+        return f"about {seconds // 60}:{seconds % 60:02d} left" if seconds > 0 else ""
 
-def grade_locally(workers: int, live: Live | None = None) -> Grader:
-    """Students graded `workers` at once, on one pool of warm workers: JAX is imported once
-    per worker for the whole class, not once per student (`engine.Pool`). `live` hears of
-    each lesson file started and done."""
+
+def grade_locally(
+    workers: int, live: Live | None = None, known: Mapping[str, float] | None = None
+) -> Grader:
+    """The class's lesson files graded `workers` at once, on one pool of warm workers: JAX is
+    imported once per worker for the whole class, not once per student (`engine.Pool`), and
+    the workers take (student, lesson file) gradings from one list, the current student's
+    longest file first (`grader.runner.schedule`): no worker waits while files are left, and
+    no student waits for a second wave. `known`: lesson -> seconds a file took before, for
+    the order. `live` hears of each lesson file started and done."""
 
     def run(
         jobs: list[Job], specs: list[catalog.ExerciseSpec], options: policy.Options
     ) -> Iterator[Outcome]:
-        def one(job: Job) -> Report:
-            if live is None:
-                return engine.grade(specs, job.submission(), options, pool=warm)
-            who = job.student
-            return engine.grade(
-                specs,
-                job.submission(),
-                options,
-                lambda i, n, result: live.done(who, result.name),
-                pool=warm,
-                on_start=lambda lesson, limit_s: live.start(who, lesson, limit_s),
-            )
+        def started(index: int, lesson: str, limit_s: float) -> None:
+            if live is not None:
+                live.start(jobs[index].student, lesson, limit_s)
+
+        def filed(index: int, result: ExerciseResult) -> None:
+            if live is not None:
+                live.done(jobs[index].student, result.name)
 
         with interrupt.scratch():
             warm = engine.Pool(workers, engine.preload_for(specs))
-            pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="batch")
-            futures: dict[Future[Report], Job] = {pool.submit(one, j): j for j in jobs}
+            pooled: schedule.Pooled | None = None
             try:
-                for future in as_completed(futures):
-                    job = futures[future]
-                    try:
-                        report = future.result()
-                    except Exception:  # the grader's own failure: report it, grade the others
-                        yield job, None, traceback.format_exc()
-                        continue
-                    yield job, report, ""
+                pooled = schedule.Pooled(
+                    [j.submission() for j in jobs], specs, options, warm, known or {},
+                    on_start=started, on_file=filed,
+                )  # fmt: skip
+                if live is not None:
+                    live.left_s = pooled.left_s
+                for done in pooled.run():
+                    yield jobs[done.index], done.report, done.error
             except BaseException:  # interrupted, or closed early: nothing starts or runs on
                 engine.STOPPING.set()  # what the kills below end is the stop: no retry
-                pool.shutdown(wait=False, cancel_futures=True)
-                interrupt.end_descendants(
-                    until=lambda: all(f.done() for f in futures), within_s=interrupt.END_WITHIN_S
-                )
+                if pooled is not None:
+                    pooled.stop()
+                    interrupt.end_descendants(
+                        until=lambda: not pooled.running(), within_s=interrupt.END_WITHIN_S
+                    )
                 raise
             finally:
-                pool.shutdown(wait=True)
+                if pooled is not None:
+                    pooled.join()
+                if live is not None:
+                    live.left_s = None
                 warm.close()
 
     return run
+
+
+def known_times(out: Path) -> dict[str, float]:
+    """lesson -> the median seconds its files took in the students' results already in OUT
+    (an earlier run of this batch), for the order of this one; {} when there are none."""
+    times: dict[str, list[float]] = {}
+    folder = out / gradebook.STUDENTS
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            for exercise in data.get("exercises", []):
+                times.setdefault(str(exercise["name"]), []).append(float(exercise["duration_s"]))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+    return {lesson: statistics.median(seconds) for lesson, seconds in times.items()}
 
 
 def graded(path: Path) -> bool:
@@ -258,7 +283,11 @@ def batch(
                     done.write_failed = _failed_write(exc)
                     break
                 job = outcome[0]
-                progress.advance(f"{controls.visible(job.student)}: {student_line(report)}")
+                left = live.left() if live is not None else ""
+                progress.advance(
+                    f"{controls.visible(job.student)}: {student_line(report)}"
+                    + (f" ({left})" if left else "")
+                )
         except interrupt.Interrupted as exc:
             done.interrupted = str(exc)
         finally:

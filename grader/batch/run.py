@@ -40,15 +40,19 @@ failed for a student (see students/NAME.error.txt), 2 on bad options. Student co
 runs as a user of its own at least: below `--require-isolation` (default
 `user`) nothing is graded.
 
-Local students share one pool of N warm workers (`engine.Pool`), so the class
-pays JAX's import N times, not once per student; on a cluster each dask worker
+Locally the class is one list of (student, lesson file) gradings that N warm
+workers take from (`grader.runner.schedule`): the current student's longest file
+first, so the students finish one after another, no worker idles while files are
+left and the last student never waits for a second wave; the class pays JAX's
+import N times, not once per student (`engine.Pool`). On a cluster each dask worker
 process keeps one warm worker (`grader.batch.cluster`). The judges' compilation cache
 (`grader.runner.cache`) serves every student; a batch forced below `user`
 grades without it (a student could write it for the next).
 
 On a terminal a live line says how many students are done and, for local workers,
 which student's lesson file is being graded and the time its limit leaves ("alice:
-03_jit 0:41 left"); each graded student gets a line. In a pipe or a file (a CI log)
+03_jit 0:41 left"); each graded student gets a line, with the time the batch has
+left by the files' times so far ("about 2:10 left"). In a pipe or a file (a CI log)
 only the lines, `[i/N] alice: 100.0%`, no redrawing. The reports follow the course's
 policy on fixes for a class (`hints.for_class`: only with `show_fixes = true`).
 """
@@ -64,7 +68,15 @@ from typing import Any
 
 from grader import catalog, grading
 from grader.batch import gradebook, interrupt, resume
-from grader.batch.grading import Live, batch, grade_locally, job_for, similar_pairs, students
+from grader.batch.grading import (
+    Live,
+    batch,
+    grade_locally,
+    job_for,
+    known_times,
+    similar_pairs,
+    students,
+)
 from grader.batch.jobs import Grader, Job
 from grader.classroom import roster, similarity
 from grader.errors import GraderError
@@ -153,7 +165,7 @@ def run(
                 f"(--regrade grades them again): {controls.visible(', '.join(kept))}"
             )
         live = Live()
-        grader, where = _grader(request, live, len(todo))
+        grader, where = _grader(request, live, len(todo) * len(specs))
         say(
             f"Grading {len(todo)} student(s) x {len(specs)} lesson file(s) on {where} "
             f"(seed {options.seed}, isolation {level}) ..."
@@ -198,8 +210,9 @@ def _kept(out: Path, job: Job, keys: dict[str, dict[str, Any]], say: Callable[[s
     return resume.kept(out, job.student, keys[job.student])
 
 
-def _grader(request: Request, live: Live, students: int) -> tuple[Grader, str]:
-    """The cluster at `request.scheduler`, else `request.jobs` local workers; and where."""
+def _grader(request: Request, live: Live, gradings: int) -> tuple[Grader, str]:
+    """The cluster at `request.scheduler`, else `request.jobs` local workers taking the
+    class's `gradings` (student, lesson file) from one list; and where."""
     if request.scheduler:
         from grader.batch import cluster
 
@@ -208,7 +221,8 @@ def _grader(request: Request, live: Live, students: int) -> tuple[Grader, str]:
         except cluster.ClusterUnavailable as exc:
             raise BatchError(str(exc)) from None
     workers = request.jobs
-    return grade_locally(workers, live), f"{min(workers, students)} local worker(s)"
+    known = known_times(request.out)
+    return grade_locally(workers, live, known), f"{min(workers, gradings)} local worker(s)"
 
 
 def summary(outcome: Outcome) -> str:
