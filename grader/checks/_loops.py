@@ -38,11 +38,15 @@ def unrolled(fn: Any, program: exported.Program, ops: Collection[str]) -> Line |
     """The loop of the student's code that recorded the operations `ops` (names without
     their dialect: `add`, `slice`) of `program` once per iteration: its first line, or the
     repeated line itself when no loop encloses it; None when the program does not say."""
-    read = _reader(client.handle(fn))
     try:
-        chains = _chains(program.module, frozenset(ops), read)
-    except (exported.Refused, ValueError, RuntimeError):
-        return None
+        return _unrolled(fn, program, frozenset(ops))
+    except Exception:  # only a pointer for the student: a program or a file it cannot read
+        return None  # costs the pointer, never the check
+
+
+def _unrolled(fn: Any, program: exported.Program, ops: frozenset[str]) -> Line | None:
+    read = _reader(fn)
+    chains = _chains(program.module, ops, read)
     if not chains:
         return None
     chain = chains.most_common(1)[0][0]
@@ -79,21 +83,25 @@ def _chains(
     return seen
 
 
-def _reader(fn: client.Remote) -> Callable[[str], str | None]:
+def _reader(fn: Any) -> Callable[[str], str | None]:
     """A function of a path named in the program to the text of that lesson file, read
-    from the judge's copy of the lesson folder (a plain file name looked up there); for an
-    in-process sandbox (trusted code: the tests of the check kinds), the file itself. None
-    for Python's, a library's or the grader's files."""
-    from grader.sandbox.server import is_library
-
-    lessons = fn._channel.lessons
-    local = isinstance(fn._channel, client._Local)
+    from the judge's copy of the lesson folder (a plain file name looked up there); for a
+    trusted function run in-process (the tests of the check kinds), the file that defines
+    it, as if it were the lesson file. None for any other file (`_outside_lessons`)."""
+    lessons = client.handle(fn)._channel.lessons
+    code = getattr(fn, "__code__", None)
+    own = os.path.realpath(code.co_filename) if not lessons and code is not None else ""
 
     @functools.cache
     def read(path: str) -> str | None:
-        if is_library(path) or not (lessons or local):
+        if _outside_lessons(path):
             return None
-        target = os.path.join(lessons, os.path.basename(path)) if lessons else path
+        if lessons:
+            target = os.path.join(lessons, os.path.basename(path))
+        elif own and os.path.realpath(path) == own:
+            target = own
+        else:
+            return None
         try:
             with open(target, "rb") as fh:
                 return fh.read(MAX_SOURCE_BYTES).decode("utf-8", "replace")
@@ -101,6 +109,17 @@ def _reader(fn: client.Remote) -> Callable[[str], str | None]:
             return None
 
     return read
+
+
+_GRADER = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "")
+
+
+def _outside_lessons(path: str) -> bool:
+    """A file of Python, of an installed library or of the grader itself (the frames of the
+    probes that ran the student's function): never a lesson file, whatever its name."""
+    from grader.sandbox.server import is_library
+
+    return is_library(path) or os.path.realpath(path).startswith(_GRADER)
 
 
 def _enclosing_loop(source: str, line: int) -> int | None:

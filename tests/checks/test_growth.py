@@ -138,3 +138,13 @@ def test_vmap_does_not_grow_with_batch_but_a_loop_does():
     growth.assert_no_growth(grads_vmap, _batch, what="per_example_grads")
     with pytest.raises(CheckFailure, match=r"jax\.vmap"):
         growth.assert_no_growth(grads_loop, _batch, what="per_example_grads")
+
+
+def test_a_loop_whose_file_cannot_be_read_still_fails_without_a_line():
+    namespace: dict = {"jnp": jnp}
+    source = "def rs(xs):\n    t = 0.0\n    for x in xs:\n        t = t + x\n    return t\n"
+    exec(compile(source, "<no file>", "exec"), namespace)  # no file behind the function
+    with pytest.raises(CheckFailure) as info:
+        growth.assert_no_growth(namespace["rs"], _sums, what="running_sum(xs)")
+    assert info.value.finding.where is None
+    assert "a Python `for` loop (or comprehension)" in info.value.finding.cause
