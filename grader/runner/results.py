@@ -136,9 +136,17 @@ def rerun_of(lines: Iterable[str | bytes]) -> Rerun | None:
     ids = tuple(i for i in unrun[-1].ids if i in results)
     if not ids:
         return None
-    passed = tuple(i for i, r in results.items() if r.status == "passed" and r.fraction >= 1.0)
+    # a check that ended in a grader error (the suite's own bug) closes no gate, as in the
+    # judge that saw it (`grader.plugin.gates.closed_by`)
+    passed = tuple(
+        i
+        for i, r in results.items()
+        if (r.status == "passed" and r.fraction >= 1.0) or r.grader_error
+    )
     unjudged = tuple(
-        i for i, r in results.items() if r.status in ("timeout", "error") and i not in ids
+        i
+        for i, r in results.items()
+        if r.status in ("timeout", "error") and not r.grader_error and i not in ids
     )
     stopped = tuple(dict.fromkeys(name for r in unrun for name in r.stopped))
     retried = tuple(dict.fromkeys(name for r in unrun for name in r.retried))

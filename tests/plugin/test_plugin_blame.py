@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from grader.catalog import CheckSpec, ExerciseSpec
 from grader.plugin import blame
-from grader.plugin.gates import closed_by
+from grader.plugin.gates import Earlier, closed_by
 from grader.plugin.outcomes import Context, Outcome, classify
 from grader.protocol import records as rec
 from grader.protocol.jobs import Ended
@@ -190,3 +190,20 @@ def test_the_flag_travels_in_the_record() -> None:
 @pytest.mark.parametrize("answered", [False, True])
 def test_misspelt_names_are_always_the_suites(answered: bool) -> None:
     assert blame.is_suites(raised(eval, "undefined_name"), answered=answered)
+
+
+def test_a_rerun_keeps_the_gate_of_a_grader_error_open() -> None:
+    """A judge that reruns checks after a stopped sandbox learns the earlier verdicts: a check
+    that ended in a grader error counts as no obstacle there either."""
+    found = [
+        rec.Result("test_a", "error", message="grader error: ...", grader_error=True),
+        rec.Result("test_b", "error", message="stopped"),
+        rec.Result("test_c", "timeout", message="ran out of time"),
+        rec.Unrun(("test_c",)),
+    ]
+    rerun = results.rerun_of([rec.encode(r).decode() for r in found])
+    assert rerun is not None and rerun.ids == ("test_c",)
+    assert "test_a" in rerun.passed and "test_a" not in rerun.unjudged
+    assert rerun.unjudged == ("test_b",)
+    earlier = Earlier(only=frozenset(rerun.ids), passed=frozenset(rerun.passed))
+    assert closed_by("test_a", "a", None, earlier) is None
