@@ -214,7 +214,7 @@ def release(
         )
         if url:
             record_url(out / "pyproject.toml", url)
-        released = _student_files(out, exercises, sorted(cut), fail_under, course_dir, pinned)
+        released = _student_files(out, exercises, sorted(cut), fail_under, course_dir, pinned, url)
         hidden = [x for s in cut.values() for x in (*s.hidden_ids, *s.hidden_names)]
         problems = leaks(
             out, hidden, solution_bodies(solutions), hidden_hints(full), equivalent_texts()
@@ -239,6 +239,7 @@ def _student_files(
     fail_under: float,
     course_dir: Path,
     pinned: lock.Read,
+    url: str = "",
 ) -> list[catalog.ExerciseSpec]:
     """The stubs, the lesson spec, the README, the workflow, the lock it installs from and
     the .gitignore, written beside the grader in `out`; the released suites' specs
@@ -256,6 +257,7 @@ def _student_files(
             fail_under=fail_under,
             show_fixes=hints.show_fixes(course_dir),
             spec=(out / SPEC).is_file(),
+            url=url,
         ),
         encoding="utf-8",
     )

@@ -378,6 +378,7 @@ def test_the_release_records_its_url_and_the_notebooks_install_from_it(
     assert code == 0, text
     cell = setup_cell(out / "nb" / "01_sums.ipynb")
     assert f"%pip install --quiet 'jax-lesson-grader @ {url}'" in cell
+    assert f"this repository's address, `{url}`" in (out / "README.md").read_text()
     # The course's own setting is the default; the instructor's notebooks read it too.
     (course / "pyproject.toml").write_text(f'[tool.grade]\nrelease_url = "{url}.git"\n')
     code, text = release(grade, course, tmp_path / "second", "--course", str(course))
