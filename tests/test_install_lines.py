@@ -8,7 +8,8 @@ What a run proves, and how, with no network:
 - The clean venv sees those distributions and nothing else (pip and setuptools added, as a
   fresh venv and `--no-build-isolation` need): their files are hard-linked into a
   `site-packages` folder of the test's own, named in a `.pth` line. Not a symlink: the
-  sandbox reads only real folders of the installation.
+  sandbox reads only real folders of the installation. A folder two distributions share
+  (a namespace package) is linked whole: the one place the venv may see more.
 - The line is run there as written, plus `--no-index --no-build-isolation`: pip's own
   resolver must find every requirement satisfied, or fail; an extra the project does not
   declare (pip only warns) fails the test.

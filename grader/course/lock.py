@@ -285,8 +285,8 @@ def read_text(text: str, where: str = LOCK_FILE) -> Read:
 def for_course(
     course: Path, extras: Sequence[str] = (), wheelhouse: Path | None = None
 ) -> tuple[Read, str]:
-    """The course's committed `requirements.lock`, or one made from this environment, and
-    a sentence saying which."""
+    """The course's committed `requirements.lock`, or one made from this environment (always
+    when a `wheelhouse` is given: to hash its wheels), and a sentence saying which."""
     path = course / LOCK_FILE
     if path.is_file() and wheelhouse is None:
         return read(path), f"installs from the course's {path}"
