@@ -151,7 +151,7 @@ def run_grade(argv: Sequence[str]) -> int:
             specs = [s for s in specs if s.name == submission.single]
         jobs = shared.jobs(args)
         options = shared.options(args, jobs=jobs.count)
-        level = shared.check_isolation(options, specs, grading.private(submission)).level
+        level = grading.isolation(options, specs, grading.private(submission)).level
     except GraderError as exc:
         print(f"grade: error: {controls.visible(str(exc))}", file=sys.stderr)
         return EXIT_USAGE

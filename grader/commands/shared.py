@@ -2,7 +2,8 @@
 (`add_grading_options`: --suites --only --seed --timeout --memory --isolation
 --require-isolation; `add_jobs_option`: --jobs, `--workers` its deprecated alias), made
 the exercises to grade (`specs`) and the engine's `Options`; the argument types; and
-`UsageError`, what any command raises for bad input (exit 2, its message printed).
+`UsageError`, the `grader.errors.GraderError` a command raises for bad input (exit 2, its
+message printed, as for any other `GraderError`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from grader.capacity import Jobs
 from grader.errors import GraderError
 from grader.runner import policy
 from grader.sandbox import isolation
-from grader.sandbox.isolation import Isolation, Level
+from grader.sandbox.isolation import Level
 
 
 class UsageError(GraderError):
@@ -176,12 +177,3 @@ def options(args: argparse.Namespace, jobs: int = 1) -> policy.Options:
         isolation=args.isolation,
         require_isolation=args.require_isolation,
     )
-
-
-def check_isolation(
-    options: policy.Options,
-    specs: Sequence[catalog.ExerciseSpec] = (),
-    private: Sequence[tuple[Path, str]] = (),
-) -> Isolation:
-    """`grading.isolation`: `UsageError` when grading cannot run as `options` ask."""
-    return grading.isolation(options, specs, private)
