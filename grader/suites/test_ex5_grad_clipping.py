@@ -74,6 +74,7 @@ GRAD_NORMS = (0.01, 0.3, 5.0, 200.0, 1e4, 0.05, 50.0, 0.8, 3e3, 1.0)
 ZERO_LABEL = 3
 DIGITS_STEPS = 40  # both digits runs (clip on and off) serve four checks
 STALE_STEPS, STALE_LR = 12, 0.3  # on zero inputs: a dropped opt_state shows by step 3
+SKIP_STEPS = 5  # a second length on zero inputs: a skipped step 0 is named only if both show it
 ODD_LABEL = 5
 ODD_STEPS = 4  # the batch size (step 0, on `_one_odd_label`); the default learning rate (on zeros)
 REUSE_STEPS = 12  # the key-reuse run: two epochs of digits (11 full batches of 128 each)
@@ -495,12 +496,15 @@ def test_norms_exact(student: Remote) -> None:
     # The run left the known path (e.g. a ReLU whose derivative at 0 is not 0): only step 0,
     # where the last bias's gradient alone has norm sqrt(0.9), can be judged.
     if norms[0] < ref_norms[0] * (1 - 1e-4):
+        seen = np.stack([losses, norms], 1), np.stack([ref_losses, ref_norms], 1)
         raise fail(
             checked,
             expected=f"grad_norm[0] >= {ref_norms[0]:.5f} (the last bias's "
             "gradient alone has this norm)",
             observed=f"grad_norm[0] = {norms[0]:.5f}",
-            cause="the recorded value is not the global norm of the whole gradient "
+            # a step 0 that never ran records 0.0 too: that cause, confirmed, comes first
+            cause=_step0_cause(student, (np.zeros(n_steps),), *seen)
+            or "the recorded value is not the global norm of the whole gradient "
             "(squared? one layer only? after the optimizer?)",
             fix="record optax.tree.norm(grads) of the gradient jax.grad returned",
         )
@@ -589,13 +593,37 @@ def test_first_step(student: Remote) -> None:
     first = (float(losses[0]), float(norms[0]))
     if np.allclose(first, (ref_losses[0], ref_norms[0]), **RUN_TOL):
         return
+    ref = np.stack([ref_losses, ref_norms], axis=1)
     raise fail(
         "the first recorded loss and gradient norm, on all-zero inputs with one label "
         "(step 0: the logits are the zero last bias, whatever the weights)",
         expected=f"loss {ref_losses[0]:.5f}, grad_norm {ref_norms[0]:.5f}",
         observed=f"loss {first[0]:.5f}, grad_norm {first[1]:.5f}",
+        cause=_step0_cause(student, (np.zeros(STALE_STEPS),), np.stack([losses, norms], 1), ref),
         fix="record loss and optax.tree.norm(grads) from "
         "jax.value_and_grad(loss_fn)(params, x, y) before the update",
+    )
+
+
+def _step0_cause(student: Remote, args: Any, record: Any, reference: Any) -> str:
+    """The cause "step 0 was not run", when the zero-input run of STALE_STEPS steps shows it and a run
+    of SKIP_STEPS steps, trained for that purpose, shows it too (two lengths: one run's
+    first entry of 0.0 could have another cause); else ""."""
+    if diagnose.skipped_first_step(record, reference) is None:
+        return ""
+    try:
+        other = _train(
+            student, "zero inputs", _zero_data, SKIP_STEPS, False, learning_rate=STALE_LR
+        )
+        rows = np.stack(
+            [np.asarray(other["loss"], float), np.asarray(other["grad_norm"], float)], 1
+        )
+    except (AssertionError, client.StudentError, TypeError, ValueError):  # a failed second run
+        return ""  # (a CheckFailure is an AssertionError): nothing to confirm on
+    again = np.stack(_ref_zero_run(SKIP_STEPS, STALE_LR, clip=False), axis=1)
+    return diagnose.confirmed(
+        [(args, record, reference), ((np.zeros(SKIP_STEPS),), rows, again)],
+        lambda _: (diagnose.skipped_first_step,),
     )
 
 
