@@ -49,6 +49,7 @@ import errno
 import json
 import os
 import re
+import shlex
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -263,6 +264,24 @@ def state_folder_here(cwd: Path | None = None) -> Path:
     if (here / LAYOUT_FOLDERS[0]).is_dir():
         return here
     return state_folder(here)
+
+
+def hint_command(lesson: str, graded: str, cwd: Path | None = None) -> str:
+    """The command that shows more help for `lesson` of a grading of `graded` (the path
+    `grade` graded: a folder or a lesson file; "" for what it grades by default), as it
+    runs from `cwd`: `grade hint 03_jit` where `grade hint` finds that grading from there,
+    else `grade hint` with the lesson file's path, whose state it then reads."""
+    here = (Path.cwd() if cwd is None else cwd).resolve()
+    given = here / graded if graded else here
+    is_file = given.suffix in (".py", ".ipynb")
+    folder = given.parent if is_file else given
+    try:
+        if state_folder(folder) == state_folder_here(here):
+            return f"grade hint {lesson}"
+    except (OSError, ValueError):  # a path no file can have (a NUL in a report read back)
+        return f"grade hint {lesson}"
+    file = given if is_file else folder / f"{lesson}.py"
+    return f"grade hint {shlex.quote(next_step.shown(file, here))}"
 
 
 def revealed_path(folder: Path) -> Path:

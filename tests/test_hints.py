@@ -394,3 +394,25 @@ def test_a_students_file_is_read_as_data(tmp_path: Path) -> None:
     link.symlink_to(tmp_path / "target.json")
     (tmp_path / "target.json").write_text('{"03_jit": {"test_a": 1}}')
     assert hints.revealed_in(link) is None
+
+
+def test_the_hint_command_finds_the_grading_from_where_it_is_printed(tmp_path: Path) -> None:
+    """`grade hint 03_jit` where `grade hint` finds the grading from the working folder;
+    else the lesson file's path, whose grading it reads (issue 35: a command printed after
+    `grade ~/course/exercises` from elsewhere led nowhere)."""
+    repo = tmp_path / "repo"
+    (repo / "exercises").mkdir(parents=True)
+    inside = repo / "exercises"
+    assert hints.hint_command("03_jit", "exercises", repo) == "grade hint 03_jit"
+    assert hints.hint_command("03_jit", "exercises/03_jit.py", repo) == "grade hint 03_jit"
+    assert hints.hint_command("03_jit", "", repo) == "grade hint 03_jit"
+    assert hints.hint_command("03_jit", "03_jit.py", inside) == "grade hint 03_jit"
+    assert hints.hint_command("03_jit", ".", inside) == "grade hint 03_jit"
+    elsewhere = hints.hint_command("03_jit", "repo/exercises", tmp_path)
+    assert elsewhere == "grade hint repo/exercises/03_jit.py"
+    assert hints.hint_command("03_jit", "repo/exercises/03_jit.py", tmp_path) == elsewhere
+    away = tmp_path / "away"
+    away.mkdir()
+    absolute = hints.hint_command("03_jit", str(inside), away)
+    assert absolute == f"grade hint {inside / '03_jit.py'}"
+    assert hints.hint_command("03_jit", "bad\0name", away) == "grade hint 03_jit"

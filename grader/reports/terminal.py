@@ -47,6 +47,7 @@ from __future__ import annotations
 from rich.color import ColorSystem
 from rich.style import Style
 
+from grader import hints
 from grader.model import CheckResult, ExerciseResult, ExerciseStatus, Report
 from grader.reports import controls, groups, labels
 
@@ -291,8 +292,8 @@ def next_lines(report: Report, paint: _Paint | None = None) -> list[str]:
     )
     if stuck is not None:
         lines.append(
-            f"{label} stuck on {stuck.name}? `grade hint {stuck.name}` shows more help "
-            "for its first failing check."
+            f"{label} stuck on {stuck.name}? `{hints.hint_command(stuck.name, report.submission)}` "
+            "shows more help for its first failing check."
         )
     untouched = next(
         (e for e in report.exercises if e.next and (e.status == "not_attempted" or e.next.todo)),

@@ -160,3 +160,19 @@ def test_commands_run_as_printed_from_inside_exercises(tmp_path: Path) -> None:
     (command,) = _commands(full.stdout)
     assert command == "grade 02_grad.py", full.stdout
     _runs_as_printed(exercises, command, "02_grad")
+
+
+def test_the_hint_command_works_when_the_grading_was_of_a_folder_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """Graded as `grade alice/exercises/03_jit.py` from the folder above the repository:
+    the `grade hint` it prints reads that grading (it said `grade hint 03_jit`, which
+    looks in the working folder and found nothing)."""
+    _student(tmp_path / "alice")
+    proc = _grade(tmp_path, "alice/exercises/03_jit.py", "--no-color", "--no-html")
+    out = proc.stdout + proc.stderr
+    hint = next(c for c in _commands(out) if c.startswith("grade hint"))
+    assert hint == "grade hint alice/exercises/03_jit.py", out
+    shown = _grade(tmp_path, *shlex.split(hint)[1:])
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert "nudge (2/3)" in shown.stdout, shown.stdout
