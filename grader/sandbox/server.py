@@ -396,7 +396,7 @@ def idle_pool_worker(top: Any) -> bool:
         starts += 1
     if starts == 0 or starts >= len(frames) or frames[starts].f_code is not _POOL_WORKER:
         return False
-    return all(f.f_code.co_filename.startswith(_LIBRARY_ROOTS) for f in frames[starts + 1 :])
+    return all(f.f_code.co_filename.startswith(_INSTALLATION_ROOTS) for f in frames[starts + 1 :])
 
 
 _current_frames = sys._current_frames
@@ -404,7 +404,8 @@ _POOL_WORKER = concurrent.futures.thread._worker.__code__
 _THREAD_START = frozenset(
     getattr(threading.Thread, name).__code__ for name in ("_bootstrap", "_bootstrap_inner", "run")
 )
-_LIBRARY_ROOTS = tuple(
+# The Python installation alone (not the grader): what a library's pool worker may run.
+_INSTALLATION_ROOTS = tuple(
     {
         os.path.join(os.path.realpath(sysconfig.get_paths()[key]), "")
         for key in ("stdlib", "platstdlib", "purelib", "platlib")
