@@ -19,6 +19,7 @@ from typing import Any
 
 from grader import hints as hints_module
 from grader.model import ExerciseStatus, Report
+from grader.reports import labels
 
 STUDENTS = "students"
 HINTS = "hints"  # OUT/hints/NAME.json: the student's own record of the hints they revealed
@@ -66,16 +67,21 @@ class Student:
 
     @property
     def status(self) -> str:
-        """passed (full marks), failed, error (an exercise crashed or timed out),
-        not_attempted (nothing done or no lesson files), grader_error."""
+        """passed (full marks); failed (a check they attempted failed); in_progress (begun,
+        nothing attempted failed, functions or files not started left); error (an exercise
+        crashed or timed out); not_attempted (nothing done or no lesson files);
+        grader_error."""
         if self.report is None:
             return "grader_error"
         statuses: set[ExerciseStatus] = {e.status for e in self.report.exercises}
+        shown = {labels.shown_status(e) for e in self.report.exercises}
         if "error" in statuses:
             return "error"
+        if "failed" in shown:
+            return "failed"
         if statuses <= {"not_attempted", "skipped"}:
             return "not_attempted"
-        return "passed" if statuses <= {"passed", "skipped"} else "failed"
+        return "passed" if shown <= {"passed", "skipped"} else "in_progress"
 
 
 def written_at(path: Path) -> str:

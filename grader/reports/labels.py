@@ -45,6 +45,30 @@ CHECK_PHRASES: dict[CheckStatus, str] = {
     "skipped": "skipped",
 }
 
+# The HTML badge of a file begun where nothing failed and only functions not started are
+# left: the terminal's TODO (`shown_status`), said as a phrase; "not attempted" would deny
+# the work done.
+BEGUN_PHRASE = "to do"
+
+
+def shown_status(exercise: ExerciseResult) -> ExerciseStatus:
+    """The status a report shows for a file: not_attempted (TODO), not failed, for a file
+    begun where nothing failed and only functions not started are left (its other checks
+    `not_attempted`); otherwise its own status."""
+    left = {c.status for c in exercise.checks} - {"passed", "skipped"}
+    return (
+        "not_attempted"
+        if exercise.status == "failed" and left == {"not_attempted"}
+        else exercise.status
+    )
+
+
+def exercise_phrase(exercise: ExerciseResult) -> str:
+    """The HTML badge of a file, the same verdict as the terminal's word for it."""
+    shown = shown_status(exercise)
+    return BEGUN_PHRASE if shown != exercise.status else EXERCISE_PHRASES[shown]
+
+
 # How the runner (grader/runner/results.py) begins the message of a check that
 # never ran because of an earlier, exercise-level problem (an import error, a
 # crash, a timeout): reports show that problem once, not once per check.

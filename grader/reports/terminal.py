@@ -88,14 +88,7 @@ def _word_width() -> int:
 
 
 def _shown_status(exercise: ExerciseResult) -> ExerciseStatus:
-    """The status a line shows: TODO, not FAIL, for a file begun where nothing failed and
-    only functions not started are left (its checks `not_attempted`)."""
-    left = {c.status for c in exercise.checks} - {"passed", "skipped"}
-    return (
-        "not_attempted"
-        if exercise.status == "failed" and left == {"not_attempted"}
-        else exercise.status
-    )
+    return labels.shown_status(exercise)
 
 
 def _exercise_line(exercise: ExerciseResult, name_width: int, paint: _Paint) -> str:

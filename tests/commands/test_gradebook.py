@@ -214,3 +214,39 @@ def test_untouched_work_is_not_counted_as_failed_in_the_check_table() -> None:
     ]
     (rate,) = gradebook.check_rates(students)
     assert (rate.passed, rate.graded, rate.not_attempted, rate.failures) == (1, 2, 1, "failed 1")
+
+
+def test_a_student_is_failed_only_when_a_check_they_attempted_failed(tmp_path: Path) -> None:
+    folder = tmp_path / gradebook.STUDENTS
+    folder.mkdir()
+    done = exercise("01_a", "passed", check("x", "passed", 2))
+    untouched = exercise("02_b", "not_attempted", check("z", "not_attempted", 3))
+    begun = exercise("02_b", "failed", check("z", "passed", 1), check("w", "not_attempted", 2))
+    wrong = exercise("02_b", "failed", check("z", "failed", 1), check("w", "not_attempted", 2))
+    docs = {
+        "ann": results(done, untouched),  # one file done, the other not started
+        "ben": results(done, begun),  # a file half done, nothing failed
+        "cy": results(done, wrong),  # a check attempted failed, the rest not started
+        "dan": results(untouched),  # nothing started
+        "eve": results(done),
+    }
+    for name, doc in docs.items():
+        (folder / f"{name}.json").write_text(json.dumps(doc))
+    gradebook.rebuild(tmp_path)
+    rows = list(csv.reader(io.StringIO((tmp_path / gradebook.GRADEBOOK).read_text())))
+    status = {row[0]: (row[1], row[6]) for row in rows[2:]}
+    assert status == {
+        "ann": ("2", "in_progress"),
+        "ben": ("3", "in_progress"),
+        "cy": ("2", "failed"),
+        "dan": ("0", "not_attempted"),
+        "eve": ("2", "passed"),
+    }
+    page = (tmp_path / gradebook.SUMMARY).read_text()
+    roster = page[page.index(">Roster<") :]
+    for name, word in (("ann", "in progress"), ("ben", "in progress"), ("cy", "failed")):
+        row = roster[roster.index(f">{name}<") :]
+        row = row[: row.index("</tr>")]
+        assert f'<span class="badge s-{word.replace(" ", "_")}">{word}</span>' in row, (name, row)
+    assert "in progress: 2" in page and "failed: 1" in page
+    assert ".s-not_attempted, .s-in_progress {" in page  # coloured as work to do, not red
