@@ -199,6 +199,12 @@ class Channel:
         # value, an error or a fault (the plugin: whose exception a check raised)
         self._screened: list[screen.Finding] | None = None
 
+    def replay(self) -> None:
+        """A check reads what the student's code gave an earlier check (a run shared by
+        several checks): it counts as an answer of this check, so that an exception the
+        suite raises on it stays the student's (`grader.plugin.blame`)."""
+        self.answers += 1
+
     # -- encoding -------------------------------------------------------------------------
     def _encode(self, value: Any) -> tuple[Any, list[bytes | memoryview]]:
         def other(obj: Any) -> dict[str, Any]:
@@ -496,6 +502,11 @@ def _callable_name(obj: Any) -> str:
 def handle(fn: Any) -> Remote:
     """`fn` as a handle: itself if it is one, else a local handle (trusted code only)."""
     return fn if isinstance(fn, Remote) else local(fn)
+
+
+def channel_of(*trees: Any) -> Channel:
+    """The sandbox the handles in `trees` belong to (the in-process one when none)."""
+    return _channel_of(*trees)
 
 
 def _channel_of(*trees: Any) -> Channel:

@@ -118,21 +118,27 @@ def compiled(fn: Any, static_argnames: Sequence[str] = ()) -> Callable[..., Any]
     return call
 
 
-_ONCE: dict[tuple[object, ...], tuple[bool, object]] = {}
+_ONCE: dict[tuple[object, ...], tuple[bool, object, bool]] = {}
 
 
 def once(student: Any, tag: Hashable, compute: Callable[[], Any]) -> Any:
     """`compute()` run once per student module and `tag` (any hashable), its result shared by
     every check that asks for it: a training run, a reference, a compiled program. An
     exception is kept too and raised again to each check that asks, so a run that fails is
-    paid for once and reported by every check that stands on it."""
+    paid for once and reported by every check that stands on it. A check that reads a run
+    the student's code answered counts that answer as its own (`Channel.replay`): what the
+    suite raises on it is the student's, never a grader error that would count no points."""
     key = (id(student), tag)
+    channel = client.channel_of(student)
     if key not in _ONCE:
+        before = channel.answers
         try:
-            _ONCE[key] = (True, compute())
+            _ONCE[key] = (True, compute(), channel.answers > before)
         except BaseException as exc:  # kept, and raised again below, to every check that asks
-            _ONCE[key] = (False, exc)
-    ok, value = _ONCE[key]
+            _ONCE[key] = (False, exc, channel.answers > before)
+    elif _ONCE[key][2]:
+        channel.replay()
+    ok, value, _ = _ONCE[key]
     if not ok:
         assert isinstance(value, BaseException)
         raise value

@@ -207,3 +207,29 @@ def test_a_rerun_keeps_the_gate_of_a_grader_error_open() -> None:
     assert rerun.unjudged == ("test_b",)
     earlier = Earlier(only=frozenset(rerun.ids), passed=frozenset(rerun.passed))
     assert closed_by("test_a", "a", None, earlier) is None
+
+
+def test_a_run_shared_by_several_checks_counts_as_an_answer_of_each_that_reads_it() -> None:
+    """`_shared.once` gives later checks what the student's code answered an earlier one: a
+    check that reads it has had an answer, so what the suite raises on it (`None` where an
+    array was due) stays the student's and is never a grader error counting no points."""
+    import types
+
+    from grader.suites import _shared
+
+    student = client.local(types.SimpleNamespace(train=lambda: None))
+    channel = client.channel_of(student)
+    first = channel.answers
+    assert _shared.once(student, "a shared run", lambda: student.train()) is None
+    assert channel.answers > first  # the first check's own answer
+    second = channel.answers
+    _shared.once(student, "a shared run", lambda: pytest.fail("computed twice"))
+    assert channel.answers > second  # the second check reads it: an answer of its own
+
+    def reference() -> int:
+        return 3
+
+    assert _shared.once(student, "the judge's own", reference) == 3
+    third = channel.answers
+    assert _shared.once(student, "the judge's own", reference) == 3
+    assert channel.answers == third  # nothing of the student's: no answer
