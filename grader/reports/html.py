@@ -74,6 +74,8 @@ def environment(loader: jinja2.BaseLoader | None = None) -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters["number"] = labels.number
+    # A file's badge says what the terminal's word says (`labels.shown_status`).
+    env.globals.update(shown_status=labels.shown_status, exercise_badge=labels.exercise_badge)
     env.globals["content_security_policy"] = CONTENT_SECURITY_POLICY
     return env
 
@@ -85,7 +87,6 @@ def _template() -> jinja2.Template:
     env.globals.update(
         points=labels.points,
         percent=labels.percent,
-        exercise_phrase=labels.EXERCISE_PHRASES,
         check_phrase=labels.CHECK_PHRASES,
         problem_statuses=labels.PROBLEM_STATUSES,
         is_consequence=labels.is_consequence,

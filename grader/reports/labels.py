@@ -63,7 +63,7 @@ def shown_status(exercise: ExerciseResult) -> ExerciseStatus:
     )
 
 
-def exercise_phrase(exercise: ExerciseResult) -> str:
+def exercise_badge(exercise: ExerciseResult) -> str:
     """The HTML badge of a file, the same verdict as the terminal's word for it."""
     shown = shown_status(exercise)
     return BEGUN_PHRASE if shown != exercise.status else EXERCISE_PHRASES[shown]

@@ -114,6 +114,41 @@ def test_html_and_json_show_the_status() -> None:
     assert back.status == "not_attempted"  # read back as such, not as an error
 
 
+def _part(page: str, start: str, end: str) -> str:
+    begin = page.index(start)
+    return page[begin : page.index(end, begin)]
+
+
+@pytest.mark.parametrize("failing", [False, True], ids=["only-unstarted", "and-a-failure"])
+def test_the_html_badge_of_a_begun_file_says_what_the_terminal_says(failing: bool) -> None:
+    exercise = _begun(failing=failing)
+    word = terminal.done_line(exercise).split()[0]
+    badge = {
+        "TODO": '<span class="badge s-not_attempted">to do</span>',
+        "FAIL": '<span class="badge s-failed">failed</span>',
+    }[word]
+    assert word == ("FAIL" if failing else "TODO")
+    page = html.render(_report(exercise))
+    assert badge in _part(page, 'aria-label="Exercises"', "</table>")  # the table of files
+    assert badge in _part(page, 'id="ex-03_jit"', "</summary>")  # the file's own section
+    assert ('"badge s-failed"' in page) is failing and (">failed</span>" in page) is failing
+    inline_page = inline.Inline(exercise=exercise)._repr_html_()
+    assert badge in inline_page
+    assert (">failed</span>" in inline_page) is failing
+
+
+def test_an_untouched_file_s_badge_still_says_not_attempted() -> None:
+    untouched = ExerciseResult(
+        "03_jit", "jit", "not_attempted", (_check("piecewise_values", "not_attempted"),)
+    )
+    assert terminal.done_line(untouched).split()[0] == "TODO"
+    badge = '<span class="badge s-not_attempted">not attempted</span>'
+    page = html.render(_report(untouched))
+    assert badge in _part(page, 'aria-label="Exercises"', "</table>")
+    assert badge in _part(page, 'id="ex-03_jit"', "</summary>")
+    assert badge in inline.Inline(exercise=untouched)._repr_html_()
+
+
 def test_watch_offers_the_next_function_when_nothing_failed() -> None:
     exercise = _begun(failing=False)
     shown = screen.result(exercise).plain
