@@ -195,8 +195,8 @@ class Channel:
         # share ran out: the sandbox's own stack, innermost first (`launch`; its word only)
         self.source: bytes | None = None  # the lesson file, sent before the student's code ran
         self.threads_started = 0  # Python threads its code left running (the sandbox's word)
-        self.answers = 0  # replies that brought the judge something other than a handle: a
-        # value, an error or a fault (the plugin: whose exception a check raised)
+        self.answers = 0  # replies that brought the judge something of the student's: every
+        # reply but a function looked up by name (the plugin: whose exception a check raised)
         self._screened: list[screen.Finding] | None = None
 
     def replay(self) -> None:
@@ -337,7 +337,12 @@ class Channel:
         except Exception as exc:  # DecodeError, or anything a forged frame makes decoding raise
             self._break(exc)
             raise AssertionError("unreachable") from None
-        if reply.error is not None or reply.fault or not isinstance(reply.value, Remote):
+        looked_up = (  # a function of the lesson's, looked up: the call to it is the answer
+            isinstance(request, proto.GetAttr)
+            and isinstance(reply.value, Remote)
+            and reply.value._callable
+        )
+        if reply.error is not None or reply.fault or not looked_up:
             self.answers += 1
         if reply.threads > self.threads_started:  # the student's code started a thread
             self.threads_started = reply.threads

@@ -11,6 +11,7 @@ student's own exception is still the student's.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -24,6 +25,7 @@ import grader
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = "test_01_arrays.py"
+SUITES = Path(grader.__file__).parent / "suites"
 pytestmark = pytest.mark.slow
 
 
@@ -173,3 +175,25 @@ def test_the_students_own_exception_is_still_the_students(tmp_path: Path) -> Non
     assert tests["test_standardize_values"]["max_score"] == values["max_score"]
     case = junit_case(junit, "standardize gives zero mean")
     assert case.find("failure") is not None and case.find("error") is None
+
+
+@pytest.mark.parametrize("returned", ["lambda *a: 0", "type('Opaque', (), {})()"])
+def test_what_the_students_functions_return_never_makes_a_check_count_no_points(
+    tmp_path: Path, returned: str
+) -> None:
+    """A function that returns something that stays in the sandbox as a handle (a function,
+    an object) where an array is due: whatever the suite then raises on it is the
+    student's failure, never a grader error that would drop the check from the total."""
+    lesson = tmp_path / "lesson" / "01_arrays.py"
+    lesson.parent.mkdir()
+    source = (ROOT / "solutions" / "01_arrays.py").read_text()
+    body = re.compile(r"( +)### BEGIN SOLUTION\n.*?### END SOLUTION", re.S)
+    assert len(body.findall(source)) == 3
+    lesson.write_text(body.sub(lambda m: f"{m[1]}return {returned}", source))
+    _, doc, gradescope, _ = grade(tmp_path, lesson, SUITES)
+    (tmp_path / "full").mkdir()
+    _, full, _, _ = grade(tmp_path / "full", ROOT / "solutions" / "01_arrays.py", SUITES)
+    assert "grader error" not in json.dumps(doc)
+    assert doc["max_score"] == full["max_score"] > 0
+    assert doc["score"] < full["score"]
+    assert gradescope["score"] == doc["score"]
