@@ -21,9 +21,9 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import catalog, hints
+from grader import catalog, hints, rounding
 from grader.errors import GraderError
-from grader.model import Report
+from grader.model import ExerciseResult, Report
 from grader.reports import history
 from grader.runner import engine, policy
 from grader.runner.submission import LESSON_SUFFIXES, Submission
@@ -169,8 +169,28 @@ def run(
     the student sees (`kept`), hand it to `shown` (the terminal report) and write the
     reports of `outputs` (kind -> path). With a Gradescope report among `outputs` the
     submission is graded for the course (`kept`'s `for_course`)."""
+    for_course = "gradescope" in outputs
+    course = Path.cwd() if for_course else hints.state_folder(submission.root)
+    counted = _as_counted(on_result, course)
     with live or contextlib.nullcontext():
-        report = engine.grade(specs, submission, options, on_result, on_start=on_start)
-    report, state = kept(report, submission, suites=suites, for_course="gradescope" in outputs)
+        report = engine.grade(specs, submission, options, counted, on_start=on_start)
+    report, state = kept(report, submission, suites=suites, for_course=for_course)
     shown(report)
     return Graded(report, state, write_reports(report, outputs, state))
+
+
+def _as_counted(on_result: engine.Progress | None, course: Path) -> engine.Progress | None:
+    """`on_result` given each file's points as the course of `course` counts them
+    (`[tool.grade] round`), the points `kept`'s report will show."""
+    try:
+        step = hints.round_step(course)
+    except GraderError:  # a malformed setting: `kept` says so, once, and rounds nothing
+        step = None
+    if on_result is None or step is None:
+        return on_result
+    shown = on_result
+
+    def counted(index: int, total: int, result: ExerciseResult) -> None:
+        shown(index, total, rounding.rounded_exercise(result, step))
+
+    return counted

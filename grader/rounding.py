@@ -49,6 +49,11 @@ def rounded(report: Report, step: float | None) -> Report:
     return dataclasses.replace(report, exercises=exercises)
 
 
+def rounded_exercise(exercise: ExerciseResult, step: float | None) -> ExerciseResult:
+    """`exercise` as `rounded` rounds it, for a line shown before the report is whole."""
+    return exercise if step is None else _exercise(exercise, step)
+
+
 def _exercise(exercise: ExerciseResult, step: float) -> ExerciseResult:
     checks = tuple(_check(c, step) for c in exercise.checks)
     return dataclasses.replace(exercise, checks=checks)
