@@ -149,8 +149,6 @@ def _is(factor: float | None, want: float) -> bool:
 # causes seen in the result's structure itself, on any one input: every other cause is a
 # guess about the computation, named only when it is confirmed on two inputs of different sizes
 ON_ONE_INPUT = frozenset({"none"})
-# kept for callers that asked which causes are sizes of the input (all are confirmed now)
-SIZE_KINDS = frozenset({"batch_sum", "batch_mean"})
 # the failing inputs held to a cause (each must confirm it)
 CHECKED = 60
 
@@ -219,13 +217,14 @@ def _confirms(kind: str, actual: Any, expected: Any, diagnostics: Sequence[Diagn
 
 
 def confirmed(inputs: Sequence[Input], diagnostics: Callable[[Any], Sequence[Diagnostic]]) -> str:
-    """`across` for a check that runs a few fixed inputs itself (the failing ones and the
-    passing ones alike: a mistake that shows nowhere is confirmed nowhere): the cause the
-    first input confirms, named only when every other input confirms it too and one of them
-    has another size."""
-    if not inputs:
+    """`across` for a check that runs a few fixed inputs itself: the cause the first input
+    with a wrong result confirms, named only when every other wrong result confirms it too
+    and one of them comes from an input of another size (inputs whose result is right are
+    passed over)."""
+    wrong = [one for one in inputs if not _same_values(one[1], one[2])]
+    if not wrong:
         return ""
-    return across(inputs[0], inputs[1:], diagnostics)
+    return across(wrong[0], wrong[1:], diagnostics)
 
 
 def _shapes(args: Any) -> tuple[tuple[int, ...], ...]:

@@ -409,6 +409,10 @@ def test_a_cause_on_one_size_only_is_not_named():
     assert diagnose.confirmed(seen, _dropped) == "the update was dropped"
     assert diagnose.confirmed(seen[:1], _dropped) == ""  # one size: not confirmed
     assert diagnose.confirmed([seen[0], seen[0]], _dropped) == ""
+    # an input whose result is right (the mistake does not show there) is passed over
+    right = (one, _set_element(*one), _set_element(*one))
+    assert diagnose.confirmed([right, *seen], _dropped) == "the update was dropped"
+    assert diagnose.confirmed([right, seen[0]], _dropped) == ""
     # an input of the other size that the mistake does not reproduce: not confirmed
     wrong = (other, np.array(other[0], np.float64) + 1, _set_element(*other))
     assert diagnose.confirmed([seen[0], wrong], _dropped) == ""
@@ -435,3 +439,19 @@ def test_a_step_0_that_never_ran():
     assert _kind(zero_first, ref, diagnose.skipped_first_step) is None
     assert _kind(ref, ref, diagnose.skipped_first_step) is None
     assert _kind(ref[:-1], ref, diagnose.skipped_first_step) is None  # a length apart
+
+
+def test_more_failing_inputs_of_other_sizes_are_searched_for():
+    def dropped(x, index, value):
+        return np.array(x, np.float64)
+
+    smallest = (np.zeros(1, np.float32), 0, 1.0)
+    search = values._more_failures(dropped, _set_element, _set_args(), smallest, 1e-5, 1e-6, None)
+    found = search()
+    assert 1 <= len(found) <= values.MORE_FAILURES
+    assert all(len(args[0]) != 1 for args, _, _ in found)  # other sizes only
+    assert all(values.difference(got, want) is not None for _, got, want in found)
+    assert (
+        values._more_failures(_set_element, _set_element, _set_args(), smallest, 1e-5, 1e-6, 0)()
+        == []
+    )
