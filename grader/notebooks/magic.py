@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import grader
-from grader import catalog, hints, next_step
+from grader import catalog, hints
 from grader.catalog import ExerciseSpec
 from grader.commands import shared
 from grader.model import ExerciseResult, Report
@@ -157,13 +157,9 @@ class Grading:
             isolation=level,
         )
         folder = hints.state_folder_here()  # a notebook in notebooks/: the repository's state
+        # `--hint` reveals first, so the one policy (points rounded, help shown) shows it
+        revealed = self.reveal(result, folder) if args.hint else ""
         shown = hints.after_grading(report, submission, suites=self.suites, folder=folder)
-        revealed = ""
-        if args.hint:
-            revealed = self.reveal(result, folder)
-            order = [s.name for s in catalog.exercises(self.suites)]
-            filled = next_step.fill(report, submission, order)
-            shown = hints.apply(filled, hints.load_revealed(folder), _setting(folder))
         with contextlib.suppress(OSError):
             history.record(shown, folder)
         exercise = shown.exercises[0]

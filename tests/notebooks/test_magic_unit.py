@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -211,3 +212,46 @@ def test_hint_reveals_the_next_level_and_remembers_it(tmp_path: Path) -> None:
     assert second == "Revealed the fix (3/3) of `running sum scan`."
     assert third == "All the help for `running sum scan` is shown above."
     assert (tmp_path / ".grade" / "hints.json").is_file()  # as `grade hint` remembers it
+
+
+IF_AND_LOOP = (  # the cells of a 03_jit with a Python `if` and `for`: 12.33/21 as graded
+    "import jax.numpy as jnp\nfrom jax import lax",
+    "def piecewise(x):\n    if x > 0:\n        return x**2\n    return -x",
+    "def running_sum(xs):\n    xs = jnp.asarray(xs)\n    total = jnp.zeros((), xs.dtype)\n"
+    "    out = []\n    for i in range(xs.shape[0]):\n        total = total + xs[i]\n"
+    "        out.append(total)\n    return total, jnp.stack(out)",
+    "def newton_sqrt(a, n_iters=20):\n    a = jnp.asarray(a, jnp.float32)\n"
+    "    return lax.fori_loop(0, n_iters, lambda i, x: 0.5 * (x + a / x), (a + 1.0) / 2.0)",
+)
+
+
+@pytest.mark.slow
+def test_grade_hint_shows_the_points_as_the_course_counts_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`%grade --hint` shows what `%grade` shows, after the course's policy (here whole
+    points), and the help it revealed; the cells graded as the kernel ran them."""
+    import tempfile
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the magic's scratch folder
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (tmp_path / "pyproject.toml").write_text("[tool.grade]\nround = 1\n")
+    history = SimpleNamespace(input_hist_raw=["", *IF_AND_LOOP, "%load_ext grader"])
+    grading = magic.Grading(SimpleNamespace(user_ns={}, history_manager=history))
+    try:
+        plain = grading.grade("03_jit")
+        hinted = grading.grade("03_jit --hint")
+    finally:
+        grading.close()
+    assert plain.exercise is not None and hinted.exercise is not None
+    assert plain.exercise.score == hinted.exercise.score == 11  # 12.33 rounded down
+    assert [c.score for c in hinted.exercise.checks] == [c.score for c in plain.exercise.checks]
+    assert any("rounded down to 0" in c.message for c in hinted.exercise.checks)
+    assert str(hinted).startswith("FAIL       11/21  03_jit")
+    assert hinted.revealed.startswith("Revealed the ")
+    revealed = json.loads((tmp_path / ".grade" / "hints.json").read_text())
+    ((check_id, level),) = revealed["03_jit"].items()
+    check = next(c for c in hinted.exercise.checks if c.id == check_id)
+    assert level == 1 and check.nudge  # the nudge just revealed is shown
+    assert not next(c for c in plain.exercise.checks if c.id == check_id).nudge
