@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import hints as hints_module
-from grader.model import ExerciseStatus, Report
+from grader.model import ExerciseResult, ExerciseStatus, Report
 from grader.reports import labels
 
 STUDENTS = "students"
@@ -52,6 +52,12 @@ class Student:
     @property
     def exercises(self) -> dict[str, dict[str, Any]]:
         return {e["name"]: e for e in self.doc["exercises"]} if self.doc else {}
+
+    def lesson(self, name: str) -> ExerciseResult | None:
+        """The lesson file `name` of their results, read back into the model; None when
+        they have none."""
+        found = self.exercises.get(name)
+        return None if found is None else ExerciseResult.from_json(found)
 
     @property
     def hints_revealed(self) -> int | None:

@@ -249,4 +249,12 @@ def test_a_student_is_failed_only_when_a_check_they_attempted_failed(tmp_path: P
         row = row[: row.index("</tr>")]
         assert f'<span class="badge s-{word.replace(" ", "_")}">{word}</span>' in row, (name, row)
     assert "in progress: 2" in page and "failed: 1" in page
+    # each lesson file's cell is coloured as the HTML report's badge says it
+    for name, badge in (
+        ("ben", '<span class="badge s-not_attempted" title="to do">1/3</span>'),
+        ("cy", '<span class="badge s-failed" title="failed">0/3</span>'),
+        ("ann", '<span class="badge s-not_attempted" title="not attempted">0/3</span>'),
+    ):
+        row = roster[roster.index(f">{name}<") :]
+        assert badge in row[: row.index("</tr>")], (name, row)
     assert ".s-not_attempted, .s-in_progress {" in page  # coloured as work to do, not red
