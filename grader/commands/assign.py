@@ -11,11 +11,7 @@ __doc__ = assign.__doc__
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     course.add_argument(parser)
-    parser.add_argument(
-        "--solutions",
-        metavar="DIR",
-        help="the marked reference solutions (default: the course's solutions/)",
-    )
+    course.add_part(parser, "solutions", "the marked reference solutions")
     parser.add_argument(
         "--out", metavar="DIR", help="where the stubs go (default: the course's exercises/)"
     )

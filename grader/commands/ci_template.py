@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from grader.commands import course, shared
 from grader.course import ci_template, lock
@@ -36,18 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="VERSION",
         help="Python version on the runner (default: the one requirements.lock is for)",
     )
-    parser.add_argument(
-        "--extras",
-        default=ci_template.DEFAULT_EXTRAS,
-        metavar="NAME[,NAME...]",
-        help="the grader's extras a lock made here covers "
-        f"(default {ci_template.DEFAULT_EXTRAS}; '' for none)",
-    )
-    parser.add_argument(
-        "--wheelhouse",
-        metavar="DIR",
-        help="the pinned packages' wheel files: a lock made here gets their sha256",
-    )
+    course.add_lock_arguments(parser, ci_template.DEFAULT_EXTRAS)
     parser.add_argument(
         "--timeout-minutes",
         type=int,
@@ -62,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     out = course.part(args, None if args.out == "-" else args.out, WORKFLOW)
     repository = ci_template.repository_of(out, course.root(args))
     extras = tuple(e.strip() for e in args.extras.split(",") if e.strip())
-    wheelhouse = Path(args.wheelhouse) if args.wheelhouse else None
+    wheelhouse = course.wheelhouse(args)
     pinned, said = lock.for_course(repository, extras, wheelhouse)
     text = ci_template.workflow(
         fail_under=args.fail_under,
@@ -73,14 +61,8 @@ def run(args: argparse.Namespace) -> int:
     if args.out == "-":
         print(text, end="")
         return 0
-    if out.exists() and not args.force:
-        raise shared.UsageError(f"{out} exists; pass --force to overwrite it")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
-    locked = repository / lock.LOCK_FILE
-    if not locked.is_file() or wheelhouse is not None:
-        locked.write_text(pinned.text, encoding="utf-8")
-        said = f"wrote {locked} ({len(pinned.pins)} packages pinned): commit it with the workflow"
+    relock = wheelhouse is not None
+    said = ci_template.write(out, text, repository, pinned, force=args.force, relock=relock) or said
     print(
         f"wrote {out}: grades {args.path} on every push, fails below {args.fail_under:g}%; {said}"
     )

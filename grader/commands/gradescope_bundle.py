@@ -24,19 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--only 03_jit (default: every lesson file)",
     )
     course.add_argument(parser)
-    parser.add_argument(
-        "--extras",
-        default="frameworks",
-        metavar="NAME[,NAME...]",
-        help="the grader's extras a lock made here covers (default frameworks: Flax and "
-        "Equinox for 11_frameworks; '' for none); a committed requirements.lock is used as it is",
-    )
-    parser.add_argument(
-        "--wheelhouse",
-        metavar="DIR",
-        help="a folder of the pinned packages' wheel files: the lock gets their sha256 and "
-        "setup.sh installs in hash-checking mode (default: versions only)",
-    )
+    course.add_lock_arguments(parser, "frameworks")
     parser.add_argument(
         "--timeout",
         type=shared.positive,
@@ -60,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         require_isolation=args.require_isolation,
         specs=grading.select(catalog.exercises(suites_dir), args.only),
         course_dir=course.root(args),
-        wheelhouse=Path(args.wheelhouse) if args.wheelhouse else None,
+        wheelhouse=course.wheelhouse(args),
     )
     print(gradescope_bundle.summary(out, built))
     return 0

@@ -14,11 +14,7 @@ __doc__ = mutate.__doc__
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     course.add_argument(parser)
-    parser.add_argument(
-        "--solutions",
-        metavar="DIR",
-        help="the reference solutions to mutate (default: the course's solutions/)",
-    )
+    course.add_part(parser, "solutions", "the reference solutions to mutate")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     shared.add_jobs_option(parser, what="mutants (one warm worker each)")
     parser.add_argument(
@@ -66,9 +62,7 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     from grader.mutate import campaign, equivalent, report
 
-    solutions = course.part(args, args.solutions, "solutions")
-    if not solutions.is_dir():
-        raise UsageError(f"--solutions {solutions}: no such folder")
+    solutions = course.folder(args, args.solutions, "solutions")
     if args.json and not Path(args.json).parent.is_dir():
         raise UsageError(f"--json {args.json}: the folder {Path(args.json).parent} does not exist")
     request = campaign.Request(

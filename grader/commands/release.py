@@ -16,17 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "out", metavar="OUT", help="the folder to write (must not exist, or be empty)"
     )
     course.add_argument(parser)
-    parser.add_argument(
-        "--solutions",
-        metavar="DIR",
-        help="the reference solutions, to check exercises/ against "
-        "(default: the course's solutions/)",
-    )
-    parser.add_argument(
-        "--exercises",
-        metavar="DIR",
-        help="the stubs to release (default: the course's exercises/)",
-    )
+    course.add_part(parser, "solutions", "the reference solutions, to check exercises/ against")
+    course.add_part(parser, "exercises", "the stubs to release")
     parser.add_argument(
         "--suites", metavar="DIR", help="the full suites to cut (default: the grader's own)"
     )

@@ -14,16 +14,8 @@ __doc__ = verify.__doc__
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     course.add_argument(parser)
-    parser.add_argument(
-        "--solutions",
-        metavar="DIR",
-        help="the reference solutions (default: the course's solutions/)",
-    )
-    parser.add_argument(
-        "--exercises",
-        metavar="DIR",
-        help="the student stubs (default: the course's exercises/)",
-    )
+    course.add_part(parser, "solutions", "the reference solutions")
+    course.add_part(parser, "exercises", "the student stubs")
     parser.add_argument(
         "--runs",
         type=shared.positive_int,
@@ -58,11 +50,8 @@ def run(args: argparse.Namespace) -> int:
     if args.list_checks:
         print(verify.list_checks(shared.specs(args)), end="")
         return 0
-    solutions = course.part(args, args.solutions, "solutions")
-    exercises = course.part(args, args.exercises, "exercises")
-    for folder in (solutions, exercises):
-        if not folder.is_dir():
-            raise shared.UsageError(f"{folder}: no such folder")
+    solutions = course.folder(args, args.solutions, "solutions")
+    exercises = course.folder(args, args.exercises, "exercises")
     specs = shared.specs(args)
     the_course = Course.at(
         course.root(args),

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.course import tree
+from grader.course import lock, tree
+from grader.errors import GraderError
 
 DEFAULT_FAIL_UNDER = 60.0
 DEFAULT_PYTHON = "3.11"
@@ -54,3 +55,22 @@ def workflow(
         python=python,
         timeout_minutes=timeout_minutes,
     )
+
+
+class WorkflowExists(GraderError):
+    """The workflow file is there already and `--force` was not given."""
+
+
+def write(out: Path, text: str, repository: Path, pinned: lock.Read, *, force: bool,
+          relock: bool) -> str:  # fmt: skip
+    """Write the workflow `text` at `out` and, unless the repository has one (or `relock`),
+    its requirements.lock; what was written about the lock, for the summary line."""
+    if out.exists() and not force:
+        raise WorkflowExists(f"{out} exists; pass --force to overwrite it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    locked = repository / lock.LOCK_FILE
+    if locked.is_file() and not relock:
+        return ""
+    locked.write_text(pinned.text, encoding="utf-8")
+    return f"wrote {locked} ({len(pinned.pins)} packages pinned): commit it with the workflow"
