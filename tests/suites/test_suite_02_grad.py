@@ -147,3 +147,14 @@ def test_trace_time_print_a_global_log_and_a_hessian_for_four_inputs(graded):
     assert "the global `LOSSES` grew" in pure["message"]  # LOSSES.append
     assert "printed 'derivative at" in pure["message"]
     assert "jax.debug.print" in pure["message"]
+
+
+@pytest.mark.slow
+def test_first_derivative_is_not_called_an_approximation(graded):
+    # held-out case c06 (issue 39): the fixed finite-difference text showed on any mismatch
+    g = graded("second_is_first")
+    assert g.status("test_second_derivative_exact") == "failed"
+    assert "finite difference" not in g.message("test_second_derivative_exact")
+    assert "approximation" not in g.message("test_second_derivative_exact")
+    assert "the first derivative" in g.cause("test_second_derivative_exact")
+    assert g.status("test_derivative_exact") == "passed"
