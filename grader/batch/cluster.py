@@ -1,6 +1,6 @@
 """`grade batch --scheduler ADDRESS`: each student graded as one task on a dask.distributed cluster.
 
-Needs the `cluster` extra (`pip install 'jax-lesson-grader[cluster]'`) here and
+Needs the `cluster` extra (in the course's folder: `pip install '.[cluster]'`) here and
 the grader installed on every dask worker. A task carries the student's
 lesson files and the suites as bytes, so workers need no shared file system;
 on a worker that already sees the same files (a local cluster, a shared
@@ -121,7 +121,8 @@ def grade_on(address: str) -> Grader:
         distributed: Any = importlib.import_module("distributed")  # the `cluster` extra; untyped
     except ImportError:
         raise ClusterUnavailable(
-            "--scheduler needs dask.distributed: pip install 'jax-lesson-grader[cluster]'"
+            "--scheduler needs dask.distributed: install the grader's cluster extra (in the "
+            "course's folder: pip install '.[cluster]')"
         ) from None
 
     def run(

@@ -58,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
         import libcst  # noqa: F401
     except ImportError:
         raise UsageError(
-            "grade mutate needs libcst: pip install 'jax-lesson-grader[mutate]'"
+            "grade mutate needs libcst: install the grader's mutate extra (in the course's "
+            "folder: pip install '.[mutate]')"
         ) from None
     from grader.mutate import campaign, equivalent, report
 

@@ -88,7 +88,7 @@ def _not_gradable(spec: ExerciseSpec, submission: Submission) -> ExerciseResult 
     if absent:
         message = (
             f"skipped: {spec.name}.py needs {', '.join(absent)}, which is not installed. "
-            "Install the extra to grade it: pip install 'jax-lesson-grader[frameworks]'"
+            "Install the extra to grade it (in the course's folder): pip install '.[frameworks]'"
         )
         return results.skipped(spec, message)
     return None
