@@ -196,17 +196,26 @@ def _holds(
             break
         if _same_values(other_actual, other_expected):
             continue  # an input on which the student's result is right: nothing to reproduce
-        if not _confirms(kind, other_actual, other_expected, diagnostics(other_args)):
+        verdict = _confirms(kind, other_actual, other_expected, diagnostics(other_args))
+        if verdict is None:
+            continue  # this input cannot tell: it neither confirms nor contradicts
+        if not verdict:
             return False
         other_size = other_size or _shapes(other_args) != sizes
     return True if other_size else None
 
 
-def _confirms(kind: str, actual: Any, expected: Any, diagnostics: Sequence[Diagnostic]) -> bool:
+def _confirms(
+    kind: str, actual: Any, expected: Any, diagnostics: Sequence[Diagnostic]
+) -> bool | None:
     """Some diagnostic, not only the first that matches, confirms `kind` on these values:
     on another input two mistakes can give the same numbers (1/10 is a class mean and, on 10
-    rows, a batch divided by twice)."""
-    for diagnostic in (returned_none, swapped_outputs, *diagnostics):
+    rows, a batch divided by twice). None when no diagnostic offered for this input can
+    confirm `kind` (a `matches` the suite left out where the input cannot tell)."""
+    offered = [d for d in diagnostics if kind in getattr(d, "kinds", (kind,))]
+    if not offered and kind not in ("none", "order"):
+        return None
+    for diagnostic in (returned_none, swapped_outputs, *offered):
         try:
             found = diagnostic(actual, expected)
         except (TypeError, ValueError, IndexError, KeyError):
@@ -475,17 +484,25 @@ def skipped_first_step(actual: Any, expected: Any) -> Cause | None:
 
 def matches(alternative: Any, text: str, kind: str = "known") -> Diagnostic:
     """The values are `alternative`, what a known mistake gives (computed by the suite)."""
+    return _Matches(alternative, text, kind)
 
-    def diagnostic(actual: Any, expected: Any) -> Cause | None:
-        mistake = _pairs(actual, alternative)
+
+class _Matches:
+    """`matches`'s diagnostic; `kinds` says which cause it can confirm, so that an input on
+    which a suite does not offer it (the input cannot tell that mistake from another) is
+    passed over by `across` instead of counted against the cause."""
+
+    def __init__(self, alternative: Any, text: str, kind: str) -> None:
+        self.alternative, self.text, self.kinds = alternative, text, frozenset({kind})
+
+    def __call__(self, actual: Any, expected: Any) -> Cause | None:
+        mistake = _pairs(actual, self.alternative)
         if mistake is None or not _close(*mistake):
             return None
-        right = _pairs(expected, alternative)  # None: the mistake changes the layout, so it shows
+        right = _pairs(expected, self.alternative)  # None: the mistake changes the layout
         if right is not None and _close(*right):
             return None  # the mistake would not show on these inputs
-        return Cause(kind, text)
-
-    return diagnostic
+        return Cause(next(iter(self.kinds)), self.text)
 
 
 def loss_rises(losses: Sequence[float], *, window: int = 3) -> Cause | None:

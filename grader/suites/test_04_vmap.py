@@ -291,19 +291,26 @@ def test_batch_predict_jit(student: Remote) -> None:
     spec="`pairwise_sq_dists(a, b)` -> matrix `D[i, j] = ||a[i] - b[j]||^2` using nested `vmap` ... Checks: match a Python loop",
 )
 def test_pairwise_values(student: Remote, seed: int) -> None:
-    # one fixed pair of point sets first, whose pairs differ in several coordinates: there a
+    # two fixed pairs of point sets first, whose pairs differ in several coordinates: there a
     # norm, an L1 distance and the squared distance all differ, so a diagnosis can tell them
-    # apart (the search below shrinks towards one coordinate, where they coincide)
+    # apart (the search below shrinks towards one coordinate, where they coincide); and a
+    # second pair of other sizes, so that a cause is named only when both show it
     pairwise = compiled(student.pairwise_sq_dists)
-    a = jax.device_put(np.array([[1, 0, 2], [0, -1, 1], [2, 2, 0], [-1, 1, -2]], np.float32) / 4)
-    b = jax.device_put(np.array([[0, 1, -1], [3, -2, 1]], np.float32) / 4)
-    values.assert_close(
-        pairwise(a, b),
-        _ref_pairwise(a, b),
-        what="pairwise_sq_dists(a, b) for a of shape (4, 3) and b of shape (2, 3)",
-        diagnostics=_pairwise_diagnostics((a, b)),
-        fix=_PAIRWISE_FIX,
-    )
+    a = np.array([[1, 0, 2], [0, -1, 1], [2, 2, 0], [-1, 1, -2]], np.float32) / 4
+    b = np.array([[0, 1, -1], [3, -2, 1]], np.float32) / 4
+    seen = [
+        (args, pairwise(*map(jax.device_put, args)), _ref_pairwise(*args))
+        for args in ((a, b), (b, np.concatenate([a[1:], b[:1]])))
+    ]
+    cause = diagnose.confirmed(seen, _pairwise_diagnostics)
+    for (x, y), got, expected in seen:
+        values.assert_close(
+            got,
+            expected,
+            what=f"pairwise_sq_dists(a, b) for a of shape {x.shape} and b of shape {y.shape}",
+            cause=cause,
+            fix=_PAIRWISE_FIX,
+        )
     values.assert_matches_reference(
         pairwise,
         _ref_pairwise,

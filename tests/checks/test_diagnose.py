@@ -455,3 +455,22 @@ def test_more_failing_inputs_of_other_sizes_are_searched_for():
         values._more_failures(_set_element, _set_element, _set_args(), smallest, 1e-5, 1e-6, 0)()
         == []
     )
+
+
+def test_an_input_that_cannot_tell_is_passed_over():
+    """A suite leaves a `matches` out where its input cannot tell that mistake from another
+    (04's norms on pairs differing in one coordinate): such an input neither confirms nor
+    contradicts the cause."""
+    one = (np.zeros(3, np.float32) + 2, 1, 5.0)
+    other = (np.zeros(8, np.float32) + 2, 4, 5.0)
+    blind = (np.zeros(4, np.float32) + 2, 0, 5.0)
+    seen = [(a, np.array(a[0], np.float64), _set_element(*a)) for a in (one, blind, other)]
+
+    def offered(args):
+        return () if len(args[0]) == 4 else _dropped(args)
+
+    assert diagnose.confirmed(seen, offered) == "the update was dropped"
+    assert diagnose.confirmed(seen[:2], offered) == ""  # the blind input is no second size
+    # an input on which the diagnostic is offered and does not hold still contradicts it
+    wrong = (other, np.array(other[0], np.float64) + 1, _set_element(*other))
+    assert diagnose.confirmed([*seen, wrong], offered) == ""
