@@ -75,6 +75,37 @@ def _ref_shapes(tree: Any) -> Any:
     return _ref_map(lambda leaf: tuple(np.shape(leaf)), tree)
 
 
+# what layer_shapes may have put in each leaf's place instead of its shape tuple, and the
+# cause each names: one is named only when it, mapped over the same tree, gives the result
+_SHAPE_MISTAKES = (
+    (
+        lambda leaf: list(np.shape(leaf)),
+        "each shape is a list: the result must have params' structure with shape tuples (not "
+        "lists or arrays) as leaves",
+    ),
+    (
+        lambda leaf: int(np.size(leaf)),
+        "each leaf became its size (the number of its elements, np.size), not its shape tuple",
+    ),
+    (
+        lambda leaf: int(np.ndim(leaf)),
+        "each leaf became its number of dimensions (np.ndim), not its shape tuple",
+    ),
+)
+
+
+def _shapes_cause(got: Any, tree: Any) -> str:
+    """The cause a mistake of _SHAPE_MISTAKES confirms (mapped over `tree`, it gives `got`
+    exactly, containers included), or ""."""
+    for mistake, cause in _SHAPE_MISTAKES:
+        try:
+            if type(got) is type(tree) and bool(got == _ref_map(mistake, tree)):
+                return cause
+        except (TypeError, ValueError):  # arrays among the leaves: no mistake of ours
+            continue
+    return ""
+
+
 # The lesson's MLP; its params (`mlp_params(..., exact=True)`) are quarters in [-1, 1], so
 # sums stay exact in float32.
 _LESSON_SIZES = (784, 256, 128, 10)
@@ -384,7 +415,7 @@ def test_layer_shapes_lesson(student: Remote) -> None:
             "layer_shapes(params) == the expected shapes, for the lesson's MLP",
             expected=repr(expected),
             observed=repr(got),
-            cause="the result must have params' structure with shape tuples (not lists or arrays) as leaves",
+            cause=_shapes_cause(got, params),
             fix="`jax.tree.map(lambda leaf: leaf.shape, params)`",
         )
 
@@ -413,7 +444,7 @@ def test_layer_shapes_nested(student: Remote, seed: int) -> None:
             "layer_shapes(tree) == the expected shapes, for a tree of dicts, lists, tuples and a namedtuple",
             expected=repr(_NESTED_SHAPES),
             observed=repr(got),
-            cause="the containers were not rebuilt as they were (or a leaf's shape is not a tuple)",
+            cause=_shapes_cause(got, _NESTED),
             fix="`jax.tree.map(lambda leaf: leaf.shape, params)`",
         )
     values.assert_matches_reference(

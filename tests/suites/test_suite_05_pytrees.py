@@ -147,3 +147,14 @@ def test_differences_no_diagnostic_confirms_name_no_cause(graded):
     )
     for check in ("test_tree_sgd_lesson", "test_tree_sgd_nested", "test_global_norm_values"):
         assert CAUSE_LABEL not in g.message(check), g.message(check)
+
+
+@pytest.mark.slow
+def test_sizes_for_shapes_do_not_blame_the_containers(graded):
+    # held-out case c14 (issue 39): fixed texts blamed the containers, which were rebuilt
+    g = graded("shapes_are_sizes")
+    g.assert_statuses(failed={"test_layer_shapes_lesson", "test_layer_shapes_nested"})
+    for check in ("test_layer_shapes_lesson", "test_layer_shapes_nested"):
+        assert "containers" not in g.message(check)
+        assert "lists or arrays" not in g.message(check)
+        assert "its size" in g.cause(check)
