@@ -30,7 +30,6 @@ from typing import TextIO
 
 from rich.text import Text
 
-import grader
 from grader import capacity, grading
 from grader.commands import shared
 from grader.commands.shared import UsageError
@@ -38,6 +37,7 @@ from grader.errors import GraderError
 from grader.model import ExerciseResult, Report
 from grader.reports import console, controls
 from grader.runner.submission import find
+from grader.version import __version__
 
 # Further commands: name -> module with `add_arguments(parser)` and `run(args) -> int`.
 COMMANDS: dict[str, str] = {
@@ -73,7 +73,7 @@ def grade_parser(prog: str = "grade") -> argparse.ArgumentParser:
         + (", ".join(sorted(c for c in COMMANDS if installed(c))) or "(none)")
         + ". `grade COMMAND --help`.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {grader.__version__}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     shared.add_path_argument(parser)
     parser.add_argument(
         "--json",

@@ -16,11 +16,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-import grader
 from grader import atomic, catalog
 from grader.batch.jobs import Job
 from grader.classroom import roster
 from grader.runner import policy
+from grader.version import __version__
 
 RESUME = "resume"  # OUT/resume/NAME.json
 
@@ -37,7 +37,7 @@ def key(
         except OSError as exc:  # unreadable now: graded again, and told why by the grading
             submission.update(f"unreadable: {exc}".encode())
     return {
-        "grader_version": grader.__version__,
+        "grader_version": __version__,
         "submission": submission.hexdigest(),
         "suites": {s.name: _digest(s.suite) for s in specs},
         "isolation": level,

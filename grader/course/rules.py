@@ -145,10 +145,9 @@ def _citations(ev: Evidence) -> list[str]:
 
 
 def _avoided(ev: Evidence) -> list[str]:
-    # help_problems stays in grader.course.verify (which imports this module)
-    from grader.course import verify
+    from grader.course import penalised
 
-    return [p for s in ev.specs for p in verify.help_problems(s)]
+    return [p for s in ev.specs for p in penalised.help_problems(s)]
 
 
 def _placeholders(ev: Evidence) -> list[str]:

@@ -24,12 +24,11 @@ from pathlib import Path
 
 import jinja2
 
-import grader
 from grader import hints
 from grader.errors import GraderError
 
 DISTRIBUTION = "jax-lesson-grader"
-PACKAGE = Path(grader.__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parents[1]
 SOURCE_TEMPLATES = PACKAGE.parent / "templates"  # a source checkout's, outside the package
 SKIPPED = ("__pycache__", "*.pyc", ".mypy_cache", ".pytest_cache")
 BUILD_REQUIRES = ["setuptools>=68"]

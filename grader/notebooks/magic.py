@@ -35,7 +35,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import grader
 from grader import catalog, hints
 from grader.catalog import ExerciseSpec
 from grader.commands import shared
@@ -46,6 +45,7 @@ from grader.reports import history
 from grader.runner import cache, engine, handle, policy
 from grader.runner.submission import Submission
 from grader.sandbox.isolation import Isolation
+from grader.version import __version__
 
 USAGE = "%grade [LESSON] [--hint] [--seed N] [--timeout SECONDS]"
 
@@ -152,7 +152,7 @@ class Grading:
             exercises=(result,),
             seed=options.seed,
             submission=f"{spec.name} ({built.origin})",
-            grader_version=grader.__version__,
+            grader_version=__version__,
             duration_s=seconds,
             isolation=level,
         )

@@ -19,15 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pytest
 
 from grader.authoring import MARKER
 from grader.protocol.failure import CheckFailure
-
-if TYPE_CHECKING:
-    from grader.plugin.outcomes import Outcome
 
 
 class GateClosed(CheckFailure):
@@ -94,8 +91,23 @@ REFUSED = "the grader gave no credit for its observation of your module: see its
 no verdict on the values: it stopped before judging them."""
 
 
+class Verdict(Protocol):
+    """What a gate reads of a check's verdict (`grader.plugin.outcomes.Outcome`)."""
+
+    @property
+    def status(self) -> str: ...
+    @property
+    def full_marks(self) -> bool: ...
+    @property
+    def grader_error(self) -> bool: ...
+    @property
+    def refused(self) -> bool: ...
+    @property
+    def not_implemented(self) -> bool: ...
+
+
 def closed_by(
-    required: str, name: str, outcome: Outcome | None, earlier: Earlier = FIRST_RUN
+    required: str, name: str, outcome: Verdict | None, earlier: Earlier = FIRST_RUN
 ) -> GateClosed | None:
     """The closed gate of the collected check `required` (its name in words: `name`), or
     None when it lets others stand on it: it passed in full, here (`outcome`) or earlier.

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import grader
 from grader.catalog import ExerciseSpec
 from grader.errors import GraderError
 from grader.runner import cache
@@ -157,7 +156,7 @@ def import_path() -> list[str]:
     `-I`, so it would see none of them), without '' and the working folder, where a
     submission may be."""
     here = os.path.realpath(os.getcwd())
-    paths = [str(Path(grader.__file__).resolve().parent.parent)]
+    paths = [str(Path(__file__).resolve().parents[2])]
     for entry in sys.path:
         usable = entry and os.path.isabs(entry) and os.path.realpath(entry) != here
         if usable and entry not in paths:

@@ -32,7 +32,6 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-import grader
 from grader import catalog, grading, hints, next_step
 from grader.catalog import ExerciseSpec
 from grader.errors import GraderError
@@ -40,6 +39,7 @@ from grader.model import ExerciseResult, Report
 from grader.runner import policy
 from grader.runner.submission import Submission, SubmissionError, find
 from grader.sandbox.isolation import Level
+from grader.version import __version__
 from grader.watch import screen, source
 from grader.watch.events import Event, Graded, Inbox, Keys, Problem, Ready, Saved, SaveWatcher
 from grader.watch.regrader import Job, Regrader
@@ -251,7 +251,7 @@ class Session:
             exercises=(result,),
             seed=self.options.seed,
             submission=str(file),
-            grader_version=grader.__version__,
+            grader_version=__version__,
             duration_s=result.duration_s,
         )
 
