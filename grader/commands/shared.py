@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from grader import capacity, catalog, grading
+from grader.arguments import percent as percent  # re-exported: the commands declare with it
+from grader.arguments import positive as positive
+from grader.arguments import positive_int as positive_int
 from grader.capacity import Jobs
 from grader.errors import GraderError
 from grader.runner import policy
@@ -24,27 +27,6 @@ from grader.sandbox.isolation import Level
 
 class UsageError(GraderError):
     """Bad input from the user: the message names what was wrong and what to do."""
-
-
-def percent(text: str) -> float:
-    value = float(text.rstrip("%"))
-    if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError("give a percentage of the maximum score, 0 to 100")
-    return value
-
-
-def positive(text: str) -> float:
-    value = float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be a positive number")
-    return value
-
-
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 class _DeprecatedAlias(argparse.Action):

@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from grader import catalog, hints
+from grader.arguments import positive
 from grader.catalog import ExerciseSpec
-from grader.commands import shared
 from grader.model import ExerciseResult, Report
 from grader.notebooks import grading, session, source
 from grader.notebooks.inline import Inline, problems
@@ -60,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("lesson", nargs="?", default="")
     parser.add_argument("--hint", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--timeout", type=shared.positive, default=None)
+    parser.add_argument("--timeout", type=positive, default=None)
     return parser
 
 
