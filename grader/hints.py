@@ -28,7 +28,7 @@ The course decides whether fixes are ever shown: `[tool.grade] show_fixes` in th
 `pyproject.toml` of the working folder (or the nearest folder above it that has one):
 
     show_fixes = "on-request"   (the default) a fix is shown once revealed by `grade hint`
-    show_fixes = true           every failure shows its fix (the grader's old behaviour)
+    show_fixes = true           every failure shows its fix at once
     show_fixes = false          never: `grade hint` stops at the nudge, no report shows a fix
 
 The course may also ask for whole points: `[tool.grade] round = 1` rounds each check's
