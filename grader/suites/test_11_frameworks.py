@@ -107,6 +107,43 @@ def _flax_layers(variables: Any) -> Any:
         width = np.shape(nxt[0]["kernel"])[1]
 
 
+def _layers_named(numbers: list[int]) -> str:
+    """'Dense layer 2' or 'Dense layers 1, 2, 3'."""
+    return ("Dense layer " if len(numbers) == 1 else "Dense layers ") + ", ".join(
+        str(i) for i in numbers
+    )
+
+
+def _flax_count_cause(variables: Any) -> str:
+    """What the Dense layers themselves show about a wrong parameter count, or "": a Dense
+    without a bias where the widths are right, or the widths of a chain of Dense layers
+    (kernels and biases) that holds every parameter."""
+    params = variables.get("params", variables)
+    denses = _flax_layers(variables)
+    every = [
+        node
+        for node in jax.tree.leaves(params, is_leaf=lambda n: isinstance(n, dict) and "kernel" in n)
+        if isinstance(node, dict) and "kernel" in node
+    ]
+    if not denses or len(every) != len(denses) or _count(denses) != _count(params):
+        return ""  # parameters outside the chain of Dense layers: nothing shown for sure
+    widths = [784] + [int(np.shape(d["kernel"])[1]) for d in denses]
+    missing = [i + 1 for i, d in enumerate(denses) if "bias" not in d]
+    if widths == [784, 256, 128, 10]:
+        if not missing:
+            return ""
+        return (
+            f"{_layers_named(missing)} of 3 without a bias (nn.Dense(..., use_bias=False)): "
+            "each Dense holds a kernel and a bias"
+        )
+    if missing or any(np.shape(d["bias"]) != np.shape(d["kernel"])[1:] for d in denses):
+        return ""
+    return (
+        f"the Dense layers' widths are {' -> '.join(str(w) for w in widths)}, where "
+        "784 -> 256 -> 128 -> 10 is expected"
+    )
+
+
 def _np_forward(layers: Any, x: Any, *, relu_hidden: bool = True, relu_last: bool = False) -> Any:
     h = np.asarray(x, np.float64)
     for i, (w, b) in enumerate(layers):
@@ -194,7 +231,7 @@ def test_flax_param_count(student: Remote) -> None:
             expected=f"{FLAX_PARAMS:,} (kernels (784, 256), (256, 128), (128, 10) and their "
             "biases)",
             observed=f"{total:,}; leaf shapes {shapes}",
-            cause="a layer's width differs, or there is a layer too many or too few",
+            cause=_flax_count_cause(variables),
             fix="nn.Dense(256) -> relu -> nn.Dense(128) -> relu -> nn.Dense(10)",
         )
 
@@ -208,7 +245,17 @@ def test_flax_param_count(student: Remote) -> None:
 )
 def test_flax_relu(student: Remote) -> None:
     model, variables = _flax_init(student)
-    layers = [(d["kernel"], d["bias"]) for d in _flax_layers(variables)]
+    denses = _flax_layers(variables)
+    missing = [i + 1 for i, d in enumerate(denses) if "bias" not in d]
+    if missing:
+        raise fail(
+            "the Dense layers of FlaxMLP",
+            expected="a kernel and a bias in each Dense layer",
+            observed=f"no bias in {_layers_named(missing)} of {len(denses)}",
+            cause="the layer is built without a bias (nn.Dense(..., use_bias=False))",
+            fix="`nn.Dense(features)`: it keeps its bias by default",
+        )
+    layers = [(d["kernel"], d["bias"]) for d in denses]
     if len(layers) != 3:
         raise fail(
             "the Dense layers of FlaxMLP",

@@ -96,3 +96,24 @@ def test_print_at_trace_time_and_softmax_on_the_logits(graded):
     assert "returns probabilities (a softmax after the last layer), not logits" in g.message(
         "test_equinox_relu"
     )
+
+
+@pytest.mark.slow
+def test_dense_layers_without_bias(graded):
+    # held-out case c27 (issue 39): a fixed text blamed the widths; the relu check crashed
+    g = graded("flax_no_bias")
+    g.assert_statuses(failed={"test_flax_param_count", "test_flax_relu", "test_flax_keys_and_jit"})
+    count = g.message("test_flax_param_count")
+    assert "width" not in g.cause("test_flax_param_count")
+    assert "too many" not in count
+    assert "Dense layers 1, 2, 3 of 3 without a bias" in g.cause("test_flax_param_count")
+    relu = g.message("test_flax_relu")
+    assert "KeyError" not in relu
+    assert "no bias in Dense layers 1, 2, 3 of 3" in relu
+    assert g.results["test_flax_keys_and_jit"]["blocked_by"] == "test_flax_relu"
+
+
+@pytest.mark.slow
+def test_wrong_widths_are_named_from_the_layers(graded):
+    g = graded("wrong_sizes")
+    assert "784 -> 128 -> 256 -> 10" in g.cause("test_flax_param_count")
