@@ -107,6 +107,24 @@ def _zeroed(out: np.ndarray) -> float:
     return float(np.mean(np.asarray(out) == 0.0))
 
 
+_SHARED_MASK = (
+    "the mask is shared along one axis (e.g. drawn with shape x.shape[-1:] and broadcast), "
+    "so whole columns or rows are dropped together"
+)
+
+
+def _shared_cause(out: np.ndarray) -> str:
+    """_SHARED_MASK where every row (or every column) of the output has the same units
+    zeroed (a 2-D output with a unit dropped and one kept), else ""."""
+    dropped = np.asarray(out) == 0.0
+    if dropped.ndim != 2 or dropped.all() or not dropped.any():
+        return ""
+    for axis in (0, 1):
+        if (dropped == np.take(dropped, [0], axis=axis)).all():
+            return _SHARED_MASK
+    return ""
+
+
 def _dropout(student: Remote, key: Any, x: jax.Array, rate: float, **kwargs: Any) -> np.ndarray:
     out = student.dropout(key, x, rate, **kwargs)
     values.assert_shape(
@@ -172,7 +190,7 @@ def test_dropout_rate(student: Remote, seed: int) -> None:
                 if kept_reading
                 else "nothing was dropped (is the mask applied, and is train=True the default?)"
                 if frac == 0.0
-                else "the mask's probability is neither rate nor 1 - rate"
+                else _shared_cause(out)
             ),
             fix="keep = jax.random.bernoulli(key, 1.0 - rate, x.shape); then zero where keep "
             "is False",
@@ -258,7 +276,7 @@ def test_dropout_expectation(student: Remote, seed: int) -> None:
             cause=(
                 "the mean shrank by 1 - rate: the survivors are not scaled up"
                 if abs(ratio - keep) <= 2 * tol
-                else "the expected value changed: the zero rate and the scale do not fit together"
+                else _shared_cause(out)
             ),
             fix="inverted dropout divides the kept units by the keep probability 1 - rate",
         )
@@ -287,8 +305,7 @@ def test_dropout_independent(student: Remote, seed: int) -> None:
                 "(1000, 1000)",
                 expected=f"every {what} close to the overall {overall:.3f} (+- {tol:.3f})",
                 observed=f"fractions from {fractions.min():.3f} to {fractions.max():.3f}",
-                cause="the mask is shared along one axis (e.g. drawn with shape x.shape[-1:] "
-                "and broadcast), so whole columns or rows are dropped together",
+                cause=_SHARED_MASK,
                 fix="draw the mask with the full shape: jax.random.bernoulli(key, 1 - rate, x.shape)",
             )
 

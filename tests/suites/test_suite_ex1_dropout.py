@@ -211,3 +211,15 @@ def test_compare_measuring_another_network_than_the_trained_one(graded):
     message = g.message("test_compare_trained")
     assert "the accuracy is not that of the trained network" in message
     assert "0.0000" in message
+
+
+@pytest.mark.slow
+def test_a_mask_shared_by_the_rows_is_not_blamed_on_the_rate_or_scale(graded):
+    # held-out case c28 (issue 39): unconfirmed fallbacks blamed the rate and the scale
+    g = graded("row_shared_mask")
+    for check in ("test_dropout_rate", "test_dropout_expectation"):
+        assert g.status(check) == "failed"
+        assert "neither rate nor 1 - rate" not in g.message(check)
+        assert "do not fit together" not in g.message(check)
+        assert "the mask is shared along one axis" in g.cause(check)
+    assert g.status("test_dropout_scale") == "passed"
