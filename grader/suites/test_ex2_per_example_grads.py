@@ -20,7 +20,7 @@ from grader.checks.failure import CheckFailure, fail
 from grader.inputs import ex2_per_example_grads as inputs
 from grader.plugin import Gate
 from grader.sandbox import client
-from grader.sandbox.client import Remote
+from grader.sandbox.client import Remote, SandboxGone
 from grader.suites._shared import (
     TIGHT,
     Tolerance,
@@ -445,10 +445,34 @@ def _norm_mistakes(loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
     )
 
 
-def _order_failure(what: str, got: Any, expected: Any, norms: Any, k: Any) -> Any:
+def _own_norms_cause(got: Any, norms: Any, own: Any, k: Any) -> str:
+    """The indices are the k largest of the student's own per_example_grad_norms (`own`),
+    which are not the global norms: "" unless both hold."""
+    try:
+        own = np.asarray(own, np.float64)
+    except (TypeError, ValueError):
+        return ""
+    if own.shape != norms.shape or np.allclose(own, norms, rtol=1e-4, atol=1e-6):
+        return ""
+    if [int(i) for i in np.argsort(-own, kind="stable")[:k]] != [int(i) for i in got]:
+        return ""
+    return (
+        "these are the examples with the largest norms as your per_example_grad_norms "
+        "computes them, and those norms are not the global norms: fix per_example_grad_norms "
+        "first (see its check)"
+    )
+
+
+def _order_failure(what: str, got: Any, expected: Any, norms: Any, k: Any, own: Any = None) -> Any:
     got_list, exp_list = [int(i) for i in got], [int(i) for i in expected]
     ascending = [int(i) for i in np.argsort(norms, kind="stable")]
-    cause = diagnose.first(
+    own_order = (
+        own is not None
+        and [int(i) for i in np.argsort(-np.asarray(own, np.float64), kind="stable")[:k]]
+        == got_list
+    )
+    cause = _own_norms_cause(got_list, norms, own, k) if own is not None else ""
+    cause = cause or diagnose.first(
         np.asarray(got_list, np.float64),
         np.asarray(exp_list, np.float64),
         diagnose.matches(
@@ -463,7 +487,8 @@ def _order_failure(what: str, got: Any, expected: Any, norms: Any, k: Any) -> An
             "smallest",
         ),
     )
-    if not cause and sorted(got_list) == sorted(exp_list):
+    # the right set in an order that the student's own norms do not explain either
+    if not cause and sorted(got_list) == sorted(exp_list) and not own_order:
         cause = "the right examples in the wrong order: the largest norm must come first"
     return CheckFailure(
         f"{what}: the {k} examples with the largest gradient norms, largest first",
@@ -487,6 +512,15 @@ def test_largest_order(student: Remote, credit: Credit) -> None:
     gaps = np.diff(np.sort(norms))
     assert gaps.min() > 1e-4 * norms.max(), "suite data must have distinct norms"
 
+    def _own() -> Any:
+        """The student's per_example_grad_norms on the same batch, or None if it fails."""
+        try:
+            return np.asarray(_bound(student.per_example_grad_norms, _mlp_loss)(_PARAMS, xs, ys))
+        except SandboxGone:
+            raise
+        except Exception:  # not written, or its error: its own check shows it
+            return None
+
     def case(k: Any, call: Any) -> Any:
         def run() -> None:
             got = np.asarray(call())
@@ -501,7 +535,7 @@ def test_largest_order(student: Remote, credit: Credit) -> None:
             expected = np.argsort(-norms, kind="stable")[:k]
             if not np.array_equal(got, expected):
                 raise _order_failure(
-                    f"largest_gradient_examples(..., k={k})", got, expected, norms, k
+                    f"largest_gradient_examples(..., k={k})", got, expected, norms, k, _own()
                 )
 
         return run

@@ -87,3 +87,14 @@ def test_print_at_trace_time_and_module_history_are_impure(graded):
     assert "a Python `print` runs only while jit traces the function" in message
     assert "largest_gradient_examples: purity of largest_gradient_examples" in message
     assert "the global `_QUERIES` grew" in message
+
+
+@pytest.mark.slow
+def test_ranking_by_wrong_norms_does_not_blame_the_order(graded):
+    # held-out case c32 (issue 39): a fallback blamed the order, which follows the own norms
+    g = graded("norm_mean_squares")
+    assert g.status("test_norms") == "failed"
+    order = g.message("test_largest_order")
+    assert g.status("test_largest_order") == "failed"
+    assert "in the wrong order" not in order
+    assert "your per_example_grad_norms" in g.cause("test_largest_order")
