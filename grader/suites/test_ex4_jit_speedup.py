@@ -471,6 +471,29 @@ def _bar_chart(got: dict[str, float]) -> bytes:
     return buffer.getvalue()
 
 
+def _train_speedup_cause(got: dict[str, float]) -> str:
+    """What the timings themselves show about an implausible speedup, or ""."""
+    ratio = got["eager_s"] / got["jit_s"] if got["jit_s"] > 0 else float("inf")
+    if not np.isclose(got["speedup"], ratio, rtol=RATIO_RTOL):
+        if ratio > 0 and np.isclose(got["speedup"], 1.0 / ratio, rtol=RATIO_RTOL):
+            return (
+                f"the speedup is jit_s / eager_s, upside down: the timings give "
+                f"eager_s / jit_s = {ratio:.3g}"
+            )
+        return f"the speedup is not eager_s / jit_s (= {ratio:.3g} from these timings)"
+    if got["jit_s"] > got["eager_s"]:
+        return (
+            "jit_s is larger than eager_s: the first jitted call, which compiles, was counted "
+            "as a step"
+        )
+    if ratio <= 1.5:
+        return (
+            "the eager and jitted timings are about the same: they measure the same thing, or "
+            "one of them does not wait for the work"
+        )
+    return ""
+
+
 @check(
     "jit_speedup measures a plausible speedup on the lesson's train step",
     points=2,
@@ -499,11 +522,7 @@ def test_speedup_train_step(student: Remote, attach: Attachments) -> None:
             expected="a speedup between 1.5 and 100,000 (typically 30-100x here)",
             observed=f"eager_s {got['eager_s']:.3g} s, jit_s {got['jit_s']:.3g} s, "
             f"speedup {got['speedup']:.3g}",
-            cause="jit_s is larger than eager_s: the first jitted call, which compiles, "
-            "was counted as a step"
-            if got["jit_s"] > got["eager_s"]
-            else "the eager and jitted timings measure the same thing, or one of them does not "
-            "wait for the work",
+            cause=_train_speedup_cause(got),
         )
     if got["compile_s"] < got["jit_s"]:
         raise fail(

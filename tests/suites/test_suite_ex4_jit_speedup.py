@@ -150,3 +150,16 @@ def test_defaults_other_than_the_signatures(graded):
     assert "11 calls" in chain
     steps = g.message("test_speedup_default_steps")
     assert "1 untimed + 100 timed calls" in steps and "11 calls: 10 timed" in steps
+
+
+@pytest.mark.slow
+def test_an_inverted_speedup_does_not_blame_the_timings(graded):
+    # held-out case c35 (issue 39): the else-branch blamed the timings, which are right
+    g = graded("speedup_inverted")
+    assert g.status("test_speedup_ratio") == "failed"
+    assert "upside down" in g.cause("test_speedup_ratio")
+    train = g.message("test_speedup_train_step")
+    assert g.status("test_speedup_train_step") == "failed"
+    assert "measure the same thing" not in train
+    assert "does not wait" not in train
+    assert "the speedup is jit_s / eager_s, upside down" in g.cause("test_speedup_train_step")
