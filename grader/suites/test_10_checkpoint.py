@@ -178,6 +178,29 @@ def _not_at_path(
     )
 
 
+def _dtype_cause(got: Any, want: Any, like: Any) -> str:
+    """What a restored leaf's dtype `got` (not the saved `want`) shows, or "": raw void
+    bytes where a bfloat16 was saved, `like`'s dtype, or the 64-bit dtype's JAX form."""
+    try:
+        got = np.dtype(got)
+    except TypeError:  # an object that is not an array: its description is shown
+        return ""
+    if want.name == "bfloat16" and got.kind == "V":
+        return "NumPy's .npz has no name for bfloat16 (it reads back as raw void bytes)"
+    if got == like and like != want:
+        return (
+            f"the leaf was cast to like's dtype ({like}): `like` gives the structure and the "
+            "shapes, the dtype is the one saved"
+        )
+    if want.itemsize == 8 and got == np.dtype(jax.dtypes.canonicalize_dtype(want)):
+        return (
+            f"the {want} leaf came back as {got}, the dtype a JAX array gives it while 64-bit "
+            "mode is off: the restore turned a NumPy leaf into a JAX array (`jnp.asarray`, "
+            "`jax.device_put`); keep NumPy leaves NumPy"
+        )
+    return ""
+
+
 def _assert_exact(restored: Any, tree: Any, like: Any, *, what: str) -> None:
     if jax.tree.structure(restored) != jax.tree.structure(like):  # type: ignore[operator]
         lost = "namedtuple" in _describe(like) and "namedtuple" not in _describe(restored)
@@ -192,8 +215,11 @@ def _assert_exact(restored: Any, tree: Any, like: Any, *, what: str) -> None:
             fix="restore with like's structure: "
             "`jax.tree.unflatten(jax.tree.structure(like), leaves)`",
         )
-    for (keypath, got), want in zip(
-        jax.tree_util.tree_flatten_with_path(restored)[0], jax.tree.leaves(tree), strict=True
+    for (keypath, got), want, like_leaf in zip(
+        jax.tree_util.tree_flatten_with_path(restored)[0],
+        jax.tree.leaves(tree),
+        jax.tree.leaves(like),
+        strict=True,
     ):
         name = jax.tree_util.keystr(keypath)
         got_dtype, want_dtype = _dtype(got), np.asarray(want).dtype
@@ -202,14 +228,7 @@ def _assert_exact(restored: Any, tree: Any, like: Any, *, what: str) -> None:
                 f"the dtype of {what} at {name}",
                 expected=f"{want_dtype} (the saved dtype)",
                 observed=f"{got_dtype}",
-                cause="NumPy's .npz has no name for bfloat16 (it reads back as raw void bytes)"
-                if want_dtype.name == "bfloat16"
-                else f"the {want_dtype} leaf came back as {got_dtype}, the dtype a JAX array "
-                "gives it while 64-bit mode is off: the restore turned a NumPy leaf into a JAX "
-                "array (`jnp.asarray`, `jax.device_put`); keep NumPy leaves NumPy"
-                if want_dtype.itemsize == 8
-                and str(got_dtype) == str(np.dtype(jax.dtypes.canonicalize_dtype(want_dtype)))
-                else "the leaves were cast on the way in or out (a float() or astype)",
+                cause=_dtype_cause(got_dtype, want_dtype, np.asarray(like_leaf).dtype),
                 fix="store each leaf's dtype name beside its bytes and view the bytes as that "
                 "dtype when restoring",
             )

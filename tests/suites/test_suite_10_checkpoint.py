@@ -141,3 +141,13 @@ def test_a_foreign_archive_whose_key_error_escapes_is_named(graded):
         message
     )
     assert g.results["test_corrupt_file"]["fraction"] == pytest.approx(3 / 4)
+
+
+@pytest.mark.slow
+def test_a_cast_to_likes_dtype_is_not_blamed_on_npz(graded):
+    # held-out case c26 (issue 39): the .npz text was chosen for any bfloat16 mismatch
+    g = graded("dtype_from_like")
+    assert g.status("test_dtypes_survive") == "failed"
+    assert "no name for bfloat16" not in g.message("test_dtypes_survive")
+    assert "void" not in g.message("test_dtypes_survive")
+    assert "cast to like's dtype (float32)" in g.cause("test_dtypes_survive")
