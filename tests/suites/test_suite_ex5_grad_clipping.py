@@ -239,3 +239,14 @@ def test_weights_far_below_the_he_scale(graded):
     g.assert_statuses(failed={"test_lesson_mlp"})
     message = g.message("test_lesson_mlp")
     assert "far from He's scale" in message
+
+
+@pytest.mark.slow
+def test_clipping_by_value_is_not_said_to_miss_the_optimizer(graded):
+    # held-out case c36 (issue 39): a fixed text said clip does not reach the optimizer
+    g = graded("clip_by_value")
+    assert "optax.clip" in g.cause("test_optimizer_default")
+    assert g.status("test_loss_decreases") == "failed"
+    loss = g.message("test_loss_decreases")
+    assert "does not reach the optimizer" not in loss
+    assert "does not clip as the reference chain does" in g.cause("test_loss_decreases")
