@@ -97,42 +97,55 @@ def grade_locally(
     def run(
         jobs: list[Job], specs: list[catalog.ExerciseSpec], options: policy.Options
     ) -> Iterator[Outcome]:
-        def started(index: int, lesson: str, limit_s: float) -> None:
-            if live is not None:
-                live.start(jobs[index].student, lesson, limit_s)
-
-        def filed(index: int, result: ExerciseResult) -> None:
-            if live is not None:
-                live.done(jobs[index].student, result.name)
-
-        with interrupt.scratch():
-            warm = engine.Pool(workers, engine.preload_for(specs))
-            pooled: schedule.Pooled | None = None
-            try:
-                pooled = schedule.Pooled(
-                    [j.submission() for j in jobs], specs, options, warm, known or {},
-                    on_start=started, on_file=filed,
-                )  # fmt: skip
-                if live is not None:
-                    live.left_s = pooled.left_s
-                for done in pooled.run():
-                    yield jobs[done.index], done.report, done.error
-            except BaseException:  # interrupted, or closed early: nothing starts or runs on
-                engine.STOPPING.set()  # what the kills below end is the stop: no retry
-                if pooled is not None:
-                    pooled.stop()
-                    interrupt.end_descendants(
-                        until=lambda: not pooled.running(), within_s=interrupt.END_WITHIN_S
-                    )
-                raise
-            finally:
-                if pooled is not None:
-                    pooled.join()
-                if live is not None:
-                    live.left_s = None
-                warm.close()
+        return _pooled(jobs, specs, options, workers, live, known or {})
 
     return run
+
+
+def _pooled(
+    jobs: list[Job],
+    specs: list[catalog.ExerciseSpec],
+    options: policy.Options,
+    workers: int,
+    live: Live | None,
+    known: Mapping[str, float],
+) -> Iterator[Outcome]:
+    """`grade_locally`'s run: the jobs' outcomes as each student is done."""
+
+    def started(index: int, lesson: str, limit_s: float) -> None:
+        if live is not None:
+            live.start(jobs[index].student, lesson, limit_s)
+
+    def filed(index: int, result: ExerciseResult) -> None:
+        if live is not None:
+            live.done(jobs[index].student, result.name)
+
+    with interrupt.scratch():
+        warm = engine.Pool(workers, engine.preload_for(specs))
+        pooled: schedule.Pooled | None = None
+        try:
+            pooled = schedule.Pooled(
+                [j.submission() for j in jobs], specs, options, warm, known,
+                on_start=started, on_file=filed,
+            )  # fmt: skip
+            if live is not None:
+                live.left_s = pooled.left_s
+            for done in pooled.run():
+                yield jobs[done.index], done.report, done.error
+        except BaseException:  # interrupted, or closed early: nothing starts or runs on
+            engine.STOPPING.set()  # what the kills below end is the stop: no retry
+            if pooled is not None:
+                pooled.stop()
+                interrupt.end_descendants(
+                    until=lambda: not pooled.running(), within_s=interrupt.END_WITHIN_S
+                )
+            raise
+        finally:
+            if pooled is not None:
+                pooled.join()
+            if live is not None:
+                live.left_s = None
+            warm.close()
 
 
 def known_times(out: Path) -> dict[str, float]:
@@ -282,12 +295,7 @@ def batch(
                 except OSError as exc:
                     done.write_failed = _failed_write(exc)
                     break
-                job = outcome[0]
-                left = live.left() if live is not None else ""
-                progress.advance(
-                    f"{controls.visible(job.student)}: {student_line(report)}"
-                    + (f" ({left})" if left else "")
-                )
+                progress.advance(_done_line(outcome[0], report, live))
         except interrupt.Interrupted as exc:
             done.interrupted = str(exc)
         finally:
@@ -302,6 +310,14 @@ def batch(
         done.write_failed = done.write_failed or _failed_write(exc)
         done.everybody = gradebook.load(out) if (out / gradebook.STUDENTS).is_dir() else []
     return done
+
+
+def _done_line(job: Job, report: Report | None, live: Live | None) -> str:
+    """`alice: 72.5% (about 2:10 left)`: a student graded, and the time the batch has left."""
+    left = live.left() if live is not None else ""
+    return f"{controls.visible(job.student)}: {student_line(report)}" + (
+        f" ({left})" if left else ""
+    )
 
 
 def student_line(report: Report | None) -> str:
