@@ -186,3 +186,90 @@ def test_a_tree_that_keeps_the_rules_passes(tmp_path: Path) -> None:
         },
     )
     assert layer_violations(package) == []
+
+
+def dependencies(package: Path) -> dict[str, set[str]]:
+    """Each module of the package and the modules of the package it imports (as
+    `imports_of` reads them). `from a import b, c` where `a.b` and `a.c` are modules depends
+    on them only, not on `a`: the package is where they are found, not what is used."""
+    paths = {_module_name(package, p): p for p in sorted(package.rglob("*.py"))}
+    graph: dict[str, set[str]] = {}
+    for module, path in paths.items():
+        by_line: dict[int, set[str]] = {}
+        for line, name in imports_of(path, module):
+            by_line.setdefault(line, set()).add(name)
+        used: set[str] = set()
+        for names in by_line.values():
+            submodules = {
+                n for n in names if n in paths and any(n.startswith(m + ".") for m in names)
+            }
+            bases = {n for n in names if any(s.startswith(n + ".") for s in submodules)}
+            everything_a_module = all(
+                n in paths or any(n.startswith(b + ".") and n in paths for b in bases)
+                for n in names - bases
+            )
+            used |= (names - bases) if everything_a_module and submodules else names
+        graph[module] = {n for n in used if n in paths and n != module}
+    return graph
+
+
+def circles(package: Path) -> list[list[str]]:
+    """The import circles of the package: each strongly connected set of two or more
+    modules (Tarjan), sorted."""
+    graph = dependencies(package)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = []
+            while True:
+                w = stack.pop()
+                part.append(w)
+                if w == v:
+                    break
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    assert circles(PACKAGE) == []
+
+
+def test_an_import_circle_is_named_with_its_modules(tmp_path: Path) -> None:
+    package = _tree(
+        tmp_path,
+        {
+            "__init__.py": "def hook():\n    from grader.feature import entry\n",
+            "feature/__init__.py": "",
+            "feature/entry.py": "from grader.feature import helper\n",
+            "feature/helper.py": "import grader\n",
+            "plugin/__init__.py": "",
+            "plugin/gates.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+            "    from grader.plugin.outcomes import Outcome\n",
+            "plugin/outcomes.py": "from grader.plugin.gates import closed_by\n",
+        },
+    )
+    assert circles(package) == [
+        ["grader", "grader.feature.entry", "grader.feature.helper"],
+        ["grader.plugin.gates", "grader.plugin.outcomes"],
+    ]
+    (package / "feature" / "helper.py").write_text("from grader import version\n")
+    (package / "version.py").write_text("")
+    (package / "plugin" / "gates.py").write_text("")
+    assert circles(package) == []

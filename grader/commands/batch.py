@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", required=True, metavar="DIR", help="where the reports and the gradebook go"
     )
-    shared.add_jobs_option(parser, what="students", workers_alias=True)
+    shared.add_jobs_option(parser, what="students' lesson files", workers_alias=True)
     parser.add_argument(
         "--student",
         action="append",

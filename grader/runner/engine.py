@@ -28,7 +28,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import grader
 from grader.catalog import ExerciseSpec
 from grader.model import ExerciseResult, Report
 from grader.protocol.jobs import Ended, Request
@@ -48,6 +47,7 @@ from grader.runner.submission import (
     refuse_link,
 )
 from grader.sandbox.isolation import Level
+from grader.version import __version__
 
 Progress = Callable[[int, int, ExerciseResult], None]
 Starting = Callable[[str, float], None]
@@ -448,7 +448,7 @@ def grade(
         submission=str(
             submission.root if submission.single is None else submission.files[submission.single]
         ),
-        grader_version=grader.__version__,
+        grader_version=__version__,
         duration_s=time.monotonic() - started,
         isolation=in_force,
     )

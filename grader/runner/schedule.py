@@ -35,12 +35,12 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-import grader
 from grader.catalog import ExerciseSpec
 from grader.model import ExerciseResult, Report
 from grader.runner import engine
 from grader.runner.policy import Options, guard_suites, isolation_for
 from grader.runner.submission import Submission
+from grader.version import __version__
 
 OnStart = Callable[[int, str, float], None]
 """(submission's index, lesson, its time limit): a file's grading started."""
@@ -200,7 +200,7 @@ class Pooled:
                 if submission.single is None
                 else submission.files[submission.single]
             ),
-            grader_version=grader.__version__,
+            grader_version=__version__,
             duration_s=time.monotonic() - started,
             isolation=self.isolation,
         )
