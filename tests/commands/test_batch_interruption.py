@@ -40,7 +40,12 @@ import ctypes, json, os, signal, subprocess, sys, time
 from pathlib import Path
 ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
 log = open(sys.argv[1], "wb")
-proc = subprocess.Popen(sys.argv[2:], stdout=log, stderr=subprocess.STDOUT)
+# as from a terminal: SIGINT not ignored (a test runner's worker may ignore it, and a batch
+# keeps a signal ignored by whoever started it)
+proc = subprocess.Popen(
+    sys.argv[2:], stdout=log, stderr=subprocess.STDOUT,
+    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+)
 print(json.dumps({"pid": proc.pid}), flush=True)
 rc = proc.wait()
 ended = time.monotonic()

@@ -50,6 +50,7 @@ INHERITED = (
     "grader.runner.child",
     "grader.runner.worker",
     "grader.sandbox",
+    "grader.version",  # the package root's __version__: a constant
 )
 """What a sandbox may hold of the grader: these modules and, for the packages among
 `grader.inputs`, `grader.plugin`, `grader.probes`, `grader.protocol` and `grader.sandbox`,

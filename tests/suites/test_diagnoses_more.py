@@ -89,13 +89,21 @@ CASES = {
         ("used each layer's 'b' as its weight", "[b, w], not [w, b]"),
         ("'layer10' sorts",),
     ),
+    # wrong labels make the norms wrong; the order follows the student's own norms, which the
+    # order check confirms by calling per_example_grad_norms on the same batch
+    "ex2_order_own_norms": (
+        "ex2_per_example_grads",
+        "wrong_labels",
+        "test_largest_order",
+        ("as your per_example_grad_norms computes them", "fix per_example_grad_norms first"),
+        ("wrong order",),
+    ),
 }
 UNMATCHED = {
     "09": ("09_optax", "other_b1", "test_clip_before_adamw"),
     "ex3": ("ex3_generic_mlp", "tanh_hidden", "test_forward_lesson"),
     "ex2": ("ex2_per_example_grads", "wrong_labels", "test_matches_loop"),
     "ex2_norms": ("ex2_per_example_grads", "wrong_labels", "test_norms"),
-    "ex2_order": ("ex2_per_example_grads", "wrong_labels", "test_largest_order"),
 }
 # graded ahead by the `graded` fixture
 VARIANTS = sorted({(lesson, name) for lesson, name, *_ in (*CASES.values(), *UNMATCHED.values())})
