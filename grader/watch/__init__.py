@@ -4,7 +4,7 @@
                  the judge's records read as they come (`preview`, `complete`)
     source.py    the syntax check, in the parent, without importing the lesson file
     events.py    saves (watchfiles), keys (`q`) and results as one stream for the command's loop
-    screen.py    what is drawn after each save: the file's line, its first problem, what next
+    display.py   what is drawn after each save: the file's line, its first problem, what next
 
 What a save pays for, and what it does not: JAX is imported once, when the command starts
 (the worker, `grader.runner.handle.WorkerHandle`, whose preloaded heap is frozen out of the

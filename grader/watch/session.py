@@ -40,7 +40,7 @@ from grader.runner import policy
 from grader.runner.submission import Submission, SubmissionError, find
 from grader.sandbox.isolation import Level
 from grader.version import __version__
-from grader.watch import screen, source
+from grader.watch import display, source
 from grader.watch.events import Event, Graded, Inbox, Keys, Problem, Ready, Saved, SaveWatcher
 from grader.watch.regrader import Job, Regrader
 
@@ -120,7 +120,7 @@ class Session:
         self.preload = tuple(
             sorted({m for s in specs if submission.has(s.name) for m in s.imports})
         )
-        self.header = screen.header(str(path), single=submission.single is not None)
+        self.header = display.header(str(path), single=submission.single is not None)
         self.body = Text()
         self.footer = Text("starting: importing JAX once ...", style="dim")
         self.shown = ""  # the lesson the body is about
@@ -176,8 +176,8 @@ class Session:
             file = job.submission.files[job.spec.name]
             exercise = self.shown_to_student(event.result, job.submission, file)
             self.body, self.footer = (
-                screen.result(exercise),
-                screen.next_step(exercise, file, single=self.submission.single is not None),
+                display.result(exercise),
+                display.next_step(exercise, file, single=self.submission.single is not None),
             )
             self.shown = job.spec.name
             self.draw()
@@ -186,13 +186,13 @@ class Session:
             file = job.submission.files[job.spec.name]
             exercise = self.policy_applied(event.result, job.submission, file)
             if event.complete:  # every check answered: the verdict, before the judge exits
-                self.body = screen.result(exercise)
-                self.footer = screen.next_step(
+                self.body = display.result(exercise)
+                self.footer = display.next_step(
                     exercise, file, single=self.submission.single is not None
                 )
             else:
-                self.body = screen.partial(exercise)
-                self.footer = screen.partial_next(exercise, file)
+                self.body = display.partial(exercise)
+                self.footer = display.partial_next(exercise, file)
             self.shown = job.spec.name
             self.draw()
         elif isinstance(event, Ready) and not regrader.busy:
@@ -205,7 +205,7 @@ class Session:
         if problem is not None:
             regrader.cancel()
             self.job = None
-            self.body, self.footer = screen.syntax(problem), screen.syntax_next(problem)
+            self.body, self.footer = display.syntax(problem), display.syntax_next(problem)
         else:
             try:
                 self.submission = find(self.path, self.order)
@@ -216,7 +216,7 @@ class Session:
             self.job = regrader.submit(self.specs[name], self.submission)
             if self.shown != name:
                 self.body = Text()
-            self.footer = screen.grading(file.name)
+            self.footer = display.grading(file.name)
         self.shown = name
         self.draw()
 
@@ -259,4 +259,4 @@ class Session:
         parts = [self.header, Text()]
         if self.body.plain:
             parts += [self.body, Text()]
-        screen.draw(self.out, *parts, self.footer)
+        display.draw(self.out, *parts, self.footer)

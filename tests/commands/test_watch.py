@@ -31,7 +31,7 @@ import watchfiles
 
 from grader.model import CheckResult, ExerciseResult, NextStep, SourceLine
 from grader.runner import cache
-from grader.watch import screen
+from grader.watch import display
 from grader.watch.events import Inbox, SaveWatcher
 from grader.watch.source import syntax_problem
 
@@ -360,7 +360,7 @@ def test_the_screen_shows_the_first_problem_grouped_by_its_cause() -> None:
         _check("scan_jit", root_cause=cause),
         _check("newton_values", message="newton_sqrt is wrong"),
     )
-    text = screen.result(exercise).plain
+    text = display.result(exercise).plain
     assert text.startswith("FAIL")
     assert "03_jit > 2 checks failed because `running_sum` raised TypeError at line 14:" in text
     assert "running_sum raised TypeError\u241b[31m" in text  # ESC made visible
@@ -368,7 +368,7 @@ def test_the_screen_shows_the_first_problem_grouped_by_its_cause() -> None:
     assert "hint: What does scan_used need?" in text
     assert "the same error failed 1 more check" in text and "- scan jit (0/1)" in text
     assert "newton" not in text  # the first problem only: one thing at a time
-    next_line = screen.next_step(exercise, Path("exercises/03_jit.py")).plain
+    next_line = display.next_step(exercise, Path("exercises/03_jit.py")).plain
     assert next_line == (
         'Next: fix "scan used" in 03_jit.py and save; stuck? `grade hint 03_jit` shows more help.'
     )
@@ -379,20 +379,20 @@ def test_the_next_step_follows_the_verdict() -> None:
     done = _exercise(
         _check("a", "passed"), status="passed", next=NextStep("grade 04_vmap.py", lesson="04_vmap")
     )
-    assert "at full marks. Next: go on with 04_vmap" in screen.next_step(done, file).plain
+    assert "at full marks. Next: go on with 04_vmap" in display.next_step(done, file).plain
     # watching one file, saving another grades nothing: the next file's watch command instead
-    one = screen.next_step(done, file, single=True).plain
+    one = display.next_step(done, file, single=True).plain
     assert one.endswith("Next: go on with 04_vmap: `grade watch 04_vmap.py`."), one
     todo = SourceLine("03_jit.py", 23, "raise NotImplementedError")
     untouched = _exercise(
         _check("a"), status="not_attempted", next=NextStep("grade 03_jit.py", todo=todo)
     )
-    assert screen.next_step(untouched, file).plain == (
+    assert display.next_step(untouched, file).plain == (
         "Next: start at 03_jit.py line 23: raise NotImplementedError (then save)."
     )
     crashed = _exercise(_check("a", message="not run: crashed"), status="error", message="boom")
-    assert "fix the problem above in 03_jit.py" in screen.next_step(crashed, file).plain
-    assert "boom" in screen.result(crashed).plain
+    assert "fix the problem above in 03_jit.py" in display.next_step(crashed, file).plain
+    assert "boom" in display.result(crashed).plain
 
 
 def test_only_lesson_files_in_the_folder_count_as_saves(tmp_path: Path) -> None:
@@ -431,8 +431,8 @@ def test_a_preview_shows_the_first_problem_once_a_check_fails() -> None:
     assert by_id[first].status == "passed" and by_id[second].status == "failed"
     assert {c.status for c in found.checks[2:]} == {"skipped"}  # not run yet: worth nothing
     assert found.max_score == spec.checks[0].points + spec.checks[1].points
-    assert screen.first_problem(found) is not None
-    text = screen.partial(found).plain
+    assert display.first_problem(found) is not None
+    text = display.partial(found).plain
     assert text.startswith("FAIL") and f"2 of {len(spec.checks)} checks run" in text
     assert "wrong" in text
     assert complete(spec, failed, "03_jit.py", 1.5) is None  # the judge is not done yet
@@ -456,7 +456,7 @@ def test_a_function_not_started_is_no_problem_to_preview() -> None:
     assert preview(spec, seen, "03_jit.py") is None
     wrong = rec.Result(second, "failed", message="wrong")
     found = preview(spec, [*seen, rec.encode(wrong).decode().rstrip("\n")], "03_jit.py")
-    assert found is not None and screen.first_problem(found) is not None
+    assert found is not None and display.first_problem(found) is not None
     assert {c.id: c.status for c in found.checks}[first] == "not_attempted"
     rest = [
         rec.Result(c.id, "failed", message="not yet", not_implemented=True) for c in spec.checks[1:]

@@ -16,7 +16,7 @@ from grader.model import CheckResult, ExerciseResult, NextStep, Report, SourceLi
 from grader.notebooks import inline, magic, session
 from grader.reports import html, junit, results, terminal
 from grader.runner.submission import Submission
-from grader.watch import screen
+from grader.watch import display
 
 RAISE = SourceLine(
     "03_jit.py", 56, 'raise NotImplementedError("running_sum is not implemented yet")'
@@ -151,12 +151,12 @@ def test_an_untouched_file_s_badge_still_says_not_attempted() -> None:
 
 def test_watch_offers_the_next_function_when_nothing_failed() -> None:
     exercise = _begun(failing=False)
-    shown = screen.result(exercise).plain
+    shown = display.result(exercise).plain
     assert shown.startswith("TODO")
     assert "Not started yet, not failed: 2 check(s)" in shown
-    line = screen.next_step(exercise, Path("exercises/03_jit.py")).plain
+    line = display.next_step(exercise, Path("exercises/03_jit.py")).plain
     assert line == f"Next: go on at 03_jit.py line 56: {RAISE.code} (then save)."
-    failed = screen.next_step(_begun(failing=True), Path("exercises/03_jit.py")).plain
+    failed = display.next_step(_begun(failing=True), Path("exercises/03_jit.py")).plain
     assert 'fix "newton values"' in failed  # a real failure first
 
 

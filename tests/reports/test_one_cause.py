@@ -18,7 +18,7 @@ from grader.protocol.values import ErrorInfo
 from grader.reports import groups, html, terminal
 from grader.sandbox.client import student_error
 from grader.suites._shared import score_cases
-from grader.watch import screen
+from grader.watch import display
 
 KEY = "TracerBoolConversionError|03_jit.py|40|piecewise"
 LINE = SourceLine("03_jit.py", 40, "if x > 0:")
@@ -95,7 +95,7 @@ def test_the_cause_is_shown_once_with_every_check_it_cost_in_the_terminal() -> N
 
 def test_the_cause_is_shown_once_in_grade_watch() -> None:
     exercise = _jit_lesson()
-    entry = screen.first_problem(exercise)
+    entry = display.first_problem(exercise)
     assert entry is not None and len(entry.same_cause) == 3
     lines = "\n".join(terminal.problem_lines(exercise, entry))
     assert lines.count("Attempted boolean conversion") == 1

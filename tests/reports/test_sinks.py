@@ -28,7 +28,7 @@ from rich.text import Text
 from grader import cli
 from grader.model import Artifact, CheckResult, ExerciseResult, Report, SourceLine
 from grader.reports import console, controls, gradescope, html, junit, results, terminal
-from grader.watch import screen
+from grader.watch import display
 
 HOSTILE = [
     "\x1b[31mred\x1b[0m",  # colour
@@ -154,7 +154,7 @@ def test_progress_lines_and_the_live_bar(live: bool) -> None:
 
 def test_grade_watch_screen() -> None:
     target = Console(file=io.StringIO(), force_terminal=True, color_system="standard", width=100)
-    target.print(screen.result(hostile_report(ALL).exercises[0]))
+    target.print(display.result(hostile_report(ALL).exercises[0]))
     buffer = target.file
     assert isinstance(buffer, io.StringIO)
     assert not unsafe(OUR_COLOURS.sub("", buffer.getvalue()))
