@@ -5,7 +5,7 @@ Pure functions: the order a file's checks run in (`requirements_first`) and whet
 required check lets another stand on it (`closed_by`); `Gate` is the `gate` fixture.
 
 A required check whose observation got no credit (the student's module can tamper with
-what the sandbox observes: `grader.sandbox.screen`) closes the gate without saying the
+what the sandbox observes: `grader.sandbox.source_screen`) closes the gate without saying the
 values are wrong: it stopped at the refusal, so nothing is known of them. It does not open
 the gate either: a module could otherwise add a refused construct to wrong code to have
 the checks standing on it judged, which its honest twin does not get.

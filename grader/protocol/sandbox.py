@@ -2,7 +2,7 @@
 
 The judge sends one `Request` at a time and waits for its `Reply`; the sandbox
 never speaks first except for the lesson file's source (sent before the student's
-module runs, for the judge's own reading: `grader.sandbox.screen`) and its `Hello`
+module runs, for the judge's own reading: `grader.sandbox.source_screen`) and its `Hello`
 (the student's module imported, or why not). Targets and handles are numbers in the sandbox's table of objects;
 handle 0 is the student's module.
 

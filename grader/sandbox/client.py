@@ -31,7 +31,7 @@ from grader.protocol import sandbox as proto
 from grader.protocol import values, wire
 from grader.protocol.failure import CheckFailure
 from grader.protocol.values import HOLE, ErrorInfo, Public
-from grader.sandbox import screen
+from grader.sandbox import source_screen
 
 __all__ = [
     "HOLE",
@@ -197,7 +197,7 @@ class Channel:
         self.threads_started = 0  # Python threads its code left running (the sandbox's word)
         self.answers = 0  # replies that brought the judge something of the student's: every
         # reply but a function looked up by name (the plugin: whose exception a check raised)
-        self._screened: list[screen.Finding] | None = None
+        self._screened: list[source_screen.Finding] | None = None
 
     def replay(self) -> None:
         """A check reads what the student's code gave an earlier check (a run shared by
@@ -365,44 +365,44 @@ class Channel:
         finally:
             self.calling = outer
 
-    def tampering(self) -> list[screen.Finding]:
-        """What in the student's module can change what a probe observes (`screen`): the
+    def tampering(self) -> list[source_screen.Finding]:
+        """What in the student's module can change what a probe observes (`source_screen`): the
         judge's own reading of the source, and threads its import left running."""
         if self._sock is None:  # a local channel: trusted code only
             return []
         if self._screened is None:
-            found = screen.findings(self.source) + self._imported_lessons()
+            found = source_screen.findings(self.source) + self._imported_lessons()
             if self.threads_started:
                 found.append(
-                    screen.Finding(0, f"left {self.threads_started} thread(s) running beside it")
+                    source_screen.Finding(0, f"left {self.threads_started} thread(s) running beside it")
                 )
             self._screened = found
         return self._screened
 
-    def _imported_lessons(self) -> list[screen.Finding]:
+    def _imported_lessons(self) -> list[source_screen.Finding]:
         """Another lesson file the module imports runs in the same process: its text, read
         by the judge from its own copy (`lessons`, which the sandbox cannot write), is
         screened too, and whatever it imports in turn."""
         if not self.lessons:
             return []
-        out: list[screen.Finding] = []
+        out: list[source_screen.Finding] = []
         seen: set[str] = set()
         todo: list[tuple[bytes | None, int]] = [(self.source, -1)]
         while todo and len(seen) < MAX_IMPORTED_LESSONS:
             source, via = todo.pop()
-            for line, root in screen.imported(source):
+            for line, root in source_screen.imported(source):
                 path = os.path.join(self.lessons, f"{root}.py")
                 if root in seen or not os.path.isfile(path):
                     continue
                 seen.add(root)
                 try:
                     with open(path, "rb") as fh:
-                        data = fh.read(screen.MAX_SOURCE_BYTES + 1)
+                        data = fh.read(source_screen.MAX_SOURCE_BYTES + 1)
                 except OSError:
                     data = None
-                for found in screen.findings(data):
+                for found in source_screen.findings(data):
                     where = line if via < 0 else via
-                    out.append(screen.Finding(where, f"imports `{root}.py`, whose {found}"))
+                    out.append(source_screen.Finding(where, f"imports `{root}.py`, whose {found}"))
                 todo.append((data, line if via < 0 else via))
         return out
 
@@ -615,17 +615,17 @@ def require_observable(where: Any) -> None:
 
 class ObservationRefused(CheckFailure):
     """A check's evidence is observed in the sandbox beside a module that can tamper with
-    it (`screen`): no credit for it, and no verdict on what it would have shown
+    it (`source_screen`): no credit for it, and no verdict on what it would have shown
     (`grader.plugin.gates` says so rather than "values are wrong")."""
 
 
-def refusal(found: list[screen.Finding]) -> ObservationRefused:
+def refusal(found: list[source_screen.Finding]) -> ObservationRefused:
     """The failure of a check whose observations `found` withhold credit from."""
     return ObservationRefused(
         "the grader's observation of your code, made in the process that runs it",
         expected="a lesson file that leaves the grader, JAX's functions and the process "
         "alone, so what runs beside your code can be believed",
-        observed=f"your module {screen.message(found)}",
+        observed=f"your module {source_screen.message(found)}",
         cause="this check's evidence is observed inside the process running your module, and "
         "what your module does there can change what is observed; the grader gives no credit "
         "for such observations (your values are still checked, in the grader)",

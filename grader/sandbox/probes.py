@@ -13,7 +13,7 @@ functions, never about the references, which stay in the judge. Hence:
   references bound when the grader was imported (`grader.probes._bound`), not through
   `jax.*`, which the module could reassign;
 - the judge credits an observation only where its own reading of the lesson file finds
-  nothing that could tamper with it (`grader.sandbox.screen`, `client.probe`);
+  nothing that could tamper with it (`grader.sandbox.source_screen`, `client.probe`);
 - properties of the compiled program are not observed at all: the sandbox hands over
   the program (`grader.probes.exported`, a `judged` probe) and the judge checks it
   (`grader.checks.exported`).

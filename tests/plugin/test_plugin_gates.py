@@ -17,7 +17,7 @@ from grader.plugin.outcomes import PASSED, Outcome, classify
 from grader.protocol import records
 from grader.protocol.failure import CheckFailure
 from grader.protocol.values import ErrorInfo
-from grader.sandbox import client, screen
+from grader.sandbox import client, source_screen
 from grader.sandbox.client import SandboxGone
 
 pytest_plugins = ["pytester"]
@@ -203,15 +203,15 @@ def test_the_judges_records_of_a_file(pytester: pytest.Pytester, tmp_path: Path)
     assert found[-2:] == [records.Unrun(("test_values", "test_gated"), ()), records.Done()]
 
 
-# -- observations refused by the screen (grader.sandbox.screen) ---------------------------
+# -- observations refused by the screen (grader.sandbox.source_screen) ---------------------------
 
-FOUND = [screen.Finding(3, "starts threads (`threading`), which run beside a probe")]
+FOUND = [source_screen.Finding(3, "starts threads (`threading`), which run beside a probe")]
 
 
 class _Screened(client.Channel):
     """A channel whose lesson file the screen refuses (no sandbox behind it)."""
 
-    def tampering(self) -> list[screen.Finding]:
+    def tampering(self) -> list[source_screen.Finding]:
         return FOUND
 
 

@@ -168,13 +168,13 @@ def test_grade_reads_the_file_as_python_does(tmp_path: Path, declared: bool) -> 
 
 
 def test_the_judges_screen_parses_a_declared_latin1_file_as_python_does() -> None:
-    """The screen (`grader.sandbox.screen`) parses the bytes the sandbox sends with
+    """The screen (`grader.sandbox.source_screen`) parses the bytes the sandbox sends with
     `ast.parse(bytes)`, which honours the declaration: the Latin-1 file is screened, not
     refused as unparseable; a file that is not Python is."""
-    from grader.sandbox import screen
+    from grader.sandbox import source_screen
 
-    assert screen.findings(READ["latin-1 declared"][0]) == []
-    assert screen.findings(REFUSED["an unknown encoding"][0]) != []
+    assert source_screen.findings(READ["latin-1 declared"][0]) == []
+    assert source_screen.findings(REFUSED["an unknown encoding"][0]) != []
 
 
 def test_grade_watch_says_so_the_moment_the_file_is_saved(tmp_path: Path) -> None:

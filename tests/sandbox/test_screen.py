@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import screen
+from grader.sandbox import source_screen
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
     ids=lambda p: str(p.relative_to(ROOT)),
 )
 def test_lesson_files_are_not_flagged(path):
-    assert screen.findings(path.read_bytes()) == []
+    assert source_screen.findings(path.read_bytes()) == []
 
 
 # Ordinary habits of correct lesson files: none reaches the probes or the grader.
@@ -79,7 +79,7 @@ ORDINARY = {
 
 @pytest.mark.parametrize("source", ORDINARY.values(), ids=ORDINARY.keys())
 def test_ordinary_habits_are_left_alone(source):
-    assert screen.findings(source.encode()) == [], screen.message(screen.findings(source.encode()))
+    assert source_screen.findings(source.encode()) == [], source_screen.message(source_screen.findings(source.encode()))
 
 
 # What reaches the probes or the grader; the construct is on the source's last line.
@@ -195,17 +195,17 @@ TAMPERING = [
 
 @pytest.mark.parametrize(("source", "phrase"), TAMPERING, ids=[s for s, _ in TAMPERING])
 def test_tampering_is_found_with_its_line(source, phrase):
-    found = screen.findings(source.encode())
+    found = source_screen.findings(source.encode())
     assert found, source
     last = len(source.splitlines())
     named = [f for f in found if phrase in f.what]
-    assert named, screen.message(found)
-    assert {f.line for f in named} == {last}, screen.message(found)
+    assert named, source_screen.message(found)
+    assert {f.line for f in named} == {last}, source_screen.message(found)
 
 
 def test_no_source_is_no_credit():
-    assert "did not receive" in screen.message(screen.findings(None))
-    assert "larger" in screen.message(screen.findings(b"#" * (screen.MAX_SOURCE_BYTES + 1)))
+    assert "did not receive" in source_screen.message(source_screen.findings(None))
+    assert "larger" in source_screen.message(source_screen.findings(b"#" * (source_screen.MAX_SOURCE_BYTES + 1)))
 
 
 def test_a_notebook_module_is_screened_by_its_cells() -> None:
@@ -216,17 +216,17 @@ def test_a_notebook_module_is_screened_by_its_cells() -> None:
 
     cells = ["", "import jax.numpy as jnp", "def f(x): return jnp.sin(x)", "%load_ext grader"]
     clean = session.from_history("03_jit", cells, set(), {"f"})
-    assert clean is not None and screen.findings(clean.text.encode()) == []
+    assert clean is not None and source_screen.findings(clean.text.encode()) == []
     setup = session.from_history(
         "03_jit", [*cells, SETUP_CELL.format(install="jax-lesson-grader")], set(), {"f"}
     )
-    assert setup is not None and screen.findings(setup.text.encode()) == []
+    assert setup is not None and source_screen.findings(setup.text.encode()) == []
     tampering = session.from_history("03_jit", [*cells, "import gc"], set(), {"f"})
     assert tampering is not None
-    (found,) = screen.findings(tampering.text.encode())
+    (found,) = source_screen.findings(tampering.text.encode())
     assert str(found) == "cell 4, line 1: reaches every live object (`gc`)"
     forged = clean.text.replace("del _exec_cells", "import grader.sandbox\ndel _exec_cells")
-    assert any("grader" in str(f) for f in screen.findings(forged.encode()))
+    assert any("grader" in str(f) for f in source_screen.findings(forged.encode()))
 
 
 def test_imports_are_listed_with_their_lines():
@@ -234,7 +234,7 @@ def test_imports_are_listed_with_their_lines():
         b"import os, numpy.linalg\nfrom ex1_dropout import dropout\nimport importlib\n"
         b"m = importlib.import_module('ex2_per_example_grads')\nfrom . import x\n"
     )
-    assert screen.imported(source) == [
+    assert source_screen.imported(source) == [
         (1, "os"),
         (1, "numpy"),
         (2, "ex1_dropout"),

@@ -1,6 +1,6 @@
 """A correct lesson file written with everyday habits grades at full marks (issue 32).
 
-The source screen (`grader.sandbox.screen`) refuses only what can reach the probes or the
+The source screen (`grader.sandbox.source_screen`) refuses only what can reach the probes or the
 grader: `from __future__ import annotations`, type hints, dataclasses, a small class that
 sets its attributes by name, `inspect.signature`, `importlib.util.find_spec`, logging,
 `print(..., file=sys.stderr)` and a `__main__` demo with `traceback.print_exc()` cost
