@@ -15,6 +15,7 @@ decorated `@explainable`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 from collections.abc import Callable, Iterator
 from typing import NoReturn, ParamSpec, TypeVar
@@ -66,14 +67,8 @@ def explained(cause: str = "", fix: str = "") -> Iterator[None]:
         if not (cause or fix) or type(failure) is not CheckFailure:
             raise
         f = failure.finding
-        raise CheckFailure(
-            f.checked,
-            expected=f.expected,
-            observed=f.observed,
-            cause=cause or f.cause,
-            fix=fix or f.fix,
-            where=f.where,
-        ) from failure.__cause__
+        replaced = dataclasses.replace(f, cause=cause or f.cause, fix=fix or f.fix)
+        raise CheckFailure.of(replaced) from failure.__cause__
 
 
 def explainable(check: Callable[P, R]) -> Callable[P, R]:

@@ -60,3 +60,15 @@ class CheckFailure(AssertionError):
     ) -> None:
         self.finding = Finding(checked, expected, observed, cause, fix, where)
         super().__init__(self.finding.render())
+
+    @classmethod
+    def of(cls, finding: Finding) -> CheckFailure:
+        """The failure that carries `finding` (one made with `dataclasses.replace`, say)."""
+        return cls(
+            finding.checked,
+            expected=finding.expected,
+            observed=finding.observed,
+            cause=finding.cause,
+            fix=finding.fix,
+            where=finding.where,
+        )
