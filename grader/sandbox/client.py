@@ -374,7 +374,9 @@ class Channel:
             found = source_screen.findings(self.source) + self._imported_lessons()
             if self.threads_started:
                 found.append(
-                    source_screen.Finding(0, f"left {self.threads_started} thread(s) running beside it")
+                    source_screen.Finding(
+                        0, f"left {self.threads_started} thread(s) running beside it"
+                    )
                 )
             self._screened = found
         return self._screened

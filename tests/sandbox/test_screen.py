@@ -79,7 +79,9 @@ ORDINARY = {
 
 @pytest.mark.parametrize("source", ORDINARY.values(), ids=ORDINARY.keys())
 def test_ordinary_habits_are_left_alone(source):
-    assert source_screen.findings(source.encode()) == [], source_screen.message(source_screen.findings(source.encode()))
+    assert source_screen.findings(source.encode()) == [], source_screen.message(
+        source_screen.findings(source.encode())
+    )
 
 
 # What reaches the probes or the grader; the construct is on the source's last line.
@@ -205,7 +207,9 @@ def test_tampering_is_found_with_its_line(source, phrase):
 
 def test_no_source_is_no_credit():
     assert "did not receive" in source_screen.message(source_screen.findings(None))
-    assert "larger" in source_screen.message(source_screen.findings(b"#" * (source_screen.MAX_SOURCE_BYTES + 1)))
+    assert "larger" in source_screen.message(
+        source_screen.findings(b"#" * (source_screen.MAX_SOURCE_BYTES + 1))
+    )
 
 
 def test_a_notebook_module_is_screened_by_its_cells() -> None:
