@@ -123,7 +123,7 @@ def test_every_kind_of_upward_import_is_named(tmp_path: Path) -> None:
             ),
             "sandbox/server.py": "from . import client\nfrom grader.protocol import wire\n",
             "sandbox/client.py": "def fail():\n    from grader.checks.failure import fail\n",
-            "sandbox/public.py": "import grader.authoring\n",
+            "sandbox/public_inputs.py": "import grader.authoring\n",
             "sandbox/probes.py": "from ..suites import _shared\nfrom grader import plugin\n",
             "probes/__init__.py": "from grader.checks import failure\n",
             "probes/jit.py": "from grader.sandbox.probes import probe\nimport grader.plugin.judge\n",
@@ -156,7 +156,7 @@ def test_every_kind_of_upward_import_is_named(tmp_path: Path) -> None:
         "grader.sandbox.probes imports grader.plugin (line 2)",
         "grader.sandbox.probes imports grader.suites (line 1)",
         "grader.sandbox.probes imports grader.suites._shared (line 1)",
-        "grader.sandbox.public imports grader.authoring (line 1)",
+        "grader.sandbox.public_inputs imports grader.authoring (line 1)",
     ]
 
 

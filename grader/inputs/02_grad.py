@@ -20,7 +20,7 @@ from jax.extend import core as jex
 
 from grader.probes import _calls
 from grader.sandbox.probes import probe
-from grader.sandbox.public import public
+from grader.sandbox.public_inputs import public
 
 A = np.array(
     [[2.0, 1.0, 0.0, 0.0], [1.0, 3.0, 0.5, 0.0], [0.0, 0.5, 1.0, 0.0], [0.0, 0.0, 0.0, 4.0]]

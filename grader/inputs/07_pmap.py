@@ -15,7 +15,7 @@ import jax.numpy as jnp
 from grader.probes import _calls
 from grader.protocol.values import ErrorInfo
 from grader.sandbox.probes import probe
-from grader.sandbox.public import public
+from grader.sandbox.public_inputs import public
 
 
 @public

@@ -8,7 +8,7 @@ these very functions to student code) and imports them to compute its references
 import jax
 import jax.numpy as jnp
 
-from grader.sandbox.public import public
+from grader.sandbox.public_inputs import public
 
 
 @public

@@ -36,7 +36,7 @@ import numpy as np
 
 from grader.probes import _calls
 from grader.sandbox.probes import probe
-from grader.sandbox.public import factory
+from grader.sandbox.public_inputs import factory
 
 LEARNING_RATE = 1e-3
 

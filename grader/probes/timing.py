@@ -15,7 +15,7 @@ from jax import lax
 
 from grader.probes import _calls
 from grader.sandbox.probes import probe
-from grader.sandbox.public import factory
+from grader.sandbox.public_inputs import factory
 
 Step = Callable[[Any, Any], Any]
 MATRIX_N = 256  # matrix size of the async work: ~1 ms per matmul on 2 CPU cores

@@ -95,7 +95,7 @@ HOLE = Hole()
 
 @dataclass(frozen=True)
 class Public:
-    """A value built in the sandbox from `grader.sandbox.public`: a function or object the
+    """A value built in the sandbox from `grader.sandbox.public_inputs`: a function or object the
     judge hands to student code (a loss for `per_example_grads`, a timed step)."""
 
     name: str

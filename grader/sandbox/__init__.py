@@ -7,5 +7,5 @@
 - `decoding`   the lesson file's text, decoded as `python3` decodes it (PEP 263)
 - `client`     the judge's view: `Remote` handles, `StudentError`, transforms
 - `probes`     grader code the judge may run in the sandbox (jaxprs, trace counts, purity)
-- `public`     functions and objects the judge may hand to student code, by name
+- `public_inputs` functions and objects the judge may hand to student code, by name
 """

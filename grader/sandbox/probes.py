@@ -66,9 +66,9 @@ PACKAGES = ("grader.probes", "grader.inputs")
 
 
 def load_all() -> None:
-    """Import every probe and public input (`PACKAGES`, and `grader.sandbox.public`), so they
+    """Import every probe and public input (`PACKAGES`, and `grader.sandbox.public_inputs`), so they
     are registered before the sandbox forks; nothing of the judge's side (`grader.checks`)."""
-    importlib.import_module("grader.sandbox.public")
+    importlib.import_module("grader.sandbox.public_inputs")
     for name in PACKAGES:
         pkg = importlib.import_module(name)
         for mod in sorted(os.listdir(os.path.dirname(pkg.__file__ or ""))):

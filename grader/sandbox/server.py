@@ -97,9 +97,9 @@ class Server:
         if isinstance(value, proto.Handle):
             return self.objects[value.id]
         if isinstance(value, Public):
-            from grader.sandbox import public
+            from grader.sandbox import public_inputs
 
-            return public.build(
+            return public_inputs.build(
                 value.name, self.resolve(value.args), self.resolve(dict(value.kwargs))
             )
         if type(value) in (tuple, list):

@@ -10,7 +10,7 @@ hidden suite is imported (`grader.sandbox.launch`). So its `sys.modules` is:
   `grader.probes`, the code the sandbox runs;
 - what the judge imported to start it: `grader.runner.child`, `grader.sandbox.launch`
   and, through `grader.sandbox.probes.load_all`, the probes and the public inputs
-  (`grader.inputs`, `grader.sandbox.public`).
+  (`grader.inputs`, `grader.sandbox.public_inputs`).
 
 Nothing of `grader.checks` or `grader.suites` is there: the plugin and the suites take the
 failure they raise from `grader.protocol.failure`, and the check kinds (values, jit,
