@@ -12,7 +12,7 @@ from grader import catalog, cli, grading, hints, ladder
 from grader.batch import export
 from grader.batch import run as batch_run
 from grader.commands import shared
-from grader.course import assign, gradescope_bundle, lock, new, public, release, tree
+from grader.course import assign, gradescope_bundle, lock, new, public_suite, release, tree
 from grader.errors import GraderError
 from grader.mutate import campaign
 from grader.notebooks import convert
@@ -26,7 +26,7 @@ USER_ERRORS = (
     catalog.CatalogError,
     lock.LockError,
     release.ReleaseError,
-    public.PublicSuiteError,
+    public_suite.PublicSuiteError,
     tree.TreeError,
     assign.MarkerError,
     gradescope_bundle.BundleError,

@@ -2,7 +2,7 @@
 logic (`grader/commands/` declares their arguments and calls these).
 
     assign             the student stubs, generated from the marked solutions
-    public             a suite's public part: its hidden checks cut out
+    public_suite       a suite's public part: its hidden checks cut out
     release            the student repository
     ci_template        the GitHub Actions workflow that grades a push
     gradescope_bundle  the Gradescope autograder zip

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from grader import catalog, hints
-from grader.course import assign, ci_template, lock, public, tree
+from grader.course import assign, ci_template, lock, public_suite, tree
 from grader.errors import GraderError
 from grader.notebooks import convert
 from grader.reports import labels
@@ -200,7 +200,9 @@ def release(
         )
     full = catalog.exercises(suites_dir)  # the full suites must be well-formed
     pinned, _ = lock.for_course(course_dir, (ci_template.DEFAULT_EXTRAS,))
-    cut = {path.name: public.public_suite(path) for path in sorted(suites_dir.glob("test_*.py"))}
+    cut = {
+        path.name: public_suite.public_suite(path) for path in sorted(suites_dir.glob("test_*.py"))
+    }
     sources = tree.suite_sources(suites_dir)  # shared helper modules (`_shared.py`) go as they are
     sources.update({name: suite.source for name, suite in cut.items()})
     _prepare(out, force)
@@ -285,7 +287,7 @@ def summary(out: Path, released: Sequence[catalog.ExerciseSpec]) -> str:
 # What `release` raises: each message says what to fix.
 ERRORS = (
     ReleaseError,
-    public.PublicSuiteError,
+    public_suite.PublicSuiteError,
     assign.MarkerError,
     tree.TreeError,
     catalog.CatalogError,

@@ -1,4 +1,4 @@
-"""Cutting hidden checks out of a suite's source (grader.course.public)."""
+"""Cutting hidden checks out of a suite's source (grader.course.public_suite)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT, SUITES
 
 from grader import catalog
-from grader.course import public
+from grader.course import public_suite
 
 SUITE = '''
 """A suite."""
@@ -62,10 +62,10 @@ def test_public(student):
 '''
 
 
-def cut(tmp_path: Path, source: str = SUITE) -> public.PublicSuite:
+def cut(tmp_path: Path, source: str = SUITE) -> public_suite.PublicSuite:
     path = tmp_path / "test_01_demo.py"
     path.write_text(textwrap.dedent(source))
-    return public.public_suite(path)
+    return public_suite.public_suite(path)
 
 
 def test_hidden_checks_and_what_only_they_used_are_removed(tmp_path: Path) -> None:
@@ -111,7 +111,7 @@ def test_a_suite_without_hidden_checks_is_unchanged(tmp_path: Path) -> None:
 
 
 def test_a_docstring_that_names_a_hidden_check_stops_the_release(tmp_path: Path) -> None:
-    with pytest.raises(public.PublicSuiteError, match=r"'secret check'.*reword"):
+    with pytest.raises(public_suite.PublicSuiteError, match=r"'secret check'.*reword"):
         cut(tmp_path, SUITE.replace('"""A suite."""', '"""A suite; see the secret check."""'))
 
 
@@ -130,14 +130,14 @@ def test_a_suite_of_only_hidden_checks_still_catalogs(tmp_path: Path) -> None:
     "suite", sorted(p.name for p in (ROOT / "grader" / "suites").glob("test_*.py"))
 )
 def test_every_real_suite_can_be_cut(suite: str) -> None:
-    result = public.public_suite(ROOT / "grader" / "suites" / suite)
+    result = public_suite.public_suite(ROOT / "grader" / "suites" / suite)
     ast.parse(result.source)
     for hidden in result.hidden_ids:
         assert f"def {hidden}(" not in result.source
 
 
 def test_fixture_suites_are_cut(tmp_path: Path) -> None:
-    result = public.public_suite(SUITES / "test_01_sums.py")
+    result = public_suite.public_suite(SUITES / "test_01_sums.py")
     assert result.hidden_ids == ("test_total_empty_secret",)
     assert "_secret_fsum_reference" not in result.source and "import math" not in result.source
     assert "_ref_add" in result.source
