@@ -6,8 +6,8 @@
                outcome per cell: ran, raised, timed out, not run; the figures
     module     the lesson module the hidden suites import: the cells that ran,
                in notebook order, compiled as `03_jit.ipynb, cell 4`
-    grading    the grading child's step before pytest: all of the above, with
-               records for the report (notes, figures, unreadable notebooks)
+    grading_step  the grading child's step before pytest: all of the above,
+               with records for the report (notes, figures, unreadable notebooks)
     export     a `.py` lesson file turned into a notebook (`grade notebooks`), its first
                code cell loading `%grade`
 

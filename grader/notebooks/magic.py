@@ -39,7 +39,7 @@ from grader import catalog, hints
 from grader.arguments import positive
 from grader.catalog import ExerciseSpec
 from grader.model import ExerciseResult, Report
-from grader.notebooks import grading, session, source
+from grader.notebooks import grading_step, session, source
 from grader.notebooks.inline import Inline, problems
 from grader.reports import history
 from grader.runner import cache, engine, handle, policy
@@ -113,7 +113,7 @@ class Grading:
 
     def build(self, spec: ExerciseSpec) -> session.Built:
         """The lesson file from the cells the kernel ran, else from the saved notebook."""
-        expected = grading.expected_names(spec.suite)
+        expected = grading_step.expected_names(spec.suite)
         manager = getattr(self.shell, "history_manager", None)
         raw = list(getattr(manager, "input_hist_raw", []) or [])
         built = session.from_history(spec.name, raw, self.failed, expected)

@@ -51,7 +51,7 @@ class Built:
     lesson: str
     text: str  # the module `grade notebooks/` would write (`module.render`)
     origin: str  # "12 cells the kernel ran (In [1] to In [14])"
-    notes: str  # cells left out, names never defined (`grading.notes`), or ""
+    notes: str  # cells left out, names never defined (`grading_step.notes`), or ""
     first_todo: tuple[str, int, str] | None  # (where, line, code) of the first TODO
     from_kernel: bool = False  # the cells the kernel ran (else the saved notebook's)
 
@@ -163,7 +163,7 @@ def from_notebook(lesson: str, path: Path, expected: set[str]) -> Built | None:
 def _built(
     lesson: str, label: str, outcomes: list[Outcome], origin: str, expected: set[str]
 ) -> Built | None:
-    from grader.notebooks import grading  # its notes are the same as `grade notebooks/`'s
+    from grader.notebooks import grading_step  # its notes are the same as `grade notebooks/`'s
 
     def filename_of(number: int) -> str:
         return module.cell_filename(".", label, number)
@@ -173,7 +173,7 @@ def _built(
         return None
     # A kernel's history repeats the cells run again: a definition run twice is no mistake.
     chosen.defined = {name: cells[-1:] for name, cells in chosen.defined.items()}
-    notes = grading.notes(label, outcomes, chosen, expected, problem="")
+    notes = grading_step.notes(label, outcomes, chosen, expected, problem="")
     if label == KERNEL_LABEL:  # said in the kernel's words: In [12] is the cell run 12th
         notes = re.sub(r"\bcell (\d+)", r"In [\1]", notes.split("\n", 1)[-1])
         notes = f"Notes on the cells this kernel ran:\n{notes}" if notes else ""

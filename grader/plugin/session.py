@@ -117,13 +117,13 @@ class SandboxSession:
 
     def record_notebook(self, writer: records.Writer | None) -> None:
         """The notes of the notebook the sandbox ran, as records (and whether it could)."""
-        from grader.notebooks import grading
+        from grader.notebooks import grading_step
 
         hello = self.sandbox.hello if self.sandbox is not None else None
         if hello is None:
             return
         unreadable = (
-            grading.emit_notes(dict(hello.notes), self.lesson or "", writer)
+            grading_step.emit_notes(dict(hello.notes), self.lesson or "", writer)
             if writer is not None
             else None
         )
@@ -190,16 +190,16 @@ def notebook_step(
 ) -> Callable[[], dict[str, Any]]:
     """What the sandbox runs before the import: the notebook, in a kernel it starts.
     `suites`: pytest's arguments, whose suites name the lesson's functions they use."""
-    from grader.notebooks import grading
+    from grader.notebooks import grading_step
 
     paths = [a.split("::")[0] for a in suites]
     paths = [p for p in paths if os.path.basename(p).startswith("test_")]
-    expected = set().union(*(grading.expected_names(Path(p)) for p in paths))
+    expected = set().union(*(grading_step.expected_names(Path(p)) for p in paths))
     devices = int(jax_devices())
 
     def step() -> dict[str, Any]:
         lessons = Path(os.getcwd()).parent / "lessons"
-        return grading.run(
+        return grading_step.run(
             lesson,
             lessons,
             timeout_s=timeout_s,

@@ -2,7 +2,7 @@
 
 The judge (pytest with `grader.plugin`, in the grading child) writes records to
 a pipe the worker gave it (`--grader-records-fd`), or to a file for a hand run
-(`--grader-records`); the notebook step (`grader.notebooks.grading`) writes to
+(`--grader-records`); the notebook step (`grader.notebooks.grading_step`) writes to
 the same pipe before pytest starts. The worker caps what arrives and hands the
 lines to the parent, which decodes each with `decode`:
 

@@ -13,7 +13,7 @@ The child is a fork of the warm worker. Before any student code runs it:
 - points JAX's persistent compilation cache at the judge's folder
   (`grader.runner.cache`), which its sandbox never uses.
 A notebook lesson is run in a kernel (started here, so bounded the same way)
-and turned into the module the suite imports (`grader.notebooks.grading`).
+and turned into the module the suite imports (`grader.notebooks.grading_step`).
 Then it runs pytest on the suite with `grader.plugin` (the judge: it forks the
 sandbox that imports the lesson file, at the isolation level the parent
 detected, and writes its records to the worker's pipe) and exits with

@@ -75,7 +75,7 @@ class _Parsed:
     results: dict[str, rec.Result] = field(default_factory=dict)
     artifacts: list[Artifact] = field(default_factory=list)
     metrics: list[tuple[str, float]] = field(default_factory=list)
-    notebook: str = ""  # what the notebook's run left to say (grader.notebooks.grading)
+    notebook: str = ""  # what the notebook's run left to say (grader.notebooks.grading_step)
     done: bool = False
 
     def take(self, record: rec.Record) -> None:

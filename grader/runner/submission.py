@@ -107,7 +107,7 @@ def copy_lessons(submission: Submission, dest: Path) -> None:
     """Copy the lesson files, and nothing else, into `dest` (a private folder).
 
     A notebook is copied as it is: it is read and run inside the grading child
-    (`grader.notebooks.grading`), never here.
+    (`grader.notebooks.grading_step`), never here.
     """
     dest.mkdir(parents=True, exist_ok=True)
     for name, src in submission.files.items():

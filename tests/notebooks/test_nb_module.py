@@ -1,4 +1,4 @@
-"""grader.notebooks.module and the notes of grader.notebooks.grading, without a kernel."""
+"""grader.notebooks.module and the notes of grader.notebooks.grading_step, without a kernel."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.notebooks import grading, module
+from grader.notebooks import grading_step, module
 from grader.notebooks.execution import Outcome, Status
 from grader.notebooks.source import Cell, python_of
 from grader.tracebacks import innermost_student_line, raised_in_student_code
@@ -109,7 +109,7 @@ def test_tracebacks_and_getsource_name_the_notebook_cell(tmp_path: Path) -> None
 
 
 def test_expected_names_come_from_the_suite_source() -> None:
-    names = grading.expected_names(ROOT / "grader" / "suites" / "test_03_jit.py")
+    names = grading_step.expected_names(ROOT / "grader" / "suites" / "test_03_jit.py")
     assert {"piecewise", "running_sum", "newton_sqrt"} <= names
 
 
@@ -125,7 +125,7 @@ def test_notes_name_cells_lines_duplicates_and_missing_functions() -> None:
         outcome(7, "x = 1", "not_run", reason="the notebook's time budget (90 s) was spent"),
     ]
     chosen = module.plan(outcomes, lambda n: f"/x/03_jit.ipynb, cell {n}")
-    text = grading.notes("03_jit.ipynb", outcomes, chosen, {"running_sum", "piecewise"}, "")
+    text = grading_step.notes("03_jit.ipynb", outcomes, chosen, {"running_sum", "piecewise"}, "")
     assert text.startswith("Notes on 03_jit.ipynb")
     assert (
         "cell 3 (`helper(0)`) raised ZeroDivisionError: division by zero, at cell 2, line 2: `return 1 / x`"
@@ -143,7 +143,7 @@ def test_notes_name_cells_lines_duplicates_and_missing_functions() -> None:
 def test_a_clean_run_has_no_notes() -> None:
     outcomes = [outcome(1, "import jax"), outcome(2, "def piecewise(x):\n    return x")]
     chosen = module.plan(outcomes, lambda n: f"/x/a.ipynb, cell {n}")
-    assert grading.notes("03_jit.ipynb", outcomes, chosen, {"piecewise"}, "") == ""
+    assert grading_step.notes("03_jit.ipynb", outcomes, chosen, {"piecewise"}, "") == ""
 
 
 def test_a_cell_that_raises_while_the_module_is_built_is_left_out(
@@ -174,7 +174,9 @@ def test_notes_come_in_order_kernel_left_out_not_run_duplicates_missing() -> Non
         outcome(8, "u = 5", "raised", error="ValueError: v", where=(8, 1)),
     ]
     chosen = module.plan(outcomes, lambda n: f"/x/a.ipynb, cell {n}")
-    assert grading.notes("a.ipynb", outcomes, chosen, set(), "kernel missing").splitlines() == [
+    assert grading_step.notes(
+        "a.ipynb", outcomes, chosen, set(), "kernel missing"
+    ).splitlines() == [
         "Notes on a.ipynb (run top to bottom in a fresh kernel):",
         "- no Jupyter kernel could be started (kernel missing); the notebook was graded from its "
         "source alone, without running its cells (no cell errors, no figures).",
@@ -191,7 +193,7 @@ def test_notes_come_in_order_kernel_left_out_not_run_duplicates_missing() -> Non
     ]
     first = outcomes[:1]
     chosen = module.plan(first, lambda n: f"/x/a.ipynb, cell {n}")
-    assert grading.notes("a.ipynb", first, chosen, {"piecewise", "newton"}, "") == (
+    assert grading_step.notes("a.ipynb", first, chosen, {"piecewise", "newton"}, "") == (
         "Notes on a.ipynb (run top to bottom in a fresh kernel):\n- a.ipynb defines no `newton` "
         "in the cells that ran, so the checks that call it fail. Was its cell deleted, or the "
         "function renamed?"
