@@ -68,7 +68,7 @@ from typing import Any
 
 from grader import catalog, grading
 from grader.batch import gradebook, interrupt, resume
-from grader.batch.grading import (
+from grader.batch.pool import (
     Live,
     batch,
     grade_locally,

@@ -38,7 +38,7 @@ What is compared is bounded per file, so a huge file costs what a large one does
 the first MAX_BYTES of it (cut at a line's end), at most MAX_TOKENS tokens, so at
 most MAX_TOKENS fingerprints; a pair costs a set intersection of those. Files the
 grader refuses (over the size limit, links) are not compared at all
-(`grader.batch.grading.similar_pairs`). The price: a copy placed after MAX_BYTES of
+(`grader.batch.pool.similar_pairs`). The price: a copy placed after MAX_BYTES of
 padding is not seen (a lesson file that large is 27 times the longest solution).
 
 Why not a library: `copydetect` (PyPI, the one maintained MOSS-like package)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from grader.batch import grading as batch
+from grader.batch import pool as batch
 
 Grade = Callable[..., tuple[int, str]]
 LESSONS = ["01_sums", "02_words"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.batch import grading as batch
+from grader.batch import pool as batch
 from grader.runner.submission import MAX_LESSON_BYTES
 
 LESSONS = ["01_sums", "02_words"]

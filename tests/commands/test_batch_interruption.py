@@ -322,7 +322,7 @@ def test_a_student_is_kept_only_while_their_files_and_the_options_are_the_same(
 ) -> None:
     from grader import catalog
     from grader.batch import resume
-    from grader.batch.grading import job_for
+    from grader.batch.pool import job_for
     from grader.runner import policy
 
     specs = list(catalog.exercises(course / "suites"))

@@ -14,7 +14,7 @@ import pytest
 
 from grader import catalog, hints
 from grader.batch import cluster, jobs
-from grader.batch import grading as batch
+from grader.batch import pool as batch
 from grader.model import without_timings
 from grader.reports import results
 from grader.runner import policy

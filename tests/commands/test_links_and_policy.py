@@ -19,7 +19,7 @@ import pytest
 from conftest import FIXTURES
 from test_gradescope_bundle import autograder
 
-from grader.batch import grading as batch
+from grader.batch import pool as batch
 
 Grade = Callable[..., tuple[int, str]]
 LESSONS = ["01_sums", "02_words"]
