@@ -7,7 +7,7 @@ peak memory as the file grows (issue 34 item 4: a held-out 6 MB file took the ba
 For each size (MB) a class of `--students` is built in a temporary folder (copies of
 solutions/03_jit.py and 06_random.py, every other one renamed), and one student's 03_jit.py
 padded with never-called functions to that size (0: no padded file); then, in a fresh
-process, `grading.similar_pairs` is timed over the class and its peak resident memory
+process, `pool.similar_pairs` is timed over the class and its peak resident memory
 read (`ru_maxrss`). A file up to the grading limit (2 MB) is compared, its first
 `similarity.MAX_BYTES` only; one over it is not compared at all. Prints one line per size,
 with the machine's load. Not a test: run by hand.
@@ -30,12 +30,12 @@ LESSONS = ["03_jit", "06_random"]
 MEASURE = """
 import json, resource, sys, time
 from pathlib import Path
-from grader.batch import grading
+from grader.batch import pool
 folder = Path(sys.argv[1])
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 start = time.perf_counter()
-jobs = [grading.job_for(folder, n, %r) for n in grading.students(folder)]
-pairs = grading.similar_pairs(jobs, Path(%r))
+jobs = [pool.job_for(folder, n, %r) for n in pool.students(folder)]
+pairs = pool.similar_pairs(jobs, Path(%r))
 took = time.perf_counter() - start
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"s": took, "peak_mib": peak / 1024, "import_mib": before / 1024,
