@@ -11,8 +11,8 @@ apart from its message: the course decides when students see it, see
 and hints never travel this way, the parent reads them from the suites' source.
 
 The hooks, options and fixtures are here; beside them, one concept each:
-`judge` (a lesson file's judging, each check's state in its item's stash), `session`
-(the sandbox), `outcomes` (what a check's exception means, a frozen value), `blame` (whose
+`judge` (a lesson file's judging, each check's state in its item's stash),
+`sandbox_session` (the sandbox process), `outcomes` (what a check's exception means, a frozen value), `blame` (whose
 exception it is: the student's, or the suite's own, a grader error that counts no points),
 `wording` (what the student is told), `gates` (checks that stand on others), `options`.
 
@@ -32,7 +32,7 @@ from grader.authoring import MARKER, Attachments, Credit
 from grader.plugin import options, wording
 from grader.plugin.gates import Gate, GateClosed, requires
 from grader.plugin.judge import Judge
-from grader.plugin.session import lesson_of
+from grader.plugin.sandbox_session import lesson_of
 from grader.protocol import records
 from grader.sandbox import client, isolation
 

@@ -18,7 +18,12 @@ from grader.authoring import Attachments, Credit
 from grader.plugin import blame, gates, wording
 from grader.plugin.options import Options
 from grader.plugin.outcomes import PASSED, Context, Outcome, classify, skipped, with_credit
-from grader.plugin.session import SandboxNotStarted, SandboxSession, lesson_of, notebook_step
+from grader.plugin.sandbox_session import (
+    SandboxNotStarted,
+    SandboxSession,
+    lesson_of,
+    notebook_step,
+)
 from grader.protocol import records
 from grader.sandbox import client, probes
 from grader.sandbox.client import SandboxGone

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pytest
 
 from grader.plugin.gates import FIRST_RUN, Earlier
-from grader.plugin.session import lesson_from_args
+from grader.plugin.sandbox_session import lesson_from_args
 from grader.sandbox import isolation
 
 

@@ -17,7 +17,7 @@ from grader.authoring import Credit
 from grader.model import CheckStatus, SourceLine
 from grader.plugin import blame, wording
 from grader.plugin.gates import GateClosed
-from grader.plugin.session import WALL_PER_CPU_SHARE, LessonImportError
+from grader.plugin.sandbox_session import WALL_PER_CPU_SHARE, LessonImportError
 from grader.protocol.failure import CheckFailure
 from grader.sandbox import client, quota
 from grader.sandbox.client import SandboxGone, StudentError

@@ -123,7 +123,7 @@ class Import:
     location: SourceLine | None = None
     duration_s: float = 0.0
     grader_error: bool = False  # not imported through no fault of the student's: none of
-    # their code ran (its sandbox ended before its first frame; `grader.plugin.session`)
+    # their code ran (its sandbox ended before its first frame; `grader.plugin.sandbox_session`)
 
     def __post_init__(self) -> None:
         _clip(self, lesson=MAX_LESSON_CHARS, message=MAX_MESSAGE_CHARS)

@@ -14,7 +14,7 @@ from grader.checks.failure import CheckFailure
 from grader.model import SourceLine
 from grader.plugin.gates import GateClosed
 from grader.plugin.outcomes import PASSED, Context, Outcome, classify, skipped, with_credit
-from grader.plugin.session import LessonImportError
+from grader.plugin.sandbox_session import LessonImportError
 from grader.protocol.values import ErrorInfo
 from grader.sandbox import client, quota
 from grader.sandbox.client import SandboxGone, StudentError

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 
 DRIVER = r"""
 import json, os, sys, tempfile
-from grader.plugin import session, wording
+from grader.plugin import sandbox_session, wording
 from grader.sandbox import isolation, probes
 
 folder, how = sys.argv[1], sys.argv[2]
@@ -28,14 +28,14 @@ if how == "grader_breaks":  # what an installation the sandbox's user cannot rea
         raise ImportError("cannot import name 'landlock' from 'grader.sandbox'")
     isolation.confine_files = confine
 prepare = (lambda: os._exit(0)) if how == "notebook_ends_it" else None
-box = session.SandboxSession(lesson="lesson", lesson_dir=folder, level="basic",
+box = sandbox_session.SandboxSession(lesson="lesson", lesson_dir=folder, level="basic",
                              sandboxes=tempfile.mkdtemp())
 box.start(30.0, prepare)
 exc = box.import_error()
 try:
     box.load("lesson")
     said = ""
-except session.LessonImportError as err:
+except sandbox_session.LessonImportError as err:
     said = str(err)
 box.stop()
 print(json.dumps({"kind": type(exc).__name__, "said": said}))
