@@ -13,7 +13,7 @@
 
 `%grade`, in the student's own kernel (`%load_ext grader`):
 
-    session    which lesson, and the cells the kernel ran, written as the module above
+    kernel     which lesson, and the cells the kernel ran, written as the module above
                (text only: nothing is run in the kernel)
     magic      the magic: that module graded by the engine on a worker kept warm
     inline     the verdict under the cell: HTML (`notebook.html.j2`), or plain text

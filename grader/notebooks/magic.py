@@ -7,7 +7,7 @@
     %grade --seed 3 --timeout 60
 
 The magic runs in the student's kernel, which it never grades in: the cells the kernel
-ran (`grader.notebooks.session`, unsaved edits included) are written as the lesson file
+ran (`grader.notebooks.kernel`, unsaved edits included) are written as the lesson file
 `grade notebooks/` would build, and that file is graded by the same engine as `grade`
 (`grader.runner.engine.grade_one`: a judge and a sandbox forked from a warm worker, at the
 machine's isolation level), so the kernel's state does not leak into the grading and
@@ -39,7 +39,7 @@ from grader import catalog, hints
 from grader.arguments import positive
 from grader.catalog import ExerciseSpec
 from grader.model import ExerciseResult, Report
-from grader.notebooks import grading_step, session, source
+from grader.notebooks import grading_step, kernel, source
 from grader.notebooks.inline import Inline, problems
 from grader.reports import history
 from grader.runner import cache, engine, handle, policy
@@ -52,7 +52,7 @@ USAGE = "%grade [LESSON] [--hint] [--seed N] [--timeout SECONDS]"
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # argparse would exit the kernel's process
-        raise session.NothingToGrade(f"{message}. Usage: {USAGE}")
+        raise kernel.NothingToGrade(f"{message}. Usage: {USAGE}")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -97,38 +97,38 @@ class Grading:
     def grade(self, line: str) -> Inline:
         try:
             args = _parser().parse_args(shlex.split(line))
-            lesson = session.choose_lesson(
+            lesson = kernel.choose_lesson(
                 args.lesson, self.notebook(), list(self.specs), self.lesson
             )
             spec = self.specs[lesson]
             built = self.build(spec)
             return self._graded(spec, built, args)
-        except session.NothingToGrade as exc:
+        except kernel.NothingToGrade as exc:
             return Inline(message=str(exc))
         except policy.IsolationUnavailable as exc:
             return Inline(message=f"The grader cannot run here: {exc}")
 
     def notebook(self) -> str:
-        return session.notebook_path(getattr(self.shell, "user_ns", {}), os.environ)
+        return kernel.notebook_path(getattr(self.shell, "user_ns", {}), os.environ)
 
-    def build(self, spec: ExerciseSpec) -> session.Built:
+    def build(self, spec: ExerciseSpec) -> kernel.Built:
         """The lesson file from the cells the kernel ran, else from the saved notebook."""
         expected = grading_step.expected_names(spec.suite)
         manager = getattr(self.shell, "history_manager", None)
         raw = list(getattr(manager, "input_hist_raw", []) or [])
-        built = session.from_history(spec.name, raw, self.failed, expected)
+        built = kernel.from_history(spec.name, raw, self.failed, expected)
         if built is not None:
             return built
-        saved = session.saved_notebook(self.notebook(), spec.name, Path.cwd())
+        saved = kernel.saved_notebook(self.notebook(), spec.name, Path.cwd())
         if saved is not None:
             try:
-                built = session.from_notebook(spec.name, saved, expected)
+                built = kernel.from_notebook(spec.name, saved, expected)
             except source.NotebookError as exc:
-                raise session.NothingToGrade(str(exc)) from None
+                raise kernel.NothingToGrade(str(exc)) from None
             if built is not None:
                 return built
         names = ", ".join(f"`{n}`" for n in sorted(expected)[:4]) or "the lesson's functions"
-        raise session.NothingToGrade(
+        raise kernel.NothingToGrade(
             f"Nothing to grade for {spec.name}: no cell this kernel ran defines {names}"
             + (f", nor does {saved.name}" if saved is not None else "")
             + ". Run the notebook's cells (Run > Run All Cells), then `%grade` again."
@@ -139,7 +139,7 @@ class Grading:
             self._isolation = policy.isolation_for(options)
         return self._isolation
 
-    def _graded(self, spec: ExerciseSpec, built: session.Built, args: argparse.Namespace) -> Inline:
+    def _graded(self, spec: ExerciseSpec, built: kernel.Built, args: argparse.Namespace) -> Inline:
         """Grade `built` and say it as `grade` would: the policy on fixes, `.grade/`, the
         run history; `--hint` reveals a level of help first."""
         options = policy.Options(seed=args.seed, timeout_s=args.timeout)
@@ -164,7 +164,7 @@ class Grading:
             history.record(shown, folder)
         exercise = shown.exercises[0]
         if built.from_kernel:
-            exercise = session.in_kernel_words(exercise)
+            exercise = kernel.in_kernel_words(exercise)
         return Inline(
             exercise=exercise,
             next=next_line(exercise, built, self.more_help(result, folder)),
@@ -179,7 +179,7 @@ class Grading:
         )
 
     def _run(
-        self, spec: ExerciseSpec, built: session.Built, options: policy.Options, level: Isolation
+        self, spec: ExerciseSpec, built: kernel.Built, options: policy.Options, level: Isolation
     ) -> tuple[ExerciseResult, Submission]:
         """`built` written as the lesson file and graded on the kernel's worker (started
         here the first time); Ctrl-C (Interrupt) ends the worker, and the next `%grade`
@@ -280,7 +280,7 @@ def _setting(folder: Path) -> hints.ShowFixes:
         return "never"
 
 
-def next_line(exercise: ExerciseResult, built: session.Built, more_help: bool = True) -> str:
+def next_line(exercise: ExerciseResult, built: kernel.Built, more_help: bool = True) -> str:
     """What to do now, in notebook terms (run the cell, `%grade` again); `more_help`:
     whether `%grade --hint` has more to show."""
     step = exercise.next

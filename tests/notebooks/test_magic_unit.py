@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from grader.model import CheckResult, ExerciseResult, SourceLine
-from grader.notebooks import inline, magic, session
+from grader.notebooks import inline, magic, kernel
 from grader.notebooks.inline import Inline
 
 LESSONS = ["01_arrays", "03_jit", "ex2_per_example_grads"]
@@ -30,12 +30,12 @@ LESSONS = ["01_arrays", "03_jit", "ex2_per_example_grads"]
 def test_the_lesson_comes_from_the_argument_or_the_notebooks_name(
     argument: str, notebook: str, lesson: str
 ) -> None:
-    assert session.choose_lesson(argument, notebook, LESSONS) == lesson
+    assert kernel.choose_lesson(argument, notebook, LESSONS) == lesson
 
 
 def test_a_bare_grade_grades_the_lesson_graded_last() -> None:
-    assert session.choose_lesson("", "", LESSONS, last="03_jit") == "03_jit"
-    assert session.choose_lesson("", "01_arrays.ipynb", LESSONS, last="03_jit") == "01_arrays"
+    assert kernel.choose_lesson("", "", LESSONS, last="03_jit") == "03_jit"
+    assert kernel.choose_lesson("", "01_arrays.ipynb", LESSONS, last="03_jit") == "01_arrays"
 
 
 @pytest.mark.parametrize(
@@ -47,16 +47,16 @@ def test_a_bare_grade_grades_the_lesson_graded_last() -> None:
     ],
 )
 def test_no_lesson_says_how_to_name_one(argument: str, notebook: str, says: str) -> None:
-    with pytest.raises(session.NothingToGrade) as caught:
-        session.choose_lesson(argument, notebook, LESSONS)
+    with pytest.raises(kernel.NothingToGrade) as caught:
+        kernel.choose_lesson(argument, notebook, LESSONS)
     assert says in str(caught.value) and "`%grade 03_jit`" in str(caught.value)
 
 
 def test_the_notebooks_path_as_the_kernel_knows_it() -> None:
-    assert session.notebook_path({"__vsc_ipynb_file__": "/w/03_jit.ipynb"}, {}) == "/w/03_jit.ipynb"
-    assert session.notebook_path({"__session__": "03_jit.ipynb"}, {}) == "03_jit.ipynb"
-    assert session.notebook_path({}, {"JPY_SESSION_NAME": "a/03_jit.ipynb"}) == "a/03_jit.ipynb"
-    assert session.notebook_path({}, {}) == ""
+    assert kernel.notebook_path({"__vsc_ipynb_file__": "/w/03_jit.ipynb"}, {}) == "/w/03_jit.ipynb"
+    assert kernel.notebook_path({"__session__": "03_jit.ipynb"}, {}) == "03_jit.ipynb"
+    assert kernel.notebook_path({}, {"JPY_SESSION_NAME": "a/03_jit.ipynb"}) == "a/03_jit.ipynb"
+    assert kernel.notebook_path({}, {}) == ""
 
 
 def test_the_cells_the_kernel_ran_become_the_module_in_the_order_they_ran() -> None:
@@ -68,7 +68,7 @@ def test_the_cells_the_kernel_ran_become_the_module_in_the_order_they_ran() -> N
         "def running_sum(xs):\n    return xs.sum(), xs.cumsum()",
         "%load_ext grader\n%grade",
     ]
-    built = session.from_history("03_jit", raw, {3}, {"running_sum", "piecewise"})
+    built = kernel.from_history("03_jit", raw, {3}, {"running_sum", "piecewise"})
     assert built is not None
     namespace: dict[str, Any] = {"__file__": "/nowhere/03_jit.py"}
     exec(compile(built.text, "03_jit.py", "exec"), namespace)  # test-only: our own cells
@@ -83,7 +83,7 @@ def test_the_cells_the_kernel_ran_become_the_module_in_the_order_they_ran() -> N
 
 
 def test_cells_that_define_nothing_are_nothing_to_grade(tmp_path: Path) -> None:
-    assert session.from_history("03_jit", ["", "%load_ext grader", "1 + 1"], set(), set()) is None
+    assert kernel.from_history("03_jit", ["", "%load_ext grader", "1 + 1"], set(), set()) is None
     shell = SimpleNamespace(user_ns={}, history_manager=SimpleNamespace(input_hist_raw=["", "2"]))
     grading = magic.Grading(shell)
     try:
@@ -191,7 +191,7 @@ def test_the_cells_the_kernel_ran_are_named_as_the_notebook_shows_them() -> None
     )
     check = dataclasses.replace(check, nudge="Look at kernel, cell 12 line 3")
     exercise = ExerciseResult("03_jit", "jit", "failed", (check,))
-    said = session.in_kernel_words(exercise).checks[0]
+    said = kernel.in_kernel_words(exercise).checks[0]
     assert said.nudge == "Look at In [12] line 3"
     assert said.message.endswith("at In [12], line 3: return y[0]")
     assert said.location is not None and said.location.path == "In [12]"

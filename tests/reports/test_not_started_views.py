@@ -13,7 +13,7 @@ import pytest
 
 from grader import ladder, next_step
 from grader.model import CheckResult, ExerciseResult, NextStep, Report, SourceLine
-from grader.notebooks import inline, magic, session
+from grader.notebooks import inline, magic, kernel
 from grader.reports import html, junit, results, terminal
 from grader.runner.submission import Submission
 from grader.watch import display
@@ -166,7 +166,7 @@ def test_percent_grade_says_not_started() -> None:
     assert "Not started yet, not failed: 2 check(s)" in text
     page = inline.Inline(exercise=exercise)._repr_html_()
     assert "not started yet, not failed" in page
-    built = session.Built("03_jit", "", "", "", None)
+    built = kernel.Built("03_jit", "", "", "", None)
     assert "functions not started yet" in magic.next_line(exercise, built)
     assert 'fix "newton values"' in magic.next_line(_begun(failing=True), built)
 

@@ -215,17 +215,17 @@ def test_no_source_is_no_credit():
 def test_a_notebook_module_is_screened_by_its_cells() -> None:
     """A lesson file built from a notebook imports the grader's `exec_cells` itself: its
     cells are what runs, so they are what is screened (the setup cell left out)."""
-    from grader.notebooks import session
+    from grader.notebooks import kernel
     from grader.notebooks.export import SETUP_CELL
 
     cells = ["", "import jax.numpy as jnp", "def f(x): return jnp.sin(x)", "%load_ext grader"]
-    clean = session.from_history("03_jit", cells, set(), {"f"})
+    clean = kernel.from_history("03_jit", cells, set(), {"f"})
     assert clean is not None and source_screen.findings(clean.text.encode()) == []
-    setup = session.from_history(
+    setup = kernel.from_history(
         "03_jit", [*cells, SETUP_CELL.format(install="jax-lesson-grader")], set(), {"f"}
     )
     assert setup is not None and source_screen.findings(setup.text.encode()) == []
-    tampering = session.from_history("03_jit", [*cells, "import gc"], set(), {"f"})
+    tampering = kernel.from_history("03_jit", [*cells, "import gc"], set(), {"f"})
     assert tampering is not None
     (found,) = source_screen.findings(tampering.text.encode())
     assert str(found) == "cell 4, line 1: reaches every live object (`gc`)"
