@@ -1,11 +1,11 @@
 """One grading run as `grade` runs it: the lesson files graded, what the student sees of
-them (`hints.after_grading`), the run joined to the history, the reports written.
+them (`audience.after_grading`), the run joined to the history, the reports written.
 
     graded = grading.run(specs, submission, options, suites=..., outputs={"json": path})
 
-`kept` is the part after the engine (hints, then history), for `grade` and `grade watch`
-(one file, on its warm worker); its state (`.grade/`) belongs to the graded folder
-(`hints.state_folder`), not the working folder. `exercises`: the suites' exercises
+`kept` is the part after the engine (what the student sees, then history), for `grade`
+and `grade watch` (one file, on its warm worker); its state (`.grade/`) belongs to the
+graded folder (`state.state_folder`), not the working folder. `exercises`: the suites' exercises
 `--only` names; `isolation`: the level grading will run at, checked before anything is
 graded. At the package's top, as `grader.cli`: both ship to students (`grade release`),
 the instructor's packages do not.
@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import catalog, hints, rounding
+from grader import audience, catalog, rounding, settings
 from grader.errors import GraderError
 from grader.model import ExerciseResult, Report
 from grader.reports import history
@@ -29,6 +29,7 @@ from grader.runner import engine, policy
 from grader.runner.submission import LESSON_SUFFIXES, Submission
 from grader.sandbox import exposure
 from grader.sandbox.isolation import Isolation
+from grader.state import state_folder
 
 STDOUT = Path("-")  # `--json -`: the report is written to standard output
 DEFAULT_LESSONS = "exercises"
@@ -121,14 +122,14 @@ def kept(
 ) -> tuple[Report, Path]:
     """What the student sees of `report` (next steps, `grade hint`'s memory in `.grade/`,
     the course's policy on fixes), the run then joined to the history the HTML report
-    charts; both kept in `folder` (default: the graded folder's, `hints.state_folder`).
+    charts; both kept in `folder` (default: the graded folder's, `state.state_folder`).
     `for_course`: a submission graded for the course (Gradescope): the policy is the
     working folder's, the submission's own settings and state count for nothing, and nothing
-    is kept in it (`hints.for_course`)."""
+    is kept in it (`audience.for_course`)."""
     if for_course:
-        return hints.for_course(report, submission, suites=suites), Path.cwd()
-    state = hints.state_folder(submission.root) if folder is None else folder
-    report = hints.after_grading(report, submission, suites=suites, folder=state)
+        return audience.for_course(report, submission, suites=suites), Path.cwd()
+    state = state_folder(submission.root) if folder is None else folder
+    report = audience.after_grading(report, submission, suites=suites, folder=state)
     history.record(report, state)
     return report, state
 
@@ -170,7 +171,7 @@ def run(
     reports of `outputs` (kind -> path). With a Gradescope report among `outputs` the
     submission is graded for the course (`kept`'s `for_course`)."""
     for_course = "gradescope" in outputs
-    course = Path.cwd() if for_course else hints.state_folder(submission.root)
+    course = Path.cwd() if for_course else state_folder(submission.root)
     counted = _as_counted(on_result, course)
     with live or contextlib.nullcontext():
         report = engine.grade(specs, submission, options, counted, on_start=on_start)
@@ -183,7 +184,7 @@ def _as_counted(on_result: engine.Progress | None, course: Path) -> engine.Progr
     """`on_result` given each file's points as the course of `course` counts them
     (`[tool.grade] round`), the points `kept`'s report will show."""
     try:
-        step = hints.round_step(course)
+        step = settings.round_step(course)
     except GraderError:  # a malformed setting: `kept` says so, once, and rounds nothing
         step = None
     if on_result is None or step is None:

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from grader import hints, next_step
+from grader import hints, invocations, settings, state
 from grader.errors import GraderError
 from grader.model import CheckResult, ExerciseResult
 from grader.reports import controls, groups, labels
@@ -72,7 +72,7 @@ def failing(exercise: ExerciseResult) -> list[CheckResult]:
     return [c for c in shown if c.status in labels.PROBLEM_STATUSES] + unstarted
 
 
-def has_more(check: CheckResult, seen: int, setting: hints.ShowFixes) -> bool:
+def has_more(check: CheckResult, seen: int, setting: settings.ShowFixes) -> bool:
     """Whether `check` has a level of help beyond the `seen` one."""
     return any(level.number > seen for level in hints.levels(check, setting))
 
@@ -81,7 +81,7 @@ def choose(
     exercise: ExerciseResult,
     wanted: str,
     revealed: Mapping[str, int] | None = None,
-    setting: hints.ShowFixes = hints.DEFAULT_SHOW_FIXES,
+    setting: settings.ShowFixes = settings.DEFAULT_SHOW_FIXES,
 ) -> CheckResult | None:
     """The check to help with: `wanted` (id or name); else the first failing one with help
     left to reveal (`revealed`: check id -> level seen), so that the ladder moves on once a
@@ -146,16 +146,16 @@ def named(exercise: ExerciseResult, wanted: str) -> CheckResult:
     )
 
 
-def first_failing_lesson(folder: Path, setting: hints.ShowFixes) -> str:
+def first_failing_lesson(folder: Path, setting: settings.ShowFixes) -> str:
     """The first lesson (catalog order) whose last grading has a failing check with help
     left to reveal; else the first with a failing check."""
-    graded = hints.last_lessons(folder)
+    graded = state.last_lessons(folder)
     if not graded:
         raise NothingGraded("no grading in this folder yet: run `grade` first, then ask for a hint")
-    revealed = hints.load_revealed(folder)
+    revealed = state.load_revealed(folder)
     with_failures = []
     for lesson in graded:
-        exercise = hints.last_result(folder, lesson)
+        exercise = state.last_result(folder, lesson)
         if exercise is None or not failing(exercise):
             continue
         seen = revealed.get(lesson, {})
@@ -180,24 +180,24 @@ def state_folder(lesson: str) -> Path:
     """Where the last gradings are kept: the state folder of the lesson file's folder when
     `lesson` is a path (`solutions/03_jit.py`), else of what `grade` grades here."""
     parent = Path(lesson).parent
-    return hints.state_folder(parent) if str(parent) != "." else hints.state_folder_here()
+    return state.state_folder(parent) if str(parent) != "." else state.state_folder_here()
 
 
 def reveal(lesson_given: str, check_given: str) -> Help:
     """The next level of help for the check named (`check_given` of `lesson_given`; the
     ladder's next when not), remembered as revealed; `NoSuchCheck`, `NothingGraded` or
-    `hints.SettingError` say why there is none."""
+    `settings.SettingError` say why there is none."""
     folder = state_folder(lesson_given)
-    setting = hints.show_fixes(folder)
+    setting = settings.show_fixes(folder)
     lesson = lesson_name(lesson_given) if lesson_given else first_failing_lesson(folder, setting)
-    exercise = hints.last_result(folder, lesson)
+    exercise = state.last_result(folder, lesson)
     if exercise is None:
         raise NothingGraded(
             f"no grading of {lesson} in this folder yet: run `{_grade_command(folder, lesson)}` "
             "first, then ask for a hint"
         )
     exercise = controls.visible_in(exercise)
-    revealed = hints.load_revealed(folder).get(lesson, {})
+    revealed = state.load_revealed(folder).get(lesson, {})
     check = choose(exercise, check_given, revealed, setting)
     if check is None:
         return Help([_no_check(exercise)])
@@ -208,7 +208,7 @@ def reveal(lesson_given: str, check_given: str) -> Help:
     seen = revealed.get(check.id, hints.QUESTION)
     new = next((level for level in available if level.number > seen), None)
     if new is not None:
-        hints.save_revealed(folder, lesson, check.id, new.number)
+        state.save_revealed(folder, lesson, check.id, new.number)
         seen = new.number
     problems = failing(exercise)
     done = [] if check_given else problems[: problems.index(check)]
@@ -245,16 +245,16 @@ def _asked(given: str, lesson: str) -> str:
 def _grade_command(folder: Path, lesson: str) -> str:
     """The command that grades `lesson` in the state folder `folder`, as it runs from here:
     `grade exercises/03_jit.py` from the repository, `grade 03_jit.py` inside exercises/."""
-    for place in (folder / hints.LAYOUT_FOLDERS[0], folder / hints.LAYOUT_FOLDERS[1], folder):
+    for place in (folder / state.LAYOUT_FOLDERS[0], folder / state.LAYOUT_FOLDERS[1], folder):
         for suffix in (".py", ".ipynb"):
             if (place / f"{lesson}{suffix}").is_file():
-                return next_step.command(place / f"{lesson}{suffix}")
+                return invocations.command(place / f"{lesson}{suffix}")
     return f"grade --only {lesson}"
 
 
 def recorded(folder: Path) -> str:
     """Where the levels revealed are kept, and that the instructor sees them as reported."""
-    path = hints.revealed_path(folder)
+    path = state.revealed_path(folder)
     try:
         shown = path.relative_to(Path.cwd().resolve())
     except ValueError:
@@ -301,7 +301,7 @@ def _footer(
     available: list[hints.Level],
     seen: int,
     revealed_now: bool,
-    setting: hints.ShowFixes,
+    setting: settings.ShowFixes,
 ) -> str:
     later = [level for level in available if level.number > seen]
     if later:

@@ -20,11 +20,11 @@ import dataclasses
 import io
 import json
 import re
-import shlex
 import tokenize
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from grader.invocations import command, shown
 from grader.model import ExerciseResult, NextStep, Report, SourceLine
 from grader.runner.submission import LESSON_SUFFIXES, MAX_LESSON_BYTES, Submission
 
@@ -73,20 +73,10 @@ def _notebook_cells(text: str) -> Iterator[str]:
             yield "".join(source) if isinstance(source, list) else str(source)
 
 
-def shown(path: Path, cwd: Path | None = None) -> str:
-    """`path` as a student can use it from where they stand: relative to the working folder
-    when it lies in it (`exercises/03_jit.py`), else as given."""
-    here = (Path.cwd() if cwd is None else cwd).resolve()
-    try:
-        absolute = path if path.is_absolute() else here / path
-        return str(absolute.resolve().relative_to(here))
-    except (ValueError, OSError, RuntimeError):
-        return str(path)
-
-
 def first_todo(path: Path) -> SourceLine | None:
     """The first TODO of the lesson file at `path` (a `.py` or an `.ipynb`), or None; its
-    path as `shown` (`exercises/01_arrays.py line 34`, a place the student can open)."""
+    path as `invocations.shown` (`exercises/01_arrays.py line 34`: a place the student
+    can open)."""
     try:
         if path.stat().st_size > MAX_LESSON_BYTES * 25:
             return None
@@ -105,11 +95,6 @@ def first_todo(path: Path) -> SourceLine | None:
         if found is not None:
             return found
     return None
-
-
-def command(path: Path) -> str:
-    """`grade exercises/03_jit.py`: the command that grades the file at `path` (`shown`)."""
-    return f"grade {shlex.quote(shown(path))}"
 
 
 def _file_of(submission: Submission, lesson: str) -> Path:

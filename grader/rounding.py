@@ -12,9 +12,10 @@ never reads as full marks, and the checks still add up to the file's total and t
 to the report's. A check whose score was rounded says so on its first line (the line a
 grouped check shows: `grader.reports.groups.share_note`).
 
-`grader.hints` reads the setting with the course's other `[tool.grade]` settings and applies
-`rounded` wherever the help policy is applied, so every report of a grading (terminal,
-`grade watch`, HTML, JSON, Gradescope, JUnit, `%grade`) shows the same points.
+`grader.settings` reads the setting with the course's other `[tool.grade]` settings and
+`grader.audience` applies `rounded` wherever the help policy is applied, so every report of
+a grading (terminal, `grade watch`, HTML, JSON, Gradescope, JUnit, `%grade`) shows the same
+points.
 """
 
 from __future__ import annotations

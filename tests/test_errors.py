@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import catalog, cli, grading, hints, ladder
+from grader import catalog, cli, grading, ladder, settings
 from grader.batch import export
 from grader.batch import run as batch_run
 from grader.commands import shared
@@ -33,7 +33,7 @@ USER_ERRORS = (
     new.NewError,
     export.ExportError,
     batch_run.BatchError,
-    hints.SettingError,
+    settings.SettingError,
     ladder.NoSuchCheck,
     ladder.NothingGraded,
     policy.IsolationUnavailable,
@@ -49,7 +49,7 @@ def test_every_error_of_the_grader_s_user_is_a_grader_error(error: type[Exceptio
 
 
 def test_errors_that_were_value_errors_still_are() -> None:
-    for error in (hints.SettingError, ladder.NoSuchCheck, ladder.NothingGraded):
+    for error in (settings.SettingError, ladder.NoSuchCheck, ladder.NothingGraded):
         assert issubclass(error, ValueError)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grader import hints, next_step
+from grader import audience, hints, invocations, next_step, settings, state
 from grader.model import CheckResult, ExerciseResult, NextStep, Report, SourceLine
 from grader.reports import gradescope, html, junit, results, terminal
 from grader.runner.submission import Submission
@@ -95,7 +95,7 @@ def test_empty_levels_are_left_out_and_never_drops_the_fix() -> None:
     ],
 )
 def test_apply_keeps_only_what_is_allowed(
-    setting: hints.ShowFixes, revealed: int, nudge: str, fix: str
+    setting: settings.ShowFixes, revealed: int, nudge: str, fix: str
 ) -> None:
     shown = hints.apply(raw_report(), {"03_jit": {"test_running_sum_scan": revealed}}, setting)
     check = shown.exercises[0].checks[1]
@@ -168,16 +168,16 @@ def test_show_fixes_is_read_from_the_course_pyproject(
         f'[project]\nname = "course"\n\n[tool.grade]\n{line}\n\n[tool.other]\nshow_fixes = 1\n'
     )
     (tmp_path / "exercises").mkdir()
-    assert hints.show_fixes(tmp_path / "exercises") == setting  # found in a folder above
+    assert settings.show_fixes(tmp_path / "exercises") == setting  # found in a folder above
 
 
 def test_a_bad_setting_is_an_error_and_grading_reads_it_as_never(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.grade]\nshow_fixes = "sometimes"\n')
-    with pytest.raises(hints.SettingError, match="give true, false or"):
-        hints.show_fixes(tmp_path)
-    shown = hints.for_class(raw_report(), tmp_path)
+    with pytest.raises(settings.SettingError, match="give true, false or"):
+        settings.show_fixes(tmp_path)
+    shown = audience.for_class(raw_report(), tmp_path)
     assert shown.exercises[0].checks[1].fix == ""
     assert "show_fixes" in capsys.readouterr().err
 
@@ -187,27 +187,27 @@ def test_a_bad_setting_is_an_error_and_grading_reads_it_as_never(
 
 def test_last_results_keep_the_help_and_lessons_graded_before(tmp_path: Path) -> None:
     other = ExerciseResult("01_arrays", "arrays", "passed", ())
-    hints.remember(
+    state.remember(
         Report((other,), seed=1, submission=".", grader_version="0"), tmp_path, "on-request"
     )
-    hints.remember(raw_report(), tmp_path, "on-request")
-    back = hints.last_result(tmp_path, "03_jit")
+    state.remember(raw_report(), tmp_path, "on-request")
+    back = state.last_result(tmp_path, "03_jit")
     assert back is not None and back.checks[1] == failed()
-    assert hints.last_result(tmp_path, "01_arrays") is not None
-    assert hints.last_result(tmp_path, "02_grad") is None
-    hints.remember(raw_report(), tmp_path, "never")
-    back = hints.last_result(tmp_path, "03_jit")
+    assert state.last_result(tmp_path, "01_arrays") is not None
+    assert state.last_result(tmp_path, "02_grad") is None
+    state.remember(raw_report(), tmp_path, "never")
+    back = state.last_result(tmp_path, "03_jit")
     assert back is not None and back.checks[1].fix == ""
     assert "SOLUTION_CODE" not in (tmp_path / ".grade" / "last.json").read_text()
 
 
 def test_revealed_levels_survive_a_damaged_file(tmp_path: Path) -> None:
-    assert hints.load_revealed(tmp_path) == {}
-    hints.save_revealed(tmp_path, "03_jit", "test_x", 1)
-    hints.save_revealed(tmp_path, "03_jit", "test_y", 2)
-    assert hints.load_revealed(tmp_path) == {"03_jit": {"test_x": 1, "test_y": 2}}
+    assert state.load_revealed(tmp_path) == {}
+    state.save_revealed(tmp_path, "03_jit", "test_x", 1)
+    state.save_revealed(tmp_path, "03_jit", "test_y", 2)
+    assert state.load_revealed(tmp_path) == {"03_jit": {"test_x": 1, "test_y": 2}}
     (tmp_path / ".grade" / "hints.json").write_text("{not json")
-    assert hints.load_revealed(tmp_path) == {}
+    assert state.load_revealed(tmp_path) == {}
 
 
 # -- what to do next ----------------------------------------------------------------------
@@ -258,7 +258,7 @@ def test_the_todo_is_named_by_a_path_that_opens_from_the_working_folder(
     monkeypatch.chdir(tmp_path)
     assert next_step.first_todo(Path("exercises/03_jit.py")).path == "exercises/03_jit.py"  # type: ignore[union-attr]
     assert next_step.first_todo(path).path == "exercises/03_jit.py"  # type: ignore[union-attr]
-    assert next_step.command(path) == "grade exercises/03_jit.py"
+    assert invocations.command(path) == "grade exercises/03_jit.py"
     monkeypatch.chdir(tmp_path / "exercises")
     assert next_step.first_todo(path).path == "03_jit.py"  # type: ignore[union-attr]
     elsewhere = tmp_path / "elsewhere"
@@ -335,11 +335,11 @@ def test_after_grading_fills_remembers_and_applies(
     monkeypatch.chdir(tmp_path)
     (tmp_path / "03_jit.py").write_text(STUB)
     submission = Submission(tmp_path, {"03_jit": tmp_path / "03_jit.py"}, single="03_jit")
-    hints.save_revealed(tmp_path, "03_jit", "test_running_sum_scan", 1)
-    shown = hints.after_grading(raw_report(), submission)
+    state.save_revealed(tmp_path, "03_jit", "test_running_sum_scan", 1)
+    shown = audience.after_grading(raw_report(), submission)
     check = shown.exercises[0].checks[1]
     assert (check.nudge, check.fix, check.hints_revealed) == (NUDGE, "", 1)
-    kept = hints.last_result(tmp_path, "03_jit")
+    kept = state.last_result(tmp_path, "03_jit")
     assert kept is not None and kept.checks[1].fix == FIX  # for `grade hint`
     assert "Next: stuck on 03_jit? `grade hint 03_jit`" in terminal.render(shown, color=False)
 
@@ -352,9 +352,9 @@ def test_a_planted_link_is_not_written_through(tmp_path: Path) -> None:
     work.mkdir()
     (work / ".grade").symlink_to(elsewhere)
     with pytest.raises(OSError, match="is a link"):
-        hints.save_revealed(work, "03_jit", "test_x", 1)
+        state.save_revealed(work, "03_jit", "test_x", 1)
     with pytest.raises(OSError, match="is a link"):
-        hints.remember(raw_report(), work, "on-request")  # after_grading goes on without it
+        state.remember(raw_report(), work, "on-request")  # after_grading goes on without it
     assert list(elsewhere.iterdir()) == []
 
 
@@ -366,34 +366,34 @@ def test_state_belongs_to_the_graded_folder(
     (repo / "notebooks").mkdir()
     other = tmp_path / "other"
     other.mkdir()
-    assert hints.state_folder(repo / "exercises") == repo.resolve()
-    assert hints.state_folder(repo / "notebooks") == repo.resolve()
-    assert hints.state_folder(other) == other.resolve()
-    assert hints.state_folder_here(repo) == repo.resolve()
-    assert hints.state_folder_here(repo / "exercises") == repo.resolve()
+    assert state.state_folder(repo / "exercises") == repo.resolve()
+    assert state.state_folder(repo / "notebooks") == repo.resolve()
+    assert state.state_folder(other) == other.resolve()
+    assert state.state_folder_here(repo) == repo.resolve()
+    assert state.state_folder_here(repo / "exercises") == repo.resolve()
     monkeypatch.chdir(other)
-    assert hints.state_folder_here() == other.resolve()
+    assert state.state_folder_here() == other.resolve()
     submission = Submission(repo / "exercises", {"03_jit": repo / "exercises" / "03_jit.py"})
     (repo / "exercises" / "03_jit.py").write_text(STUB)
-    hints.after_grading(raw_report(), submission)  # run in `other`
+    audience.after_grading(raw_report(), submission)  # run in `other`
     assert (repo / ".grade" / "last.json").is_file() and not (other / ".grade").exists()
 
 
 def test_a_students_file_is_read_as_data(tmp_path: Path) -> None:
     path = tmp_path / "hints.json"
-    assert hints.revealed_in(path) is None
+    assert state.revealed_in(path) is None
     path.write_text('{"03_jit": {"test_a": 2, "test_b": 7, "test_c": true, "4": "x"}, "x": 1}')
-    revealed = hints.revealed_in(path)
+    revealed = state.revealed_in(path)
     assert revealed == {"03_jit": {"test_a": 2, "test_b": 2}}
-    assert hints.count(revealed) == 4
+    assert state.count(revealed) == 4
     path.write_text("[1, 2]")
-    assert hints.revealed_in(path) is None
-    path.write_text(" " * (hints.REVEALED_LIMIT + 1) + "{}")
-    assert hints.revealed_in(path) is None
+    assert state.revealed_in(path) is None
+    path.write_text(" " * (state.REVEALED_LIMIT + 1) + "{}")
+    assert state.revealed_in(path) is None
     link = tmp_path / "link.json"
     link.symlink_to(tmp_path / "target.json")
     (tmp_path / "target.json").write_text('{"03_jit": {"test_a": 1}}')
-    assert hints.revealed_in(link) is None
+    assert state.revealed_in(link) is None
 
 
 def test_the_hint_command_finds_the_grading_from_where_it_is_printed(tmp_path: Path) -> None:
@@ -403,16 +403,16 @@ def test_the_hint_command_finds_the_grading_from_where_it_is_printed(tmp_path: P
     repo = tmp_path / "repo"
     (repo / "exercises").mkdir(parents=True)
     inside = repo / "exercises"
-    assert hints.hint_command("03_jit", "exercises", repo) == "grade hint 03_jit"
-    assert hints.hint_command("03_jit", "exercises/03_jit.py", repo) == "grade hint 03_jit"
-    assert hints.hint_command("03_jit", "", repo) == "grade hint 03_jit"
-    assert hints.hint_command("03_jit", "03_jit.py", inside) == "grade hint 03_jit"
-    assert hints.hint_command("03_jit", ".", inside) == "grade hint 03_jit"
-    elsewhere = hints.hint_command("03_jit", "repo/exercises", tmp_path)
+    assert invocations.hint_command("03_jit", "exercises", repo) == "grade hint 03_jit"
+    assert invocations.hint_command("03_jit", "exercises/03_jit.py", repo) == "grade hint 03_jit"
+    assert invocations.hint_command("03_jit", "", repo) == "grade hint 03_jit"
+    assert invocations.hint_command("03_jit", "03_jit.py", inside) == "grade hint 03_jit"
+    assert invocations.hint_command("03_jit", ".", inside) == "grade hint 03_jit"
+    elsewhere = invocations.hint_command("03_jit", "repo/exercises", tmp_path)
     assert elsewhere == "grade hint repo/exercises/03_jit.py"
-    assert hints.hint_command("03_jit", "repo/exercises/03_jit.py", tmp_path) == elsewhere
+    assert invocations.hint_command("03_jit", "repo/exercises/03_jit.py", tmp_path) == elsewhere
     away = tmp_path / "away"
     away.mkdir()
-    absolute = hints.hint_command("03_jit", str(inside), away)
+    absolute = invocations.hint_command("03_jit", str(inside), away)
     assert absolute == f"grade hint {inside / '03_jit.py'}"
-    assert hints.hint_command("03_jit", "bad\0name", away) == "grade hint 03_jit"
+    assert invocations.hint_command("03_jit", "bad\0name", away) == "grade hint 03_jit"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import hints, rounding
+from grader import audience, rounding, settings
 from grader.model import CheckResult, ExerciseResult, Report
 from grader.reports import gradescope, results, terminal
 from grader.runner.submission import Submission
@@ -89,8 +89,8 @@ def test_round_is_read_with_the_courses_other_settings(
         f"[tool.grade]\nshow_fixes = true\n{line}\n\n[tool.other]\nround = 3\n"
     )
     (tmp_path / "exercises").mkdir()
-    assert hints.round_step(tmp_path / "exercises") == step
-    assert hints.show_fixes(tmp_path / "exercises") == "always"  # the other setting unharmed
+    assert settings.round_step(tmp_path / "exercises") == step
+    assert settings.show_fixes(tmp_path / "exercises") == "always"  # the other setting unharmed
 
 
 @pytest.mark.parametrize("value", ['"whole"', "0", "-1", "nan"])
@@ -98,9 +98,9 @@ def test_a_bad_round_is_said_and_grading_keeps_the_scores(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str
 ) -> None:
     (tmp_path / "pyproject.toml").write_text(f"[tool.grade]\nround = {value}\n")
-    with pytest.raises(hints.SettingError, match="give a positive number"):
-        hints.round_step(tmp_path)
-    shown = hints.for_class(_report(), tmp_path)
+    with pytest.raises(settings.SettingError, match="give a positive number"):
+        settings.round_step(tmp_path)
+    shown = audience.for_class(_report(), tmp_path)
     assert shown.score == _report().score
     assert "[tool.grade] round" in capsys.readouterr().err
 
@@ -112,9 +112,9 @@ def test_every_grading_path_rounds_as_the_course_asks(
     (tmp_path / "pyproject.toml").write_text("[tool.grade]\nround = 1\n")
     (tmp_path / "03_jit.py").write_text("def piecewise(x):\n    return x\n")
     submission = Submission(tmp_path, {"03_jit": tmp_path / "03_jit.py"}, single="03_jit")
-    assert hints.after_grading(_report(), submission).score == 7.0  # grade, watch, %grade
-    assert hints.for_course(_report(), submission, course=tmp_path).score == 7.0  # Gradescope
-    assert hints.for_class(_report(), tmp_path).score == 7.0  # grade batch
+    assert audience.after_grading(_report(), submission).score == 7.0  # grade, watch, %grade
+    assert audience.for_course(_report(), submission, course=tmp_path).score == 7.0  # Gradescope
+    assert audience.for_class(_report(), tmp_path).score == 7.0  # grade batch
 
 
 def test_a_release_carries_the_courses_rounding(tmp_path: Path) -> None:
@@ -123,7 +123,7 @@ def test_a_release_carries_the_courses_rounding(tmp_path: Path) -> None:
     released = tmp_path / "release"
     released.mkdir()
     (released / "pyproject.toml").write_text(tree.pyproject(released, "on-request", 1.0))
-    assert hints.round_step(released) == 1.0
-    assert hints.show_fixes(released) == "on-request"
+    assert settings.round_step(released) == 1.0
+    assert settings.show_fixes(released) == "on-request"
     (released / "pyproject.toml").write_text(tree.pyproject(released, "on-request"))
-    assert hints.round_step(released) is None  # not set: not written
+    assert settings.round_step(released) is None  # not set: not written

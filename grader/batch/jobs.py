@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import catalog, hints
+from grader import audience, catalog
 from grader.model import Report
 from grader.runner import engine, policy
 from grader.runner.submission import Submission
@@ -35,4 +35,4 @@ Grader = Callable[[list[Job], list[catalog.ExerciseSpec], policy.Options], Itera
 
 def grade_job(job: Job, specs: list[catalog.ExerciseSpec], options: policy.Options) -> Report:
     # A class report shows fixes only when the course always shows them (no student revealed any).
-    return hints.for_class(engine.grade(specs, job.submission(), options))
+    return audience.for_class(engine.grade(specs, job.submission(), options))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader import atomic, catalog, hints
+from grader import atomic, audience, catalog, state
 from grader.batch import gradebook, interrupt, resume
 from grader.batch.jobs import Grader, Job, Outcome
 from grader.classroom import causes, roster, similarity
@@ -194,14 +194,14 @@ def similar_pairs(jobs: list[Job], stubs: Path) -> list[similarity.Pair]:
     return similarity.compare(files, given)
 
 
-def reported_hints(job: Job) -> hints.Revealed | None:
+def reported_hints(job: Job) -> state.Revealed | None:
     """The `.grade/hints.json` of the student's submission (kept for the folder their
-    lesson files are in: `hints.state_folder`), read as data; None when there is none (or
+    lesson files are in: `state.state_folder`), read as data; None when there is none (or
     `.grade` is a link)."""
     if Path(job.root).is_symlink():  # a linked folder is not followed (`job_for`)
         return None
-    folder = hints.state_folder(Path(job.root)) / hints.STATE_DIR
-    return None if folder.is_symlink() else hints.revealed_in(folder / hints.REVEALED_FILE)
+    folder = state.state_folder(Path(job.root)) / state.STATE_DIR
+    return None if folder.is_symlink() else state.revealed_in(folder / state.REVEALED_FILE)
 
 
 def write_hints(out: Path, job: Job) -> None:
@@ -346,7 +346,7 @@ def _keep(
 ) -> Report | None:
     """Write one student's files (the class's policy on fixes: no student revealed any
     here) and what they were graded from; returns their report."""
-    report = None if graded is None else hints.for_class(graded)
+    report = None if graded is None else audience.for_class(graded)
     if report is None:
         done.problems.append(f"{job.student}: the grader failed: {error.strip().splitlines()[-1]}")
     write_student(out, job, report, error)

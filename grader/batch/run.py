@@ -54,7 +54,7 @@ which student's lesson file is being graded and the time its limit leaves ("alic
 03_jit 0:41 left"); each graded student gets a line, with the time the batch has
 left by the files' times so far ("about 2:10 left"). In a pipe or a file (a CI log)
 only the lines, `[i/N] alice: 100.0%`, no redrawing. The reports follow the course's
-policy on fixes for a class (`hints.for_class`: only with `show_fixes = true`).
+policy on fixes for a class (`audience.for_class`: only with `show_fixes = true`).
 """
 
 from __future__ import annotations

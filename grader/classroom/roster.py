@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from grader import hints as hints_module
+from grader import state
 from grader.model import ExerciseResult, ExerciseStatus, Report
 from grader.reports import labels
 
@@ -35,7 +35,7 @@ class Student:
     doc: dict[str, Any] | None  # the results JSON; None when grading failed
     error: str = ""
     graded_at: str = ""  # ISO 8601, UTC, to the second: when the results were written
-    hints: hints_module.Revealed | None = None  # as their submission reported; None: no record
+    hints: state.Revealed | None = None  # as their submission reported; None: no record
 
     @property
     def score(self) -> float:
@@ -63,7 +63,7 @@ class Student:
     def hints_revealed(self) -> int | None:
         """Help levels the student asked for (`grade hint`), as their submission's
         `.grade/hints.json` reports them (self-reported); None when it has no such file."""
-        return None if self.hints is None else hints_module.count(self.hints)
+        return None if self.hints is None else state.count(self.hints)
 
     @property
     def report(self) -> Report | None:
@@ -147,7 +147,7 @@ def load(out: Path) -> list[Student]:
         except UnreadableResults as exc:
             found[path.stem] = Student(path.stem, None, str(exc), graded_at=written_at(path))
             continue
-        reported = hints_module.revealed_in(out / HINTS / path.name)
+        reported = state.revealed_in(out / HINTS / path.name)
         found[path.stem] = Student(path.stem, doc, graded_at=written_at(path), hints=reported)
     for path in sorted(folder.glob("*.error.txt")):
         name = path.name.removesuffix(".error.txt")

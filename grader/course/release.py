@@ -35,7 +35,7 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader import catalog, hints
+from grader import catalog, settings
 from grader.course import assign, ci_template, lock, public_suite, tree
 from grader.errors import GraderError
 from grader.notebooks import convert
@@ -257,7 +257,7 @@ def _student_files(
             "student-readme.md.j2",
             exercises=released,
             fail_under=fail_under,
-            show_fixes=hints.show_fixes(course_dir),
+            show_fixes=settings.show_fixes(course_dir),
             spec=(out / SPEC).is_file(),
             url=url,
         ),
@@ -291,6 +291,6 @@ ERRORS = (
     assign.MarkerError,
     tree.TreeError,
     catalog.CatalogError,
-    hints.SettingError,
+    settings.SettingError,
     lock.LockError,
 )

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import jinja2
 
-from grader import hints
+from grader import settings
 from grader.errors import GraderError
 
 DISTRIBUTION = "jax-lesson-grader"
@@ -99,7 +99,7 @@ def _packages(dest: Path) -> list[str]:
     return sorted(found | {"grader.templates"})
 
 
-def pyproject(dest: Path, show_fixes: hints.ShowFixes, round_step: float | None = None) -> str:
+def pyproject(dest: Path, show_fixes: settings.ShowFixes, round_step: float | None = None) -> str:
     """The `pyproject.toml` of the grader copied into `dest` (see the module's docstring),
     with the course's `[tool.grade]` settings (`round` only where the course sets it)."""
     meta = _metadata()
@@ -157,9 +157,9 @@ def copy_grader(
     `templates`, or all) and a `pyproject.toml` carrying the `[tool.grade]` setting of
     `course` into `dest`."""
     try:
-        setting = hints.show_fixes(course)
-        round_step = hints.round_step(course)
-    except hints.SettingError as exc:
+        setting = settings.show_fixes(course)
+        round_step = settings.round_step(course)
+    except settings.SettingError as exc:
         raise TreeError(str(exc)) from None
     left_out = {PACKAGE / p for p in leave_out}
 

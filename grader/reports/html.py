@@ -24,7 +24,7 @@ from pathlib import Path
 import jinja2
 import markupsafe
 
-from grader import atomic, hints
+from grader import atomic, invocations
 from grader.model import ExerciseResult, NextStep, Report
 from grader.reports import controls, groups, history_chart, labels
 from grader.reports.history import Run
@@ -230,7 +230,7 @@ def render(report: Report, history: Sequence[Run] | None = None) -> str:
         fraction=fraction,
         to_fix=to_fix(report),
         stuck=stuck_on(report),
-        stuck_hint=hints.hint_command(stuck_on(report), report.submission),
+        stuck_hint=invocations.hint_command(stuck_on(report), report.submission),
         onward=onward(report),
         chart=history_chart.chart(history or (), report),
     )

@@ -47,7 +47,7 @@ from __future__ import annotations
 from rich.color import ColorSystem
 from rich.style import Style
 
-from grader import hints
+from grader import invocations
 from grader.model import CheckResult, ExerciseResult, ExerciseStatus, Report
 from grader.reports import controls, groups, labels
 
@@ -285,7 +285,7 @@ def next_lines(report: Report, paint: _Paint | None = None) -> list[str]:
     )
     if stuck is not None:
         lines.append(
-            f"{label} stuck on {stuck.name}? `{hints.hint_command(stuck.name, report.submission)}` "
+            f"{label} stuck on {stuck.name}? `{invocations.hint_command(stuck.name, report.submission)}` "
             "shows more help for its first failing check."
         )
     untouched = next(

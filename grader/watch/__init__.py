@@ -17,7 +17,7 @@ others still run, and the whole verdict as soon as the judge records that it is 
 the judge and its sandbox have exited; the worker's reply then has the last word.
 
 The command's arguments are `grader.commands.watch`; its loop, and leaving cleanly,
-`session`. What a graded save shows goes through `grader.hints.after_grading`, as `grade`'s summary does: the
+`session`. What a graded save shows goes through `grader.audience.after_grading`, as `grade`'s summary does: the
 course's policy on fixes, what the student revealed, the next step, and `.grade/last.json`
 for `grade hint`; each graded save joins the run history (`.grade/history.jsonl`), as a run of
 `grade` does.

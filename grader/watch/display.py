@@ -28,7 +28,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from grader import hints
+from grader import invocations
 from grader.model import ExerciseResult
 from grader.reports import console as consoles
 from grader.reports import controls, groups, labels, terminal
@@ -158,7 +158,7 @@ def next_step(exercise: ExerciseResult, file: Path, *, single: bool = False) -> 
     elif exercise.status == "failed" and (entry := first_problem(exercise)) is not None:
         text = (
             f'Next: fix "{entry.check.name}" in {name} and save; stuck? '
-            f"`{hints.hint_command(exercise.name, str(file))}` shows more help."
+            f"`{invocations.hint_command(exercise.name, str(file))}` shows more help."
         )
     elif exercise.status == "failed" and step is not None and step.todo is not None:
         todo = step.todo  # begun, nothing failed: the next function not started

@@ -32,7 +32,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from grader import catalog, grading, hints, next_step
+from grader import audience, catalog, grading, hints, next_step, settings, state
 from grader.catalog import ExerciseSpec
 from grader.errors import GraderError
 from grader.model import ExerciseResult, Report
@@ -236,14 +236,11 @@ class Session:
         """A result read from the records as they came (`regrader.preview`, `complete`) with
         its next step and only the help the student may see; nothing is kept (the worker's
         reply, `Graded`, is what `grade hint` and the history keep)."""
-        folder = hints.state_folder(submission.root)  # where `grade hint` keeps what was revealed
-        try:
-            setting = hints.show_fixes(folder)
-        except hints.SettingError:
-            setting = "never"  # the reply's result says why, once it comes
+        folder = state.state_folder(submission.root)  # where `grade hint` keeps what was revealed
+        setting = settings.show_fixes_or_never(folder, warn=False)  # the reply's result says why
         report = next_step.fill(self.report(result, file), submission, self.lesson_order)
-        report = hints.rounded_for(report, folder)
-        report = hints.apply(report, hints.load_revealed(folder), setting)
+        report = audience.rounded_for(report, folder)
+        report = hints.apply(report, state.load_revealed(folder), setting)
         return report.exercises[0]
 
     def report(self, result: ExerciseResult, file: Path) -> Report:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from grader import catalog, hints
+from grader import audience, catalog
 from grader.batch import cluster, jobs
 from grader.batch import pool as batch
 from grader.model import without_timings
@@ -85,10 +85,10 @@ def test_a_worker_without_the_files_grades_the_shipped_bytes(course: Path, tmp_p
     )  # neither the lesson files nor the suites are here any more
     shutil.rmtree(course / "suites")
     # the batch applies the class's policy on fixes to every grader's report, as grade_job does
-    remote = hints.for_class(cluster.grade_parcel(parcel, specs, options))
+    remote = audience.for_class(cluster.grade_parcel(parcel, specs, options))
     assert without_timings(results.document(remote)) == without_timings(results.document(here))
     started = cluster.warm_pool(specs).started
-    again = hints.for_class(cluster.grade_parcel(parcel, specs, options))  # the warm worker
+    again = audience.for_class(cluster.grade_parcel(parcel, specs, options))  # the warm worker
     assert cluster.warm_pool(specs).started == started >= 1
     assert without_timings(results.document(again)) == without_timings(results.document(here))
     assert remote.submission == job.root and here.exercises[0].score == 5  # graded, not missing

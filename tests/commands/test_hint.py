@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import cli, hints
+from grader import cli, state
 from grader.course import penalised
 from grader.model import CheckResult, ExerciseResult, Report, SourceLine
 
@@ -40,7 +40,7 @@ def _check(cid: str, status: str = "failed", **extra: object) -> CheckResult:
 def _graded(folder: Path, *checks: CheckResult, status: str = "failed", message: str = "") -> None:
     exercise = ExerciseResult("03_jit", "jit", status, checks, message=message)  # type: ignore[arg-type]
     report = Report((exercise,), seed=0, submission="exercises", grader_version="0")
-    hints.remember(report, folder, "on-request")
+    state.remember(report, folder, "on-request")
 
 
 @pytest.fixture
@@ -72,20 +72,20 @@ def test_each_call_reveals_one_level_and_stops_at_the_last(tmp_path: Path, hint:
     assert "    in your code: 03_jit.py:14: for x in xs:" in text
     assert f"    question (1/3): {QUESTION}" in text and f"    nudge (2/3): {NUDGE}" in text
     assert FIX not in text and "again shows the fix" in text
-    assert hints.load_revealed(tmp_path) == {"03_jit": {"test_running_sum_scan": 1}}
+    assert state.load_revealed(tmp_path) == {"03_jit": {"test_running_sum_scan": 1}}
 
     code, text = hint("exercises/03_jit.py")
     assert f"    fix (3/3): {FIX}" in text and "that is all the help" in text
     assert "No more help" not in text
-    assert hints.load_revealed(tmp_path) == {"03_jit": {"test_running_sum_scan": 2}}
+    assert state.load_revealed(tmp_path) == {"03_jit": {"test_running_sum_scan": 2}}
 
     code, text = hint("03_jit", "test_running_sum_scan")  # by id: nothing more to reveal
     assert code == 0 and "No more help" in text and f"fix (3/3): {FIX}" in text
-    assert hints.load_revealed(tmp_path) == {"03_jit": {"test_running_sum_scan": 2}}
+    assert state.load_revealed(tmp_path) == {"03_jit": {"test_running_sum_scan": 2}}
 
     code, text = hint("03_jit", "test_newton")  # another check, by id
     assert "nudge (2/3): other nudge" in text and "other fix" not in text
-    assert hints.load_revealed(tmp_path)["03_jit"]["test_newton"] == 1
+    assert state.load_revealed(tmp_path)["03_jit"]["test_newton"] == 1
 
 
 def test_the_ladder_moves_on_to_the_next_failing_check(tmp_path: Path, hint: Hint) -> None:
@@ -107,7 +107,7 @@ def test_the_ladder_moves_on_to_the_next_failing_check(tmp_path: Path, hint: Hin
     hint("03_jit")
     _, text = hint()  # every level of every failing check shown: the first one, once more
     assert "03_jit > running sum scan" in text and "No more help" in text
-    assert hints.load_revealed(tmp_path) == {
+    assert state.load_revealed(tmp_path) == {
         "03_jit": {"test_running_sum_scan": 2, "test_newton": 2}
     }
 
@@ -119,7 +119,7 @@ def test_a_course_without_fixes_stops_at_the_nudge(tmp_path: Path, hint: Hint) -
     assert NUDGE in text and "this course does not show fixes" in text
     _, text = hint("03_jit")
     assert FIX not in text and "No more help" in text
-    assert hints.load_revealed(tmp_path) == {"03_jit": {"test_running_sum_scan": 1}}
+    assert state.load_revealed(tmp_path) == {"03_jit": {"test_running_sum_scan": 1}}
 
 
 def test_without_a_nudge_the_line_comes_second(tmp_path: Path, hint: Hint) -> None:
@@ -160,7 +160,7 @@ def test_without_a_lesson_the_first_with_a_failing_check(tmp_path: Path, hint: H
     assert code == 2 and "no grading in this folder yet" in text
     passed = ExerciseResult("01_arrays", "arrays", "passed", (_check("test_a", "passed"),))
     stub = ExerciseResult("ex1_dropout", "dropout", "failed", (_check("test_d", nudge="dd"),))
-    hints.remember(Report((stub, passed), 0, ".", "0"), tmp_path, "on-request")
+    state.remember(Report((stub, passed), 0, ".", "0"), tmp_path, "on-request")
     _graded(tmp_path, _check("test_b", nudge="bb"))
     code, text = hint()
     assert code == 0 and "03_jit > b (0/1)" in text and "nudge (2/3): bb" in text
@@ -313,7 +313,7 @@ def test_state_is_kept_for_the_graded_folder(tmp_path: Path) -> None:
     assert not (alice / "exercises" / ".grade").exists()
     text = _grade(course, "hint", str(alice / "exercises" / "01_sums.py")).stdout
     assert "nudge (2/3): Look at the operator between a and b." in text
-    assert hints.load_revealed(alice) == {"01_sums": {"test_add": 1}}
+    assert state.load_revealed(alice) == {"01_sums": {"test_add": 1}}
     assert json.loads((own / "hints.json").read_text()) == {"01_sums": {"test_total": 1}}
     inside = _grade(alice / "exercises", "hint", "01_sums").stdout  # `grade` inside exercises/
     assert "fix (3/3): return a + b" in inside
