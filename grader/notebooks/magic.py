@@ -16,7 +16,7 @@ first `%grade` (it imports JAX once) and kept for the kernel's life, with a comp
 cache of its own: a second `%grade` costs the lesson's checks, as a save under `grade
 watch` does. It is closed with the kernel (or `%unload_ext grader`).
 
-What a grading shows goes through `grader.hints.after_grading`, as `grade`'s summary does
+What a grading shows goes through `grader.audience.after_grading`, as `grade`'s summary does
 (the course's policy on fixes, `.grade/` of the working folder for `grade hint`, the run
 history), and is displayed as `grader.notebooks.inline.Inline`: HTML in a notebook, plain
 text in a terminal IPython.
@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from grader import catalog, hints
+from grader import audience, catalog, hints, settings, state
 from grader.arguments import positive
 from grader.catalog import ExerciseSpec
 from grader.model import ExerciseResult, Report
@@ -156,10 +156,10 @@ class Grading:
             duration_s=seconds,
             isolation=level,
         )
-        folder = hints.state_folder_here()  # a notebook in notebooks/: the repository's state
+        folder = state.state_folder_here()  # a notebook in notebooks/: the repository's state
         # `--hint` reveals first, so the one policy (points rounded, help shown) shows it
         revealed = self.reveal(result, folder) if args.hint else ""
-        shown = hints.after_grading(report, submission, suites=self.suites, folder=folder)
+        shown = audience.after_grading(report, submission, suites=self.suites, folder=folder)
         with contextlib.suppress(OSError):
             history.record(shown, folder)
         exercise = shown.exercises[0]
@@ -228,8 +228,8 @@ class Grading:
         remembered in `.grade/hints.json` as `grade hint` does."""
         from grader import ladder
 
-        setting = _setting(folder)
-        seen = hints.load_revealed(folder).get(result.name, {})
+        setting = settings.show_fixes_or_never(folder, warn=False)
+        seen = state.load_revealed(folder).get(result.name, {})
         check = ladder.choose(result, "", seen, setting)
         if check is None:
             return "Nothing to hint: no check failed."
@@ -238,7 +238,7 @@ class Grading:
         if level is None:
             return f"All the help for `{check.name}` is shown above."
         with contextlib.suppress(OSError):
-            hints.save_revealed(folder, result.name, check.id, level.number)
+            state.save_revealed(folder, result.name, check.id, level.number)
         total = len(hints.LEVEL_NAMES)
         return f"Revealed the {level.name} ({level.number + 1}/{total}) of `{check.name}`."
 
@@ -246,8 +246,8 @@ class Grading:
         """Whether `--hint` has a level of help left to reveal for a failing check."""
         from grader import ladder
 
-        setting = _setting(folder)
-        seen = hints.load_revealed(folder).get(result.name, {})
+        setting = settings.show_fixes_or_never(folder, warn=False)
+        seen = state.load_revealed(folder).get(result.name, {})
         return any(
             ladder.has_more(c, seen.get(c.id, hints.QUESTION), setting)
             for c in ladder.failing(result)
@@ -271,13 +271,6 @@ def preload(spec: ExerciseSpec) -> tuple[str, ...]:
     (`module.exec_cells`): the sandbox, forked from the worker, may not read the grader's
     source (a checkout, at strict isolation), as it need not for a `.py` lesson file."""
     return tuple(sorted({*spec.imports, "grader.notebooks.module"}))
-
-
-def _setting(folder: Path) -> hints.ShowFixes:
-    try:
-        return hints.show_fixes(folder)
-    except hints.SettingError:
-        return "never"
 
 
 def next_line(exercise: ExerciseResult, built: kernel.Built, more_help: bool = True) -> str:
