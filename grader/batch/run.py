@@ -68,6 +68,7 @@ from typing import Any
 
 from grader import catalog, grading
 from grader.batch import gradebook, interrupt, resume
+from grader.batch.jobs import Grader, Job
 from grader.batch.pool import (
     Live,
     batch,
@@ -77,7 +78,6 @@ from grader.batch.pool import (
     similar_pairs,
     students,
 )
-from grader.batch.jobs import Grader, Job
 from grader.classroom import roster, similarity
 from grader.errors import GraderError
 from grader.reports import controls

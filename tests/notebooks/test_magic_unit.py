@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from grader.model import CheckResult, ExerciseResult, SourceLine
-from grader.notebooks import inline, magic, kernel
+from grader.notebooks import inline, kernel, magic
 from grader.notebooks.inline import Inline
 
 LESSONS = ["01_arrays", "03_jit", "ex2_per_example_grads"]
