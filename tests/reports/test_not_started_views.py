@@ -13,7 +13,7 @@ import pytest
 
 from grader import ladder, next_step
 from grader.model import CheckResult, ExerciseResult, NextStep, Report, SourceLine
-from grader.notebooks import inline, magic, kernel
+from grader.notebooks import inline, kernel, magic
 from grader.reports import html, junit, results, terminal
 from grader.runner.submission import Submission
 from grader.watch import display
