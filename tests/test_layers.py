@@ -1,4 +1,4 @@
-"""The grader's layers import downwards only (issue 26).
+"""The grader's layers import downwards only.
 
     grader.model, grader.protocol   data and messages: no sandbox, no runner
     grader.sandbox                  the student's side and the judge's client: no runner,
@@ -9,6 +9,17 @@
                                     loaded in the sandbox; the checks import it, not the
                                     other way round)
     grader.runner                   the parent, the warm worker, the judge's start
+    grader.reports                  what renders the result model: no runner, sandbox or
+                                    protocol, nothing of the judge's, and no feature that
+                                    grades or reads gradings (`FRONT`), nor what turns a
+                                    graded report into what a reader sees (audience,
+                                    next_step, ladder)
+    grader.settings, hints,         the course's settings, the help policy, `.grade/` and
+    state, invocations              the commands a report names: beneath the reports, so
+                                    they import none of what the reports may not, nor the
+                                    reports
+    grader.commands                 the command line's arguments: imported by `grader.cli`
+                                    and by each other only (`ONLY_FROM`)
 
 Every module of `grader/` is parsed (never imported) and each of its static imports read,
 those inside functions and `if TYPE_CHECKING:` blocks included, as well as
@@ -28,13 +39,46 @@ PACKAGE = Path(grader.__file__).resolve().parent
 JUDGE_SIDE = ("checks", "plugin", "suites", "authoring")
 """What the judge runs and the sandbox must not load: the checks and what runs them."""
 
+FRONT = (
+    "cli",
+    "commands",
+    "grading",
+    "notebooks",
+    "watch",
+    "batch",
+    "course",
+    "mutate",
+    "classroom",
+)
+"""What a user runs: the command line and the features that grade or read gradings."""
+
+BENEATH_REPORTS = (
+    "runner",
+    "sandbox",
+    "protocol",
+    *JUDGE_SIDE,
+    *FRONT,
+    "audience",
+    "next_step",
+    "ladder",
+)
+"""What no report imports: the reports render the result model, whoever graded it."""
+
+HELP = ("settings", "hints", "state", "invocations")
+"""The course's settings, the help policy, `.grade/` and the commands a report names."""
+
 RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("model", ("sandbox", "runner")),
     ("protocol", ("sandbox", "runner")),
     ("sandbox", ("runner", *JUDGE_SIDE)),
     ("probes", ("runner", *JUDGE_SIDE)),
+    ("reports", BENEATH_REPORTS),
+    *((name, (*BENEATH_REPORTS, "reports")) for name in HELP),
 )
 """(the modules under this name, the names they may not import), relative to the package."""
+
+ONLY_FROM: tuple[tuple[str, tuple[str, ...]], ...] = (("commands", ("cli", "commands")),)
+"""(a name, the only modules that may import it), relative to the package."""
 
 
 def _module_name(package: Path, path: Path) -> str:
@@ -80,18 +124,23 @@ def imports_of(path: Path, module: str) -> list[tuple[int, str]]:
 
 
 def layer_violations(package: Path) -> list[str]:
-    """Each import that breaks `RULES` in the package at `package`, as
+    """Each import that breaks `RULES` or `ONLY_FROM` in the package at `package`, as
     "<module> imports <name> (line N)"."""
     root = package.name
     found: list[str] = []
     for path in sorted(package.rglob("*.py")):
         module = _module_name(package, path)
-        for layer, forbidden in RULES:
-            if not _within(module, f"{root}.{layer}"):
-                continue
-            for line, name in imports_of(path, module):
-                if any(_within(name, f"{root}.{f}") for f in forbidden):
-                    found.append(f"{module} imports {name} (line {line})")
+        forbidden = [
+            f for layer, names in RULES if _within(module, f"{root}.{layer}") for f in names
+        ]
+        forbidden += [
+            name
+            for name, importers in ONLY_FROM
+            if not any(_within(module, f"{root}.{i}") for i in importers)
+        ]
+        for line, name in imports_of(path, module):
+            if any(_within(name, f"{root}.{f}") for f in forbidden):
+                found.append(f"{module} imports {name} (line {line})")
     return sorted(set(found))
 
 
@@ -133,11 +182,24 @@ def test_every_kind_of_upward_import_is_named(tmp_path: Path) -> None:
             "probes/files.py": "from ..suites import test_03_jit\nfrom ..authoring import check\n",
             "runner/__init__.py": "",
             "runner/engine.py": "from grader.sandbox import launch\nfrom grader import model\n",
+            "reports/__init__.py": "",
+            "reports/terminal.py": "from grader import invocations, next_step\n",
+            "reports/html.py": "def late():\n    from grader.runner.submission import find\n",
+            "reports/junit.py": "import grader.notebooks.magic\nfrom grader.audience import shown\n",
+            "hints.py": "from grader.runner.submission import Submission\n",
+            "state.py": "from grader.reports import history\n",
+            "notebooks/__init__.py": "",
+            "notebooks/magic.py": "from grader.commands.shared import positive\n",
+            "watch/display.py": "from grader import commands\n",
         },
     )
     assert layer_violations(package) == [
+        "grader.hints imports grader.runner.submission (line 1)",
+        "grader.hints imports grader.runner.submission.Submission (line 1)",
         "grader.model imports grader.runner (line 1)",
         "grader.model imports grader.runner.engine (line 1)",
+        "grader.notebooks.magic imports grader.commands.shared (line 1)",
+        "grader.notebooks.magic imports grader.commands.shared.positive (line 1)",
         "grader.probes imports grader.checks (line 1)",
         "grader.probes imports grader.checks.failure (line 1)",
         "grader.probes.files imports grader.authoring (line 2)",
@@ -149,6 +211,12 @@ def test_every_kind_of_upward_import_is_named(tmp_path: Path) -> None:
         "grader.protocol.frames imports grader.runner.cache (line 2)",
         "grader.protocol.jobs imports grader.sandbox.isolation (line 1)",
         "grader.protocol.jobs imports grader.sandbox.isolation.Level (line 1)",
+        "grader.reports.html imports grader.runner.submission (line 2)",
+        "grader.reports.html imports grader.runner.submission.find (line 2)",
+        "grader.reports.junit imports grader.audience (line 2)",
+        "grader.reports.junit imports grader.audience.shown (line 2)",
+        "grader.reports.junit imports grader.notebooks.magic (line 1)",
+        "grader.reports.terminal imports grader.next_step (line 1)",
         "grader.sandbox imports grader.runner (line 1)",
         "grader.sandbox.client imports grader.checks.failure (line 2)",
         "grader.sandbox.client imports grader.checks.failure.fail (line 2)",
@@ -157,6 +225,9 @@ def test_every_kind_of_upward_import_is_named(tmp_path: Path) -> None:
         "grader.sandbox.probes imports grader.suites (line 1)",
         "grader.sandbox.probes imports grader.suites._shared (line 1)",
         "grader.sandbox.public_inputs imports grader.authoring (line 1)",
+        "grader.state imports grader.reports (line 1)",
+        "grader.state imports grader.reports.history (line 1)",
+        "grader.watch.display imports grader.commands (line 1)",
     ]
 
 
@@ -183,6 +254,18 @@ def test_a_tree_that_keeps_the_rules_passes(tmp_path: Path) -> None:
             "suites/test_03_jit.py": "from grader.checks import jit\nfrom grader import authoring\n",
             "runner/__init__.py": "",
             "runner/engine.py": "from grader.sandbox import launch\nimport grader.protocol.jobs\n",
+            "reports/__init__.py": "",
+            "reports/terminal.py": "from grader import invocations\nfrom grader.model import Report\n",
+            "invocations.py": "from grader.state import state_folder\n",
+            "state.py": "from grader.hints import FIX\nfrom grader import settings\n",
+            "hints.py": "from grader.settings import ShowFixes\nfrom grader.model import Report\n",
+            "settings.py": "from grader import rounding\nfrom grader.errors import GraderError\n",
+            "audience.py": "from grader.runner.submission import Submission\nfrom grader import next_step\n",
+            "cli.py": "from grader.commands import shared\n",
+            "commands/__init__.py": "",
+            "commands/hint.py": "from grader.commands import shared\nfrom grader import ladder\n",
+            "notebooks/__init__.py": "",
+            "notebooks/magic.py": "from grader.arguments import positive\nfrom grader import audience\n",
         },
     )
     assert layer_violations(package) == []
