@@ -2,7 +2,7 @@
 
     regrader.py  the warm worker in the background: one grading at a time, the newest save wins;
                  the judge's records read as they come (`preview`, `complete`)
-    source.py    the syntax check, in the parent, without importing the lesson file
+    syntax.py    the syntax check, in the parent, without importing the lesson file
     events.py    saves (watchfiles), keys (`q`) and results as one stream for the command's loop
     display.py   what is drawn after each save: the file's line, its first problem, what next
 

@@ -32,7 +32,7 @@ from grader import invocations
 from grader.model import ExerciseResult
 from grader.reports import console as consoles
 from grader.reports import controls, groups, labels, terminal
-from grader.watch.source import SyntaxProblem
+from grader.watch.syntax import SyntaxProblem
 
 INDENT = terminal.INDENT
 

@@ -40,7 +40,7 @@ from grader.runner import policy
 from grader.runner.submission import Submission, SubmissionError, find
 from grader.sandbox.isolation import Level
 from grader.version import __version__
-from grader.watch import display, source
+from grader.watch import display, syntax
 from grader.watch.events import Event, Graded, Inbox, Keys, Problem, Ready, Saved, SaveWatcher
 from grader.watch.regrader import Job, Regrader
 
@@ -201,7 +201,7 @@ class Session:
 
     def saved(self, regrader: Regrader, file: Path) -> None:
         name = file.stem
-        problem = source.syntax_problem(file)
+        problem = syntax.syntax_problem(file)
         if problem is not None:
             regrader.cancel()
             self.job = None

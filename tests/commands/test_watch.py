@@ -33,7 +33,7 @@ from grader.model import CheckResult, ExerciseResult, NextStep, SourceLine
 from grader.runner import cache
 from grader.watch import display
 from grader.watch.events import Inbox, SaveWatcher
-from grader.watch.source import syntax_problem
+from grader.watch.syntax import syntax_problem
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXED = ROOT / "solutions" / "03_jit.py"
