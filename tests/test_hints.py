@@ -13,7 +13,7 @@ import pytest
 
 from grader import audience, hints, invocations, next_step, settings, state
 from grader.model import CheckResult, ExerciseResult, NextStep, Report, SourceLine
-from grader.reports import gradescope, html, junit, results, terminal
+from grader.reports import gradescope, html, json_report, junit, terminal
 from grader.runner.submission import Submission
 
 QUESTION = "How does jax.lax.scan carry a value from one step to the next?"
@@ -107,7 +107,7 @@ def test_apply_keeps_only_what_is_allowed(
 def _every_format(report: Report) -> dict[str, str]:
     return {
         "terminal": terminal.render(report, color=False),
-        "json": results.render(report),
+        "json": json_report.render(report),
         "gradescope": gradescope.render(report),
         "junit": junit.render(report),
         "html": html.render(report),
@@ -135,14 +135,14 @@ def test_course_setting_never_hides_revealed_fixes_in_every_format() -> None:
 
 def test_hints_revealed_validates_against_the_schema() -> None:
     revealed = {"03_jit": {"test_running_sum_scan": 2, "test_piecewise": 1}}
-    doc = json.loads(results.render(hints.apply(raw_report(), revealed, "on-request")))
-    jsonschema.Draft202012Validator(results.schema()).validate(doc)
+    doc = json.loads(json_report.render(hints.apply(raw_report(), revealed, "on-request")))
+    jsonschema.Draft202012Validator(json_report.schema()).validate(doc)
     assert doc["hints_revealed"] == 3
     assert [c["hints_revealed"] for c in doc["exercises"][0]["checks"]] == [1, 2]
     assert doc["exercises"][0]["checks"][1]["fix"] == FIX
     doc["exercises"][0]["checks"][1]["hints_revealed"] = 3  # there is no fourth level
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.Draft202012Validator(results.schema()).validate(doc)
+        jsonschema.Draft202012Validator(json_report.schema()).validate(doc)
 
 
 # -- the course setting -----------------------------------------------------------------

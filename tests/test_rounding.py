@@ -13,7 +13,7 @@ import pytest
 
 from grader import audience, rounding, settings
 from grader.model import CheckResult, ExerciseResult, Report
-from grader.reports import gradescope, results, terminal
+from grader.reports import gradescope, json_report, terminal
 from grader.runner.submission import Submission
 
 SHARE = "2 of 3 passed (piecewise failed); each of the 3 parts is 1/3 of the points."
@@ -58,7 +58,7 @@ def test_whole_points_round_each_check_down_and_the_totals_add_up() -> None:
     assert report.score == 7.0 == sum(scores.values())
     text = terminal.render(report, color=False)
     assert "Total 7/21" in text and "(0.67/1)" not in text and "(1.33/2)" not in text
-    assert json.loads(results.render(report))["score"] == 7.0
+    assert json.loads(json_report.render(report))["score"] == 7.0
     assert json.loads(gradescope.render(report))["score"] == 7.0
     pure = next(c for c in report.exercises[0].checks if c.id == "test_pure")
     first = pure.message.splitlines()[0]

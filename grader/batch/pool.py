@@ -19,7 +19,7 @@ from grader.batch import gradebook, interrupt, resume
 from grader.batch.jobs import Grader, Job, Outcome
 from grader.classroom import causes, roster, similarity
 from grader.model import ExerciseResult, Report
-from grader.reports import console, controls, html, results
+from grader.reports import console, controls, html, json_report
 from grader.runner import engine, policy, schedule
 from grader.runner.submission import SubmissionError, find, over_limit, refuse_link
 
@@ -229,7 +229,7 @@ def write_student(out: Path, job: Job, report: Report | None, error: str) -> Non
     else:
         written = [folder / f"{job.student}.{k}" for k in ("json", "html")]
         try:
-            results.write(report, written[0])
+            json_report.write(report, written[0])
             html.write(report, written[1])
         except BaseException:  # half a student is none: graded again by the next run
             for path in written:

@@ -26,7 +26,7 @@ from grader import spec as lesson_spec
 from grader.course import assign
 from grader.course.layout import Course
 from grader.model import Report, without_timings
-from grader.reports import labels, results
+from grader.reports import json_report, labels
 
 PLACEHOLDER = "<FILL IN"  # what `grade new` leaves for the author: `<FILL IN: the hint>`
 
@@ -332,7 +332,7 @@ def _full_marks(ev: Evidence) -> list[str]:
 
 
 def _stable(ev: Evidence) -> list[str]:
-    return stability_problems([results.document(r) for r in ev.runs])
+    return stability_problems([json_report.document(r) for r in ev.runs])
 
 
 def _stubs_zero(ev: Evidence) -> list[str]:

@@ -16,7 +16,7 @@ from grader import audience, catalog
 from grader.batch import cluster, jobs
 from grader.batch import pool as batch
 from grader.model import without_timings
-from grader.reports import results
+from grader.reports import json_report
 from grader.runner import policy
 
 Grade = Callable[..., tuple[int, str]]
@@ -86,11 +86,15 @@ def test_a_worker_without_the_files_grades_the_shipped_bytes(course: Path, tmp_p
     shutil.rmtree(course / "suites")
     # the batch applies the class's policy on fixes to every grader's report, as grade_job does
     remote = audience.for_class(cluster.grade_parcel(parcel, specs, options))
-    assert without_timings(results.document(remote)) == without_timings(results.document(here))
+    assert without_timings(json_report.document(remote)) == without_timings(
+        json_report.document(here)
+    )
     started = cluster.warm_pool(specs).started
     again = audience.for_class(cluster.grade_parcel(parcel, specs, options))  # the warm worker
     assert cluster.warm_pool(specs).started == started >= 1
-    assert without_timings(results.document(again)) == without_timings(results.document(here))
+    assert without_timings(json_report.document(again)) == without_timings(
+        json_report.document(here)
+    )
     assert remote.submission == job.root and here.exercises[0].score == 5  # graded, not missing
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grader.reports import results
+from grader.reports import json_report
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = "01_arrays,02_grad,03_jit"
@@ -99,7 +99,7 @@ def test_not_started_is_told_apart_from_failed_in_every_output(tmp_path: Path) -
     assert proc.returncode == 0, out
 
     doc = json.loads((tmp_path / "r.json").read_text())
-    jsonschema.Draft202012Validator(results.schema()).validate(doc)
+    jsonschema.Draft202012Validator(json_report.schema()).validate(doc)
     by_name = {e["name"]: e for e in doc["exercises"]}
     assert by_name["02_grad"]["status"] == "not_attempted"
     assert {c["status"] for c in by_name["02_grad"]["checks"]} == {"not_attempted"}

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from grader.protocol.jobs import Ended
 
 from grader.catalog import read_suite
 from grader.model import Report
 from grader.plugin import wording
-from grader.protocol.jobs import Ended
-from grader.reports import gradescope, junit, results, terminal
+from grader.reports import gradescope, json_report, junit, terminal
 from grader.runner.results import NOT_GRADED, Ending, assemble
 from grader.sandbox.client import SandboxGone
 
@@ -79,7 +79,7 @@ def test_the_terminal_says_it_is_the_graders(graders: Report, students: Report) 
 
 
 def test_the_results_json_says_it_is_the_graders(graders: Report) -> None:
-    doc = json.loads(results.render(graders))
+    doc = json.loads(json_report.render(graders))
     (exercise,) = doc["exercises"]
     assert (exercise["status"], exercise["max_score"]) == ("error", 0)
     assert exercise["message"].startswith("grader error:")

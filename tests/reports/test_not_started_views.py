@@ -14,7 +14,7 @@ import pytest
 from grader import ladder, next_step
 from grader.model import CheckResult, ExerciseResult, NextStep, Report, SourceLine
 from grader.notebooks import inline, kernel, magic
-from grader.reports import html, junit, results, terminal
+from grader.reports import html, json_report, junit, terminal
 from grader.runner.submission import Submission
 from grader.watch import display
 
@@ -106,8 +106,8 @@ def test_html_and_json_show_the_status() -> None:
             "not started yet: functions that still raise NotImplementedError, line 56",
         ),
     ]
-    doc = json.loads(results.render(report))
-    jsonschema.Draft202012Validator(results.schema()).validate(doc)
+    doc = json.loads(json_report.render(report))
+    jsonschema.Draft202012Validator(json_report.schema()).validate(doc)
     statuses = [c["status"] for c in doc["exercises"][0]["checks"]]
     assert statuses == ["passed", "not_attempted", "not_attempted", "failed"]
     back = Report.from_json(doc).exercises[0].checks[1]

@@ -11,26 +11,26 @@ import pytest
 from report_samples import sample_report
 
 from grader.model import CheckResult, ExerciseResult, Report, SourceLine
-from grader.reports import controls, results
+from grader.reports import controls, json_report
 
 
 @pytest.fixture(scope="module")
 def validator() -> jsonschema.Draft202012Validator:
-    schema = results.schema()
+    schema = json_report.schema()
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
 
 
 def test_write_gives_to_json_back(report: Report, tmp_path: Any) -> None:
-    path = results.write(report, tmp_path / "results.json")
+    path = json_report.write(report, tmp_path / "results.json")
     # What the submission printed is made visible (the sample's output holds NUL and ESC).
     assert json.loads(path.read_text(encoding="utf-8")) == controls.visible_in(report).to_json()
     assert "\x1b" not in path.read_text(encoding="utf-8")
 
 
 def test_bytes_are_deterministic(report: Report) -> None:
-    text = results.render(report)
-    assert text == results.render(sample_report())
+    text = json_report.render(report)
+    assert text == json_report.render(sample_report())
     assert text.endswith("}\n")
     assert text.startswith('{\n  "duration_s"')  # sorted keys, indent 2
     shown = controls.visible_in(report).to_json()
@@ -38,17 +38,17 @@ def test_bytes_are_deterministic(report: Report) -> None:
 
 
 def test_document_validates(report: Report, validator: jsonschema.Draft202012Validator) -> None:
-    validator.validate(results.document(report))
+    validator.validate(json_report.document(report))
 
 
 def test_empty_report_validates(validator: jsonschema.Draft202012Validator) -> None:
     empty = Report(exercises=(), seed=0, submission=".", grader_version="0.1.0")
-    validator.validate(results.document(empty))
+    validator.validate(json_report.document(empty))
 
 
 def test_schema_is_shipped_in_the_package() -> None:
-    assert resources.files("grader").joinpath(results.SCHEMA_FILE).is_file()
-    assert results.schema()["properties"]["schema_version"] == {"const": 1}
+    assert resources.files("grader").joinpath(json_report.SCHEMA_FILE).is_file()
+    assert json_report.schema()["properties"]["schema_version"] == {"const": 1}
 
 
 def _keys(schema: dict[str, Any], name: str) -> set[str]:
@@ -56,7 +56,7 @@ def _keys(schema: dict[str, Any], name: str) -> set[str]:
 
 
 def test_schema_describes_exactly_the_emitted_keys(report: Report) -> None:
-    schema = results.schema()
+    schema = json_report.schema()
     doc = report.to_json()
     exercise = doc["exercises"][1]
     check = exercise["checks"][1]
@@ -71,7 +71,7 @@ def test_schema_describes_exactly_the_emitted_keys(report: Report) -> None:
 def test_schema_statuses_are_the_models() -> None:
     from grader.model import CHECK_STATUSES, EXERCISE_STATUSES
 
-    schema = results.schema()
+    schema = json_report.schema()
     assert schema["$defs"]["exercise"]["properties"]["status"]["enum"] == list(EXERCISE_STATUSES)
     assert schema["$defs"]["check"]["properties"]["status"]["enum"] == list(CHECK_STATUSES)
 
@@ -128,7 +128,7 @@ def test_non_finite_metric_is_written_as_null(validator: jsonschema.Draft202012V
         name="ex4", title="t", status="passed", checks=(check,), metrics=(("ratio", float("nan")),)
     )
     report = Report(exercises=(exercise,), seed=1, submission=".", grader_version="0.1.0")
-    text = results.render(report)
+    text = json_report.render(report)
     assert "NaN" not in text
     doc = json.loads(text)
     assert doc["exercises"][0]["metrics"] == {"ratio": None}
@@ -139,7 +139,7 @@ def test_from_json_reads_back_what_to_json_wrote() -> None:
     """`Report.from_json` is the one reader of our results JSON: it rebuilds the model
     (images without their bytes, which the JSON does not hold)."""
     report = sample_report()
-    doc = json.loads(results.render(report))
+    doc = json.loads(json_report.render(report))
     again = Report.from_json(doc)
     assert again.to_json() == {
         **doc,

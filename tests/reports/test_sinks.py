@@ -27,7 +27,7 @@ from rich.text import Text
 
 from grader import cli
 from grader.model import Artifact, CheckResult, ExerciseResult, Report, SourceLine
-from grader.reports import console, controls, gradescope, html, junit, results, terminal
+from grader.reports import console, controls, gradescope, html, json_report, junit, terminal
 from grader.watch import display
 
 HOSTILE = [
@@ -169,7 +169,7 @@ def test_html_report(text: str) -> None:
 
 @pytest.mark.parametrize("text", CASES)
 def test_results_json(text: str) -> None:
-    raw = results.render(hostile_report(text))
+    raw = json_report.render(hostile_report(text))
     assert not unsafe(raw)  # as written (what `cat results.json` prints)
     doc = json.loads(raw)
     assert not [s for s in strings(doc) if unsafe(s)]  # as any tool reads it
