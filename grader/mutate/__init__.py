@@ -28,7 +28,7 @@ below --fail-under, 2 the command could not run.
 #   operators.py   the mutation operators (JAX-aware and generic), on libcst trees
 #   generate.py    mutants of one lesson file: stable ids, diffs, the lax stand-ins they need
 #   equivalent.py  the committed list of equivalent mutants (`equivalent.toml`) and stale ids
-#   run.py         grading mutants with the real engine on warm workers, stopping at a kill
+#   grade_mutants.py  grading mutants with the real engine on warm workers, stopping at a kill
 #   campaign.py    a campaign as `grade mutate` asks for it: the mutants chosen, then graded
 #   report.py      per-file counts, survivors with their diffs, the table and the JSON
 # This docstring is `grade mutate --help` (`grader/commands/mutate.py`).

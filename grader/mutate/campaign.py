@@ -20,7 +20,7 @@ from grader import grading
 from grader.catalog import ExerciseSpec
 from grader.errors import GraderError
 from grader.mutate import equivalent, generate, operators, report
-from grader.mutate.run import Outcome, Pool, Settings, Task, elapsed
+from grader.mutate.grade_mutants import Outcome, Pool, Settings, Task, elapsed
 from grader.runner import policy
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grader.mutate.generate import Mutant
-from grader.mutate.run import Outcome
+from grader.mutate.grade_mutants import Outcome
 
 
 @dataclass

@@ -14,8 +14,8 @@ import pytest
 pytest.importorskip("libcst")
 
 from grader.mutate import equivalent, generate, report
+from grader.mutate.grade_mutants import Outcome
 from grader.mutate.operators import BY_NAME, OPERATORS
-from grader.mutate.run import Outcome
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -466,7 +466,7 @@ def test_grade_mutate_end_to_end(tmp_path: Path) -> None:
 
 def test_a_kill_is_credited_to_the_check_that_failed_not_to_one_left_unreached() -> None:
     from grader.model import CheckResult, ExerciseResult
-    from grader.mutate.run import outcome_of
+    from grader.mutate.grade_mutants import outcome_of
 
     def check(
         id_: str, status: str, message: str = "", blocked_by: str | None = None
