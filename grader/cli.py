@@ -83,8 +83,8 @@ def grade_parser(prog: str = "grade") -> argparse.ArgumentParser:
     parser.add_argument(
         "--html",
         metavar="FILE",
-        default="grade-report.html",
-        help="write the self-contained HTML report here (default: grade-report.html)",
+        default=grading.DEFAULT_HTML,
+        help=f"write the self-contained HTML report here (default: {grading.DEFAULT_HTML})",
     )
     parser.add_argument("--no-html", action="store_true", help="do not write the HTML report")
     parser.add_argument(

@@ -33,6 +33,7 @@ from grader.state import state_folder
 
 STDOUT = Path("-")  # `--json -`: the report is written to standard output
 DEFAULT_LESSONS = "exercises"
+DEFAULT_HTML = "grade-report.html"  # the HTML report `grade` writes unless told otherwise
 
 
 class SelectionError(GraderError):

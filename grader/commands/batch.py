@@ -11,6 +11,7 @@ from grader.batch import interrupt
 from grader.batch import run as class_run
 from grader.commands import shared
 from grader.reports import controls
+from grader.runner import policy
 
 __doc__ = class_run.__doc__
 
@@ -51,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(by default they are kept: an interrupted batch resumes)",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    shared.add_grading_options(parser, require="user")
+    shared.add_grading_options(parser, require=policy.CLASS_REQUIRED)
 
 
 def run(args: argparse.Namespace) -> int:

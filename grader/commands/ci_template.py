@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from grader import grading
 from grader.commands import course, shared
 from grader.course import ci_template, lock
 from grader.course.ci_template import DEFAULT_FAIL_UNDER, WORKFLOW
@@ -26,9 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--path",
-        default="exercises",
+        default=grading.DEFAULT_LESSONS,
         metavar="PATH",
-        help="what the workflow grades (default exercises)",
+        help=f"what the workflow grades (default {grading.DEFAULT_LESSONS})",
     )
     parser.add_argument(
         "--python",
@@ -39,9 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout-minutes",
         type=int,
-        default=60,
+        default=ci_template.DEFAULT_TIMEOUT_MINUTES,
         metavar="N",
-        help="the job's time limit (default 60)",
+        help=f"the job's time limit (default {ci_template.DEFAULT_TIMEOUT_MINUTES})",
     )
     parser.add_argument("--force", action="store_true", help="overwrite an existing workflow file")
 

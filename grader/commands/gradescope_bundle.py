@@ -7,6 +7,7 @@ from pathlib import Path
 from grader import catalog, grading
 from grader.commands import course, shared
 from grader.course import gradescope_bundle
+from grader.runner import policy
 
 __doc__ = gradescope_bundle.__doc__
 
@@ -32,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="time limit per lesson file (default: each suite's own)",
     )
     parser.add_argument("--seed", type=int, help="seed for generated inputs (default 0)")
-    shared.add_isolation_option(parser, require="user")
+    shared.add_isolation_option(parser, require=policy.CLASS_REQUIRED)
     parser.add_argument("--force", action="store_true", help="overwrite OUT.zip")
 
 

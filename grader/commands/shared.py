@@ -81,7 +81,9 @@ def jobs(args: argparse.Namespace) -> Jobs:
     return capacity.jobs(args.jobs, args.memory)
 
 
-def add_isolation_option(parser: argparse.ArgumentParser, *, require: Level = "basic") -> None:
+def add_isolation_option(
+    parser: argparse.ArgumentParser, *, require: Level = policy.DEFAULT_REQUIRED
+) -> None:
     """`--require-isolation LEVEL` (default `require`)."""
     parser.add_argument(
         "--require-isolation",
@@ -93,7 +95,9 @@ def add_isolation_option(parser: argparse.ArgumentParser, *, require: Level = "b
     )
 
 
-def add_grading_options(parser: argparse.ArgumentParser, *, require: Level = "basic") -> None:
+def add_grading_options(
+    parser: argparse.ArgumentParser, *, require: Level = policy.DEFAULT_REQUIRED
+) -> None:
     """The options every grading command has (see the module's docstring)."""
     parser.add_argument(
         "--suites",
@@ -106,24 +110,30 @@ def add_grading_options(parser: argparse.ArgumentParser, *, require: Level = "ba
         metavar="NAME[,NAME...]",
         help="grade only these lesson files, e.g. --only 03_jit,ex2_per_example_grads",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=policy.DEFAULT_SEED,
+        help=f"seed for generated inputs (default {policy.DEFAULT_SEED})",
+    )
     parser.add_argument(
         "--timeout",
         type=positive,
         metavar="SECONDS",
-        help="time limit per lesson file (default: each suite's own, 180 s)",
+        help=f"time limit per lesson file (default: each suite's own, "
+        f"{catalog.DEFAULT_TIMEOUT_S:g} s)",
     )
     parser.add_argument(
         "--memory",
         type=positive,
-        default=4.0,
+        default=float(policy.DEFAULT_MEMORY_GIB),
         metavar="GIB",
-        help="memory a grading process may allocate, in GiB (default 4)",
+        help=f"memory a grading process may allocate, in GiB (default {policy.DEFAULT_MEMORY_GIB})",
     )
     parser.add_argument(
         "--isolation",
         choices=policy.ISOLATION_CHOICES,
-        default="auto",
+        default=policy.DEFAULT_ISOLATION,
         help="how student code is kept apart: strict (a user of its own in its own namespaces), "
         "user (a user of its own), basic (a separate process); auto (default) takes the "
         "strongest this machine allows. Asking for more than it allows is an error",

@@ -19,9 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--runs",
         type=shared.positive_int,
-        default=2,
+        default=verify.DEFAULT_RUNS,
         metavar="N",
-        help="grade the solutions N times and compare (default 2)",
+        help=f"grade the solutions N times and compare (default {verify.DEFAULT_RUNS})",
     )
     parser.add_argument(
         "--spec",

@@ -24,12 +24,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from grader import grading
 from grader.course import lock, tree
 from grader.errors import GraderError
 
 DEFAULT_FAIL_UNDER = 60.0
 DEFAULT_PYTHON = "3.11"
 DEFAULT_EXTRAS = "frameworks"  # the student CI grades 11_frameworks too
+DEFAULT_TIMEOUT_MINUTES = 60  # the job's time limit
 WORKFLOW = ".github/workflows/grade.yml"
 
 
@@ -43,9 +45,9 @@ def repository_of(workflow: Path, course: Path) -> Path:
 def workflow(
     *,
     fail_under: float = DEFAULT_FAIL_UNDER,
-    path: str = "exercises",
+    path: str = grading.DEFAULT_LESSONS,
     python: str = DEFAULT_PYTHON,
-    timeout_minutes: int = 60,
+    timeout_minutes: int = DEFAULT_TIMEOUT_MINUTES,
 ) -> str:
     """The workflow's text."""
     return tree.render(

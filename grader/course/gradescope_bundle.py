@@ -52,6 +52,7 @@ from grader import catalog
 from grader.course import lock, tree
 from grader.errors import GraderError
 from grader.reports import labels
+from grader.runner import policy
 from grader.sandbox.isolation import Level
 
 EXECUTABLE = {"setup.sh", "run_autograder"}
@@ -69,7 +70,9 @@ Lesson files graded ({points} points in all): {lessons}.
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 
-def grade_args(timeout: float | None, seed: int | None, require_isolation: Level = "user") -> str:
+def grade_args(
+    timeout: float | None, seed: int | None, require_isolation: Level = policy.CLASS_REQUIRED
+) -> str:
     args = ["--require-isolation", require_isolation]
     if timeout is not None:
         args += ["--timeout", f"{timeout:g}"]
@@ -85,7 +88,7 @@ def build(
     extras: str = "frameworks",
     timeout: float | None = None,
     seed: int | None = None,
-    require_isolation: Level = "user",
+    require_isolation: Level = policy.CLASS_REQUIRED,
     specs: Sequence[catalog.ExerciseSpec] | None = None,
     course_dir: Path = Path("."),
     wheelhouse: Path | None = None,

@@ -35,7 +35,7 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader import catalog, settings
+from grader import catalog, grading, settings
 from grader.course import assign, ci_template, lock, public_suite, tree
 from grader.errors import GraderError
 from grader.notebooks import convert
@@ -56,7 +56,7 @@ SPEC = Path("docs") / "lesson-spec.md"  # the student-facing contract, shipped a
 GITIGNORE = (
     "__pycache__/\n*.pyc\n.venv/\n"
     "**/.grade/*\n!**/.grade/hints.json\n"
-    "grade-report.html\nresults.json\njunit.xml\n"
+    f"{grading.DEFAULT_HTML}\nresults.json\njunit.xml\n"
 )
 
 

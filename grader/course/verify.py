@@ -97,6 +97,11 @@ def list_checks(specs: list[catalog.ExerciseSpec]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+DEFAULT_RUNS = 2
+"""Gradings of the solutions `grade verify` compares (`--runs`): two tell a stable result
+from one that changes run to run."""
+
+
 @dataclass(frozen=True)
 class Request:
     """What `grade verify` looks at: `options.jobs` lesson files graded at once."""
@@ -104,7 +109,7 @@ class Request:
     specs: list[catalog.ExerciseSpec]
     course: Course  # its solutions, exercises, suites and the lesson spec the checks cite
     options: policy.Options
-    runs: int = 2  # gradings of the solutions, compared
+    runs: int = DEFAULT_RUNS
     selected: bool = False  # `--only`: the course's other files are not looked at
 
 

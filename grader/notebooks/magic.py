@@ -59,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="%grade", add_help=False, usage=USAGE)
     parser.add_argument("lesson", nargs="?", default="")
     parser.add_argument("--hint", action="store_true")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=policy.DEFAULT_SEED)
     parser.add_argument("--timeout", type=positive, default=None)
     return parser
 

@@ -25,16 +25,24 @@ from grader.sandbox.isolation import Isolation, Level
 IsolationChoice = Literal["auto", "strict", "user", "basic"]
 ISOLATION_CHOICES: tuple[IsolationChoice, ...] = ("auto", "strict", "user", "basic")
 
+# The options' defaults: `Options` and every command that declares an option (its help too)
+# read them here.
+DEFAULT_SEED = 0
+DEFAULT_MEMORY_GIB = 4  # address space a grading process may add to the warm worker's
+DEFAULT_ISOLATION: IsolationChoice = "auto"  # the strongest level this machine allows
+DEFAULT_REQUIRED: Level = "basic"  # refuse to grade below this level
+CLASS_REQUIRED: Level = "user"  # ... when grading others' work: a class, a Gradescope course
+
 
 @dataclass(frozen=True)
 class Options:
-    seed: int = 0
+    seed: int = DEFAULT_SEED
     timeout_s: float | None = None  # overrides each suite's TIMEOUT
-    memory_bytes: int = 4 << 30  # address space a child may add to the warm worker's
+    memory_bytes: int = DEFAULT_MEMORY_GIB << 30  # what a child may add to the worker's
     output_cap: int = 32 << 10
     jobs: int = 1
-    isolation: IsolationChoice = "auto"  # auto: the strongest level this machine allows
-    require_isolation: Level = "basic"  # refuse to grade below this level
+    isolation: IsolationChoice = DEFAULT_ISOLATION
+    require_isolation: Level = DEFAULT_REQUIRED
     maxfail: int = 0  # stop a file's suite after this many failed checks (0: run them all)
     check_share: float = 0.25  # of the file's limit, each check's CPU time (0: no share)
     cache_dir: str | None = None  # the judge's compilation cache: None the default folder
