@@ -168,18 +168,43 @@ def across(
     `others` holds no input of other shapes, the inputs `more()` gives are held to the same
     rule. A mistake the student made reproduces on every input where it shows; a look-alike
     only where the inputs happen not to tell them apart (x[index] * value is x[index] where
-    x[index] is 0 or value is 1, a dropped update elsewhere too)."""
+    x[index] is 0 or value is 1, a dropped update elsewhere too).
+
+    Where several mistakes give the smallest input's result (params + lr * grads and
+    grads - lr * params agree when params is 0 and lr 1), each is held to the other inputs,
+    and a cause is named only when exactly one of them holds on all."""
     args, actual, expected = smallest
-    found = find(actual, expected, *diagnostics(args))
-    if found is None:
+    candidates = _candidates(actual, expected, diagnostics(args))
+    if not candidates:
         return ""
-    if found.kind in ON_ONE_INPUT:
-        return found.text
+    if candidates[0].kind in ON_ONE_INPUT:
+        return candidates[0].text
     sizes = _shapes(args)
-    verdict = _holds(found.kind, sizes, others, diagnostics)
-    if verdict is None and more is not None:
-        verdict = _holds(found.kind, sizes, more(), diagnostics)
-    return found.text if verdict else ""
+    held = list(others)
+    extra: list[Input] | None = None
+    named = []
+    for found in candidates:
+        verdict = _holds(found.kind, sizes, held, diagnostics)
+        if verdict is None and more is not None:
+            if extra is None:
+                extra = list(more())
+            verdict = _holds(found.kind, sizes, extra, diagnostics)
+        if verdict:
+            named.append(found)
+    return named[0].text if len(named) == 1 else ""
+
+
+def _candidates(actual: Any, expected: Any, diagnostics: Sequence[Diagnostic]) -> list[Cause]:
+    """Every cause (one per kind, in `find`'s order) that a diagnostic confirms on these values."""
+    found: dict[str, Cause] = {}
+    for diagnostic in (returned_none, swapped_outputs, *diagnostics):
+        try:
+            cause = diagnostic(actual, expected)
+        except (TypeError, ValueError, IndexError, KeyError):  # values of another shape or kind
+            cause = None
+        if cause is not None and cause.kind not in found:
+            found[cause.kind] = cause
+    return list(found.values())
 
 
 def _holds(

@@ -166,24 +166,44 @@ _NESTED_SHAPES = {
 
 
 def _count_diagnostics(args: Any) -> Any:
+    """count_params' confirmable mistakes: the leaves counted, or their dimensions added up
+    (len(leaf.shape), np.ndim) instead of their sizes (the two agree where every leaf is
+    one-dimensional: the other inputs then decide)."""
+    leaves = _ref_leaves(args[0])
     return (
         diagnose.matches(
-            len(_ref_leaves(args[0])),
+            len(leaves),
             "the result is the number of leaves, not the number of scalars in them",
             kind="leaves",
+        ),
+        diagnose.matches(
+            sum(int(np.ndim(leaf)) for leaf in leaves),
+            "the result is the leaves' numbers of dimensions added up (len(leaf.shape), "
+            "np.ndim), not the number of scalars in them (leaf.size)",
+            kind="ndim",
         ),
     )
 
 
 def _sgd_diagnostics(args: Any) -> Any:
-    """tree_sgd's confirmable mistakes: the step added (a flipped sign), lr left out."""
+    """tree_sgd's confirmable mistakes: the step added (a flipped sign), the two trees in
+    each other's place, lr left out."""
     params, grads, lr = args
+    uphill = _ref_sgd(params, jax.tree.map(np.negative, grads), lr)
+    swapped = _ref_sgd(grads, params, lr)
     found = [
         diagnose.matches(
-            _ref_sgd(params, jax.tree.map(np.negative, grads), lr),
+            uphill,
             "the values are params + lr * grads: the step is added instead of subtracted",
             kind="sign",
-        )
+        ),
+        diagnose.matches(
+            swapped,
+            "the values are grads - lr * params: params and grads are passed to "
+            "`jax.tree.map` in each other's place (the function's first argument takes "
+            "the first tree's leaves)",
+            kind="swapped_trees",
+        ),
     ]
     if lr != 1.0:
         found.append(
@@ -199,7 +219,23 @@ def _sgd_diagnostics(args: Any) -> Any:
 def _norm_diagnostics(args: Any) -> Any:
     """tree_global_norm's confirmable mistakes: no square root, a sum of per-leaf norms."""
     leaves = [np.asarray(leaf, np.float64) for leaf in _ref_leaves(args[0])]
+    mean_squares = (
+        "the value is the square root of MEANS of squares (`jnp.mean` where the global norm "
+        "sums): the squares are divided by how many there are, the norm never is"
+    )
     return (
+        diagnose.matches(
+            np.sqrt(sum(float(np.mean(leaf**2)) for leaf in leaves if leaf.size)),
+            mean_squares,
+            kind="mean_squares",
+        ),
+        diagnose.matches(
+            np.sqrt(
+                sum(float(np.sum(leaf**2)) for leaf in leaves) / max(1, sum(x.size for x in leaves))
+            ),
+            mean_squares,
+            kind="mean_squares",
+        ),
         diagnose.matches(
             sum(float(np.sum(leaf**2)) for leaf in leaves),
             "the value is the sum of squares itself: the square root is missing",
@@ -230,15 +266,20 @@ _STRUCTURE_FIX = (
     spec="`count_params(tree)` -> total number of scalars in all leaves",
 )
 def test_count_params_lesson(student: Remote) -> None:
-    got = student.count_params(mlp_params(_LESSON_SIZES, exact=True))
+    params = mlp_params(_LESSON_SIZES, exact=True)
+    got = student.count_params(params)
     if int(got) != 235_146:
+        # a second, smaller MLP: a cause is named only when both sizes show it
+        small = mlp_params((6, 5, 4), exact=True)
+        seen = [
+            ((params,), got, _ref_count(params)),
+            ((small,), student.count_params(small), _ref_count(small)),
+        ]
         raise fail(
             "count_params(params) for the lesson's 784-256-128-10 MLP",
             expected="235146 (784*256 + 256 + 256*128 + 128 + 128*10 + 10)",
             observed=repr(got),
-            cause="6 means the leaves were counted, not the scalars in them"
-            if int(got) == 6
-            else "",
+            cause=diagnose.confirmed(seen, _count_diagnostics),
             fix="add up `leaf.size` over `jax.tree.leaves(tree)`",
         )
 

@@ -57,7 +57,9 @@ def test_flattening_loses_the_structure_and_counts_leaves(graded):
     for gated in ("test_tree_sgd_pure", "test_tree_sgd_jit"):  # a list is not params' structure
         assert g.results[gated]["blocked_by"] == "test_tree_sgd_lesson"
         assert "values are wrong" in g.message(gated)
-    assert "the leaves were counted, not the scalars" in g.message("test_count_params_lesson")
+    assert "the number of leaves, not the number of scalars" in g.message(
+        "test_count_params_lesson"
+    )
     assert "the pytree structure of tree_sgd" in g.message("test_tree_sgd_lesson")
     assert "a list was returned where a tuple is expected" in g.message("test_tree_sgd_nested")
 
@@ -158,3 +160,35 @@ def test_sizes_for_shapes_do_not_blame_the_containers(graded):
         assert "containers" not in g.message(check)
         assert "lists or arrays" not in g.message(check)
         assert "its size" in g.cause(check)
+
+
+@pytest.mark.slow
+def test_dimensions_counted_trees_swapped_and_a_mean_of_squares_are_named(graded):
+    g = graded("rms_ndim_swapped")
+    g.assert_statuses(
+        failed={
+            "test_count_params_lesson",
+            "test_count_params_nested",
+            "test_tree_sgd_lesson",
+            "test_tree_sgd_nested",
+            "test_tree_sgd_pure",
+            "test_tree_sgd_jit",
+            "test_global_norm_values",
+            "test_global_norm_jit",
+        }
+    )
+    for check, words in (
+        ("test_count_params_lesson", "numbers of dimensions"),
+        ("test_count_params_nested", "numbers of dimensions"),
+        ("test_tree_sgd_lesson", "grads - lr * params"),
+        ("test_tree_sgd_nested", "grads - lr * params"),
+        ("test_global_norm_values", "MEANS of squares"),
+    ):
+        assert words in g.cause(check), (check, g.message(check))
+
+
+@pytest.mark.slow
+def test_a_norm_divided_by_the_leaves_is_not_called_a_mean(graded):
+    g = graded("norm_per_leaf_count")
+    g.assert_statuses(failed={"test_global_norm_values", "test_global_norm_jit"})
+    assert "MEANS" not in g.message("test_global_norm_values")
