@@ -10,7 +10,7 @@ feature module's docstring, where the behaviour is (`__doc__ = verify.__doc__`).
     batch, export                     grader.batch (run, export)
     mutate                            grader.mutate (campaign.run)
     watch, hint                       grader.watch.session, grader.ladder
-    notebooks                         grader.notebooks.export
+    notebooks                         grader.notebooks.from_lesson
 
 `shared`: the options `grade` and the commands share, defined once; `course`: the
 course repository the instructor commands work on (`--course PATH`).

@@ -8,7 +8,7 @@
                in notebook order, compiled as `03_jit.ipynb, cell 4`
     grading_step  the grading child's step before pytest: all of the above,
                with records for the report (notes, figures, unreadable notebooks)
-    export     a `.py` lesson file turned into a notebook (`grade notebooks`), its first
+    from_lesson  a `.py` lesson file turned into a notebook (`grade notebooks`), its first
                code cell loading `%grade`
 
 `%grade`, in the student's own kernel (`%load_ext grader`):
@@ -18,6 +18,6 @@
     magic      the magic: that module graded by the engine on a worker kept warm
     inline     the verdict under the cell: HTML (`notebook.html.j2`), or plain text
 
-Everything else except `export` runs inside the grading child, behind the isolation
+Everything else except `from_lesson` runs inside the grading child, behind the isolation
 boundary: the parent only copies the notebook's bytes.
 """

@@ -7,7 +7,7 @@
                                                  what the setup cell installs (Colab)
 
 Each notebook holds the lesson text and each function's docstring as markdown
-and one code cell per function (see `grader.notebooks.export`), after a first code cell
+and one code cell per function (see `grader.notebooks.from_lesson`), after a first code cell
 that loads the `%grade` magic (`%load_ext grader`), installing the grader first when the
 kernel has none (a fresh hosted kernel: `%pip install` of `--install`, by default the
 release whose URL `grade release --url` recorded: `[tool.grade] release_url` of the
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.errors import GraderError
-from grader.notebooks.export import DEFAULT_INSTALL, dumps, notebook_of
+from grader.notebooks.from_lesson import DEFAULT_INSTALL, dumps, notebook_of
 
 DISTRIBUTION = "jax-lesson-grader"
 RELEASE_URL = "release_url"  # the `[tool.grade]` key `grade release --url` writes

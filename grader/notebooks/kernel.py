@@ -121,7 +121,7 @@ def is_setup_cell(text: str) -> bool:
     """Whether a cell is the setup cell `grade notebooks` writes (it imports and loads the
     grader: in a notebook it is tagged `skip-execution`, in a kernel's history it is not).
     Leaving out whatever starts with its first line only leaves code ungraded."""
-    from grader.notebooks.export import SETUP_CELL
+    from grader.notebooks.from_lesson import SETUP_CELL
 
     return text.lstrip().startswith(SETUP_CELL.splitlines()[0])
 

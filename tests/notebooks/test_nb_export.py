@@ -1,4 +1,4 @@
-"""grader.notebooks.export and `grade notebooks`: .py lesson files as notebooks."""
+"""grader.notebooks.from_lesson and `grade notebooks`: .py lesson files as notebooks."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from grader.cli import main
-from grader.notebooks.export import dumps, notebook_of
+from grader.notebooks.from_lesson import dumps, notebook_of
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = sorted(p.stem for p in (ROOT / "solutions").glob("*.py"))

@@ -216,7 +216,7 @@ def test_a_notebook_module_is_screened_by_its_cells() -> None:
     """A lesson file built from a notebook imports the grader's `exec_cells` itself: its
     cells are what runs, so they are what is screened (the setup cell left out)."""
     from grader.notebooks import kernel
-    from grader.notebooks.export import SETUP_CELL
+    from grader.notebooks.from_lesson import SETUP_CELL
 
     cells = ["", "import jax.numpy as jnp", "def f(x): return jnp.sin(x)", "%load_ext grader"]
     clean = kernel.from_history("03_jit", cells, set(), {"f"})
