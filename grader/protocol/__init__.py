@@ -1,6 +1,6 @@
 """The one protocol between the grader's processes, as frozen types with validating decoders.
 
-    parent --(jobs.Request / jobs.Ended, JSON lines)--> warm worker
+    parent --(worker_messages.Request / worker_messages.Ended, JSON lines)--> warm worker
     worker --fork--> judge (pytest + hidden suite) --fork--> sandbox (student module)
     judge  <--(sandbox.Request / sandbox.Reply, framed values)--> sandbox
     judge  --(records.Record, JSON lines on a pipe)--> worker --> parent
@@ -10,7 +10,7 @@
 - `wire`     length-prefixed frames on a socket, with size limits.
 - `sandbox`  what the judge may ask the sandbox, and the replies.
 - `records`  what the judge reports to the parent about each check.
-- `jobs`     what the parent asks the warm worker, and how a file's grading ended.
+- `worker_messages` what the parent asks the warm worker, and how a file's grading ended.
 
 Everything a sandbox sends is untrusted: decoders reject what they do not
 expect instead of guessing.

@@ -28,7 +28,7 @@ import sys
 import traceback
 from typing import NoReturn
 
-from grader.protocol.jobs import Request
+from grader.protocol.worker_messages import Request
 from grader.sandbox import descriptors
 
 FILE_SIZE_LIMIT = 256 << 20

@@ -2,7 +2,7 @@
 
 The parent never imports student code (nor JAX): it copies the lesson files to
 a private folder per exercise, asks a worker (`grader.runner.worker`, through its
-handle, `grader.runner.handle`) to run the suite there (`grader.protocol.jobs`), and
+handle, `grader.runner.handle`) to run the suite there (`grader.protocol.worker_messages`), and
 assembles the result from the records the judge sent and the way it ended
 (`grader.runner.results`). A worker that dies or stops answering is replaced; the
 exercise it was grading is reported as an error and the others go on.
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from grader.catalog import ExerciseSpec
 from grader.model import ExerciseResult, Report
-from grader.protocol.jobs import Ended, Request
+from grader.protocol.worker_messages import Ended, Request
 from grader.runner import budget, results
 from grader.runner.handle import OnRecords, WorkerHandle, WorkerLost
 from grader.runner.policy import (

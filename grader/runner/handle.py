@@ -1,6 +1,6 @@
 """The parent's handle on one warm worker process (`grader.runner.worker`): its pipes.
 
-The worker answers one JSON line per message on its stdout (`grader.protocol.jobs`);
+The worker answers one JSON line per message on its stdout (`grader.protocol.worker_messages`);
 beside that protocol it streams the judge's record lines to a pipe of their own as it
 reads them (`WorkerHandle.run(..., on_records=)`: a preview, the reply holds them all),
 and `cancel` stops the file being graded (its reply comes as usual).
@@ -20,8 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TypeVar
 
-from grader.protocol import jobs
-from grader.protocol.jobs import Ended, Ready, Request, Started
+from grader.protocol import worker_messages
+from grader.protocol.worker_messages import Ended, Ready, Request, Started
 from grader.runner import budget, child
 from grader.runner.policy import import_path
 
@@ -122,8 +122,8 @@ class WorkerHandle:
         line = bytes(self._buffer[:end])
         del self._buffer[: end + 1]
         try:
-            return jobs.decode_as(line, kind)
-        except jobs.ProtocolError as exc:
+            return worker_messages.decode_as(line, kind)
+        except worker_messages.ProtocolError as exc:
             raise WorkerLost(f"the grading worker sent something unexpected ({exc})") from None
 
     def _take_stream(self, discard: bool = False) -> None:
@@ -149,7 +149,7 @@ class WorkerHandle:
         self._on_records = on_records
         self.cancelled = False
         try:
-            self.proc.stdin.write(jobs.encode(request).encode())
+            self.proc.stdin.write(worker_messages.encode(request).encode())
             self.proc.stdin.flush()
         except OSError as exc:
             raise WorkerLost(f"the grading worker died ({exc})") from None

@@ -1,7 +1,7 @@
 """Turn what a grading child left behind into an `ExerciseResult`.
 
 The judge writes records (`grader.protocol.records`) to a pipe the worker
-reads; the worker reports how the judge ended (`grader.protocol.jobs.Ended`).
+reads; the worker reports how the judge ended (`grader.protocol.worker_messages.Ended`).
 Both come from the processes that graded student code, so nothing here is
 trusted: every line goes through the protocol's validating decoder, unknown
 checks are ignored, fractions clamped, and points always come from the catalog
@@ -26,7 +26,7 @@ from grader.model import (
     SourceLine,
 )
 from grader.protocol import records as rec
-from grader.protocol.jobs import Ended
+from grader.protocol.worker_messages import Ended
 
 NOT_GRADED = (
     "not run: the grader could not start the process that runs your code "

@@ -3,7 +3,7 @@
 Started by the parent as `python -I -c "...worker import main; main()"`. It
 imports the heavy libraries the suites use (JAX, optax, chex, pytest,
 hypothesis, matplotlib, scikit-learn) without initialising a JAX backend, then
-serves requests (`grader.protocol.jobs`), one JSON line each on stdin,
+serves requests (`grader.protocol.worker_messages`), one JSON line each on stdin,
 answering one JSON line each on stdout. For every request it forks a child, the
 judge (see `grader.runner.child`), and supervises it: drains and caps its
 output and its records (a pipe of their own: the judge never writes them to a
@@ -32,8 +32,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from grader.protocol import jobs, records
-from grader.protocol.jobs import Ended, Message, Ready, Request, Started
+from grader.protocol import records, worker_messages
+from grader.protocol.worker_messages import Ended, Message, Ready, Request, Started
 from grader.runner import budget
 from grader.sandbox import isolation, sysv
 
@@ -311,7 +311,7 @@ def serve(
     os.close(out_w)
     os.close(records_w)
     announce(Started(pid))
-    cap = min(request.output_cap, jobs.MAX_OUTPUT_CHARS)  # what a reply may carry
+    cap = min(request.output_cap, worker_messages.MAX_OUTPUT_CHARS)  # what a reply may carry
     ended = supervise(pid, out_r, records_r, request.timeout_s, cap, stream)
     if request.isolation == "user":  # a judge killed at the time limit never closed its
         # sandbox: the System V objects of the sandbox's own user go now (`sysv.release`)
@@ -360,13 +360,13 @@ def main() -> None:
     base_vm = vm_size() + budget.headroom(budget.threads_of_this_process())
 
     def say(message: Message) -> None:
-        protocol.write(jobs.encode(message))
+        protocol.write(worker_messages.encode(message))
         protocol.flush()
 
     say(Ready(os.getpid()))
     for line in sys.stdin:
         if line.strip():
-            say(serve(jobs.decode_as(line, Request), base_vm, say, stream))
+            say(serve(worker_messages.decode_as(line, Request), base_vm, say, stream))
 
 
 if __name__ == "__main__":

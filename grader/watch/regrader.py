@@ -34,7 +34,7 @@ from pathlib import Path
 
 from grader.catalog import ExerciseSpec
 from grader.model import ExerciseResult, ExerciseStatus
-from grader.protocol.jobs import Ended
+from grader.protocol.worker_messages import Ended
 from grader.runner import cache, engine, handle, policy
 from grader.runner import results as records
 from grader.runner import worker as warm

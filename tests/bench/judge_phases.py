@@ -136,7 +136,7 @@ def main() -> None:
     import pytest
 
     from grader.checks import exported, values
-    from grader.protocol.jobs import Request
+    from grader.protocol.worker_messages import Request
     from grader.runner import child, policy
     from grader.sandbox import jax_cache
 

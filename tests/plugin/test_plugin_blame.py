@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from grader.protocol.values import ErrorInfo
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,8 +19,7 @@ from grader.plugin import blame
 from grader.plugin.gates import Earlier, closed_by
 from grader.plugin.outcomes import Context, Outcome, classify
 from grader.protocol import records as rec
-from grader.protocol.jobs import Ended
-from grader.protocol.values import ErrorInfo
+from grader.protocol.worker_messages import Ended
 from grader.runner import results
 from grader.sandbox import client
 

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from grader.protocol.jobs import Ended
 
 from grader.catalog import read_suite
 from grader.model import Report
 from grader.plugin import wording
+from grader.protocol.worker_messages import Ended
 from grader.reports import gradescope, json_report, junit, terminal
 from grader.runner.results import NOT_GRADED, Ending, assemble
 from grader.sandbox.client import SandboxGone

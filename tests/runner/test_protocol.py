@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from grader.model import SourceLine
-from grader.protocol import jobs
 from grader.protocol import records as rec
+from grader.protocol import worker_messages
 
 PNG = rec.PNG_MAGIC + b"\x00" * 16
 WHERE = SourceLine("03_jit.py", 14, "for x in xs:")
@@ -177,8 +177,8 @@ def test_check_status_maps_anything_else_to_error() -> None:
 
 # -- parent <-> worker --------------------------------------------------------------------
 
-MESSAGES: list[jobs.Message] = [
-    jobs.Request(
+MESSAGES: list[worker_messages.Message] = [
+    worker_messages.Request(
         suite="/s/test_03_jit.py",
         workdir="/w",
         lesson_dir="/w/lessons",
@@ -197,9 +197,9 @@ MESSAGES: list[jobs.Message] = [
         unjudged=("test_c",),
         stopped=("running_sum",),
     ),
-    jobs.Ready(pid=12),
-    jobs.Started(pid=13),
-    jobs.Ended(
+    worker_messages.Ready(pid=12),
+    worker_messages.Started(pid=13),
+    worker_messages.Ended(
         exit_code=None,
         signal=9,
         timed_out=False,
@@ -211,16 +211,16 @@ MESSAGES: list[jobs.Message] = [
         records_dropped=2,
         leftovers=1,
     ),
-    jobs.Ended(),
+    worker_messages.Ended(),
 ]
 
 
 @pytest.mark.parametrize("message", MESSAGES, ids=lambda m: type(m).__name__)
-def test_every_worker_message_goes_to_a_line_and_back(message: jobs.Message) -> None:
-    line = jobs.encode(message)
+def test_every_worker_message_goes_to_a_line_and_back(message: worker_messages.Message) -> None:
+    line = worker_messages.encode(message)
     assert line.endswith("\n") and line.count("\n") == 1
-    assert jobs.decode(line) == message
-    assert jobs.decode_as(line, type(message)) == message
+    assert worker_messages.decode(line) == message
+    assert worker_messages.decode_as(line, type(message)) == message
 
 
 BAD_MESSAGES = {
@@ -229,8 +229,8 @@ BAD_MESSAGES = {
     "unknown field": json.dumps({"type": "started", "pid": 1, "extra": 2}),
     "missing field": json.dumps({"type": "started"}),
     "pid a string": json.dumps({"type": "started", "pid": "1"}),
-    "unknown level": json.dumps({**jobs.to_json(MESSAGES[0]), "isolation": "none"}),
-    "negative timeout": json.dumps({**jobs.to_json(MESSAGES[0]), "timeout_s": -1}),
+    "unknown level": json.dumps({**worker_messages.to_json(MESSAGES[0]), "isolation": "none"}),
+    "negative timeout": json.dumps({**worker_messages.to_json(MESSAGES[0]), "timeout_s": -1}),
     "records not strings": json.dumps({"type": "ended", "records": [{"type": "done"}]}),
     "exit code a bool": json.dumps({"type": "ended", "exit_code": True}),
 }
@@ -238,10 +238,12 @@ BAD_MESSAGES = {
 
 @pytest.mark.parametrize("line", BAD_MESSAGES.values(), ids=list(BAD_MESSAGES))
 def test_malformed_worker_messages_raise(line: str) -> None:
-    with pytest.raises(jobs.ProtocolError):
-        jobs.decode(line)
+    with pytest.raises(worker_messages.ProtocolError):
+        worker_messages.decode(line)
 
 
 def test_decode_as_refuses_another_message() -> None:
-    with pytest.raises(jobs.ProtocolError, match="expected Ended, got Started"):
-        jobs.decode_as(jobs.encode(jobs.Started(pid=1)), jobs.Ended)
+    with pytest.raises(worker_messages.ProtocolError, match="expected Ended, got Started"):
+        worker_messages.decode_as(
+            worker_messages.encode(worker_messages.Started(pid=1)), worker_messages.Ended
+        )

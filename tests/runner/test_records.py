@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from grader.catalog import read_suite
-from grader.protocol.jobs import Ended
+from grader.protocol.worker_messages import Ended
 from grader.runner.results import Ending, assemble
 
 SUITE = """

@@ -59,7 +59,7 @@ from typing import Any
 from grader.catalog import exercises, read_suite
 from grader.checks.failure import CAUSE_LABEL
 from grader.course.layout import Course, LessonFiles
-from grader.protocol.jobs import Request
+from grader.protocol.worker_messages import Request
 from grader.runner.engine import preload_for
 from grader.runner.handle import WorkerHandle, WorkerLost
 
