@@ -246,7 +246,7 @@ def test_a_tree_that_keeps_the_rules_passes(tmp_path: Path) -> None:
             "probes/__init__.py": "",
             "probes/jit.py": (
                 "import jax\nfrom grader.sandbox.probes import probe\nfrom . import _bound\n"
-                "from grader.protocol.values import ErrorInfo\n"
+                "from grader.protocol.value_codec import ErrorInfo\n"
             ),
             "checks/__init__.py": "",
             "checks/jit.py": "from grader.probes.jit import eager_and_jitted\n",

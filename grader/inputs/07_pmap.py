@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from grader.probes import _calls
-from grader.protocol.values import ErrorInfo
+from grader.protocol.value_codec import ErrorInfo
 from grader.sandbox.probes import probe
 from grader.sandbox.public_inputs import public
 

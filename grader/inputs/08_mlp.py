@@ -23,7 +23,7 @@ import jax
 import numpy as np
 
 from grader.probes import _calls
-from grader.protocol.values import ErrorInfo
+from grader.protocol.value_codec import ErrorInfo
 from grader.sandbox.probes import probe
 
 _RECORDED: list[Any] = []

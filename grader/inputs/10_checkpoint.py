@@ -2,7 +2,7 @@
 
 - `import_optax(where)`: loads optax in the sandbox, so the optimizer states the suite
   sends there arrive as optax's own namedtuples (`ScaleByAdamState`, `EmptyState`),
-  which only a process that imported optax can rebuild (see `grader.protocol.values`).
+  which only a process that imported optax can rebuild (see `grader.protocol.value_codec`).
 - `tree_after_save(save, path, tree)`: calls `save(path, tree)` and returns `tree` as the
   sandbox holds it afterwards, so the judge sees whether saving changed its argument.
 - `damaged_copy(where, source, target, fraction)`: a copy of a checkpoint with every file

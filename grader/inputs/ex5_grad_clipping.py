@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from grader.probes import _calls
-from grader.protocol.values import ErrorInfo
+from grader.protocol.value_codec import ErrorInfo
 from grader.sandbox.probes import probe
 
 MAX_FILE_BYTES = 32 << 20

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from grader.probes import _bound, _calls, _format
-from grader.protocol.values import ErrorInfo
+from grader.protocol.value_codec import ErrorInfo
 from grader.sandbox.probes import probe
 
 _SKIPPED_GLOBALS = (types.ModuleType, types.FunctionType, type, types.BuiltinFunctionType)

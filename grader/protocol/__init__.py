@@ -5,7 +5,7 @@
     judge  <--(sandbox.Request / sandbox.Reply, framed values)--> sandbox
     judge  --(records.Record, JSON lines on a pipe)--> worker --> parent
 
-- `values`   how data crosses: arrays (dtype, shape and size checked), pytrees,
+- `value_codec` how data crosses: arrays (dtype, shape and size checked), pytrees,
              remote handles, student exceptions as data; never pickles.
 - `wire`     length-prefixed frames on a socket, with size limits.
 - `sandbox`  what the judge may ask the sandbox, and the replies.

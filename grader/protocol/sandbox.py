@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from grader.protocol.values import DecodeError, ErrorInfo
+from grader.protocol.value_codec import DecodeError, ErrorInfo
 
 MODULE_HANDLE = 0
 TRANSFORMS = frozenset({"jit", "vmap", "grad", "value_and_grad", "partial", "eager"})
@@ -103,7 +103,7 @@ class Description:
     jitted: bool = False
 
 
-# -- to and from the wire (values inside are encoded by grader.protocol.values) --------------
+# -- to and from the wire (values inside are encoded by grader.protocol.value_codec) --------------
 
 _OPS: dict[str, type] = {
     "getattr": GetAttr,

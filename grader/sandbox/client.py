@@ -28,9 +28,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from grader.protocol import sandbox as proto
-from grader.protocol import values, wire
+from grader.protocol import value_codec, wire
 from grader.protocol.failure import CheckFailure
-from grader.protocol.values import HOLE, ErrorInfo, Public
+from grader.protocol.value_codec import HOLE, ErrorInfo, Public
 from grader.sandbox import source_screen
 
 __all__ = [
@@ -216,7 +216,7 @@ class Channel:
                 return {"t": "handle", "id": obj.id}
             return self._local_object(obj)
 
-        enc = values.Encoder(other)
+        enc = value_codec.Encoder(other)
         return enc.encode(value), enc.buffers
 
     def _local_object(self, obj: Any) -> dict[str, Any]:
@@ -233,7 +233,7 @@ class Channel:
 
             return Remote(self, tag["id"], text("name"), text("type"), tag.get("callable") is True)
 
-        return values.Decoder(
+        return value_codec.Decoder(
             buffers, handle, allow=frozenset({"handle", "error"}), error=student_error
         ).decode(msg)
 

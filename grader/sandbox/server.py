@@ -26,8 +26,8 @@ from collections.abc import Callable
 from typing import Any
 
 from grader.protocol import sandbox as proto
-from grader.protocol import values, wire
-from grader.protocol.values import HOLE, DecodeError, ErrorInfo, Hole, Public
+from grader.protocol import value_codec, wire
+from grader.protocol.value_codec import HOLE, DecodeError, ErrorInfo, Hole, Public
 from grader.sandbox import decoding
 
 MAX_HANDLES = 100_000
@@ -78,7 +78,7 @@ class Server:
         }
 
     def encode(self, value: Any) -> tuple[Any, list[bytes | memoryview]]:
-        enc = values.Encoder(self._handle_tag)
+        enc = value_codec.Encoder(self._handle_tag)
         return enc.encode(value), enc.buffers
 
     def decode(self, msg: Any, buffers: list[memoryview]) -> Any:
@@ -88,7 +88,7 @@ class Server:
                 raise DecodeError(f"no handle {hid}")
             return proto.Handle(hid)
 
-        return values.Decoder(
+        return value_codec.Decoder(
             buffers, handle, allow=frozenset({"handle", "hole", "public"})
         ).decode(msg)
 
@@ -324,7 +324,7 @@ def values_encode(value: Any) -> tuple[Any, list[bytes | memoryview]]:
     def no_handles(obj: Any) -> dict[str, Any]:
         raise TypeError(f"{type(obj).__name__} is not data")
 
-    enc = values.Encoder(no_handles)
+    enc = value_codec.Encoder(no_handles)
     return enc.encode(value), enc.buffers
 
 

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from grader.protocol.values import ErrorInfo
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -19,6 +18,7 @@ from grader.plugin import blame
 from grader.plugin.gates import Earlier, closed_by
 from grader.plugin.outcomes import Context, Outcome, classify
 from grader.protocol import records as rec
+from grader.protocol.value_codec import ErrorInfo
 from grader.protocol.worker_messages import Ended
 from grader.runner import results
 from grader.sandbox import client

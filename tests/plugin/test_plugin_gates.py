@@ -16,7 +16,7 @@ from grader.plugin.options import Options
 from grader.plugin.outcomes import PASSED, Outcome, classify
 from grader.protocol import records
 from grader.protocol.failure import CheckFailure
-from grader.protocol.values import ErrorInfo
+from grader.protocol.value_codec import ErrorInfo
 from grader.sandbox import client, source_screen
 from grader.sandbox.client import SandboxGone
 

@@ -15,7 +15,7 @@ from grader.model import SourceLine
 from grader.plugin.gates import GateClosed
 from grader.plugin.outcomes import PASSED, Context, Outcome, classify, skipped, with_credit
 from grader.plugin.sandbox_session import LessonImportError
-from grader.protocol.values import ErrorInfo
+from grader.protocol.value_codec import ErrorInfo
 from grader.sandbox import client, quota
 from grader.sandbox.client import SandboxGone, StudentError
 

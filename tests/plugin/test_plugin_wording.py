@@ -10,7 +10,7 @@ from pathlib import Path
 from grader.checks.failure import CheckFailure, fail
 from grader.model import SourceLine
 from grader.plugin import wording
-from grader.protocol.values import ErrorInfo
+from grader.protocol.value_codec import ErrorInfo
 from grader.sandbox import client
 from grader.sandbox.client import SandboxGone, StudentError
 

@@ -14,7 +14,7 @@ from grader.authoring import Credit
 from grader.checks.failure import CheckFailure
 from grader.model import ExerciseResult, Report, SourceLine
 from grader.notebooks import inline
-from grader.protocol.values import ErrorInfo
+from grader.protocol.value_codec import ErrorInfo
 from grader.reports import groups, html, terminal
 from grader.sandbox.client import student_error
 from grader.suites._shared import score_cases

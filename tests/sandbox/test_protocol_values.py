@@ -11,8 +11,8 @@ import numpy as np
 import optax
 import pytest
 
-from grader.protocol import values
-from grader.protocol.values import DecodeError, ErrorInfo
+from grader.protocol import value_codec
+from grader.protocol.value_codec import DecodeError, ErrorInfo
 
 
 def _no_handles(obj):
@@ -20,10 +20,10 @@ def _no_handles(obj):
 
 
 def roundtrip(value, allow=frozenset()):
-    enc = values.Encoder(_no_handles)
+    enc = value_codec.Encoder(_no_handles)
     msg = json.loads(json.dumps(enc.encode(value)))  # through real JSON, as on the wire
     buffers = [memoryview(bytes(b)) for b in enc.buffers]
-    return values.Decoder(buffers, lambda tag: ("handle", tag["id"]), allow=allow).decode(msg)
+    return value_codec.Decoder(buffers, lambda tag: ("handle", tag["id"]), allow=allow).decode(msg)
 
 
 @pytest.mark.parametrize(
@@ -101,7 +101,9 @@ def test_errors_cross_as_data_only_where_allowed():
 
 
 def _decode(msg, buffers=(), allow=frozenset()):
-    return values.Decoder([memoryview(b) for b in buffers], lambda t: t, allow=allow).decode(msg)
+    return value_codec.Decoder([memoryview(b) for b in buffers], lambda t: t, allow=allow).decode(
+        msg
+    )
 
 
 @pytest.mark.parametrize(
@@ -155,7 +157,7 @@ def test_malformed_values_are_refused(msg, buffers, match):
 
 def test_depth_is_capped():
     msg = None
-    for _ in range(values.MAX_DEPTH + 5):
+    for _ in range(value_codec.MAX_DEPTH + 5):
         msg = {"t": "list", "items": [msg]}
     with pytest.raises(DecodeError, match="too deep"):
         _decode(msg)
@@ -185,10 +187,10 @@ def test_ordered_dicts_round_trip_as_ordered_dicts():
 
 
 def test_the_wire_form_of_each_kind_of_value():
-    enc = values.Encoder(lambda obj: {"t": "handle", "id": 7})
+    enc = value_codec.Encoder(lambda obj: {"t": "handle", "id": 7})
     Point = collections.namedtuple("Point", "x y")
     value = [
-        None, True, 3, 0.5, 1j, "s", b"ab", values.HOLE, np.int16(2), np.arange(2, dtype=np.uint8),
+        None, True, 3, 0.5, 1j, "s", b"ab", value_codec.HOLE, np.int16(2), np.arange(2, dtype=np.uint8),
         Point(1, None), (1,), collections.OrderedDict([("k", 1)]), {(1, "a"): None}, object,
         np.datetime64("2020-01-01"), np.float64(0.25),
     ]  # fmt: skip
@@ -226,33 +228,33 @@ def test_the_wire_form_of_each_kind_of_value():
 
 
 def test_public_values_holes_and_handles_cross_where_allowed():
-    public = values.Public("loss", (values.HOLE, 2), {"scale": 0.5})
+    public = value_codec.Public("loss", (value_codec.HOLE, 2), {"scale": 0.5})
     allow = frozenset({"public", "hole", "handle"})
     assert roundtrip(public, allow=allow) == public
-    assert roundtrip([values.HOLE], allow=allow) == [values.HOLE]
+    assert roundtrip([value_codec.HOLE], allow=allow) == [value_codec.HOLE]
     assert _decode({"t": "handle", "id": 3}, allow=allow) == {"t": "handle", "id": 3}
     errors = []
     info = ErrorInfo("KeyError", ("LookupError",), "'w'")
-    enc = values.Encoder(_no_handles)
-    decoder = values.Decoder([], lambda t: t, allow=frozenset({"error"}), error=errors.append)
+    enc = value_codec.Encoder(_no_handles)
+    decoder = value_codec.Decoder([], lambda t: t, allow=frozenset({"error"}), error=errors.append)
     decoder.decode(json.loads(json.dumps(enc.encode(info))))
     assert errors == [info]
 
 
 def test_what_cannot_be_sent_is_refused_when_encoding():
-    enc = values.Encoder(_no_handles)
+    enc = value_codec.Encoder(_no_handles)
     with pytest.raises(TypeError, match="dict key of type complex cannot be sent"):
         enc.encode({1.5j: 1})
     deep = None
-    for _ in range(values.MAX_DEPTH + 1):
+    for _ in range(value_codec.MAX_DEPTH + 1):
         deep = [deep]
     with pytest.raises(TypeError, match="value too deep or too large to send"):
-        values.Encoder(_no_handles).encode(deep)
+        value_codec.Encoder(_no_handles).encode(deep)
     with pytest.raises(TypeError, match="arrays of 17 dimensions cannot be sent"):
-        values.Encoder(_no_handles).encode(np.zeros((1,) * 17))
+        value_codec.Encoder(_no_handles).encode(np.zeros((1,) * 17))
 
     def traced(x):
-        values.Encoder(_no_handles).encode(x)
+        value_codec.Encoder(_no_handles).encode(x)
         return x
 
     with pytest.raises(TypeError, match="a traced value cannot be sent"):
@@ -292,7 +294,7 @@ def test_what_cannot_be_sent_is_refused_when_encoding():
         ({"t": "error", "type": "E", "location": [1]}, [], "error location malformed"),
         ({"t": "int", "v": 5}, [], "int must be a string"),
         ({"x": 1}, [], "untagged value dict"),
-        ("x" * (values.MAX_STR_CHARS + 1), [], "string must be a string of at most"),
+        ("x" * (value_codec.MAX_STR_CHARS + 1), [], "string must be a string of at most"),
         ({"t": "public", "name": "f", "args": None}, [], "malformed public: 'kwargs'"),
     ],
 )
