@@ -30,6 +30,9 @@ TITLE = "Exercise 3: an MLP of any depth"
 LESSON_SIZES = (64, 256, 128, 10)
 DEPTHS = tuple(range(1, 13))
 SQUARE = 6  # width of the probes' square layers (and their batch size)
+# a mistake is named when it reproduces the student's output on two inputs of different sizes:
+# the check's own input (when the student's code ran on it) and square probes of these widths
+PROBE_WIDTHS = (SQUARE, SQUARE + 1)
 # The compiled checks of mlp_forward (jit, trace-time effects) share one program:
 # widths from _sizes_for's set and the depth checks' batch, whose eager kernels are compiled
 # already; the sandbox's compilation cache loads the program after its first compile.
@@ -109,6 +112,12 @@ TRAPS: dict[str, Callable[[Params, jax.Array], jax.Array]] = {
     "string_order": lambda p, x: _apply([(p[k]["w"], p[k]["b"]) for k in _string_order(p)], x),
     "relu_last": lambda p, x: _apply([(p[k]["w"], p[k]["b"]) for k in _numeric_order(p)], x, True),
     "no_relu": lambda p, x: _no_relu(p, x),
+    # the loop stops one layer early (`range(1, n_layers)`): every layer it applies has its ReLU
+    "skip_last": lambda p, x: _apply(
+        [(p[k]["w"], p[k]["b"]) for k in _numeric_order(p)][:-1], x, relu_last=True
+    ),
+    # the loop starts one layer late (`range(2, n_layers + 1)`)
+    "skip_first": lambda p, x: _apply([(p[k]["w"], p[k]["b"]) for k in _numeric_order(p)][1:], x),
 }
 
 
@@ -133,6 +142,11 @@ CAUSES = {
     "(a ReLU there clips every negative logit to 0)",
     "no_relu": "your mlp_forward applies no ReLU between the layers, so the whole network "
     "collapses to one linear map",
+    "skip_last": "your mlp_forward never applies the last layer: the loop stops one layer early "
+    "(e.g. `range(1, n_layers)`), so it returns the ReLU activations of the last hidden layer "
+    "instead of the logits",
+    "skip_first": "your mlp_forward never applies the first layer: the loop starts one layer "
+    "late (e.g. `range(2, n_layers + 1)`)",
 }
 FIXES = {
     "swapped": "take a layer's arrays by name: `layer = params[f'layer{i}']`, then "
@@ -144,12 +158,17 @@ FIXES = {
     "or sort the names numerically: `sorted(params, key=lambda k: int(k[5:]))`",
     "relu_last": "apply jax.nn.relu after every layer except the last one",
     "no_relu": "apply jax.nn.relu after every layer except the last one",
+    "skip_last": "visit every layer, `for i in range(1, n + 1)`, and apply jax.nn.relu after all "
+    "but the last",
+    "skip_first": "visit every layer, `for i in range(1, n + 1)`: the names count from 'layer1'",
 }
 
 
 def _trap_diagnostics(params: Params, x: jax.Array) -> list[diagnose.Diagnostic]:
     """One `diagnose.matches` per trap, each computing its mistake on (params, x) only when
-    tried (a trap that cannot run on these shapes confirms nothing)."""
+    tried (a trap that cannot run on these shapes confirms nothing). Below ten layers string
+    order is numeric order, so the flat leaves paired two by two give what swapped 'w' and
+    'b' give: the "leaves" trap is left out there (such an input cannot tell them apart)."""
 
     def make(name: str) -> diagnose.Diagnostic:
         def diagnostic(actual: Any, expected: Any) -> diagnose.Cause | None:
@@ -159,31 +178,40 @@ def _trap_diagnostics(params: Params, x: jax.Array) -> list[diagnose.Diagnostic]
                 return None
             return diagnose.matches(mistake, CAUSES[name], name)(actual, expected)
 
+        diagnostic.kinds = frozenset({name})  # type: ignore[attr-defined]
         return diagnostic
 
-    return [make(name) for name in TRAPS]
+    return [make(name) for name in TRAPS if name != "leaves" or len(params) >= 10]
 
 
-def _trap(out: int, params: Params, x: jax.Array) -> str | None:
-    """The trap whose output `out` is on (params, x), confirmed by diagnose, or None."""
-    found = diagnose.find(out, _ref_forward(params, x), *_trap_diagnostics(params, x))
-    return found.kind if found is not None and found.kind in TRAPS else None
+_KINDS = {text: kind for kind, text in CAUSES.items()}
 
 
-def _diagnose(fn: Callable[[Params, jax.Array], Any], depth: int) -> str | None:
-    """Run `fn` on a square probe of `depth` layers and name the mistake its output shows."""
-    rng = np.random.default_rng(1000 + depth)
-    params = _params(rng, (SQUARE,) * (depth + 1))
-    x = _inputs(rng, SQUARE, SQUARE)
-    try:
-        out = fn(params, x)
-    except NotImplementedError:
-        raise
-    except Exception:
-        return None
-    if values.difference(out, _ref_forward(params, x), **FLOAT32) is None:
-        return None
-    return _trap(out, params, x)
+def _probe(depth: int, width: int) -> tuple[Params, jax.Array]:
+    """`depth` square layers of `width` and a batch of `width` rows: no trap can crash on it."""
+    rng = np.random.default_rng(1000 + 100 * width + depth)
+    return _params(rng, (width,) * (depth + 1)), _inputs(rng, width, width)
+
+
+def _confirmed_trap(
+    fn: Callable[[Params, jax.Array], Any], own: diagnose.Input | None, depth: int
+) -> str | None:
+    """The trap that reproduces `fn`'s output on every input where that output is wrong: the
+    check's own input `own` ((params, x), output, expected; None when `fn` raised on it) and
+    square probes of `depth` layers of PROBE_WIDTHS, inputs of two sizes at least
+    (`diagnose.confirmed`); None when no trap does."""
+    inputs = [own] if own is not None else []
+    for width in PROBE_WIDTHS:
+        params, x = _probe(depth, width)
+        try:
+            out = fn(params, x)
+        except NotImplementedError:
+            raise
+        except Exception:
+            continue  # an input the code cannot run on confirms nothing
+        inputs.append(((params, x), out, _ref_forward(params, x)))
+    text = diagnose.confirmed(inputs, lambda args: _trap_diagnostics(*args))
+    return _KINDS.get(text)
 
 
 def _check_forward(
@@ -206,11 +234,11 @@ def _check_forward(
         found, error = None, exc
     if found is None and error is None:
         return
-    # the trap seen on these very inputs, else on a square probe where no trap can crash
-    trap = _trap(out, params, x) if error is None else None
-    probed = trap is None
-    if probed:
-        trap = _diagnose(student.mlp_forward, depth)
+    # the trap that gives the student's output on these inputs (when they ran) and on square
+    # probes of two widths, where no trap can crash
+    own = ((params, x), out, expected) if error is None else None
+    trap = _confirmed_trap(student.mlp_forward, own, depth)
+    probed = error is not None
     kind = error.info.type if isinstance(error, StudentError) else type(error).__name__
     observed = (
         f"it raised {kind}: {str(error).strip().splitlines()[0][:300]}"
@@ -221,9 +249,9 @@ def _check_forward(
     )
     if trap is not None and probed:
         observed += (
-            f"\n    on a probe of {depth} square layer{'s' if depth > 1 else ''} (where that mistake "
-            "cannot crash) the "
-            f"output matched the mistake described below"
+            f"\n    on probes of {depth} square layer{'s' if depth > 1 else ''} of widths "
+            f"{' and '.join(map(str, PROBE_WIDTHS))} (where that mistake cannot crash) the "
+            "output matched the mistake described below"
         )
     raise CheckFailure(
         f"mlp_forward(params, x) for {what}",
