@@ -11,6 +11,7 @@ one device; when they differ, the message says whether they match the per-device
 gradients (no `pmean`) or `n_devices` times the mean (`psum` instead of `pmean`).
 """
 
+import contextlib
 import importlib
 from typing import Any
 
@@ -130,7 +131,7 @@ def _grads_diagnostics(loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
     """The usual mistakes of parallel_mean_grads, each confirmed on the numbers: every device
     kept its own shard's gradient (no pmean), or holds n_devices times (psum) or 1/n_devices
     of the mean."""
-    n = xs.shape[0]
+    n, per_device = xs.shape[0], xs.shape[1]
     scale = diagnose.batch_scale(n, what="the device axis")
 
     def summed_or_divided(actual: Any, expected: Any) -> Any:
@@ -149,6 +150,19 @@ def _grads_diagnostics(loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
             f"divided by the {n} devices once more (`pmean` already divides)",
         )
 
+    def per_device_batch(actual: Any, expected: Any) -> Any:
+        factor = diagnose.ratio(actual, expected)
+        if n == per_device or factor is None or not np.isclose(factor, n / per_device, rtol=1e-4):
+            return None
+        return diagnose.Cause(
+            "psum_per_batch",
+            f"every device holds {n}/{per_device} of the mean gradient: the gradients were "
+            f"summed across the {n} devices (`jax.lax.psum`) and divided by each device's "
+            f"{per_device} rows, where the mean across devices divides by the {n} devices "
+            "(`jax.lax.pmean`)",
+        )
+
+    mean = _ref_mean_grads(loss_fn, params, xs, ys)
     return (
         diagnose.matches(
             _ref_per_device_grads(loss_fn, params, xs, ys),
@@ -156,21 +170,36 @@ def _grads_diagnostics(loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
             "averaged across devices (no `jax.lax.pmean` inside the pmapped function)",
             kind="no_pmean",
         ),
+        diagnose.matches(
+            jax.tree.map(lambda g: g[0], mean),
+            "the result is the mean gradient without the device axis: one copy, where "
+            "parallel_mean_grads returns one per device (the per-device gradients averaged "
+            "after `jax.pmap` returned, or one device's copy taken out); return what "
+            "`jax.pmap` returns, with `jax.lax.pmean` inside the pmapped function",
+            kind="device_axis_dropped",
+        ),
         summed_or_divided,
+        per_device_batch,
     )
 
 
-def _assert_full_batch_mean(
-    student: Remote, loss_fn: Any, params: Any, xs: Any, ys: Any, what: str
-) -> None:
-    out = _call_grads(student, loss_fn, params, xs, ys)
-    expected = _ref_mean_grads(loss_fn, params, xs, ys)
+def _assert_full_batch_mean(student: Remote, problem: Any, other: Any, what: str) -> None:
+    """`problem` is (loss_fn, params, xs, ys); a cause is named only when `other`, a problem
+    with another device count, confirms it too."""
+    out = _call_grads(student, *problem)
+    expected = _ref_mean_grads(*problem)
+    cause = ""
+    if values.difference(out, expected, **TIGHT) is not None:
+        seen = [(problem, out, expected)]
+        with contextlib.suppress(Exception):  # its own check reports what the other one raises
+            seen.append((other, _call_grads(student, *other), _ref_mean_grads(*other)))
+        cause = diagnose.confirmed(seen, lambda args: _grads_diagnostics(*args))
     values.assert_close(
         out,
         expected,
         what=what,
         **TIGHT,
-        diagnostics=_grads_diagnostics(loss_fn, params, xs, ys),
+        cause=cause,
         fix="inside the function you pmap, compute `grads = jax.grad(loss_fn)(params, x, y)` "
         "and return `jax.lax.pmean(grads, axis_name=...)` with the same axis_name you gave "
         "`jax.pmap`",
@@ -188,6 +217,13 @@ def _shard_diagnostics(batch: Any, n: int) -> Any:
             f"-1), here {(n, batch.size // n)}): the per-device batch axis of {batch.shape[0] // n} "
             "rows is lost, as `x.reshape(n_devices, -1)` loses it",
             kind="merged_axes",
+        ),
+        diagnose.matches(
+            batch.reshape(batch.shape[0] // n, n, *batch.shape[1:]),
+            f"the result is x.reshape(B // n_devices, n_devices, ...): the two leading sizes are "
+            f"in each other's place (shape {(batch.shape[0] // n, n)} where {(n, batch.shape[0] // n)} "
+            "is wanted); the device axis comes first",
+            kind="leading_sizes_swapped",
         ),
         diagnose.matches(
             np.stack([batch[i::n] for i in range(n)]),
@@ -295,13 +331,10 @@ def test_one_copy_per_device(student: Remote) -> None:
 )
 def test_full_batch_mean(student: Remote) -> None:
     n = _n_devices()
-    params, xs, ys = _mse_problem(n)
     _assert_full_batch_mean(
         student,
-        _mse,
-        params,
-        xs,
-        ys,
+        (_mse, *_mse_problem(n)),
+        (_xent, *_xent_problem(_n_devices(4))),
         what=f"parallel_mean_grads(mse, params, xs, ys) on {n} devices",
     )
 
@@ -371,13 +404,10 @@ def test_result_spans_devices(student: Remote) -> None:
 )
 def test_other_loss_and_devices(student: Remote) -> None:
     n = _n_devices(4)
-    params, xs, ys = _xent_problem(n)
     _assert_full_batch_mean(
         student,
-        _xent,
-        params,
-        xs,
-        ys,
+        (_xent, *_xent_problem(n)),
+        (_mse, *_mse_problem(_n_devices())),
         what=f"parallel_mean_grads(cross_entropy, nested params, xs, ys) on {n} devices",
     )
 

@@ -110,3 +110,21 @@ def test_a_gradient_no_diagnostic_explains_names_no_cause(graded):
         assert g.results[check]["status"] == "failed", check
         assert CAUSE_LABEL not in message, message
         assert "expected:" in message and "observed:" in message
+
+
+@pytest.mark.slow
+def test_row_count_first_and_a_mean_after_pmap_are_named(graded):
+    g = graded("rows_first_host_mean")
+    assert "the two leading sizes are in each other's place" in g.cause("test_shard_layout")
+    for check in ("test_full_batch_mean", "test_other_loss_and_devices"):
+        assert g.results[check]["status"] == "failed", check
+        assert "without the device axis" in g.cause(check), g.message(check)
+
+
+@pytest.mark.slow
+def test_a_sum_divided_by_the_rows_is_named(graded):
+    g = graded("psum_over_rows")
+    for check in ("test_full_batch_mean", "test_other_loss_and_devices"):
+        assert g.results[check]["status"] == "failed", check
+        assert "divided by each device's" in g.cause(check), g.message(check)
+        assert "(`jax.lax.psum`) instead of averaged" not in g.message(check)
