@@ -1,4 +1,4 @@
-"""One root for the grader's own errors (`grader.errors.GraderError`, issue 36 item 3): every
+"""One root for the grader's own errors (`grader.errors.GraderError`): every
 error its user must fix derives from it, and `grade` and each command turn one into one
 line, `grade[ COMMAND]: error: MESSAGE`, exit 2, never a traceback."""
 

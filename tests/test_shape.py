@@ -1,4 +1,4 @@
-"""The code's shape stays as issue 26 left it: thin commands, short functions.
+"""The code's shape: thin commands, short functions.
 
     grader/commands/   under 1000 lines in all: argument declarations and one call each
                        (the logic lives in the feature packages)

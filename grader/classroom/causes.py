@@ -1,4 +1,4 @@
-"""Why a lesson file was not graded on its merits, read from its results (issue 34 item 4).
+"""Why a lesson file was not graded on its merits, read from its results.
 
 A file that ends `error` or `not_attempted` did not earn its points for one of several
 reasons, and the instructor acts differently on each: ask for a smaller file, for the

@@ -1,4 +1,4 @@
-"""`grade batch` interrupted (issue 34 items 1, 2): what a signal costs and what it keeps.
+"""`grade batch` interrupted: what a signal costs and what it keeps.
 
     python tests/bench/bench_interrupt.py [--students 15] [--after 1,5,10] [--jobs 2]
         [--suites DIR --submissions DIR --only 03_jit,06_random]

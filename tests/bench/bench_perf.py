@@ -1,4 +1,4 @@
-"""Performance of grading (issue 14), in one run: floor, cache, lesson, batch, profile.
+"""Performance of grading, in one run: floor, cache, lesson, batch, profile.
 
     python tests/bench/bench_perf.py [--students 8] [--workers 2] [--no-lesson] [--no-batch]
 

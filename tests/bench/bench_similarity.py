@@ -1,5 +1,5 @@
 """The similarity step of `grade batch` on a class with one huge lesson file: its time and
-peak memory as the file grows (issue 34 item 4: a held-out 6 MB file took the batch from
+peak memory as the file grows (a held-out 6 MB file took the batch from
 34 s to 151 s and 1.8 GiB).
 
     python tests/bench/bench_similarity.py [--students 15] [--sizes 0,1.9,2.5,6,20]

@@ -225,7 +225,7 @@ def test_a_wrong_shape_names_only_what_the_shapes_show(got, wanted, cause):
     assert failure.value.finding.cause == cause
 
 
-# -- structure before numbers (issue 39, item 2) ---------------------------------------------
+# -- structure before numbers ----------------------------------------------------------------
 
 
 def _ref_mse(w, x, y):
@@ -355,7 +355,7 @@ def test_a_wrong_number_of_outputs_is_named_by_its_arity():
     assert found is not None and found.cause == "a list was returned where a tuple is expected"
 
 
-# -- a cause is confirmed by the mistake applied to the reference, on two sizes (issue 39) ----
+# -- a cause is confirmed by the mistake applied to the reference, on two sizes ---------------
 
 
 def _set_element(x, index, value):

@@ -1,4 +1,4 @@
-"""The check library's surface (issue 36 item 3): `fail` raises, as `pytest.fail` does, and
+"""The check library's surface: `fail` raises, as `pytest.fail` does, and
 every check kind's `assert_*` takes `cause=`/`fix=`, applied the same way (`explained`):
 the suite's text replaces the generic likely cause and fix, nothing else of the finding
 changes, and the student's exception behind the failure stays behind it."""

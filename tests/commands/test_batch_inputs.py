@@ -1,4 +1,4 @@
-"""`grade batch` on odd inputs (issue 34 item 4): files the grader refuses are not compared
+"""`grade batch` on odd inputs: files the grader refuses are not compared
 for similarity, and every student who could not be graded is named with the reason, on the
 terminal and in summary.html (a real batch on the fixture course)."""
 

@@ -1,6 +1,6 @@
 """Every instructor command from a grader installed with `pip install .` (not editable), run
 in a copy of the course outside the source tree: the course is the working folder (or
-`--course PATH`), the grader's own files come from the installed package (issue 24).
+`--course PATH`), the grader's own files come from the installed package.
 
 The grader is built into a wheel once for the module, without network (no build isolation,
 no index), and installed into a venv of its own that sees this environment's dependencies

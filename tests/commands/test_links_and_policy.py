@@ -1,5 +1,5 @@
 """A submission is graded by what it holds, never by where a link leads, and the course's
-policy comes from the course (issue 33, items 4 and 5).
+policy comes from the course.
 
 - A folder of lesson files (or a lesson file) that is a symbolic link is refused, naming
   where it points, in `grade`, `grade batch` and the Gradescope runner: a student

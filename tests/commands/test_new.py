@@ -1,4 +1,4 @@
-"""`grade new NAME` and the rules `grade verify` checks (issue 36 item 1): a new exercise is
+"""`grade new NAME` and the rules `grade verify` checks: a new exercise is
 one command, and every rule a lesson must follow is one list, the one docs/authoring.md
 shows."""
 

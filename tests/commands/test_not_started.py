@@ -1,4 +1,4 @@
-"""The everyday path (issue 35 item 4), end to end on the real lesson files.
+"""The everyday path, end to end on the real lesson files.
 
 A student part-way through: 01_arrays done, 02_grad untouched, 03_jit with `piecewise`
 written and `running_sum` and `newton_sqrt` still the stub's NotImplementedError. What is

@@ -1,4 +1,4 @@
-"""Help that contradicts the exercise (issue 35 item 3): `grade verify` rejects a hint, nudge,
+"""Help that contradicts the exercise: `grade verify` rejects a hint, nudge,
 fix or explanation that recommends what the same lesson file penalises, whether its suite's
 `AVOID` says so or one of its checks requires a primitive the construct does not give."""
 

@@ -1,4 +1,4 @@
-"""`grade --suites PATH` grades with the suites at PATH, as they are there (issue 36 item 2).
+"""`grade --suites PATH` grades with the suites at PATH, as they are there.
 
 A course author edits a suite in their checkout while the grader is installed (not
 editable, as in CI): the checkout's `grader/suites/` is a package of the same name as the

@@ -1,4 +1,4 @@
-"""Correct code written the ways people write it gets full marks (issue 32, item 3).
+"""Correct code written the ways people write it gets full marks.
 
 `tests/corpus/<style>/` holds lesson files written from the lesson's contract (the spec),
 not from `solutions/`:

@@ -1,4 +1,4 @@
-"""A bug in a suite is a grader error, end to end (issue 36 item 2): `grade --suites` with a
+"""A bug in a suite is a grader error, end to end: `grade --suites` with a
 copy of the real suites in tmp_path, bugs injected, against the correct solution.
 
 The broken check is reported as a grader error naming the suite's file and line in every

@@ -1,4 +1,4 @@
-"""Faults of the grader are the grader's (issue 34 item 3): a warm worker or a judge killed
+"""Faults of the grader are the grader's: a warm worker or a judge killed
 from outside while a lesson file is graded is retried once on a fresh one, and the file
 keeps the grade it deserves; a sandbox killed by a signal the judge did not send gives the
 check it was running one more try on a fresh sandbox (the student's own `SIGKILL` looks the

@@ -1,5 +1,5 @@
 """The installed hidden suites are out of the sandbox's reach, at every level, wherever the
-grader is installed (issue 33).
+grader is installed.
 
 A lesson file graded end to end by the real `grade` tries, at import, to read an installed
 suite by every path that leads there (the package's folder, the venv's `lib64 -> lib` link

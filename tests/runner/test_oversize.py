@@ -1,4 +1,4 @@
-"""A lesson file over its size limit says so (issue 23, item 5: limits name themselves).
+"""A lesson file over its size limit says so (limits name themselves).
 
 Before, a notebook over the limit was left out of the copy without a word, and its grading
 said "No such file or directory". The files here are sparse: their size costs no disk.

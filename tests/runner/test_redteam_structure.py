@@ -1,4 +1,4 @@
-"""Red team, issue 23 item 1: structural and observed properties cannot be forged into points.
+"""Red team: structural and observed properties cannot be forged into points.
 
 Each submission in `submissions/structure/` is a whole 03_jit, graded end to end by the real
 `grade` at every isolation level the machine allows (as `test_redteam.py`), against its

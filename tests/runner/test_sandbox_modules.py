@@ -1,4 +1,4 @@
-"""What the sandbox holds of the grader when it imports the student's module (issue 26).
+"""What the sandbox holds of the grader when it imports the student's module.
 
 The sandbox is a fork of the judge, itself a fork of the warm worker, taken before the
 hidden suite is imported (`grader.sandbox.launch`). So its `sys.modules` is:

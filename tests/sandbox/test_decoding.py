@@ -1,4 +1,4 @@
-"""A lesson file is read as `python3 lesson.py` reads it (issue 34 item 4): the encoding its
+"""A lesson file is read as `python3 lesson.py` reads it: the encoding its
 first lines declare (PEP 263), UTF-8 otherwise, and a byte that is not of its encoding is
 Python's own SyntaxError, not a file graded as if it ran.
 

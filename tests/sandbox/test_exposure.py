@@ -1,4 +1,4 @@
-"""`user` without Landlock holds or refuses (grader.sandbox.exposure, issue 23 item 4).
+"""`user` without Landlock holds or refuses (grader.sandbox.exposure).
 
 Real files, real permissions, and a real other uid trying to read them; the suites the
 repair closes are a copy in the test's folder, never the installed ones. Other users cannot

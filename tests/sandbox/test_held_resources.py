@@ -1,4 +1,4 @@
-"""What a sandbox holds that no folder shows (issue 33, item 3), at every level.
+"""What a sandbox holds that no folder shows, at every level.
 
 Files deleted while open, blocks reserved with `fallocate` on a deleted file, memfd files and
 System V segments: a sandbox that holds more than the quota (16 MiB here) or its shared

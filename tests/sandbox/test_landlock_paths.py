@@ -2,7 +2,7 @@
 
 `python3 -m venv` makes `lib64` a symbolic link to `lib`. The allow-list opens the
 installation child by child around the masked hidden suites; a rule added for the link
-`lib64` is a rule for its target, all of `lib`, suites included (issue 33: a Landlock'd
+`lib64` is a rule for its target, all of `lib`, suites included (a Landlock'd
 sandbox read `test_01_arrays.py` through it). Each case builds the layout in the test's
 folder, confines a forked process with the rules `confine_files` would give, and tries to
 read the suites by every path that leads there.

@@ -1,4 +1,4 @@
-"""Protocol faults are the sender's (issue 23, item 5), on real sandboxes at every level.
+"""Protocol faults are the sender's, on real sandboxes at every level.
 
 A sandbox that sends what the judge cannot read (JSON nested past Python's recursion
 limit, a namedtuple field named `class`, a float that is not hex, a header that is not

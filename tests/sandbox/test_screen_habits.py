@@ -1,4 +1,4 @@
-"""A correct lesson file written with everyday habits grades at full marks (issue 32).
+"""A correct lesson file written with everyday habits grades at full marks.
 
 The source screen (`grader.sandbox.source_screen`) refuses only what can reach the probes or the
 grader: `from __future__ import annotations`, type hints, dataclasses, a small class that

@@ -1,4 +1,4 @@
-"""A quota per grading on what the sandbox writes (issue 23, item 2), at every level.
+"""A quota per grading on what the sandbox writes, at every level.
 
 Payloads write only where the test points them: a folder in the sandbox's own scratch
 space, inside a temp folder of the test's own (traversable, 0711, so a sandbox of another

@@ -151,7 +151,8 @@ def test_trace_time_print_a_global_log_and_a_hessian_for_four_inputs(graded):
 
 @pytest.mark.slow
 def test_first_derivative_is_not_called_an_approximation(graded):
-    # held-out case c06 (issue 39): the fixed finite-difference text showed on any mismatch
+    # held-out case c06: a second derivative that is the first is named so, not called a
+    # finite-difference approximation
     g = graded("second_is_first")
     assert g.status("test_second_derivative_exact") == "failed"
     assert "finite difference" not in g.message("test_second_derivative_exact")

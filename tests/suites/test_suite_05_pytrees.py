@@ -153,7 +153,8 @@ def test_differences_no_diagnostic_confirms_name_no_cause(graded):
 
 @pytest.mark.slow
 def test_sizes_for_shapes_do_not_blame_the_containers(graded):
-    # held-out case c14 (issue 39): fixed texts blamed the containers, which were rebuilt
+    # held-out case c14: sizes given for shapes are named; the containers, rebuilt right, are not
+    # blamed
     g = graded("shapes_are_sizes")
     g.assert_statuses(failed={"test_layer_shapes_lesson", "test_layer_shapes_nested"})
     for check in ("test_layer_shapes_lesson", "test_layer_shapes_nested"):

@@ -145,7 +145,7 @@ def test_a_foreign_archive_whose_key_error_escapes_is_named(graded):
 
 @pytest.mark.slow
 def test_a_cast_to_likes_dtype_is_not_blamed_on_npz(graded):
-    # held-out case c26 (issue 39): the .npz text was chosen for any bfloat16 mismatch
+    # held-out case c26: a cast to like's dtype is named, not the .npz format's lost bfloat16
     g = graded("dtype_from_like")
     assert g.status("test_dtypes_survive") == "failed"
     assert "no name for bfloat16" not in g.message("test_dtypes_survive")

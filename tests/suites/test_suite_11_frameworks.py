@@ -100,7 +100,8 @@ def test_print_at_trace_time_and_softmax_on_the_logits(graded):
 
 @pytest.mark.slow
 def test_dense_layers_without_bias(graded):
-    # held-out case c27 (issue 39): a fixed text blamed the widths; the relu check crashed
+    # held-out case c27: Dense layers without a bias are named, not the widths; the relu check
+    # fails with a message
     g = graded("flax_no_bias")
     g.assert_statuses(failed={"test_flax_param_count", "test_flax_relu", "test_flax_keys_and_jit"})
     count = g.message("test_flax_param_count")

@@ -215,7 +215,7 @@ def test_compare_measuring_another_network_than_the_trained_one(graded):
 
 @pytest.mark.slow
 def test_a_mask_shared_by_the_rows_is_not_blamed_on_the_rate_or_scale(graded):
-    # held-out case c28 (issue 39): unconfirmed fallbacks blamed the rate and the scale
+    # held-out case c28: a mask shared along one axis is named, not the rate or the scale
     g = graded("row_shared_mask")
     for check in ("test_dropout_rate", "test_dropout_expectation"):
         assert g.status(check) == "failed"

@@ -91,7 +91,8 @@ def test_print_at_trace_time_and_module_history_are_impure(graded):
 
 @pytest.mark.slow
 def test_ranking_by_wrong_norms_does_not_blame_the_order(graded):
-    # held-out case c32 (issue 39): a fallback blamed the order, which follows the own norms
+    # held-out case c32: the order follows the student's own, wrong norms: the norms are named,
+    # not the order
     g = graded("norm_mean_squares")
     assert g.status("test_norms") == "failed"
     order = g.message("test_largest_order")

