@@ -15,7 +15,7 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from grader.levels import LEVELS, Isolation
+from grader.isolation_levels import LEVELS, Isolation
 
 SCHEMA_VERSION = 1
 

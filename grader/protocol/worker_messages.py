@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, TypeVar, get_args
 
-from grader.levels import LEVELS, Level
+from grader.isolation_levels import LEVELS, Level
 from grader.protocol.records import MAX_RECORDS
 
 MAX_OUTPUT_CHARS = 1 << 20

@@ -36,9 +36,10 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from grader.levels import LEVELS as LEVELS  # re-exported: the levels are data (grader.levels)
-from grader.levels import Isolation as Isolation
-from grader.levels import Level as Level
+# re-exported: the levels are data (grader.isolation_levels)
+from grader.isolation_levels import LEVELS as LEVELS
+from grader.isolation_levels import Isolation as Isolation
+from grader.isolation_levels import Level as Level
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000

@@ -40,7 +40,7 @@ INHERITED = (
     "grader.data",
     "grader.explain",
     "grader.inputs",
-    "grader.levels",
+    "grader.isolation_levels",
     "grader.model",
     "grader.plugin",
     "grader.probes",

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import grader.levels
+import grader.isolation_levels
 from grader.runner import policy
 from grader.sandbox import isolation
 from grader.sandbox.isolation import Isolation
@@ -47,7 +47,7 @@ def private(top: Path) -> Path:
     (purelib,) = venv.glob("lib/python3*/site-packages")
     package = purelib / "small"
     package.mkdir()
-    shutil.copy(grader.levels.__file__, package / "__init__.py")
+    shutil.copy(grader.isolation_levels.__file__, package / "__init__.py")
     for path in (venv, *venv.rglob("*")):
         if not path.is_symlink():
             path.chmod(0o755 if path.is_dir() else 0o644)
