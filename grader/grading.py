@@ -142,7 +142,9 @@ def write_reports(
     folder whose `.grade/` holds the run history the HTML report charts (default: here)."""
     errors = []
     for kind, path in outputs.items():
-        module = importlib.import_module(f"grader.reports.{'json_report' if kind == 'json' else kind}")
+        module = importlib.import_module(
+            f"grader.reports.{'json_report' if kind == 'json' else kind}"
+        )
         if path == STDOUT:
             sys.stdout.write(module.render(report))
             sys.stdout.flush()
