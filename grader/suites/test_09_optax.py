@@ -156,11 +156,14 @@ def _variants(
     found = [
         (
             optax.chain(adamw, optax.clip_by_global_norm(max_norm)),
-            "the clip runs AFTER adamw: optax.chain applies its transformations in order, so "
-            "Adam saw the raw, unclipped gradients",
+            # adamw's updates, of the order of the learning rate, stay below every max_norm
+            # the checks use: a clip after adamw changes nothing, as no clip at all
+            "the gradients reach adamw unclipped: the clip runs AFTER adamw, or there is "
+            "none (optax.chain applies its transformations in order; adamw's updates are of "
+            "the order of the learning rate, below max_norm, so a clip after it changes "
+            "nothing)",
             "clip_after",
         ),
-        (adamw, "there is no clipping: the gradients reach adamw unclipped", "no_clip"),
         (
             optax.chain(optax.clip(max_norm), adamw),
             "`optax.clip` clips each element to [-max_norm, max_norm]; the lesson clips the "
@@ -177,6 +180,13 @@ def _variants(
             optax.chain(clip, optax.adamw(schedule)),
             "weight_decay is not passed to optax.adamw, which then uses its own default (1e-4)",
             "default_decay",
+        ),
+        (
+            optax.chain(clip, optax.adamw(schedule, weight_decay)),
+            "weight_decay is passed to optax.adamw by position, where it lands in b1 (adamw's "
+            "second parameter, the momentum's decay rate): the weight decay stays at adamw's "
+            "default 1e-4; pass it by name, `weight_decay=weight_decay`",
+            "decay_as_b1",
         ),
         (
             optax.chain(clip, optax.adamw(peak_lr, weight_decay=weight_decay)),
@@ -222,18 +232,24 @@ def _f32(a: Any) -> Any:
     return jax.device_put(np.asarray(a, np.float32))
 
 
-def _params(zero: Any) -> Any:
+# the params' leaves: the checks' own (4, 3) and (3,), and a second size on which a cause
+# must hold too before it is named
+SIZES = (4, 3)
+OTHER_SIZES = (2, 5)
+
+
+def _params(zero: Any, sizes: tuple[int, int] = SIZES) -> Any:
     rng = np.random.default_rng(0)
-    params = {"w": rng.normal(size=(4, 3)), "b": rng.normal(size=3)}
+    params = {"w": rng.normal(size=sizes), "b": rng.normal(size=sizes[1])}
     return jax.tree.map(lambda a: _f32(0 * a if zero else a), params)
 
 
-def _gradients(norms: Any, seed: int = 1) -> Any:
+def _gradients(norms: Any, seed: int = 1, sizes: tuple[int, int] = SIZES) -> Any:
     """One gradient pytree per step, in random directions, with these global norms."""
     rng = np.random.default_rng(seed)
     grads = []
     for norm in norms:
-        g = {"w": rng.normal(size=(4, 3)), "b": rng.normal(size=3)}
+        g = {"w": rng.normal(size=sizes), "b": rng.normal(size=sizes[1])}
         total = math.sqrt(sum(float(np.sum(a**2)) for a in g.values()))
         grads.append(jax.tree.map(lambda a, n=norm, t=total: _f32(a * n / t), g))
     return grads
@@ -306,28 +322,44 @@ def _assert_updates(
     student: Remote, kwargs: Any, *, zero_params: Any, norms: Any, what: str
 ) -> None:
     args = {**DEFAULTS, **kwargs}
-    params, grads = _params(zero_params), _gradients(norms)
-    updates = _student_updates(student, kwargs, params, grads)
     schedule, own = _schedule_for(
         student, args["peak_lr"], args["warmup_steps"], args["decay_steps"]
     )
     learning_rates = _learning_rates(
-        schedule, own, len(grads), args["peak_lr"], args["warmup_steps"], args["decay_steps"]
+        schedule, own, len(norms), args["peak_lr"], args["warmup_steps"], args["decay_steps"]
     )
-    expected = _ref_updates(params, grads, learning_rates, args["weight_decay"], args["max_norm"])
+
+    def judged(sizes: tuple[int, int]) -> Any:
+        """(params, grads, scales), the student's and the expected updates (scaled)."""
+        params, grads = _params(zero_params, sizes), _gradients(norms, sizes=sizes)
+        updates = _student_updates(student, kwargs, params, grads)
+        expected = _ref_updates(
+            params, grads, learning_rates, args["weight_decay"], args["max_norm"]
+        )
+        return (params, grads, _scales(expected)), updates, expected
+
+    (params, grads, scales), updates, expected = judged(SIZES)
     found = _first_difference(updates, expected)
     if found is None:
         return
     step, difference = found
-    # The variants are Optax chains, run only for updates that differ, one by one until one
-    # matches (diagnose.find). The student's schedule may be plain Python (a jit problem its
-    # own check reports): run them eagerly then.
-    scales = _scales(expected)
-    mistakes = [
-        _mistake(variant, text, kind, params, grads, scales, compiled=not own)
-        for variant, text, kind in _variants(schedule, **args)
-    ]
-    cause = diagnose.first(_scaled(updates, scales), _scaled(expected, scales), *mistakes)
+    # The variants are Optax chains, run only for updates that differ, and a cause is named
+    # only when the same variant also gives the updates on params of another size
+    # (diagnose.confirmed). The student's schedule may be plain Python (a jit problem its own
+    # check reports): run them eagerly then.
+    seen = ((params, grads, scales), updates, expected), judged(OTHER_SIZES)
+
+    def mistakes(inputs: Any) -> Any:
+        params, grads, scales = inputs
+        return [
+            _mistake(variant, text, kind, params, grads, scales, compiled=not own)
+            for variant, text, kind in _variants(schedule, **args)
+        ]
+
+    cause = diagnose.confirmed(
+        [(inputs, _scaled(got, inputs[2]), _scaled(want, inputs[2])) for inputs, got, want in seen],
+        mistakes,
+    )
     cause = cause or difference.cause
     call = f"make_optimizer({_kw(kwargs)})"
     raise fail(

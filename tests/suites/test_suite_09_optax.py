@@ -114,3 +114,18 @@ def test_trace_time_counter_in_the_schedule_is_impure(graded):
     message = g.message("test_pure")
     assert "SCHEDULE_CALLS" in message
     assert g.results["test_pure"]["fraction"] == 0.0  # the update runs the schedule too
+
+
+@pytest.mark.slow
+def test_weight_decay_by_position_is_named_as_b1(graded):
+    g = graded("decay_positional")
+    failed = {
+        "test_clip_before_adamw",
+        "test_max_norm_observed",
+        "test_weight_decay_observed",
+        "test_schedule_drives_learning_rate",
+        "test_defaults",
+    }
+    g.assert_statuses(failed=failed | CHAIN_GATED)
+    for check in failed:
+        assert "lands in b1" in g.cause(check), (check, g.message(check))
