@@ -28,9 +28,11 @@ import os
 import select
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from grader.protocol import records, worker_messages
 from grader.protocol.worker_messages import Ended, Message, Ready, Request, Started
@@ -72,6 +74,25 @@ def preload(extra: list[str]) -> None:
     warm_up()
 
 
+def no_local_constants() -> None:
+    """Hypothesis draws now and then a constant found in the source of the "local" modules
+    loaded (`hypothesis.internal.conjecture.providers._get_local_constants`: every module
+    outside site-packages and the standard library), parsing each new one it sees: the
+    grader's own modules when it runs from a checkout or `PYTHONPATH`, none when installed.
+    So a derandomised search drew other inputs from a checkout than from an installation,
+    and each judge parsed the modules it imported after the fork (~0.2 CPU-s). Here no
+    module is local: every search draws as an installed grader's does."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:
+        return
+    empty = getattr(providers, "_local_constants", None)
+    if empty is None or not hasattr(providers, "_get_local_constants"):
+        return
+    nothing = type(empty)()
+    providers._get_local_constants = lambda: nothing
+
+
 def warm_up() -> None:
     """Run once here what every judge would otherwise pay for on its first check: a
     Hypothesis search (its engine's first run costs ~0.2 s; a fork inherits it warm).
@@ -84,6 +105,7 @@ def warm_up() -> None:
         from hypothesis import strategies as st
     except ImportError:
         return
+    no_local_constants()
 
     @settings(
         max_examples=3,
@@ -101,6 +123,7 @@ def warm_up() -> None:
     with contextlib.suppress(Exception):
         search()
     warm_lapack()
+    share_ir_contexts()
 
 
 def warm_lapack() -> None:
@@ -111,6 +134,46 @@ def warm_lapack() -> None:
         from jax._src.lax import linalg
 
         linalg.initialize_lapack()  # type: ignore[no-untyped-call]
+
+
+IR_CONTEXT_USES = 64
+"""Lowerings one MLIR context serves (`share_ir_contexts`) before a fresh one is made."""
+
+
+def share_ir_contexts() -> None:
+    """Let JAX lower up to IR_CONTEXT_USES programs in one MLIR context per process and thread.
+
+    JAX makes a fresh context for every lowering (`mlir.make_ir_context`: its dialects loaded
+    again, 4-6 ms each); a `grade watch` regrading of 03_jit lowers about 50 programs in its
+    sandbox. The modules are the same text either way (one context holds many modules, each
+    with its own symbols); what a context keeps (its uniqued types and attributes) is freed
+    when it is replaced. A forked judge or sandbox makes its own on its first lowering (the
+    key holds the process id), and so does each thread. The judge's own readings of the
+    sandbox's modules (`grader.checks.exported`) call `jax.interpreters.mlir`'s function,
+    which this leaves as it is: each of them gets a fresh context."""
+    try:
+        from jax._src.interpreters import mlir
+    except ImportError:
+        return
+    make = mlir.make_ir_context
+    if getattr(make, "shared", False):
+        return
+    made: dict[tuple[int, int], list[Any]] = {}
+
+    def shared() -> Any:
+        key = (os.getpid(), threading.get_ident())
+        entry = made.get(key)
+        if entry is None or entry[1] >= IR_CONTEXT_USES:
+            if any(pid != key[0] for pid, _ in made):  # forked: the parent's are not ours
+                made.clear()
+            entry = made[key] = [make(), 0]
+        entry[1] += 1
+        return entry[0]
+
+    shared.shared = True  # type: ignore[attr-defined]
+    mlir.make_ir_context = shared
+    with contextlib.suppress(Exception):  # the dialects' Python modules, imported once here
+        make()
 
 
 def vm_size() -> int:
