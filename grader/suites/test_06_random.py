@@ -274,7 +274,7 @@ def test_init_weights_shapes_and_stats(student: Remote) -> None:
             f"the statistics of all {flat.size} values init_weights(key, {list(_SHAPES)}) drew",
             expected="mean 0 +- 0.15 and std 1 +- 0.1 (standard normal)",
             observed=f"mean {mean:.3f}, std {std:.3f}",
-            cause=_init_cause(flat, mean, std),
+            cause=_init_cause(flat, mean, std) or _scaled_init_cause(got),
             fix="draw each array with `jax.random.normal(subkey, shape)`",
         )
 
@@ -285,6 +285,36 @@ def _init_cause(flat: Any, mean: Any, std: Any) -> Any:
     inside = flat.min() >= 0.0 and flat.max() < 1.0
     if inside and abs(mean - 0.5) < 0.05 and abs(std - np.sqrt(1 / 12)) < 0.03:
         return "the values are uniform on [0, 1) (`jax.random.uniform`), not standard normal"
+    return ""
+
+
+# scalings of N(0, 1) by the first dimension (the fan-in) that an init may carry over from
+# lesson 08: (name, the std's numerator: std = sqrt(numerator / fan_in))
+_FAN_IN_SCALINGS = (
+    ("sqrt(2 / shape[0]) (He initialization)", 2.0),
+    ("1 / sqrt(shape[0]) (LeCun initialization)", 1.0),
+)
+
+
+def _scaled_init_cause(arrays: Any) -> str:
+    """A fan-in scaling that every array's own std confirms (each within 4 standard errors of
+    a sample std, 1 / sqrt(2 n) relative, of the scaling's std for its first dimension: the
+    arrays have different first dimensions, so one factor cannot fit them all); else ""."""
+    drawn = [np.asarray(a, np.float64) for a in arrays]
+    if len(drawn) < 2 or any(a.ndim == 0 or a.size < 2 for a in drawn):
+        return ""
+    if len({a.shape[0] for a in drawn}) < 2:
+        return ""
+    for name, numerator in _FAN_IN_SCALINGS:
+        if all(
+            abs(float(a.std()) / np.sqrt(numerator / a.shape[0]) - 1.0)
+            < 4.0 / np.sqrt(2.0 * a.size)
+            for a in drawn
+        ):
+            return (
+                f"each array's std is {name}: the values are scaled by the fan-in, where "
+                "init_weights draws plain standard normal values, N(0, 1)"
+            )
     return ""
 
 

@@ -150,3 +150,13 @@ def test_uniform_draws_named_only_where_the_values_confirm_it(graded):
     noise = g.message("test_noisy_statistics")  # std 3 / sqrt(3): no known mistake's
     assert "likely cause" not in noise, noise
     assert "mean 0 +- 0.11 and std 3 +- 0.15" in noise
+
+
+@pytest.mark.slow
+def test_a_fan_in_scaling_is_named_and_a_constant_one_is_not(graded):
+    he = graded("init_fan_in")
+    assert he.results["test_init_weights_shapes_and_stats"]["status"] == "failed"
+    assert "sqrt(2 / shape[0])" in he.cause("test_init_weights_shapes_and_stats")
+    half = graded("init_half_std")
+    assert half.results["test_init_weights_shapes_and_stats"]["status"] == "failed"
+    assert "fan-in" not in half.message("test_init_weights_shapes_and_stats")
