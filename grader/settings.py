@@ -9,6 +9,9 @@ folder above it that has one (the course's root, a student's repository):
     show_fixes = false          never: `grade hint` stops at the nudge, no report shows a fix
     round = 1                   each check's score rounded down to a whole point
                                 (`grader.rounding`; the default: scores as the checks give them)
+    release_url = "git+https://github.com/COURSE/RELEASE"
+                                where the student release is published (`grade release --url`
+                                records it; `grade notebooks` installs the grader from there)
 
 A malformed setting is a `SettingError` naming the file and the value; where a grading
 must go on, `show_fixes_or_never` and `round_step_or_none` say it once on stderr and read
@@ -30,6 +33,7 @@ SHOW_FIXES: tuple[ShowFixes, ...] = ("always", "on-request", "never")
 DEFAULT_SHOW_FIXES: ShowFixes = "on-request"
 PYPROJECT = "pyproject.toml"
 TABLE = "tool.grade"
+RELEASE_URL = "release_url"  # the key `grade release --url` writes
 
 
 class SettingError(GraderError, ValueError):
@@ -116,6 +120,18 @@ def round_step(folder: Path) -> float | None:
         return rounding.step_of(value)
     except ValueError as exc:
         raise SettingError(f"{path}: [tool.grade] round = {value!r}: {exc}") from None
+
+
+def release_url(folder: Path) -> str:
+    """The course's `[tool.grade] release_url` ("" when unset)."""
+    path, value = setting(folder, RELEASE_URL)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise SettingError(
+            f"{path}: [tool.grade] {RELEASE_URL} = {value!r}: give the URL as a string"
+        )
+    return value
 
 
 def show_fixes_or_never(folder: Path, *, warn: bool = True) -> ShowFixes:

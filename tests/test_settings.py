@@ -43,3 +43,22 @@ def test_a_bad_setting_is_an_error_and_grading_reads_it_as_never(
     shown = audience.for_class(raw_report(), tmp_path)
     assert shown.exercises[0].checks[1].fix == ""
     assert "show_fixes" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("tomllib", [True, False], ids=["tomllib", "py310"])
+def test_the_release_url_is_read_with_the_other_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tomllib: bool
+) -> None:
+    if not tomllib:
+        monkeypatch.setitem(sys.modules, "tomllib", None)
+    (tmp_path / "exercises").mkdir()
+    assert settings.release_url(tmp_path / "exercises") == ""
+    url = "git+https://github.com/course/release"
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.grade]\nshow_fixes = false\nrelease_url = "{url}"  # recorded\n\n'
+        '[tool.other]\nrelease_url = "elsewhere"\n'
+    )
+    assert settings.release_url(tmp_path / "exercises") == url
+    (tmp_path / "pyproject.toml").write_text("[tool.grade]\nrelease_url = 3\n")
+    with pytest.raises(settings.SettingError, match="give the URL as a string"):
+        settings.release_url(tmp_path)

@@ -38,7 +38,6 @@ from pathlib import Path
 from grader import catalog, grading, settings
 from grader.course import assign, ci_template, lock, public_suite, tree
 from grader.errors import GraderError
-from grader.notebooks import convert
 from grader.reports import labels
 
 # What students run: every other module of grader/commands/ is the instructor's.
@@ -82,7 +81,7 @@ def record_url(pyproject: Path, url: str) -> None:
     text = pyproject.read_text(encoding="utf-8")
     if not text.split("\n[")[-1].startswith("tool.grade]"):
         raise ReleaseError(f"{pyproject} does not end with its [tool.grade] table")
-    pyproject.write_text(text.rstrip("\n") + f'\n{convert.RELEASE_URL} = "{url}"\n')
+    pyproject.write_text(text.rstrip("\n") + f'\n{settings.RELEASE_URL} = "{url}"\n')
 
 
 def solution_bodies(solutions: Path) -> list[tuple[str, str]]:
@@ -191,7 +190,7 @@ def release(
     """Write the release (with the `[tool.grade]` setting of `course_dir`, and `url`, by
     default the course's `release_url`, recorded); returns the released (public) suites'
     specs. Raises one of `ERRORS` (nothing is left in `out`)."""
-    url = check_url(convert.release_url(course_dir.resolve()) if url is None else url)
+    url = check_url(settings.release_url(course_dir.resolve()) if url is None else url)
     unsynced = assign.differences(solutions, exercises)
     if unsynced:
         raise ReleaseError(

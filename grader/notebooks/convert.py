@@ -19,18 +19,15 @@ notebook, or a folder of them (mixed with `.py` files), with `grade PATH`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import settings
 from grader.errors import GraderError
 from grader.notebooks.from_lesson import DEFAULT_INSTALL, dumps, notebook_of
 
 DISTRIBUTION = "jax-lesson-grader"
-RELEASE_URL = "release_url"  # the `[tool.grade]` key `grade release --url` writes
-_SECTION = re.compile(r"^\s*\[(?P<name>[^\]]+)\]\s*(?:#.*)?$")
-_KEY = re.compile(r"""^\s*release_url\s*=\s*["'](?P<value>[^"']*)["']\s*(?:#.*)?$""")
 
 
 class CannotConvert(GraderError, ValueError):
@@ -50,27 +47,13 @@ class Converted:
         )
 
 
-def release_url(folder: Path) -> str:
-    """`[tool.grade] release_url` of the pyproject.toml in `folder` or its nearest parent
-    holding one ("" when none): read line by line, the key and its section are all we need."""
-    for candidate in (folder, *folder.parents):
-        path = candidate / "pyproject.toml"
-        if path.is_file():
-            section, found = "", ""
-            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-                header, key = _SECTION.match(line), _KEY.match(line)
-                if header:
-                    section = header["name"].strip()
-                elif key and section == "tool.grade":
-                    found = key["value"].strip()
-            return found
-    return ""
-
-
 def recorded_install(folder: Path) -> str:
     """What the setup cell installs by default: the grader from the release's recorded URL
     (`jax-lesson-grader @ URL`), or "" when `grade release` recorded none."""
-    url = release_url(folder.resolve())
+    try:
+        url = settings.release_url(folder.resolve())
+    except settings.SettingError:  # a malformed pyproject: the default install
+        url = ""
     return f"{DISTRIBUTION} @ {url}" if url else DEFAULT_INSTALL
 
 
