@@ -18,6 +18,9 @@
     state, invocations              the commands a report names: beneath the reports, so
                                     they import none of what the reports may not, nor the
                                     reports
+    grader.model, errors, catalog,  what every layer may use (`FOUNDATION`): none of them
+    rounding, atomic, arguments,    imports the runner, the sandbox, the protocol, the
+    version, isolation_levels       reports, the help or a feature
     grader.commands                 the command line's arguments: imported by `grader.cli`
                                     and by each other only (`ONLY_FROM`)
 
@@ -67,6 +70,18 @@ BENEATH_REPORTS = (
 HELP = ("settings", "hints", "state", "invocations")
 """The course's settings, the help policy, `.grade/` and the commands a report names."""
 
+FOUNDATION = (
+    "model",
+    "errors",
+    "catalog",
+    "rounding",
+    "atomic",
+    "arguments",
+    "version",
+    "isolation_levels",
+)
+"""What every layer may use: data, the grader's errors, the catalog, plain helpers."""
+
 RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("model", ("sandbox", "runner")),
     ("protocol", ("sandbox", "runner")),
@@ -74,6 +89,7 @@ RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("probes", ("runner", *JUDGE_SIDE)),
     ("reports", BENEATH_REPORTS),
     *((name, (*BENEATH_REPORTS, "reports")) for name in HELP),
+    *((name, (*BENEATH_REPORTS, "reports", *HELP)) for name in FOUNDATION),
 )
 """(the modules under this name, the names they may not import), relative to the package."""
 
@@ -191,9 +207,13 @@ def test_every_kind_of_upward_import_is_named(tmp_path: Path) -> None:
             "notebooks/__init__.py": "",
             "notebooks/magic.py": "from grader.commands.shared import positive\n",
             "watch/display.py": "from grader import commands\n",
+            "rounding.py": "from grader import settings\n",
+            "catalog.py": "def late():\n    from grader.reports import labels\n",
         },
     )
     assert layer_violations(package) == [
+        "grader.catalog imports grader.reports (line 2)",
+        "grader.catalog imports grader.reports.labels (line 2)",
         "grader.hints imports grader.runner.submission (line 1)",
         "grader.hints imports grader.runner.submission.Submission (line 1)",
         "grader.model imports grader.runner (line 1)",
@@ -217,6 +237,7 @@ def test_every_kind_of_upward_import_is_named(tmp_path: Path) -> None:
         "grader.reports.junit imports grader.audience.shown (line 2)",
         "grader.reports.junit imports grader.notebooks.magic (line 1)",
         "grader.reports.terminal imports grader.next_step (line 1)",
+        "grader.rounding imports grader.settings (line 1)",
         "grader.sandbox imports grader.runner (line 1)",
         "grader.sandbox.client imports grader.checks.failure (line 2)",
         "grader.sandbox.client imports grader.checks.failure.fail (line 2)",
@@ -260,6 +281,8 @@ def test_a_tree_that_keeps_the_rules_passes(tmp_path: Path) -> None:
             "state.py": "from grader.hints import FIX\nfrom grader import settings\n",
             "hints.py": "from grader.settings import ShowFixes\nfrom grader.model import Report\n",
             "settings.py": "from grader import rounding\nfrom grader.errors import GraderError\n",
+            "rounding.py": "from grader.model import Report\n",
+            "catalog.py": "from grader.errors import GraderError\nfrom grader.model import Visibility\n",
             "audience.py": "from grader.runner.submission import Submission\nfrom grader import next_step\n",
             "cli.py": "from grader.commands import shared\n",
             "commands/__init__.py": "",
