@@ -10,7 +10,7 @@ the suite declared wrong, both before the student is called), or when nothing th
 gave could raise it at all (`SUITE_ONLY`: a name the suite misspelt, a module it could not
 import, a strategy Hypothesis refuses, a misused pytest). After an answer, any other
 exception may be the suite working on what the student returned (`None` where an array was
-due): it stays the student's, as before, so that no answer of the student's can turn a
+due): it stays the student's, so that no answer of the student's can turn a
 check into one that counts no points.
 
 `suite_line` finds the suite's line: the innermost frame of the suite's file in the

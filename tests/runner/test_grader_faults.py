@@ -10,7 +10,7 @@ the worker or the judge it finds among the descendants of the `grade` it started
 (`/proc/<pid>/task/*/children`, never other processes). The judge never runs student code,
 so at `strict` and `user`, where the sandbox can signal neither, such a kill is not the
 student's; at `basic` the sandbox is the same user and could have sent it, so the file
-is retried but a second kill is charged as before.
+is retried once and a second kill is the student's.
 """
 
 from __future__ import annotations

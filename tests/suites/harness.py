@@ -28,9 +28,8 @@ every module (the same fixture folder appears in a suite's tests and in the diag
 and across pytest-xdist workers (a file under the run's own home, locked while one process
 grades it: another process waiting for it reads the result instead of grading again). When
 a module's first test asks for `graded`, the variants its selected tests name are graded
-ahead, WORKERS at a time in each test process (as before this harness: under `pytest -n 2`
-that is up to four on CI's two cores; a run-wide limit of two was tried and measured
-slower).
+ahead, WORKERS at a time in each test process (under `pytest -n 2`, up to four on CI's
+two cores).
 
 `lesson_files(lesson)` is where a lesson's files are: a new exercise is these places.
 """

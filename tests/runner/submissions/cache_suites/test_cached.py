@@ -1,8 +1,8 @@
 """A suite for the cache tests: its judge compiles a reference program of its own.
 
-What the lesson suites compile in the judge changes as they are made faster (most now
-build their inputs in NumPy and compile nothing there), so the cache tests grade with
-this one, whose judge always compiles `_reference` once per grading.
+Most lesson suites build their inputs in NumPy and compile little in the judge, and what
+they compile depends on how each is written, so the cache tests grade with this one, whose
+judge always compiles `_reference` once per grading.
 """
 
 LESSON = "cached"
