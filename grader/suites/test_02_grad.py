@@ -218,18 +218,10 @@ def test_hessian_exact(student: Remote, seed: int) -> None:
         return hf(v)
 
     vectors = hnp.arrays(np.float32, 4, elements=st.floats(-1.5, 1.5, width=32)).map(jax.device_put)
-    values.assert_matches_reference(
-        hessian,
-        _ref_hessian,
-        st.tuples(vectors),
-        what="hessian(f)(v) for f: R^4 -> R",
-        max_examples=20,
-        seed=seed,
-        cause="not the exact Hessian: an outer product of gradients, the gradient alone, or a "
-        "finite-difference approximation",
-        fix="return `jax.hessian(f)` (or `jax.jacfwd(jax.jacrev(f))`)",
-        **_ANALYTIC,
-    )
+    try:
+        _search_hessian(hessian, vectors, seed)
+    except CheckFailure as failure:
+        raise _with_cause(failure, _hessian_cause(student)) from failure.__cause__
     # Any n, as the spec says f: R^n -> R (a Hessian built for 4 inputs fails here).
     # jitted in the sandbox (one program per n; eager if it does not compile): eagerly, three
     # sizes of a Hessian cost ~170 one-operation compiles
@@ -259,6 +251,82 @@ def test_hessian_exact(student: Remote, seed: int) -> None:
             fix="return `jax.hessian(f)`: it works for any n",
             **_ANALYTIC,
         )
+
+
+def _search_hessian(hessian: Any, vectors: Any, seed: int) -> None:
+    values.assert_matches_reference(
+        hessian,
+        _ref_hessian,
+        st.tuples(vectors),
+        what="hessian(f)(v) for f: R^4 -> R",
+        max_examples=20,
+        seed=seed,
+        fix="return `jax.hessian(f)` (or `jax.jacfwd(jax.jacrev(f))`)",
+        **_ANALYTIC,
+    )
+
+
+def _ref_chain_gradient(v: Any) -> Any:
+    """The gradient of autodiff_chain: sum(v**4) / 4 + sum(sin(v[:-1]) * v[1:])."""
+    v = np.asarray(v, dtype=np.float64)
+    g = v**3
+    g[:-1] += np.cos(v[:-1]) * v[1:]
+    g[1:] += np.sin(v[:-1])
+    return g
+
+
+def _hessian_diagnostics(args: Any) -> Any:
+    """The mistakes hessian(f)(v) can be confirmed to have made, applied to the exact Hessian
+    of autodiff_chain at v: the gradient alone, the outer product of the gradient with itself,
+    the row sums (the gradient of sum(grad f), what `jax.grad` of a vector-valued gradient
+    needs to run), or a near but inexact matrix (a finite difference)."""
+    (v,) = args
+    g, h = _ref_chain_gradient(v), _ref_chain_hessian(v)
+
+    def approximation(got: Any, want: Any) -> diagnose.Cause | None:
+        if _approximates(got, want):
+            return diagnose.Cause(
+                "approximation",
+                "not the exact Hessian: every entry is near the exact one but off by more than "
+                "rounding, what a finite-difference approximation gives",
+            )
+        return None
+
+    return (
+        diagnose.matches(
+            g, "not the exact Hessian: the values are the gradient of f, taken once", "gradient"
+        ),
+        diagnose.matches(
+            np.outer(g, g),
+            "not the exact Hessian: the values are the outer product of gradients, "
+            "grad f(v) grad f(v)^T, which is no second derivative",
+            "outer",
+        ),
+        diagnose.matches(
+            h.sum(axis=1),
+            "not the exact Hessian: the values are its row sums, shape (n,): the gradient of "
+            "sum(grad f(v)) (`jax.grad` of the summed gradient) differentiates the sum of the "
+            "gradient's entries, not each entry; `jax.jacfwd` of the gradient keeps them apart",
+            "row_sums",
+        ),
+        approximation,
+    )
+
+
+def _hessian_cause(student: Remote) -> str:
+    """The cause the student's hessian confirms on autodiff_chain at three sizes, or ""."""
+    chain = compiled(student.hessian(_f_chain))
+    seen = []
+    for n in (2, 3, 7):
+        v = np.linspace(-1.2, 0.9, n, dtype=np.float32)
+        try:
+            got = chain(jax.device_put(v))
+        except (NotImplementedError, SandboxGone):
+            raise
+        except Exception:  # the student's error: the chain check below shows it
+            continue
+        seen.append(((v,), got, _ref_chain_hessian(v)))
+    return diagnose.confirmed(seen, _hessian_diagnostics)
 
 
 # -- composition --------------------------------------------------------------------------
@@ -452,7 +520,54 @@ def _mse_diagnostics(args: Any) -> Any:
         rows,
         lambda got, want: rows(got[0], want[0]),  # the loss alone
         lambda got, want: rows(got[1], want[1]),  # the gradient alone
+        *_mse_formula_diagnostics(*args),
     )
+
+
+def _mse_formula_diagnostics(w: Any, x: Any, y: Any) -> Any:
+    """Another formula than mean((x @ w - y) ** 2), or the gradient taken with respect to x:
+    each applied to the reference (the root of the mean where the mean is not 0: at a perfect
+    fit its gradient is 0 / 0 and the input cannot tell)."""
+    w, x, y = (np.asarray(a, dtype=np.float64) for a in (w, x, y))
+    r = x @ w - y
+    n = len(y)
+    found = [
+        diagnose.matches(
+            (np.mean(r) ** 2, 2.0 * np.mean(r) * x.mean(axis=0)),
+            "the loss is the square of the mean residual, mean(x @ w - y) ** 2: the square is "
+            "taken after the mean, not of each residual before it",
+            kind="square_of_mean",
+        ),
+        diagnose.matches(
+            (np.mean(r**2), 2.0 * np.outer(r, w) / n),
+            "the gradient is taken with respect to x, not w (`argnums` picks another argument, "
+            "or the loss is differentiated in x): its shape is x's",
+            kind="grad_wrt_x",
+        ),
+    ]
+    mse = np.mean(r**2)
+    if mse > 0:
+        found.append(
+            diagnose.matches(
+                (np.sqrt(mse), x.T @ r / (n * np.sqrt(mse))),
+                "the loss is the root of the mean squared error (an RMSE, `jnp.sqrt` of the "
+                "mean): the spec's loss is the mean itself, with no square root",
+                kind="rmse",
+            )
+        )
+    return found
+
+
+def _mse_probes() -> list[tuple[Any, Any, Any]]:
+    """Two inputs of different sizes with no perfect fit (every residual nonzero)."""
+    out = []
+    for n, d in ((3, 2), (5, 1)):
+        k = np.arange(n * d, dtype=np.float32)
+        x = ((k % 7) - 3.0).reshape(n, d) / 4
+        w = (np.arange(d, dtype=np.float32) + 1) / 2
+        y = (np.arange(n, dtype=np.float32) % 3 + 1) / 4 + 2.0
+        out.append((w, x, y))
+    return out
 
 
 @check(
@@ -463,16 +578,36 @@ def _mse_diagnostics(args: Any) -> Any:
     spec="`mse_value_and_grad(w, x, y)` -> `(loss, dloss/dw)` for `loss = mean((x @ w - y)**2)`",
 )
 def test_mse_values(student: Remote, seed: int) -> None:
-    values.assert_matches_reference(
-        compiled(student.mse_value_and_grad),
-        _ref_mse,
-        _regression(),
-        what="mse_value_and_grad(w, x, y)",
-        max_examples=25,
-        seed=seed,
-        diagnostics=_mse_diagnostics,
-        fix="define `loss(w) = jnp.mean((x @ w - y) ** 2)` and return `jax.value_and_grad(loss)(w)`",
-    )
+    mse = compiled(student.mse_value_and_grad)
+    try:
+        values.assert_matches_reference(
+            mse,
+            _ref_mse,
+            _regression(),
+            what="mse_value_and_grad(w, x, y)",
+            max_examples=25,
+            seed=seed,
+            diagnostics=_mse_diagnostics,
+            fix="define `loss(w) = jnp.mean((x @ w - y) ** 2)` and return "
+            "`jax.value_and_grad(loss)(w)`",
+        )
+    except CheckFailure as failure:
+        # The smallest input may not tell (a perfect fit, one row): two inputs of other
+        # sizes with no perfect fit are held to the same diagnostics.
+        raise _with_cause(failure, _mse_probe_cause(mse)) from failure.__cause__
+
+
+def _mse_probe_cause(mse: Any) -> str:
+    seen = []
+    for args in _mse_probes():
+        try:
+            got = mse(*jax.device_put(args))
+        except (NotImplementedError, SandboxGone):
+            raise
+        except Exception:  # the student's error, which the failure already shows
+            return ""
+        seen.append((args, got, _ref_mse(*args)))
+    return diagnose.confirmed(seen, _mse_diagnostics)
 
 
 @check(
