@@ -29,10 +29,10 @@ from grader.runner import engine, policy
 from grader.runner.submission import LESSON_SUFFIXES, Submission
 from grader.sandbox import exposure
 from grader.sandbox.isolation import Isolation
-from grader.state import state_folder
+from grader.state import EXERCISES, state_folder
 
 STDOUT = Path("-")  # `--json -`: the report is written to standard output
-DEFAULT_LESSONS = "exercises"
+DEFAULT_LESSONS = EXERCISES  # what `grade` grades unless told otherwise
 DEFAULT_HTML = "grade-report.html"  # the HTML report `grade` writes unless told otherwise
 
 

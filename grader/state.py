@@ -36,7 +36,8 @@ STATE_DIR = ".grade"
 REVEALED_FILE = "hints.json"
 LAST_FILE = "last.json"
 REVEALED_LIMIT = 1 << 20  # bytes: a larger hints.json is no one's record of hints
-LAYOUT_FOLDERS = ("exercises", "notebooks")  # a student repository's folders of lesson files
+EXERCISES, NOTEBOOKS = "exercises", "notebooks"  # a student repository's lesson files
+LAYOUT_FOLDERS = (EXERCISES, NOTEBOOKS)
 
 Revealed = dict[str, dict[str, int]]  # lesson -> check id -> deepest level revealed
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from grader import grading, state
 from grader.notebooks import convert
 
 __doc__ = convert.__doc__
@@ -13,15 +14,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--from",
         dest="source",
-        default="exercises",
+        default=grading.DEFAULT_LESSONS,
         metavar="DIR",
-        help="the lesson files to convert: exercises (default) or solutions, or any folder",
+        help=f"the lesson files to convert: {grading.DEFAULT_LESSONS} (default) or solutions, "
+        "or any folder",
     )
     parser.add_argument(
         "--out",
-        default="notebooks",
+        default=state.NOTEBOOKS,
         metavar="DIR",
-        help="where to write the notebooks (default: notebooks/; created if needed)",
+        help=f"where to write the notebooks (default: {state.NOTEBOOKS}/; created if needed)",
     )
     parser.add_argument(
         "--only",
