@@ -637,11 +637,32 @@ def test_first_step(student: Remote) -> None:
     )
 
 
+LATE_LOSS = (
+    "each recorded loss is the loss AFTER that step's update (the next step's loss, on the "
+    "same batch): the loss is computed again with the updated parameters, where the loss "
+    "jax.value_and_grad returned, under the parameters the gradient was taken at, belongs"
+)
+
+
+def _zero_run_causes(args: Any) -> tuple[diagnose.Diagnostic, ...]:
+    """The mistakes a zero-input run of len(args[0]) steps is held to: step 0 never run, and
+    each loss recorded after its step's update (the reference's run one loss earlier, its
+    norms in place)."""
+    n_steps = len(args[0])
+    losses, norms = _ref_zero_run(n_steps + 1, STALE_LR, clip=False)
+    late = np.stack([losses[1:], norms[:-1]], 1)
+    return (
+        diagnose.skipped_first_step,
+        diagnose.matches(late, LATE_LOSS, "loss_after_update"),
+    )
+
+
 def _step0_cause(student: Remote, args: Any, record: Any, reference: Any) -> str:
-    """The cause "step 0 was not run", when the zero-input run of STALE_STEPS steps shows it and a run
-    of SKIP_STEPS steps, trained for that purpose, shows it too (two lengths: one run's
-    first entry of 0.0 could have another cause); else ""."""
-    if diagnose.skipped_first_step(record, reference) is None:
+    """The cause "step 0 was not run" or "the loss is recorded after the update", when the
+    zero-input run of STALE_STEPS steps shows it and a run of SKIP_STEPS steps, trained for
+    that purpose, shows it too (two lengths: one run's first entry of 0.0 could have another
+    cause); else ""."""
+    if diagnose.find(record, reference, *_zero_run_causes(args)) is None:
         return ""
     try:
         other = _train(
@@ -655,7 +676,7 @@ def _step0_cause(student: Remote, args: Any, record: Any, reference: Any) -> str
     again = np.stack(_ref_zero_run(SKIP_STEPS, STALE_LR, clip=False), axis=1)
     return diagnose.confirmed(
         [(args, record, reference), ((np.zeros(SKIP_STEPS),), rows, again)],
-        lambda _: (diagnose.skipped_first_step,),
+        _zero_run_causes,
     )
 
 
