@@ -397,9 +397,29 @@ def test_missing_file(student: Remote, scratch: str) -> None:
             "restore_checkpoint(path, like) for a path with no file",
             expected="FileNotFoundError whose message names the path",
             observed="; ".join(bad),
+            cause=_rewrapped_cause(bad, len(problems)),
             fix="`if not os.path.exists(path): raise FileNotFoundError(f'no checkpoint at "
             "{path}')`",
         )
+
+
+_MISSING_WORDS = ("FileNotFoundError", "No such file or directory", "Errno 2")
+
+
+def _rewrapped_cause(bad: Any, cases: int) -> str:
+    """The cause when every missing-file case raised another error whose own message carries
+    the FileNotFoundError of opening the file: a broad `except` caught it and raised its own
+    error; else ""."""
+    # each problem reads "<case>: raised <type> (<its message>), not FileNotFoundError"
+    raised = [p.split(": raised ", 1)[1].rsplit(", not ", 1)[0] for p in bad if ": raised " in p]
+    rewrapped = [m for m in raised if any(word in m for word in _MISSING_WORDS)]
+    if len(bad) < cases or len(rewrapped) < len(bad):
+        return ""
+    return (
+        "the FileNotFoundError of opening the missing file was caught (a broad `except` "
+        "around the loading) and raised again as another error, whose message still names "
+        "it: check that the file exists before the `try`, or let FileNotFoundError through"
+    )
 
 
 @check(

@@ -151,3 +151,13 @@ def test_a_cast_to_likes_dtype_is_not_blamed_on_npz(graded):
     assert "no name for bfloat16" not in g.message("test_dtypes_survive")
     assert "void" not in g.message("test_dtypes_survive")
     assert "cast to like's dtype (float32)" in g.cause("test_dtypes_survive")
+
+
+@pytest.mark.slow
+def test_a_caught_file_not_found_error_is_named_only_when_the_message_shows_it(graded):
+    caught = graded("missing_as_oserror")
+    assert caught.results["test_missing_file"]["status"] == "failed"
+    assert "was caught" in caught.cause("test_missing_file"), caught.message("test_missing_file")
+    plain = graded("missing_plain_valueerror")
+    assert plain.results["test_missing_file"]["status"] == "failed"
+    assert "was caught" not in plain.message("test_missing_file")
