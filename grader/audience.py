@@ -6,6 +6,8 @@ give them. Before anyone reads it:
     after_grading  the student who ran `grade` (`grade watch`, `%grade`): each file's next
                    step, the points as the course rounds them, the results kept in
                    `.grade/` for `grade hint`, the help the student revealed
+    while_grading  the student watching a grading under way (`grade watch`): the same,
+                   nothing kept
     for_course     a submission graded for the course (Gradescope): next steps and the
                    course's policy, nothing of the submission's own settings or state
     for_class      a class (`grade batch`): the course's policy, nothing revealed
@@ -18,6 +20,7 @@ shows the same points and the same help (`grader.hints.apply`).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from pathlib import Path
 
 from grader import catalog, hints, next_step, rounding, settings, state
@@ -55,6 +58,18 @@ def after_grading(
     report = rounded_for(report, folder)
     with contextlib.suppress(OSError):
         state.remember(report, folder, setting)
+    return hints.apply(report, state.load_revealed(folder), setting)
+
+
+def while_grading(report: Report, submission: Submission, order: Sequence[str]) -> Report:
+    """What a student sees of a grading under way (`grade watch`'s records as they come,
+    `order`: every lesson in catalog order): next steps and the policy as `after_grading`
+    applies them, in the graded folder's state; nothing is kept, and a malformed setting is
+    said when the grading ends (`after_grading`)."""
+    folder = state.state_folder(submission.root)
+    setting = settings.show_fixes_or_never(folder, warn=False)
+    report = next_step.fill(report, submission, order)
+    report = rounded_for(report, folder)
     return hints.apply(report, state.load_revealed(folder), setting)
 
 

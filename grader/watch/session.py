@@ -32,7 +32,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from grader import audience, catalog, grading, hints, next_step, settings, state
+from grader import audience, catalog, grading
 from grader.catalog import ExerciseSpec
 from grader.errors import GraderError
 from grader.model import ExerciseResult, Report
@@ -236,11 +236,7 @@ class Session:
         """A result read from the records as they came (`regrader.preview`, `complete`) with
         its next step and only the help the student may see; nothing is kept (the worker's
         reply, `Graded`, is what `grade hint` and the history keep)."""
-        folder = state.state_folder(submission.root)  # where `grade hint` keeps what was revealed
-        setting = settings.show_fixes_or_never(folder, warn=False)  # the reply's result says why
-        report = next_step.fill(self.report(result, file), submission, self.lesson_order)
-        report = audience.rounded_for(report, folder)
-        report = hints.apply(report, state.load_revealed(folder), setting)
+        report = audience.while_grading(self.report(result, file), submission, self.lesson_order)
         return report.exercises[0]
 
     def report(self, result: ExerciseResult, file: Path) -> Report:
