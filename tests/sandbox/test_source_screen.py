@@ -1,4 +1,4 @@
-"""screen: the judge's reading of a lesson file before it credits an observation."""
+"""source_screen: the judge's reading of a lesson file before it credits an observation."""
 
 from pathlib import Path
 
