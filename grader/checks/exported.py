@@ -39,6 +39,7 @@ that is the exercise itself.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import random
 import threading
@@ -376,6 +377,23 @@ def _format_aval(aval: tuple[tuple[int, ...], np.dtype[Any]]) -> str:
     return f"{dtype.name}{list(shape)}"
 
 
+@functools.lru_cache(maxsize=64)
+def _template(
+    inputs: tuple[tuple[tuple[int, ...], np.dtype[Any]], ...],
+    outputs: tuple[tuple[tuple[int, ...], np.dtype[Any]], ...],
+) -> Any:
+    """The judge's export of a placeholder taking `inputs` and returning zeros of `outputs`:
+    made once per signature in a judge (piecewise and newton_sqrt share theirs; a grading's
+    sizes repeat), from the judge's own code only (an `Exported` is immutable)."""
+
+    def placeholder(*xs: Any) -> Any:
+        return tuple(jnp.zeros(shape, dtype) for shape, dtype in outputs)
+
+    return jax.export.export(jax.jit(placeholder))(
+        *(jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in inputs)  # type: ignore[no-untyped-call]
+    )
+
+
 def _exported(
     module: bytes,
     inputs: Sequence[tuple[tuple[int, ...], np.dtype[Any]]],
@@ -386,16 +404,8 @@ def _exported(
     """An `Exported` of the judge's making around `module`: every field but the module and
     the kept arguments comes from the judge's own export of a placeholder of the same
     signature (so no effect, no disabled check, the judge's calling convention)."""
-    outs = tuple(outputs)
-
-    def placeholder(*xs: Any) -> Any:
-        return tuple(jnp.zeros(shape, dtype) for shape, dtype in outs)
-
-    template = jax.export.export(jax.jit(placeholder))(
-        *(jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in inputs)  # type: ignore[no-untyped-call]
-    )
     return dataclasses.replace(
-        template,
+        _template(tuple(inputs), tuple(outputs)),
         fun_name="student",
         mlir_module_serialized=module,
         module_kept_var_idx=kept,
