@@ -478,7 +478,28 @@ def _loss_axis_diagnostics(params: Any, x: Any, y: Any) -> Any:
     n, c = len(y), N_CLASSES
     right = np.float64(_ref_loss(params, x, y))
     per_example = "each example's -log p of its label"
+    logits = np.asarray(_ref_forward(params, x), np.float64)
+    labels = np.asarray(y)
+
+    def log_softmax(axis: int) -> Any:
+        top = logits.max(axis=axis, keepdims=True)
+        return logits - top - np.log(np.exp(logits - top).sum(axis=axis, keepdims=True))
+
     return (
+        diagnose.matches(
+            -float(np.mean(log_softmax(0)[np.arange(n), labels])),
+            "the loss is that of log_softmax taken over axis 0, the batch: each class's "
+            "logits were normalized across the examples instead of each example's across "
+            "its classes (`jax.nn.log_softmax(logits, axis=-1)`, the default)",
+            kind="softmax_axis",
+        ),
+        diagnose.matches(
+            -float(np.mean(log_softmax(1)[:, labels])),
+            f"the loss is the mean of log_softmax(logits)[:, y], a ({n}, {n}) array: every "
+            "example's log-probability of EVERY label in the batch, where each row takes its "
+            "own label (`logp[jnp.arange(len(y)), y]`, or a sum against `jax.nn.one_hot`)",
+            kind="label_columns",
+        ),
         diagnose.batch_scale(n, what="the batch"),
         diagnose.matches(
             right / c,
@@ -525,11 +546,22 @@ def test_loss_stable(student: Remote) -> None:
     values.assert_finite(
         loss, what="loss_fn(params, x, y) with logits [1e4, 0, -1e4, ...]", cause=unstable, fix=fix
     )
+    cause = ""
+    if values.difference(loss, expected, **LARGE_LOSS_TOL) is not None:
+        ordinary = labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
+        cause = _wrong_loss_cause(
+            student,
+            _params(SMALL_SIZES),
+            *ordinary,
+            where="a batch of ordinary logits",
+            then="the loss is wrong whatever the logits' size",
+        )
     values.assert_close(
         loss,
         expected,
         what="loss_fn with logits [1e4, 0, -1e4, ..., -1e4] and labels [0, 1, 2, 0, 1, 2, 0, 1]",
         **LARGE_LOSS_TOL,
+        cause=cause,
         fix=fix,
     )
     grads = client.jit(client.grad(student.loss_fn))(params, x, y)
@@ -552,13 +584,38 @@ def test_loss_gradients(student: Remote) -> None:
     with _loss_errors_named("jax.grad(loss_fn)(params, x, y) with 10 classes"):
         grads = client.jit(client.grad(student.loss_fn))(params, x, y)
     expected = jax.tree.map(np.asarray, _ref_grad(params, x, y))  # NumPy: no eager JAX op
+    cause = ""
+    if values.difference(grads, expected, **FLOAT32) is not None:
+        cause = diagnose.first(grads, expected, diagnose.batch_scale(B)) or _wrong_loss_cause(
+            student, params, x, y
+        )
     values.assert_close(
         grads,
         expected,
         what="jax.grad(loss_fn)(params, x, y)",
         **FLOAT32,
+        cause=cause,
         diagnostics=(diagnose.batch_scale(B),),
     )
+
+
+def _wrong_loss_cause(
+    student: Remote, params: Any, x: Any, y: Any, *, where: str = "this batch", then: str = ""
+) -> str:
+    """What loss_fn's own value on a batch of ordinary logits shows: when it differs from the
+    reference's, what depends on it cannot be right (the loss_fn value check says how it
+    differs); else ""."""
+    with contextlib.suppress(Exception):
+        own = float(student.loss_fn(params, x, y))
+        right = float(_ref_loss(params, x, y))
+        if abs(own - right) > FLOAT32["rtol"] * abs(right) + FLOAT32["atol"]:
+            return (
+                f"loss_fn's own value on {where} is {own:.6g}, not {right:.6g}: "
+                + (then or "its gradients follow the wrong loss")
+                + " (see the check 'loss_fn is the mean cross-entropy against integer labels' "
+                "for how the value differs)"
+            )
+    return ""
 
 
 # -- optimizer and train_step ---------------------------------------------------------------
@@ -681,9 +738,27 @@ def _step_cause(
 ) -> Any:
     """Why train_step's new params differ, where the numbers confirm it: the update's sign,
     or the module's optimizer. Otherwise "" (the failure shows the difference)."""
-    sign = diagnose.update_sign(params)(new_params, ref_params)
-    if sign is not None:
-        return sign.text
+    # a second batch, of LOSS_ROWS rows: a mistake in the step is named only when both show it
+    x2, y2 = labelled_batch(LOSS_ROWS, SMALL_SIZES[0], SMALL_SIZES[-1])
+    seen = [((params, x, y), new_params, ref_params)]
+    with contextlib.suppress(Exception):  # a second call that fails names no cause
+        again = student.train_step(params, _opt_state(student, params), x2, y2)[0]
+        seen.append(((params, x2, y2), again, _ref_step(params, _adam_state(params), x2, y2)[0]))
+    found = diagnose.confirmed(
+        seen, lambda args: (diagnose.update_sign(args[0]), _lr_twice(args[0]))
+    )
+    if found:
+        return found
+    with contextlib.suppress(Exception):  # the student's loss_fn, differentiated in the sandbox
+        own = client.jit(client.grad(student.loss_fn))(params, x, y)
+        if values.difference(own, _ref_grad(params, x, y), **FLOAT32) is not None:
+            step, _ = optax.adam(1e-3).update(own, _adam_state(params), params)
+            if values.difference(new_params, optax.apply_updates(params, step), **FLOAT32) is None:
+                return (
+                    "train_step takes the right Adam step on the gradients of your loss_fn, "
+                    "and loss_fn's gradients differ from the reference's (see the loss_fn "
+                    "checks): fix loss_fn"
+                )
     tx: Any = getattr(student, "optimizer", None)  # None: the AttributeError below is caught
     grads = _ref_grad(params, x, y)
     try:
@@ -694,6 +769,41 @@ def _step_cause(
     if values.difference(mine, theirs, **FLOAT32) is not None:
         return "the module's `optimizer` is not optax.adam(1e-3) (see its check)"
     return ""
+
+
+def _adam_state(params: Any) -> Any:
+    return optax.adam(1e-3).init(params)
+
+
+def _lr_twice(before: Any) -> Any:
+    """The step from `before` is 1e-3 (the learning rate) times the expected one, or minus
+    that: Adam's updates, already scaled by the learning rate, were scaled by it again."""
+
+    def diagnostic(actual: Any, expected: Any) -> Any:
+        # the step is ~1e-6, near float32's spacing of the params: each element is held to
+        # 1e-3 (or -1e-3) times the expected step within 2 spacings of its param
+        a, e, p = (
+            np.concatenate([np.ravel(np.asarray(leaf, np.float64)) for leaf in jax.tree.leaves(t)])
+            for t in (actual, expected, before)
+        )
+        spacing = 2 * np.spacing(np.abs(p).astype(np.float32)).astype(np.float64)
+        moved, wanted = a - p, e - p
+        if not (np.abs(moved) > spacing).mean() > 0.5:
+            return None  # the params barely moved: no step to compare
+        factor = next(
+            (f for f in (1e-3, -1e-3) if np.all(np.abs(moved - f * wanted) <= spacing)), None
+        )
+        if factor is None:
+            return None
+        return diagnose.Cause(
+            "lr_twice",
+            f"the parameters moved by {factor:.3g} times the expected step: the learning rate "
+            "was applied a second time (optax.adam(1e-3)'s updates already include it; add "
+            "them as they are, `optax.apply_updates(params, updates)`)"
+            + ("" if factor > 0 else ", and with the wrong sign"),
+        )
+
+    return diagnostic
 
 
 TRAJECTORY_STEPS = 4
@@ -893,10 +1003,26 @@ def test_train_accuracy(student: Remote, attach: Attachments) -> None:
             f"test accuracy of the params from train(key, digits, n_epochs={TRAIN_EPOCHS})",
             expected=f"at least {TARGET_ACCURACY} (the lesson's MLP reaches about 0.97)",
             observed=f"{acc:.4f}",
-            cause=_rising_loss_cause(history),
+            cause=_rising_loss_cause(history) or _one_step_cause(student),
             fix="feed train_step's new params and opt_state into the next step; check the "
             "learning rate and the init scale",
         )
+
+
+def _one_step_cause(student: Remote) -> str:
+    """train_step's params after one step on the small net, where they differ from Adam's:
+    train runs that step on every batch (the train_step check says how it differs); else ""."""
+    with contextlib.suppress(Exception):
+        params = _params(SMALL_SIZES)
+        x, y = labelled_batch(B, SMALL_SIZES[0], SMALL_SIZES[-1])
+        got = student.train_step(params, _opt_state(student, params), x, y)[0]
+        if values.difference(got, _ref_step(params, _adam_state(params), x, y)[0], **FLOAT32):
+            return (
+                "one train_step already gives other params than Adam's step (see the check "
+                "'train_step takes one Adam step and returns (params, opt_state, loss)'), and "
+                "train runs it on every batch"
+            )
+    return ""
 
 
 def _rising_loss_cause(history: Any) -> Any:

@@ -269,3 +269,32 @@ def test_an_epoch_order_from_numpys_global_rng(graded):
     message = g.message("test_train_defaults_and_key")
     assert "NumPy's or Python's global RNG" in message
     assert "twice with jax.random.key(0)" in message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("fixture", "check", "words"),
+    [
+        ("logsumexp_batch_axis", "test_loss_value", "log_softmax taken over axis 0"),
+        ("label_columns", "test_loss_value", "log_softmax(logits)[:, y]"),
+        ("lr_applied_twice", "test_train_step_values", "the learning rate was applied a second"),
+    ],
+)
+def test_loss_axis_label_columns_and_a_second_learning_rate_are_named(
+    graded, fixture, check, words
+):
+    g = graded(fixture)
+    assert g.results[check]["status"] == "failed", check
+    assert words in g.cause(check), g.message(check)
+
+
+@pytest.mark.slow
+def test_checks_downstream_of_a_wrong_loss_point_to_loss_fn(graded):
+    g = graded("label_columns")
+    assert "loss_fn's own value on this batch" in g.cause("test_loss_gradients")
+    assert "on the gradients of your loss_fn" in g.cause("test_train_step_values")
+    assert "one train_step already gives other params" in g.cause("test_train_accuracy")
+    # the label_columns loss is right where every row's logits are the same (the stability
+    # check's): the batch-axis one is not
+    stable = graded("logsumexp_batch_axis")
+    assert "on a batch of ordinary logits" in stable.cause("test_loss_stable")
