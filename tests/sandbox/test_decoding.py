@@ -178,7 +178,7 @@ def test_the_judges_screen_parses_a_declared_latin1_file_as_python_does() -> Non
 
 
 def test_grade_watch_says_so_the_moment_the_file_is_saved(tmp_path: Path) -> None:
-    """`grade watch` shows a syntax error without grading (`watch.source.syntax_problem`):
+    """`grade watch` shows a syntax error without grading (`watch.syntax.syntax_problem`):
     it reads the file as the grading does, so it says what the grading will say."""
     from grader.watch.syntax import syntax_problem
 
