@@ -161,6 +161,19 @@ def _batch_axis_moved(n: int) -> Any:
     return diagnostic
 
 
+@functools.partial(jax.jit, static_argnums=0)
+def _grads_wrt_x(loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
+    """What differentiating each example's loss with respect to x (argnums=1) gives."""
+    return jax.vmap(jax.grad(loss_fn, argnums=1), in_axes=(None, 0, 0))(params, xs, ys)
+
+
+GRAD_WRT_X = (
+    "these are the gradients with respect to each example's x, not to params: the loss was "
+    "differentiated in its second argument (`jax.grad(loss_fn, argnums=1)`); jax.grad "
+    "differentiates in the FIRST argument by default, which is params here"
+)
+
+
 def _per_example_causes(loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
     """The diagnostics of per-example gradients, in order."""
     n = len(xs)
@@ -168,23 +181,32 @@ def _per_example_causes(loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
         diagnose.batch_scale(n, what="the batch"),
         _batch_axis_moved(n),
         _repeated(loss_fn, params, xs, ys),
+        diagnose.matches(_grads_wrt_x(loss_fn, params, xs, ys), GRAD_WRT_X, "grad_wrt_x"),
     )
 
 
-def _per_example_failure(
-    failure: Any, call: Any, loss_fn: Any, params: Any, xs: Any, ys: Any
-) -> Any:
-    """`failure` with the cause a diagnostic confirms on the student's output (called once
-    more to look at it), or, for values that differ with no confirmed cause, with none (the
-    loop comparison's own guess is dropped)."""
-    try:
-        grads = call()
-        expected = vmap.loop_reference(_GRADS[loss_fn], (params, xs, ys), (None, 0, 0))
-    except Exception:
-        return failure
-    found = diagnose.find(grads, expected, *_per_example_causes(loss_fn, params, xs, ys))
-    if found is not None:
-        return with_cause(failure, cause=found.text, fix=_VMAP_FIX)
+def _per_example_failure(failure: Any, fn: Any, loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
+    """`failure` with the cause the diagnostics confirm on the student's outputs for the
+    batch and for its first half (`fn` called again on both: a cause must hold on two batch
+    sizes), or, for values that differ with no confirmed cause, with none (the loop
+    comparison's own guess is dropped)."""
+    inputs: list[diagnose.Input] = []
+    for n in (len(xs), max(2, len(xs) // 2)):
+        args = (params, xs[:n], ys[:n])
+        try:
+            grads = fn(*args)
+            expected = vmap.loop_reference(_GRADS[loss_fn], args, (None, 0, 0))
+        except SandboxGone:
+            raise
+        except Exception:
+            if not inputs:
+                return failure
+            continue
+        inputs.append((args, grads, expected))
+    text = diagnose.confirmed(inputs, lambda args: _per_example_causes(loss_fn, *args))
+    if text:
+        return with_cause(failure, cause=text, fix=_VMAP_FIX)
+    _, grads, expected = inputs[0]
     same_shapes = values.structure_difference(grads, expected) is None and all(
         np.shape(a) == np.shape(e)
         for a, e in zip(jax.tree.leaves(grads), jax.tree.leaves(expected), strict=True)
@@ -220,9 +242,7 @@ def test_matches_loop(student: Remote, credit: Credit) -> None:
                     **TIGHT,
                 )
             except CheckFailure as failure:
-                raise _per_example_failure(
-                    failure, lambda: fn(params, xs, ys), loss_fn, params, xs, ys
-                ) from None
+                raise _per_example_failure(failure, fn, loss_fn, params, xs, ys) from None
 
         return run
 
@@ -255,13 +275,20 @@ def test_matches_loop(student: Remote, credit: Credit) -> None:
     nudge="jax.vmap stacks each output leaf along a new axis 0 (its default out_axes), so the gradient pytree keeps params' structure and every leaf gains the batch axis in front.",
 )
 def test_structure(student: Remote) -> None:
-    grads = _bound(student.per_example_grads, _mlp_loss)(_PARAMS, _XS, _YS)
-    values.assert_tree_structure(
-        grads,
-        _PARAMS,
-        what="per_example_grads(loss_fn, params, xs, ys)",
-        fix="return the pytree that vmap(grad) gives; do not flatten or stack leaves",
-    )
+    fn = _bound(student.per_example_grads, _mlp_loss)
+    grads = fn(_PARAMS, _XS, _YS)
+    try:
+        values.assert_tree_structure(
+            grads,
+            _PARAMS,
+            what="per_example_grads(loss_fn, params, xs, ys)",
+            fix="return the pytree that vmap(grad) gives; do not flatten or stack leaves",
+        )
+    except CheckFailure as failure:
+        found = _per_example_failure(failure, fn, _mlp_loss, _PARAMS, _XS, _YS)
+        if found.finding.cause:
+            raise found from None
+        raise
     for path, leaf in jax.tree_util.tree_flatten_with_path(_PARAMS)[0]:
         got = jax.tree_util.tree_flatten_with_path(grads)[0]
         found = dict((jax.tree_util.keystr(p), g) for p, g in got)[jax.tree_util.keystr(path)]
@@ -273,9 +300,7 @@ def test_structure(student: Remote) -> None:
                 fix=_VMAP_FIX,
             )
         except CheckFailure as failure:
-            raise _per_example_failure(
-                failure, lambda: grads, _mlp_loss, _PARAMS, _XS, _YS
-            ) from None
+            raise _per_example_failure(failure, fn, _mlp_loss, _PARAMS, _XS, _YS) from None
 
 
 @check(
@@ -339,8 +364,15 @@ def test_batch_of_32(student: Remote) -> None:
     rng = np.random.default_rng(5)
     xs = jnp.asarray(rng.uniform(0, 1, size=(32, 784)), jnp.float32)
     ys = jnp.asarray(rng.integers(0, 10, size=32), jnp.int32)
-    grads = _bound(student.per_example_grads, _mlp_loss)(params, xs, ys)
-    values.assert_tree_structure(grads, params, what="per_example_grads on the lesson MLP")
+    fn = _bound(student.per_example_grads, _mlp_loss)
+    grads = fn(params, xs, ys)
+    try:
+        values.assert_tree_structure(grads, params, what="per_example_grads on the lesson MLP")
+    except CheckFailure as failure:
+        found = _per_example_failure(failure, fn, _mlp_loss, params, xs, ys)
+        if found.finding.cause:
+            raise found from None
+        raise
     try:
         values.assert_shape(
             grads["layer1"]["w"],
@@ -349,7 +381,7 @@ def test_batch_of_32(student: Remote) -> None:
             fix=_VMAP_FIX,
         )
     except CheckFailure as failure:
-        raise _per_example_failure(failure, lambda: grads, _mlp_loss, params, xs, ys) from None
+        raise _per_example_failure(failure, fn, _mlp_loss, params, xs, ys) from None
     values.assert_finite(grads, what="per_example_grads on 32 digits")
     grad = _GRADS[_mlp_loss]
     xs_np, ys_np = np.asarray(xs), np.asarray(ys)  # NumPy rows: no indexing program to compile
@@ -362,7 +394,7 @@ def test_batch_of_32(student: Remote) -> None:
                 **TIGHT,
             )
         except CheckFailure as failure:
-            raise _per_example_failure(failure, lambda: grads, _mlp_loss, params, xs, ys) from None
+            raise _per_example_failure(failure, fn, _mlp_loss, params, xs, ys) from None
 
 
 # -- norms and the largest examples -----------------------------------------------------
@@ -376,25 +408,51 @@ def test_batch_of_32(student: Remote) -> None:
     nudge="A global norm is one square root over the squares of every entry of every leaf: reduce each leaf over all its axes but the batch axis, add the leaves, then take the root.",
 )
 def test_norms(student: Remote) -> None:
-    got = _bound(student.per_example_grad_norms, _mlp_loss)(_PARAMS, _XS, _YS)
+    fn = _bound(student.per_example_grad_norms, _mlp_loss)
+    got = fn(_PARAMS, _XS, _YS)
+    expected = _ref_norms(_mlp_loss, _PARAMS, _XS, _YS).astype(np.float32)
+    right = np.shape(got) == (12,) and values.difference(got, expected, **SUM_TOL) is None
+    cause = "" if right else _norms_cause(fn, ((_PARAMS, _XS, _YS), got, expected))
     values.assert_shape(
         got,
         (12,),
         what="per_example_grad_norms(...) for 12 examples",
+        cause=cause,
         fix="one norm per example: reduce every axis of each leaf except the batch axis",
     )
-    expected = _ref_norms(_mlp_loss, _PARAMS, _XS, _YS)
     values.assert_close(
         got,
-        expected.astype(np.float32),
+        expected,
         what="per_example_grad_norms(...)",
         **SUM_TOL,
-        diagnostics=(
-            _same_norm,
-            diagnose.batch_scale(len(_XS), what="the batch"),
-            *_norm_mistakes(_mlp_loss, _PARAMS, _XS, _YS),
-        ),
+        cause=cause,
         fix="sqrt(sum over all leaves of sum(g_i ** 2)) for each example i",
+    )
+
+
+NORMS_SECOND_BATCH = 7  # a second batch size, on which a cause of wrong norms must hold too
+
+
+def _norms_cause(fn: Any, first: diagnose.Input) -> str:
+    """The cause the norm diagnostics confirm on the student's norms for the check's batch
+    (`first`) and for its first NORMS_SECOND_BATCH examples (two sizes), or ""."""
+    inputs = [first]
+    args = (_PARAMS, _XS[:NORMS_SECOND_BATCH], _YS[:NORMS_SECOND_BATCH])
+    try:
+        inputs.append((args, fn(*args), _ref_norms(_mlp_loss, *args).astype(np.float32)))
+    except SandboxGone:
+        raise
+    except Exception:  # nothing to confirm on
+        return ""
+    return diagnose.confirmed(inputs, _norm_diagnostics)
+
+
+def _norm_diagnostics(args: Any) -> Any:
+    params, xs, ys = args
+    return (
+        _same_norm,
+        diagnose.batch_scale(len(xs), what="the batch"),
+        *_norm_mistakes(_mlp_loss, params, xs, ys),
     )
 
 
@@ -425,7 +483,21 @@ def _norm_mistakes(loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
         per_leaf.append(sum(n for _, n in norms))
         weights.append(float(np.sqrt(sum(n**2 for name, n in norms if "'w'" in name))))
     norms = _ref_norms(loss_fn, params, xs, ys)
+    in_x = np.asarray(_grads_wrt_x(loss_fn, params, xs, ys), np.float64)
     return (
+        diagnose.matches(
+            np.sqrt(np.sum(in_x.reshape(len(in_x), -1) ** 2, axis=1)),
+            "these are the norms of the gradients with respect to each example's x, not to "
+            "params: per_example_grads differentiates the loss in x (see its check)",
+            "norms_wrt_x",
+        ),
+        diagnose.matches(
+            np.sqrt(np.sum(norms**2)),
+            "one number for the whole batch: each leaf was summed over all its axes, the batch "
+            "axis too, so this is the norm of every example's gradient together; sum over "
+            "every axis but the first",
+            "batch_reduced",
+        ),
         diagnose.matches(
             np.asarray(per_leaf),
             "not the global norm: these are the sums of each leaf's own norm; the global norm "
@@ -463,7 +535,10 @@ def _own_norms_cause(got: Any, norms: Any, own: Any, k: Any) -> str:
     )
 
 
-def _order_failure(what: str, got: Any, expected: Any, norms: Any, k: Any, own: Any = None) -> Any:
+def _order_cause(got: Any, expected: Any, norms: Any, k: Any, own: Any = None) -> str:
+    """What the indices `got` (not `expected`) show on one batch, or "": the k largest of the
+    student's own norms `own`, the right ones reversed, the k smallest, or the right set in
+    an order the student's norms do not explain either."""
     got_list, exp_list = [int(i) for i in got], [int(i) for i in expected]
     ascending = [int(i) for i in np.argsort(norms, kind="stable")]
     own_order = (
@@ -490,6 +565,23 @@ def _order_failure(what: str, got: Any, expected: Any, norms: Any, k: Any, own: 
     # the right set in an order that the student's own norms do not explain either
     if not cause and sorted(got_list) == sorted(exp_list) and not own_order:
         cause = "the right examples in the wrong order: the largest norm must come first"
+    return cause
+
+
+def _top_values_cause(got: Any, norms: Any, k: Any) -> str:
+    """The k largest norms themselves, largest first, where their indices belong; or ""."""
+    top = np.sort(np.asarray(norms, np.float64))[::-1][:k]
+    got = np.asarray(got, np.float64)
+    if got.shape == top.shape and np.allclose(got, top, **SUM_TOL):
+        return (
+            "these are the k largest norms themselves, not their indices: `jax.lax.top_k` "
+            "returns (values, indices), and the indices are its second output"
+        )
+    return ""
+
+
+def _order_failure(what: str, got: Any, expected: Any, norms: Any, k: Any, cause: str) -> Any:
+    got_list, exp_list = [int(i) for i in got], [int(i) for i in expected]
     return CheckFailure(
         f"{what}: the {k} examples with the largest gradient norms, largest first",
         expected=f"indices {exp_list} (norms {np.round(norms[exp_list], 4).tolist()})",
@@ -497,6 +589,9 @@ def _order_failure(what: str, got: Any, expected: Any, norms: Any, k: Any, own: 
         cause=cause,
         fix="`jnp.argsort(-norms)[:k]` or `jax.lax.top_k(norms, k)[1]`",
     )
+
+
+ORDER_SECOND_BATCH = 9  # the second batch size of test_largest_order
 
 
 @check(
@@ -512,54 +607,69 @@ def test_largest_order(student: Remote, credit: Credit) -> None:
     gaps = np.diff(np.sort(norms))
     assert gaps.min() > 1e-4 * norms.max(), "suite data must have distinct norms"
 
-    def _own() -> Any:
-        """The student's per_example_grad_norms on the same batch, or None if it fails."""
+    # a second batch size: a cause is named only when the student's result on it shows the
+    # same mistake
+    second = (_PARAMS, xs[:ORDER_SECOND_BATCH], ys[:ORDER_SECOND_BATCH])
+    second_norms = _ref_norms(_mlp_loss, *second)
+
+    def _own(args: Any) -> Any:
+        """The student's per_example_grad_norms on `args`, or None if it fails."""
         try:
-            return np.asarray(_bound(student.per_example_grad_norms, _mlp_loss)(_PARAMS, xs, ys))
+            return np.asarray(_bound(student.per_example_grad_norms, _mlp_loss)(*args))
         except SandboxGone:
             raise
         except Exception:  # not written, or its error: its own check shows it
             return None
 
-    def case(k: Any, call: Any) -> Any:
+    def case(k: Any, kwargs: dict[str, Any]) -> Any:
+        def call(args: Any) -> Any:
+            return np.asarray(_bound(student.largest_gradient_examples, _mlp_loss, **kwargs)(*args))
+
+        def on_second(cause_of: Any) -> str:
+            """The cause `cause_of(got)` gives on the second batch ("" when it fails there)."""
+            try:
+                return str(cause_of(call(second)))
+            except SandboxGone:
+                raise
+            except Exception:
+                return ""
+
         def run() -> None:
-            got = np.asarray(call())
+            got = call((_PARAMS, xs, ys))
             values.assert_shape(got, (k,), what=f"largest_gradient_examples(..., k={k})")
             if got.dtype.kind not in "iu":
+                cause = _top_values_cause(got, norms, k)
+                if cause and on_second(lambda g: _top_values_cause(g, second_norms, k)) != cause:
+                    cause = ""
                 raise fail(
                     f"largest_gradient_examples(..., k={k}) returns indices",
                     expected="an integer array",
                     observed=f"dtype {got.dtype}",
+                    cause=cause,
                     fix="return the indices (argsort / top_k), not the norms",
                 )
             expected = np.argsort(-norms, kind="stable")[:k]
             if not np.array_equal(got, expected):
+                cause = _order_cause(got, expected, norms, k, _own((_PARAMS, xs, ys)))
+                want = np.argsort(-second_norms, kind="stable")[:k]
+                if cause and (
+                    on_second(
+                        lambda g: (
+                            ""
+                            if np.array_equal(g, want)
+                            else _order_cause(g, want, second_norms, k, _own(second))
+                        )
+                    )
+                    != cause
+                ):
+                    cause = ""
                 raise _order_failure(
-                    f"largest_gradient_examples(..., k={k})", got, expected, norms, k, _own()
+                    f"largest_gradient_examples(..., k={k})", got, expected, norms, k, cause
                 )
 
         return run
 
-    score_cases(
-        credit,
-        [
-            (
-                "default k=5",
-                case(
-                    5, lambda: _bound(student.largest_gradient_examples, _mlp_loss)(_PARAMS, xs, ys)
-                ),
-            ),
-            (
-                "k=3",
-                case(
-                    3,
-                    lambda: _bound(student.largest_gradient_examples, _mlp_loss, k=3)(
-                        _PARAMS, xs, ys
-                    ),
-                ),
-            ),
-        ],
-    )
+    score_cases(credit, [("default k=5", case(5, {})), ("k=3", case(3, {"k": 3}))])
 
 
 # -- all three -------------------------------------------------------------------------
