@@ -1,7 +1,7 @@
 """Write a GitHub Actions workflow that grades a pushed submission.
 
-    grade ci-template [--out .github/workflows/grade.yml] [--fail-under 60] [--path exercises]
-                      [--course PATH] [--python X.Y] [--extras frameworks] [--wheelhouse DIR]
+    grade ci-template [--out FILE] [--fail-under PERCENT] [--path PATH] [--course PATH]
+                      [--python VERSION] [--extras NAMES] [--wheelhouse DIR]
 
 The workflow (from `templates/github-workflow.yml.j2`) installs the packages
 pinned in the repository's `requirements.lock` without resolving any (`pip install

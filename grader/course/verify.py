@@ -1,6 +1,6 @@
 """Check the course's invariants before students see it.
 
-    grade verify [--course PATH] [--runs 2] [--only NAMES] [--jobs N] [--spec FILE]
+    grade verify [--course PATH] [--runs N] [--only NAMES] [--jobs N] [--spec FILE]
     grade verify --list-checks [--only NAMES]
     grade verify --rules
 
