@@ -53,6 +53,7 @@ def _standardize_diagnostics(x: Any, axis: int = 0) -> Any:
     found = [
         diagnose.sample_std(x.shape[axis]),
         diagnose.other_axis(lambda a: _ref_standardize(x, a), axis, x.ndim),
+        *_statistics_diagnostics(x, axis),
     ]
     try:
         flat = _ref_standardize(x, axis, keepdims=False)  # the reduced stats broadcast as they fall
@@ -70,6 +71,42 @@ def _standardize_diagnostics(x: Any, axis: int = 0) -> Any:
     return found
 
 
+def _statistics_diagnostics(x: Any, axis: int) -> Any:
+    """Other statistics than the mean and std along `axis`, each applied to the reference: the
+    std (or the mean) of the whole array, or the variance where the std belongs."""
+    x = np.asarray(x, dtype=np.float64)
+    mean = x.mean(axis=axis, keepdims=True)
+    std = x.std(axis=axis, keepdims=True)
+    return (
+        diagnose.matches(
+            (x - mean) / (x.std() + 1e-8),
+            f"the values are divided by the std of the whole array (`jnp.std(x)` with no "
+            f"`axis`), not by the std along axis {axis}: the mean and the std are taken over "
+            "different elements",
+            kind="std_whole",
+        ),
+        diagnose.matches(
+            (x - x.mean()) / (std + 1e-8),
+            f"the mean subtracted is the mean of the whole array (`jnp.mean(x)` with no "
+            f"`axis`), not the mean along axis {axis}: the mean and the std are taken over "
+            "different elements",
+            kind="mean_whole",
+        ),
+        diagnose.matches(
+            (x - x.mean()) / (x.std() + 1e-8),
+            f"the values are standardized with the mean and std of the whole array (no "
+            f"`axis`), not along axis {axis}",
+            kind="stats_whole",
+        ),
+        diagnose.matches(
+            (x - mean) / (x.var(axis=axis, keepdims=True) + 1e-8),
+            "the values are divided by the variance (`jnp.var`), not by the standard "
+            "deviation, its square root",
+            kind="variance",
+        ),
+    )
+
+
 def _set_element_diagnostics(args: Any) -> Any:
     """set_element's confirmable mistake: x comes back unchanged (the copy `.at[...].set`
     returns is dropped)."""
@@ -80,6 +117,36 @@ def _set_element_diagnostics(args: Any) -> Any:
             "was never used (JAX arrays are immutable: `.at[...].set` changes nothing in x "
             "itself, it returns a new array)",
             kind="update_dropped",
+        ),
+        diagnose.matches(
+            _ref_set_element(args[0], args[1], _added(args[0], args[1], args[2])),
+            "x[index] holds x[index] + value: the value is added to the element "
+            "(`.at[index].add(value)`) where `.at[index].set(value)` replaces it",
+            kind="set_added",
+        ),
+    )
+
+
+def _added(x: Any, index: Any, value: Any) -> Any:
+    """x[index] + value in float32, rounded as the student's float32 sum is."""
+    return np.float32(np.asarray(x)[index]) + np.float32(value)
+
+
+def _add_at_diagnostics(args: Any) -> Any:
+    """add_at's confirmable mistake: the values replace x[indices] (`.at[indices].set`).
+    Offered only where the indices are all different: which of two writes to one index a
+    scatter-set keeps is not defined, and such an input cannot tell."""
+    x, indices, vals = (np.asarray(a) for a in args)
+    if len(np.unique(indices)) != len(indices):
+        return ()
+    replaced = np.array(x, dtype=np.float64)
+    replaced[indices] = vals
+    return (
+        diagnose.matches(
+            replaced,
+            "x[indices] holds the values themselves, not x[indices] + values: they replace the "
+            "elements (`.at[indices].set(values)`) where `.at[indices].add(values)` adds them",
+            kind="add_set",
         ),
     )
 
@@ -195,15 +262,41 @@ def _numpy_input(run: Any) -> None:
     spec="`add_at(x, indices, values)` -> new array where each `values[k]` is added at `indices[k]` ... Checks: values",
 )
 def test_add_at_values(student: Remote, seed: int) -> None:
-    values.assert_matches_reference(
-        compiled(student.add_at),
-        _ref_add_at,
-        _add_at_args(),
-        what="add_at(x, indices, values)",
-        max_examples=25,
-        seed=seed,
-        fix="return `jnp.asarray(x).at[indices].add(values)`",
-    )
+    add_at = compiled(student.add_at)
+    try:
+        values.assert_matches_reference(
+            add_at,
+            _ref_add_at,
+            _add_at_args(),
+            what="add_at(x, indices, values)",
+            max_examples=25,
+            seed=seed,
+            diagnostics=_add_at_diagnostics,
+            fix="return `jnp.asarray(x).at[indices].add(values)`",
+        )
+    except CheckFailure as failure:
+        # Most generated inputs repeat an index, where a replacing scatter cannot be told:
+        # two inputs of different sizes with distinct indices are held to the diagnostics.
+        cause = _add_at_probe_cause(add_at)
+        if not cause:
+            raise
+        raise with_cause(failure, cause=cause, fix=failure.finding.fix) from failure.__cause__
+
+
+def _add_at_probe_cause(add_at: Any) -> str:
+    seen = []
+    for x, indices in (([1.0, -2.0, 0.5], [2, 0]), ([0.5, 1.0, -1.5, 2.0, 3.0, -0.25], [5, 1, 3])):
+        args = (
+            np.array(x, np.float32),
+            np.array(indices, np.int32),
+            np.arange(1, len(indices) + 1, dtype=np.float32) * 1.25,
+        )
+        try:
+            got = add_at(*jax.device_put(args))
+        except StudentError:  # the student's error, which the failure already shows
+            return ""
+        seen.append((args, got, _ref_add_at(*args)))
+    return diagnose.confirmed(seen, _add_at_diagnostics)
 
 
 @check(
@@ -347,17 +440,21 @@ def test_standardize_constant_column(student: Remote) -> None:
         cause="the std of a constant column is 0, so (x - mean) / std is 0 / 0 = NaN",
         fix="divide by `std + 1e-8`, as the formula says",
     )
+    # A column whose spread (5e-8) is close to the epsilon: only `std + 1e-8` gives +-0.8333
+    # (`std + 2e-8` gives 0.714, `std - 1e-8` 1.25, `sqrt(var + 1e-8)` 0.0005).
+    tiny = jax.device_put(np.array([[3.0, 0.0], [3.0, 1e-7], [3.0, 0.0], [3.0, 1e-7]], np.float32))
+    got_tiny = student.standardize(tiny)
+    # the two inputs (3 and 4 rows) confirm a mistake in the statistics, if any, together
+    seen = [((x,), got, _ref_standardize(x)), ((tiny,), got_tiny, _ref_standardize(tiny))]
     values.assert_close(
         got,
         _ref_standardize(x),
         what="standardize(x) with a constant first column",
         **FLOAT32,
+        cause=diagnose.confirmed(seen, lambda args: _standardize_diagnostics(args[0])),
     )
-    # A column whose spread (5e-8) is close to the epsilon: only `std + 1e-8` gives +-0.8333
-    # (`std + 2e-8` gives 0.714, `std - 1e-8` 1.25, `sqrt(var + 1e-8)` 0.0005).
-    tiny = jax.device_put(np.array([[3.0, 0.0], [3.0, 1e-7], [3.0, 0.0], [3.0, 1e-7]], np.float32))
     values.assert_close(
-        student.standardize(tiny),
+        got_tiny,
         _ref_standardize(tiny),
         what="standardize(x) with a column of spread 1e-7 (std 5e-8, next to the 1e-8)",
         **_NEXT_TO_EPSILON,
