@@ -16,10 +16,11 @@ from hypothesis import strategies as st
 from grader import explain
 from grader.authoring import Credit, check
 from grader.checks import diagnose, growth, jit, primitives, purity, traces, values
-from grader.checks.failure import fail
+from grader.checks.failure import CheckFailure, fail
 from grader.plugin import Gate
-from grader.sandbox.client import Remote
-from grader.suites._shared import Tolerance, compiled, score_cases
+from grader.sandbox import client
+from grader.sandbox.client import Remote, StudentError
+from grader.suites._shared import Tolerance, compiled, score_cases, with_cause
 
 LESSON = "03_jit"
 TITLE = "jit and structured control flow"
@@ -98,10 +99,49 @@ def _series(n: int) -> Any:
 )
 def test_piecewise_values(student: Remote) -> None:
     piecewise = compiled(student.piecewise)
-    for x in _PIECEWISE_EDGES:  # both sides of the branch point, where a random search may not look
-        values.assert_close(piecewise(np.float32(x)), _ref_piecewise(x), what=f"piecewise({x})")
-    values.assert_matches_reference(
-        piecewise, _ref_piecewise, _SCALARS, what="piecewise(x)", max_examples=40
+    try:
+        for x in _PIECEWISE_EDGES:  # both sides of the branch point, where a search may not look
+            values.assert_close(piecewise(np.float32(x)), _ref_piecewise(x), what=f"piecewise({x})")
+        values.assert_matches_reference(
+            piecewise, _ref_piecewise, _SCALARS, what="piecewise(x)", max_examples=40
+        )
+    except CheckFailure as failure:
+        cause = _piecewise_cause(student)
+        if not cause:
+            raise
+        raise with_cause(failure, cause=cause, fix=_COND_FIX) from failure.__cause__
+
+
+# points on both sides of 0, in two batches of different sizes: piecewise is a function of
+# a scalar, so its batched form (jax.vmap of the student's function) gives the sizes
+_PIECEWISE_BATCHES = ((-1.5, 0.5, 2.0), (-2.0, -0.5, 0.25, 1.0, 3.0))
+
+
+def _piecewise_cause(student: Remote) -> str:
+    """The mistake the student's piecewise confirms on two batches of points, mapped with
+    jax.vmap (lax.cond maps to a select), or "" (a Python `if` does not map: no cause)."""
+    batched = client.vmap(student.piecewise)
+    seen = []
+    for points in _PIECEWISE_BATCHES:
+        xs = np.asarray(points, np.float32)
+        try:
+            got = batched(_f32(xs))
+        except StudentError:
+            return ""
+        seen.append(((xs,), got, np.where(xs > 0, xs * xs, -xs)))
+    return diagnose.confirmed(seen, _piecewise_diagnostics)
+
+
+def _piecewise_diagnostics(args: Any) -> Any:
+    (xs,) = args
+    return (
+        diagnose.matches(
+            np.where(xs > 0, -xs, xs * xs),
+            "the two branches are in each other's place: -x where x > 0 and x ** 2 where "
+            "x <= 0 (`lax.cond(pred, true_fn, false_fn, x)` runs its FIRST function when the "
+            "predicate holds)",
+            kind="branches_swapped",
+        ),
     )
 
 
@@ -149,16 +189,23 @@ def test_piecewise_cond(student: Remote) -> None:
     spec="`running_sum(xs)` -> `(total, partial_sums)` for a 1-D array ... (partial_sums[i] = xs[0] + ... + xs[i])",
 )
 def test_running_sum_values(student: Remote) -> None:
-    # one fixed series first: long enough for an off-by-one shift to show as one
-    xs = _f32([3.0, -1.0, 4.0, 1.0, -5.0, 9.0])
-    values.assert_close(
-        student.running_sum(xs),
-        _ref_running_sum(xs),
-        what="running_sum([3., -1., 4., 1., -5., 9.])",
-        **SUM_TOL,
-        diagnostics=(lambda got, want: diagnose.shifted(got[1], want[1]),),
-        fix=_SCAN_FIX,
-    )
+    # two fixed series first, of two sizes: long enough for an off-by-one shift to show as
+    # one, and for a cause to be confirmed on both
+    series = ([3.0, -1.0, 4.0, 1.0, -5.0, 9.0], [2.0, 7.0, -3.0, 0.5])
+    seen = []
+    for values_ in series:
+        xs = np.asarray(values_, np.float32)
+        seen.append(((xs,), student.running_sum(_f32(xs)), _ref_running_sum(xs)))
+    cause = diagnose.confirmed(seen, _running_sum_diagnostics)
+    for (_, got, want), values_ in zip(seen, series, strict=True):
+        values.assert_close(
+            got,
+            want,
+            what=f"running_sum({values_})",
+            **SUM_TOL,
+            cause=cause,
+            fix=_SCAN_FIX,
+        )
     values.assert_matches_reference(
         compiled(student.running_sum),
         _ref_running_sum,
@@ -166,6 +213,29 @@ def test_running_sum_values(student: Remote) -> None:
         what="running_sum(xs)",
         **SUM_TOL,
         max_examples=30,
+    )
+
+
+def _running_sum_diagnostics(args: Any) -> Any:
+    """The mistakes running_sum(xs) can be confirmed to have made, applied to the reference:
+    partial sums shifted a place, the elements emitted instead of the running total, or the
+    carry started at xs[0] while the scan still runs over every element."""
+    xs = np.asarray(args[0], np.float64)
+    total, partial = np.sum(xs), np.cumsum(xs)
+    return (
+        lambda got, want: diagnose.shifted(got[1], want[1]),
+        diagnose.matches(
+            (total, xs),
+            "partial_sums are the elements of xs themselves: the scan step returns the "
+            "element x as its output, `(total + x, x)`, where the running total belongs",
+            kind="emits_element",
+        ),
+        diagnose.matches(
+            (total + xs[0], partial + xs[0]),
+            "every sum holds xs[0] once too often: the carry starts at xs[0] and the scan "
+            "still adds every element of xs, the first included",
+            kind="init_first",
+        ),
     )
 
 
