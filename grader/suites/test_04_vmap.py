@@ -19,8 +19,8 @@ from grader.authoring import Credit, check
 from grader.checks import diagnose, growth, jit, purity, values, vmap
 from grader.checks.failure import CheckFailure
 from grader.plugin import Gate
-from grader.sandbox.client import Remote
-from grader.suites._shared import Tolerance, compiled, score_cases
+from grader.sandbox.client import Remote, StudentError
+from grader.suites._shared import Tolerance, compiled, score_cases, with_cause
 
 LESSON = "04_vmap"
 TITLE = "automatic vectorization with jax.vmap"
@@ -113,6 +113,7 @@ def _pairwise_diagnostics(args: Any) -> Any:
     l1 = np.abs(a[:, None, :] - b[None, :, :]).sum(axis=-1)
     if np.allclose(norms, l1, rtol=diagnose.RTOL, atol=diagnose.ATOL):
         return (diagnose.transposed,)
+    diff = a[:, None, :] - b[None, :, :]
     return (
         diagnose.transposed,
         diagnose.matches(
@@ -120,6 +121,18 @@ def _pairwise_diagnostics(args: Any) -> Any:
             "the values are the distances ||a[i] - b[j]||, not their squares: a norm (or a "
             "square root) was taken where the sum of squared differences is wanted",
             kind="not_squared",
+        ),
+        diagnose.matches(
+            l1,
+            "the values are the sums of absolute differences sum(|a[i] - b[j]|) (an L1 "
+            "distance), not the sums of squared differences",
+            kind="l1",
+        ),
+        diagnose.matches(
+            diff.sum(axis=-1) ** 2,
+            "the values are the square of the summed difference, (sum(a[i] - b[j])) ** 2: the "
+            "square is taken after the sum, not of each coordinate's difference before it",
+            kind="square_of_sum",
         ),
     )
 
@@ -201,12 +214,51 @@ def test_predict_jit(student: Remote) -> None:
 def test_batch_predict_matches_loop(student: Remote) -> None:
     params, xs = _params(3, 5), _batch(6, 5)
     _batch_predict_call(student, params, xs, "batch_predict(params, xs) for 6 examples")
-    vmap.assert_matches_loop(
-        student.batch_predict,
-        _ref_predict,
-        (params, xs),
-        (None, 0),
-        what="batch_predict(params, xs)",
+    try:
+        vmap.assert_matches_loop(
+            student.batch_predict,
+            _ref_predict,
+            (params, xs),
+            (None, 0),
+            what="batch_predict(params, xs)",
+        )
+    except CheckFailure as failure:
+        cause = _batch_predict_cause(student)
+        if not cause:
+            raise
+        raise with_cause(failure, cause=cause, fix=_IN_AXES_FIX) from None
+
+
+# batch_predict's inputs of three sizes (params (out, in), batch), 4 x 4 the one where
+# mapping params too raises nothing
+_BATCH_PREDICT_SIZES = ((3, 5, 6), (3, 5, 2), (4, 3, 4))
+
+
+def _batch_predict_cause(student: Remote) -> str:
+    """The mistake batch_predict confirms on inputs of three sizes, or "": its result the
+    (out, batch) transpose of the expected (batch, out) (`out_axes=1`)."""
+    seen = []
+    for (out, inp, n), seeds in zip(_BATCH_PREDICT_SIZES, ((0, 1), (0, 4), (2, 3)), strict=True):
+        params, xs = _params(out, inp, seed=seeds[0]), _batch(n, inp, seed=seeds[1])
+        try:
+            got = student.batch_predict(params, xs)
+        except StudentError:
+            return ""
+        expected = np.stack([_ref_predict(params, x) for x in np.asarray(xs)])
+        seen.append(((params, xs), got, expected))
+    return diagnose.confirmed(seen, _batch_predict_diagnostics)
+
+
+def _batch_predict_diagnostics(args: Any) -> Any:
+    params, xs = args
+    expected = np.stack([_ref_predict(params, x) for x in np.asarray(xs)])
+    return (
+        diagnose.matches(
+            expected.T,
+            "the batch is on the last axis: the result is (out, batch), the transpose of the "
+            "expected (batch, out), what `out_axes=1` (or -1) gives; the batch belongs on axis 0",
+            kind="batch_last",
+        ),
     )
 
 
@@ -233,7 +285,7 @@ def test_batch_predict_params_unbatched(student: Remote) -> None:
         confirmed = np.shape(got) == mapped.shape and np.allclose(
             np.asarray(got, np.float64), mapped, rtol=diagnose.RTOL, atol=diagnose.ATOL
         )
-        cause = _PARAMS_BATCHED if confirmed else ""
+        cause = _PARAMS_BATCHED if confirmed else _batch_predict_cause(student)
         f = failure.finding
         raise CheckFailure(
             f.checked,
