@@ -136,8 +136,10 @@ def warm_lapack() -> None:
         linalg.initialize_lapack()  # type: ignore[no-untyped-call]
 
 
-IR_CONTEXT_USES = 64
-"""Lowerings one MLIR context serves (`share_ir_contexts`) before a fresh one is made."""
+IR_CONTEXT_USES = 32
+"""Lowerings one MLIR context serves (`share_ir_contexts`) before a fresh one is made: what
+they leave uniqued in it (their types, their constants: closed-over arrays among them) is
+kept until then, so a process holds at most this many lowerings' worth."""
 
 
 def share_ir_contexts() -> None:
