@@ -174,17 +174,23 @@ def test_dropout_shape(student: Remote) -> None:
 )
 def test_dropout_rate(student: Remote, seed: int) -> None:
     x = _units(seed=seed)
+    wrong = []  # (rate, fraction zeroed, tolerance, the output) of every rate that fails
     for i, rate in enumerate(RATES):
         out = _dropout(student, jax.random.key(seed + i), x, rate)
         frac = _zeroed(out)
         tol = _binomial_tolerance(rate, x.size)
-        if abs(frac - rate) <= tol:
-            continue
-        kept_reading = abs(frac - (1.0 - rate)) <= _binomial_tolerance(1.0 - rate, x.size)
+        if abs(frac - rate) > tol:
+            wrong.append((rate, frac, tol, out))
+    if wrong:
+        rate, frac, tol, out = wrong[0]
+        # read as the keep probability: named when every failing rate, two at least, shows it
+        kept_reading = len(wrong) >= 2 and all(
+            abs(f - (1.0 - r)) <= _binomial_tolerance(1.0 - r, x.size) for r, f, _, _ in wrong
+        )
         raise fail(
             f"the fraction of units dropout(key, x, rate={rate}) zeroes ({x.size:,} units)",
             expected=f"{rate:.3f} +- {tol:.4f} (binomial, {SIGMAS:g} sigma)",
-            observed=f"{frac:.4f}",
+            observed=", ".join(f"{f:.4f} with rate={r}" for r, f, _, _ in wrong),
             cause=(
                 f"about {frac:.0%} of units were zeroed with rate={rate}: {DROP_PROBABILITY}"
                 if kept_reading
@@ -216,7 +222,8 @@ def test_dropout_rate(student: Remote, seed: int) -> None:
 def test_dropout_scale(student: Remote, seed: int) -> None:
     x = _units(seed=seed)
     xs = np.asarray(x)
-    for i, rate in enumerate((0.3, 0.75)):
+    wrong = []  # (rate, the survivors' ratios, what they show) of every rate that fails
+    for i, rate in enumerate(SCALE_RATES):
         out = _dropout(student, jax.random.key(seed + 10 + i), x, rate)
         kept = out != 0.0
         if not kept.any():
@@ -226,28 +233,52 @@ def test_dropout_scale(student: Remote, seed: int) -> None:
                 observed="every unit was zeroed",
             )
         ratios = out[kept] / xs[kept]
-        want = 1.0 / (1.0 - rate)
-        if np.allclose(ratios, want, **RATIO_TOL):
-            continue
-        median = float(np.median(ratios))
-        cause = (
-            "the kept units were not rescaled: that is the original (non-inverted) dropout, "
-            "which shrinks the layer's output by 1 - rate during training only"
-            if np.isclose(median, 1.0, **RATIO_TOL)
-            else f"the survivors were scaled by 1 / rate, the keep-probability convention: {DROP_PROBABILITY}"
-            if np.isclose(median, 1.0 / rate, **RATIO_TOL)
-            else "the survivors were scaled by a factor other than 1 / (1 - rate)"
-            if np.allclose(ratios, median, **RATIO_TOL)
-            else "the survivors were not all scaled by the same factor (is the mask multiplied in "
-            "twice, or the scale drawn at random?)"
-        )
-        raise fail(
-            f"the survivors of dropout(key, x, rate={rate}) divided by x",
-            expected=f"{want:.4f} for every kept unit (1 / (1 - rate))",
-            observed=f"{median:.4f} (median; range {ratios.min():.4f} to {ratios.max():.4f})",
-            cause=cause,
-            fix="return jnp.where(keep, x / (1.0 - rate), 0.0)",
-        )
+        if not np.allclose(ratios, 1.0 / (1.0 - rate), **RATIO_TOL):
+            wrong.append((rate, ratios, _scale_kind(ratios, rate, _zeroed(out), out.size)))
+    if not wrong:
+        return
+    rate, ratios, kind = wrong[0]
+    median = float(np.median(ratios))
+    # a cause is named when every rate that fails, two at least, shows the same mistake
+    confirmed = len(wrong) >= 2 and all(k == kind for _, _, k in wrong)
+    raise fail(
+        f"the survivors of dropout(key, x, rate={rate}) divided by x",
+        expected=f"{1.0 / (1.0 - rate):.4f} for every kept unit (1 / (1 - rate))",
+        observed=f"{median:.4f} (median; range {ratios.min():.4f} to {ratios.max():.4f})"
+        + "".join(f"; with rate={r}: {float(np.median(q)):.4f}" for r, q, _ in wrong[1:]),
+        cause=SCALE_CAUSES.get(kind, "") if confirmed else "",
+        fix="return jnp.where(keep, x / (1.0 - rate), 0.0)",
+    )
+
+
+SCALE_RATES = (0.3, 0.75)
+SCALE_CAUSES = {
+    "none": "the kept units were not rescaled: that is the original (non-inverted) dropout, "
+    "which shrinks the layer's output by 1 - rate during training only",
+    "keep_reading": f"the survivors were scaled by 1 / rate, the keep-probability convention: "
+    f"{DROP_PROBABILITY}",
+    "inverse_rate": "the survivors were scaled by 1 / rate where 1 / (1 - rate) belongs: the "
+    "units are dropped with probability rate, as they should, but the scale is one over the "
+    "probability of KEEPING a unit, 1 - rate",
+    "varies": "the survivors were not all scaled by the same factor (is the mask multiplied in "
+    "twice, or the scale drawn at random?)",
+}
+
+
+def _scale_kind(ratios: np.ndarray, rate: float, zeroed: float, size: int) -> str:
+    """What the survivors' ratios to their inputs show at `rate`: no rescaling, 1 / rate (with
+    the drop share read as the keep probability, or right), a factor that varies, or ""."""
+    median = float(np.median(ratios))
+    if not np.allclose(ratios, median, **RATIO_TOL):
+        return "varies"
+    if np.isclose(median, 1.0, **RATIO_TOL):
+        return "none"
+    if np.isclose(median, 1.0 / rate, **RATIO_TOL):
+        if abs(zeroed - (1.0 - rate)) <= _binomial_tolerance(1.0 - rate, size):
+            return "keep_reading"
+        if abs(zeroed - rate) <= _binomial_tolerance(rate, size):
+            return "inverse_rate"
+    return ""
 
 
 @check(
@@ -261,6 +292,7 @@ def test_dropout_scale(student: Remote, seed: int) -> None:
 def test_dropout_expectation(student: Remote, seed: int) -> None:
     x = _units(seed=seed + 1)
     xs = np.asarray(x, np.float64)
+    wrong = []  # (rate, ratio, tolerance, what it shows, the output) of every failing rate
     for i, rate in enumerate((0.3, 0.8)):
         out = np.asarray(_dropout(student, jax.random.key(seed + 20 + i), x, rate), np.float64)
         keep = 1.0 - rate
@@ -269,17 +301,40 @@ def test_dropout_expectation(student: Remote, seed: int) -> None:
         ratio = out.mean() / xs.mean()
         if abs(ratio - 1.0) <= tol:
             continue
-        raise fail(
-            f"mean(dropout(key, x, rate={rate})) / mean(x) over {xs.size:,} units",
-            expected=f"1.000 +- {tol:.4f}",
-            observed=f"{ratio:.4f}",
-            cause=(
-                "the mean shrank by 1 - rate: the survivors are not scaled up"
-                if abs(ratio - keep) <= 2 * tol
-                else _shared_cause(out)
-            ),
-            fix="inverted dropout divides the kept units by the keep probability 1 - rate",
-        )
+        # the mean that a known mistake gives: (kept share) x (scale)
+        kinds = [
+            kind
+            for kind, target in (
+                ("not_scaled", keep),
+                ("keep_reading", rate / keep),
+                ("inverse_rate", keep / rate),
+            )
+            if abs(ratio - target) <= 2 * tol * max(1.0, target)
+        ]
+        wrong.append((rate, ratio, tol, kinds[0] if len(kinds) == 1 else "", out))
+    if not wrong:
+        return
+    rate, ratio, tol, kind, out = wrong[0]
+    # a cause is named when every rate that fails, two at least, shows the same mistake; a
+    # mask shared along an axis is seen in the output itself
+    confirmed = kind and len(wrong) >= 2 and all(k == kind for _, _, _, k, _ in wrong)
+    raise fail(
+        f"mean(dropout(key, x, rate={rate})) / mean(x) over {xs.size:,} units",
+        expected=f"1.000 +- {tol:.4f}",
+        observed=f"{ratio:.4f}" + "".join(f"; with rate={r}: {q:.4f}" for r, q, *_ in wrong[1:]),
+        cause=EXPECTATION_CAUSES[kind] if confirmed else _shared_cause(out),
+        fix="inverted dropout divides the kept units by the keep probability 1 - rate",
+    )
+
+
+EXPECTATION_CAUSES = {
+    "not_scaled": "the mean shrank by 1 - rate: the survivors are not scaled up",
+    "keep_reading": "the mean is rate / (1 - rate) of the input's: units are KEPT with "
+    f"probability rate, and the survivors scaled by 1 / (1 - rate). {DROP_PROBABILITY}",
+    "inverse_rate": "the mean is (1 - rate) / rate of the input's: units are dropped with "
+    "probability rate, as they should, but the survivors are scaled by 1 / rate instead of "
+    "1 / (1 - rate)",
+}
 
 
 @check(
@@ -477,14 +532,33 @@ def test_forward_key_reuse(student: Remote, seed: int) -> None:
 def test_forward_masks(student: Remote) -> None:
     params = _identity_probe(BIG[1])
     x = jnp.asarray(np.ones(BIG, np.float32))
-    for rate in (0.5, 0.2):  # 0.2 shows a rate that is not passed on (or read as keep)
+    found = []  # (kind, the failure's parts) of every rate whose output is wrong
+    for rate in MASK_RATES:
         out = np.asarray(
             student.forward_with_dropout(params, x, jax.random.key(7), rate=rate, train=True)
         )
         values.assert_shape(
             out, BIG, what="forward_with_dropout on a probe of three identity layers"
         )
-        _assert_two_masks(out, rate)
+        wrong = _two_masks_failure(out, rate)
+        if wrong is not None:
+            found.append(wrong)
+    if found:
+        kind, parts = found[0]
+        # a cause is named when every rate that fails, two at least, shows the same mistake
+        if not (kind and len(found) >= 2 and all(k == kind for k, _ in found)):
+            parts = {
+                **parts,
+                "cause": "",
+                "fix": "after each hidden ReLU: x = dropout(subkey_i, x, rate, train)",
+            }
+        raise fail(
+            parts["checked"],
+            expected=parts["expected"],
+            observed=parts["observed"],
+            cause=parts["cause"],
+            fix=parts["fix"],
+        )
     # the signature's defaults, rate=0.5 and train=True: judged by the share of units
     # dropped (as above), so a key that draws other masks on a new trace is not blamed here
     out = np.asarray(student.forward_with_dropout(params, x, jax.random.key(7)))
@@ -506,7 +580,14 @@ def test_forward_masks(student: Remote) -> None:
         )
 
 
-def _assert_two_masks(out: np.ndarray, rate: float) -> None:
+# 0.5 is the default; 0.2 and 0.7 show a rate that is not passed on (or read as keep) twice
+MASK_RATES = (0.5, 0.2, 0.7)
+
+
+def _two_masks_failure(out: np.ndarray, rate: float) -> tuple[str, dict[str, str]] | None:
+    """None if `out` shows two independent dropout layers of `rate`; else the kind of mistake
+    it shows ("" for none known) and the failure's parts (checked, expected, observed, cause,
+    fix)."""
     keep = 1.0 - rate
     zeroed = _zeroed(out)
     want = 1.0 - keep**2
@@ -515,7 +596,7 @@ def _assert_two_masks(out: np.ndarray, rate: float) -> None:
         return abs(zeroed - p) <= _binomial_tolerance(p, out.size)
 
     if near(want):
-        return
+        return None
     survivors = out[out != 0.0]
     checked = (
         f"forward_with_dropout(params, ones, key, rate={rate}) on a probe "
@@ -528,10 +609,25 @@ def _assert_two_masks(out: np.ndarray, rate: float) -> None:
     observed = f"{zeroed:.3f} zeroed (survivors: {np.unique(np.round(survivors, 4))[:4].tolist()})"
     one_layer = survivors.size > 0 and np.allclose(survivors, 1.0 / keep, **RATIO_TOL)
     fix = "after each hidden ReLU: x = dropout(subkey_i, x, rate, train)"
+    kind = ""
     if near(rate) and one_layer:
+        kind = "one_layer"
         cause = "only one of the two hidden layers applies dropout"
         fix = "apply dropout after every hidden ReLU (not on the logits)"
+    elif (
+        near(1.0 - keep**3)
+        and survivors.size
+        and np.allclose(survivors, 1.0 / keep**3, rtol=1e-4, atol=1e-6)
+    ):
+        kind = "three_layers"
+        cause = (
+            "three dropout layers: the survivors were scaled three times by 1 / (1 - rate) and "
+            "1 - (1 - rate)^3 of the units were dropped, so dropout is applied after the last "
+            "layer (on the logits) as well"
+        )
+        fix = "apply dropout only after the hidden ReLUs, not after the last layer"
     elif near(rate):
+        kind = "same_mask"
         cause = (
             "both hidden layers drew the SAME mask: every unit dropped by layer 1 was dropped "
             "again by layer 2, and every survivor survived both. The same key (or the same "
@@ -542,12 +638,14 @@ def _assert_two_masks(out: np.ndarray, rate: float) -> None:
             "pass k1 to the first dropout, k2 to the second"
         )
     elif rate != 0.5 and near(0.75) and survivors.size and np.allclose(survivors, 4.0, **RATIO_TOL):
+        kind = "fixed_rate"
         cause = (
             f"every layer dropped half of the units with rate={rate}: the rate argument is not "
             "passed on to dropout (a fixed 0.5, or the default)"
         )
         fix = "pass forward_with_dropout's own `rate` (and `train`) to every dropout call"
     elif near(1.0 - rate**2):
+        kind = "keep_reading"
         cause = (
             f"each layer dropped {keep:.0%} of the units with rate={rate}: the rate is read as "
             "the KEEP probability somewhere (in dropout, or 1 - rate passed to it). "
@@ -555,8 +653,9 @@ def _assert_two_masks(out: np.ndarray, rate: float) -> None:
         )
         fix = "pass `rate` itself to dropout, and drop each unit with probability rate there"
     else:
-        cause = f"the output does not show two independent dropout layers of rate {rate}"
-    raise fail(checked, expected=expected, observed=observed, cause=cause, fix=fix)
+        cause = ""
+    parts = {"checked": checked, "expected": expected, "observed": observed}
+    return kind, {**parts, "cause": cause, "fix": fix}
 
 
 @check(
