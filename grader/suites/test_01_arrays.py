@@ -307,23 +307,65 @@ def _add_at_probe_cause(add_at: Any) -> str:
     spec="repeated indices accumulate (scatter-add semantics) ... duplicates in `add_at` accumulate",
 )
 def test_add_at_duplicates(student: Remote) -> None:
-    x = jax.device_put(np.zeros(4, np.float32))
-    indices = jax.device_put(np.array([0, 0, 2, 2, 2], np.int32))
-    vals = jax.device_put(np.array([1.0, 1.0, 1.0, 2.0, 3.0], np.float32))
-    got = student.add_at(x, indices, vals)
-    try:
+    cases = (
+        (np.zeros(4), [0, 0, 2, 2, 2], [1.0, 1.0, 1.0, 2.0, 3.0]),
+        ([0.5, -1.0, 2.0, 0.25, 1.0, -0.5], [5, 1, 5, 3, 1, 1], [1.0, 2.0, 0.5, 4.0, -1.0, 3.0]),
+    )
+    seen = []
+    for x, indices, vals in cases:
+        args = (
+            np.asarray(x, np.float32),
+            np.asarray(indices, np.int32),
+            np.asarray(vals, np.float32),
+        )
+        seen.append((args, student.add_at(*jax.device_put(args)), _ref_add_at(*args)))
+    # named only when both inputs (4 and 6 elements) show one write kept per index
+    cause = diagnose.confirmed(seen, lambda args: (_one_write_per_index(*args),))
+    for (x_, indices_, vals_), got, expected in seen:
+        what = (
+            "add_at(zeros(4), [0, 0, 2, 2, 2], [1., 1., 1., 2., 3.])"
+            if len(x_) == 4
+            else f"add_at({x_.tolist()}, {indices_.tolist()}, {vals_.tolist()})"
+        )
         values.assert_close(
             got,
-            np.array([2.0, 0.0, 6.0, 0.0]),
-            what="add_at(zeros(4), [0, 0, 2, 2, 2], [1., 1., 1., 2., 3.])",
+            expected,
+            what=what,
+            cause=cause,
+            fix="`.at[indices].add(values)` is a scatter-add: every value is added, duplicates "
+            "included",
         )
-    except CheckFailure as failure:
-        raise with_cause(
-            failure,
-            cause="repeated indices overwrite each other instead of accumulating: `.at[i].set(x[i] + v)`, "
-            "or a fancy-indexed `x[indices] + values`, keeps only one of the writes to the same index",
-            fix="`.at[indices].add(values)` is a scatter-add: every value is added, duplicates included",
-        ) from None
+
+
+def _one_write_per_index(x: Any, indices: Any, vals: Any) -> diagnose.Diagnostic:
+    """Every written index holds what ONE of its writes gives (x[i] + v, or v alone where
+    the values replace x), every other element x's, and a repeated index lost a write: the
+    writes to one index overwrite each other."""
+
+    def diagnostic(actual: Any, expected: Any) -> diagnose.Cause | None:
+        got = np.asarray(actual, np.float64)
+        if got.shape != np.shape(expected):
+            return None
+        repeated = False
+        for i in range(len(x)):
+            writes = [float(v) for k, v in zip(indices, vals, strict=True) if k == i]
+            kept = [float(x[i]) + v for v in writes] + writes if writes else [float(x[i])]
+            if not np.isclose(kept, got[i], rtol=diagnose.RTOL, atol=diagnose.ATOL).any():
+                return None
+            repeated = repeated or (
+                len(writes) > 1
+                and not np.isclose(got[i], expected[i], rtol=diagnose.RTOL, atol=diagnose.ATOL)
+            )
+        if not repeated:
+            return None
+        return diagnose.Cause(
+            "one_write",
+            "repeated indices overwrite each other instead of accumulating: each repeated "
+            "index holds one of its writes (`.at[i].set(...)`, or a fancy-indexed `x[indices] "
+            "+ values`, keeps only one of the writes to the same index)",
+        )
+
+    return diagnostic
 
 
 @check(
