@@ -388,8 +388,29 @@ def test_init_like_08(student: Remote) -> None:
                 f"(within {tolerance:.0%}): 08's He init",
                 observed=f"mean {mean:.4f}, standard deviation {std:.4f} "
                 f"({std / target:.2f} x the He value)",
+                cause=FAN_OUT if _scaled_by_fan_out(params) else "",
                 fix="`jax.random.normal(k, (fan_in, fan_out)) * jnp.sqrt(2.0 / fan_in)`",
             )
+
+
+FAN_OUT = (
+    "every layer's weights have the standard deviation sqrt(2 / fan_out), the layer's OUTPUT "
+    "size: He's scale divides by the input size, sqrt(2 / fan_in) (the first dimension of w)"
+)
+
+
+def _scaled_by_fan_out(params: Params) -> bool:
+    """Every layer of INIT_SIZES has the std sqrt(2 / fan_out) (within the statistics'
+    tolerance), and so do two layers at least whose fan_out differs from their fan_in."""
+    told = 0
+    for i, (fan_in, fan_out) in enumerate(itertools.pairwise(INIT_SIZES), start=1):
+        weights = np.asarray(params[f"layer{i}"]["w"], np.float64)
+        tolerance = 0.05 if weights.size >= 10_000 else 0.12
+        if abs(float(weights.std()) / math.sqrt(2.0 / fan_out) - 1.0) > tolerance:
+            return False
+        he_apart = abs(math.sqrt(fan_in / fan_out) - 1.0) > 2 * tolerance
+        told += he_apart
+    return told >= 2
 
 
 @check(
