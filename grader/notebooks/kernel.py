@@ -118,12 +118,14 @@ def _cells(numbered: Iterable[tuple[int, str, tuple[str, ...]]]) -> list[source.
 
 
 def is_setup_cell(text: str) -> bool:
-    """Whether a cell is the setup cell `grade notebooks` writes (it imports and loads the
-    grader: in a notebook it is tagged `skip-execution`, in a kernel's history it is not).
-    Leaving out whatever starts with its first line only leaves code ungraded."""
-    from grader.notebooks.from_lesson import SETUP_CELL
+    """Whether a cell is a setup cell `grade notebooks` writes, with a release to install
+    or without (it imports and loads the grader: in a notebook it is tagged
+    `skip-execution`, in a kernel's history it is not). Leaving out whatever starts with
+    the first line of either only leaves code ungraded."""
+    from grader.notebooks.from_lesson import NO_INSTALL_CELL, SETUP_CELL
 
-    return text.lstrip().startswith(SETUP_CELL.splitlines()[0])
+    first_lines = tuple(cell.splitlines()[0] for cell in (SETUP_CELL, NO_INSTALL_CELL))
+    return text.lstrip().startswith(first_lines)
 
 
 def from_history(

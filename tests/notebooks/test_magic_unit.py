@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from grader.model import CheckResult, ExerciseResult, SourceLine
-from grader.notebooks import inline, kernel, magic
+from grader.notebooks import from_lesson, inline, kernel, magic
 from grader.notebooks.inline import Inline
 
 LESSONS = ["01_arrays", "03_jit", "ex2_per_example_grads"]
@@ -80,6 +80,20 @@ def test_the_cells_the_kernel_ran_become_the_module_in_the_order_they_ran() -> N
     assert "`piecewise`" in built.notes  # a function the suite needs, never defined
     assert "defined in cells" not in built.notes  # a cell run twice is no mistake here
     assert built.origin == "the 5 cell runs of this kernel (In [1] to In [5])"
+
+
+@pytest.mark.parametrize("install", ["", "git+https://example.org/course.git"])
+def test_the_setup_cell_the_kernel_ran_is_left_out(install: str) -> None:
+    """Jupyter runs the setup cell (only `grade` skips its tag): it imports the grader,
+    which the screen would blame on the student's module, with or without a release URL."""
+    notebook = from_lesson.notebook_of('"""A lesson."""\nx = 1\n', "03_jit", install=install)
+    setup = next("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
+    assert "import grader" in setup
+    raw = ["", setup, "def running_sum(xs):\n    return xs.sum(), xs.cumsum()"]
+    built = kernel.from_history("03_jit", raw, set(), {"running_sum"})
+    assert built is not None
+    assert "import grader" not in built.text
+    assert "def running_sum" in built.text
 
 
 def test_cells_that_define_nothing_are_nothing_to_grade(tmp_path: Path) -> None:
