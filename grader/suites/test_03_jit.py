@@ -48,6 +48,8 @@ ROOT_TOL: Tolerance = {"rtol": 1e-5, "atol": 0.0}
 SAME_PROGRAM_TOL: Tolerance = {"rtol": 1e-6, "atol": 0.0}
 # did the iterates move at all between 1 and 6 steps (a diagnosis only)
 MOVED_RTOL = 1e-3
+# newton_sqrt(a, 1) against sqrt(a): float32 rounding of a step that lands near sqrt(a)
+SHORT_RTOL = 1e-4
 
 
 # -- references (written independently of solutions/) ---------------------------------
@@ -398,6 +400,20 @@ def test_newton_steps(student: Remote) -> None:
                 **ROOT_TOL,
                 cause="one more iteration is not one more Newton step x <- (x + a / x) / 2: the loop "
                 "does not run n_iters times (a constant or shifted trip count) or the step differs",
+                fix=_LOOP_FIX,
+            )
+        # One Newton step from any positive guess x gives (x + a / x) / 2 >= sqrt(a) (the mean
+        # of x and a / x is at least their geometric mean): with the steps right, a value
+        # below sqrt(a) after n_iters=1 was reached by no step at all.
+        if xs[0] < np.sqrt(a) * (1 - SHORT_RTOL):
+            raise fail(
+                f"newton_sqrt({a:g}, n_iters=1)",
+                expected=f"at least sqrt({a:g}) = {np.sqrt(a):.7g}: one Newton step "
+                "(x + a / x) / 2 from any positive starting guess is never below sqrt(a)",
+                observed=f"{xs[0]:.7g}, and each further n_iters adds one Newton step: the "
+                "first step is missing",
+                cause="the loop runs n_iters - 1 times (a `fori_loop` from 1, or a step "
+                "taken out of the loop's count), so n_iters=1 returns the starting guess",
                 fix=_LOOP_FIX,
             )
     # The default is n_iters=20: for a large a (still a > 0, the function's domain) twenty

@@ -117,6 +117,15 @@ def test_ignored_n_iters_and_a_carry_kept_in_a_global(graded):
     assert "the global `CARRIES` grew" in pure["message"]
 
 
+def test_a_loop_one_step_short_is_named(graded):
+    # the steps are right, so a first value below sqrt(a) is reached by no step at all
+    g = graded("one_step_short")
+    g.assert_statuses(failed={"test_newton_steps"})
+    message = g.message("test_newton_steps")
+    assert "newton_sqrt(2, n_iters=1)" in message
+    assert "the loop runs n_iters - 1 times" in message
+
+
 def test_a_default_n_iters_other_than_20(graded):
     g = graded("default_n_iters")
     g.assert_statuses(failed={"test_newton_steps"})
