@@ -1,5 +1,5 @@
 """The rules a lesson must follow: one list, which `grade verify` checks and
-docs/authoring.md shows (tests/commands/test_rules.py holds the page to `markdown()`).
+docs/authoring.md shows (tests/commands/test_new.py holds the page to `markdown()`).
 
 Each rule has a name (shown before each violation: `[nudge] ex6 > ...: no nudge`), one line
 saying what it asks, and `find`, which returns its violations for what `grade verify`

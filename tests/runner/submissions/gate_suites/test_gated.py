@@ -1,4 +1,4 @@
-"""A suite with gates: properties stand on value checks (tests/runner/test_gates.py)."""
+"""A suite with gates: properties stand on value checks (tests/suites/test_gates.py)."""
 
 LESSON = "gated"
 TITLE = "Gated properties"
