@@ -198,11 +198,15 @@ def _confirmed_trap(
 ) -> str | None:
     """The trap that reproduces `fn`'s output on every input where that output is wrong: the
     check's own input `own` ((params, x), output, expected; None when `fn` raised on it) and
-    square probes of `depth` layers of PROBE_WIDTHS, inputs of two sizes at least
+    square probes of `depth` layers of PROBE_WIDTHS (and of two layers where `depth` is 1),
+    inputs of two sizes at least
     (`diagnose.confirmed`); None when no trap does."""
     inputs = [own] if own is not None else []
-    for width in PROBE_WIDTHS:
-        params, x = _probe(depth, width)
+    # one layer cannot tell a loop that stops early from one that starts late (both apply no
+    # layer): a probe of two layers can
+    probes = [(depth, width) for width in PROBE_WIDTHS] + ([(2, SQUARE)] if depth == 1 else [])
+    for layers, width in probes:
+        params, x = _probe(layers, width)
         try:
             out = fn(params, x)
         except NotImplementedError:
