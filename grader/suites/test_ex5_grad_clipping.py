@@ -189,7 +189,12 @@ def _check_optimizer(
         if found is None:
             continue
         cause = ""
-        for name, trap in _traps(learning_rate, max_norm).items():
+        traps = _traps(learning_rate, max_norm)
+        if not clip:
+            traps["plain Adam with learning rate 1e-3 whatever learning_rate was passed"] = (
+                optax.adam(1e-3)
+            )
+        for name, trap in traps.items():
             if name.startswith("clipping even") and clip:
                 continue
             trapped = _updates(trap, params, grads)
