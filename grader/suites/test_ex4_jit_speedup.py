@@ -136,11 +136,12 @@ def test_time_steps_per_step(student: Remote) -> None:
             fix="start = time.perf_counter(); n_steps chained calls; "
             "jax.block_until_ready(state); return (time.perf_counter() - start) / n_steps",
         )
-    # a factor is named when both steps, of two lengths, show it
+    # a factor is named when both steps, of two lengths, show it (the short step's reading
+    # may hold some milliseconds of call overhead on a loaded machine: up to 3 x the factor)
     ratios = (reported / slow.step_s, quick / fast.step_s)
     cause = (
         f"the total of the {n_steps} steps was returned, not the time per step"
-        if all(abs(r / n_steps - 1.0) < 0.5 for r in ratios)
+        if abs(ratios[0] / n_steps - 1.0) < 0.5 and 0.5 <= ratios[1] / n_steps <= 3.0
         else "the time is in milliseconds, not seconds"
         if all(abs(r / 1000 - 1.0) < 0.5 for r in ratios)
         else "the elapsed time is divided by the wrong count"
@@ -151,7 +152,7 @@ def test_time_steps_per_step(student: Remote) -> None:
         f"time_steps(step, state, batch, n_steps={n_steps}) on a step that takes "
         f"{slow.step_s:.3g} s per call",
         expected=f"about {slow.step_s:.3g} seconds per step",
-        observed=f"{reported:.4g}",
+        observed=f"{reported:.4g} (and {quick:.4g} for a step of {fast.step_s:.3g} s)",
         cause=cause,
         fix="return (time.perf_counter() - start) / n_steps",
     )
