@@ -957,6 +957,14 @@ def test_accuracy(student: Remote) -> None:
     y[::4] = (y[::4] + 1) % SMALL_SIZES[-1]  # exactly 2 of 8 wrong
     acc = student.accuracy(params, x, jnp.asarray(y))
     values.assert_shape(acc, (), what="accuracy(params, x, y)")
+    if _counts_right_rows(student, params, acc):
+        raise fail(
+            "accuracy(params, x, y) with 6 of 8 rows right, and with 9 of 12",
+            expected="0.75 and 0.75: the fraction of right rows",
+            observed="6 and 9: the number of right rows",
+            cause=_COUNT_CAUSE,
+            fix="`jnp.mean(jnp.argmax(forward(params, x), axis=-1) == y)`",
+        )
     values.assert_close(
         acc,
         np.float64(0.75),
@@ -964,6 +972,23 @@ def test_accuracy(student: Remote) -> None:
         **ACCURACY_TOL,
         fix="`jnp.mean(jnp.argmax(forward(params, x), axis=-1) == y)`",
     )
+
+
+_COUNT_CAUSE = (
+    "the accuracy is the NUMBER of right rows (a sum of the comparison), not their fraction"
+)
+
+
+def _counts_right_rows(student: Remote, params: Any, acc: Any) -> bool:
+    """accuracy returned 6, the count of right rows of the 8, and returns 9 on a second batch
+    of 12 rows with 9 right: the count, confirmed on two batch sizes."""
+    if not np.isclose(float(np.asarray(acc)), 6.0):
+        return False
+    x, _ = labelled_batch(12, SMALL_SIZES[0], SMALL_SIZES[-1], seed=4)
+    y = np.asarray(_ref_forward(params, x).argmax(axis=-1), np.int32).copy()
+    y[::4] = (y[::4] + 1) % SMALL_SIZES[-1]  # exactly 3 of 12 wrong
+    again = student.accuracy(params, x, jnp.asarray(y))
+    return np.shape(again) == () and bool(np.isclose(float(np.asarray(again)), 9.0))
 
 
 # -- train ------------------------------------------------------------------------------------
@@ -1068,6 +1093,19 @@ def test_train_history(student: Remote) -> None:
                 fix="convert with `float(...)` so the history holds numbers, not device arrays",
             )
     x_train, y_train, x_test, y_test = data
+    right_train = int(np.sum(_ref_forward(params, x_train).argmax(axis=-1) == y_train))
+    right_test = int(np.sum(_ref_forward(params, x_test).argmax(axis=-1) == y_test))
+    counted = history[-1]["train_acc"], history[-1]["test_acc"]
+    if abs(counted[0] - right_train) <= 1.5 and abs(counted[1] - right_test) <= 1.5:
+        raise fail(  # the count, confirmed on the training and the test rows (two sizes)
+            "history[-1]['train_acc'] and history[-1]['test_acc']",
+            expected=f"fractions: {right_train / len(y_train):.4f} and "
+            f"{right_test / len(y_test):.4f}",
+            observed=f"{counted[0]:.1f} and {counted[1]:.1f}: the right rows of "
+            f"{len(y_train)} and of {len(y_test)}",
+            cause=_COUNT_CAUSE,
+            fix="`jnp.mean(jnp.argmax(forward(params, x), axis=-1) == y)`",
+        )
     seen = float(np.mean(_ref_forward(params, x_train[:5000]).argmax(axis=-1) == y_train[:5000]))
     if abs(history[-1]["train_acc"] - seen) > 1.5 / min(len(y_train), 5000):
         raise fail(

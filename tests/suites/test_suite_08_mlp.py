@@ -298,3 +298,13 @@ def test_checks_downstream_of_a_wrong_loss_point_to_loss_fn(graded):
     # check's): the batch-axis one is not
     stable = graded("logsumexp_batch_axis")
     assert "on a batch of ordinary logits" in stable.cause("test_loss_stable")
+
+
+@pytest.mark.slow
+def test_an_accuracy_that_counts_the_right_rows_is_named_where_it_shows(graded):
+    # a count, confirmed on two sizes: batches of 8 and 12 rows, the training and test rows
+    g = graded("accuracy_count")
+    g.assert_statuses(failed={"test_accuracy", "test_train_history", "test_step_accuracy_pure"})
+    for check in ("test_accuracy", "test_train_history"):
+        assert "the NUMBER of right rows" in g.cause(check), g.message(check)
+    assert "6 and 9" in g.message("test_accuracy")
