@@ -250,3 +250,14 @@ def test_clipping_by_value_is_not_said_to_miss_the_optimizer(graded):
     loss = g.message("test_loss_decreases")
     assert "does not reach the optimizer" not in loss
     assert "does not clip as the reference chain does" in g.cause("test_loss_decreases")
+
+
+@pytest.mark.slow
+def test_a_make_optimizer_that_always_clips_is_named_for_clip_false(graded):
+    # clip=False at max_norm 1.0: clipping at 1.0 whatever max_norm was passed gives the same
+    # updates, and is not the mistake here
+    g = graded("always_clips")
+    assert g.results["test_optimizer_no_clip"]["status"] == "failed"
+    cause = g.cause("test_optimizer_no_clip")
+    assert "clipping even though clip=False" in cause, cause
+    assert "whatever max_norm" not in cause, cause
