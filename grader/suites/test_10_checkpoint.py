@@ -189,8 +189,9 @@ def _dtype_cause(got: Any, want: Any, like: Any) -> str:
         return "NumPy's .npz has no name for bfloat16 (it reads back as raw void bytes)"
     if got == like and like != want:
         return (
-            f"the leaf was cast to like's dtype ({like}): `like` gives the structure and the "
-            "shapes, the dtype is the one saved"
+            f"the leaf came back in like's dtype ({like}), cast on the way (save_checkpoint "
+            "writing every leaf as that dtype, or restore_checkpoint casting to `like`'s): "
+            "`like` gives the structure and the shapes, the dtype is the one saved"
         )
     if want.itemsize == 8 and got == np.dtype(jax.dtypes.canonicalize_dtype(want)):
         return (

@@ -150,7 +150,7 @@ def test_a_cast_to_likes_dtype_is_not_blamed_on_npz(graded):
     assert g.status("test_dtypes_survive") == "failed"
     assert "no name for bfloat16" not in g.message("test_dtypes_survive")
     assert "void" not in g.message("test_dtypes_survive")
-    assert "cast to like's dtype (float32)" in g.cause("test_dtypes_survive")
+    assert "came back in like's dtype (float32), cast on the way" in g.cause("test_dtypes_survive")
 
 
 @pytest.mark.slow
