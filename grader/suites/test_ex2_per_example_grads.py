@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from grader.authoring import Credit, check
-from grader.checks import diagnose, growth, jit, purity, values, vmap
+from grader.checks import calls, diagnose, growth, jit, purity, values, vmap
 from grader.checks.failure import CheckFailure, fail
 from grader.inputs import ex2_per_example_grads as inputs
 from grader.plugin import Gate
@@ -185,11 +185,50 @@ def _per_example_causes(loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
     )
 
 
-def _per_example_failure(failure: Any, fn: Any, loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
+LABELS_UNMAPPED = (
+    "the labels are not mapped with the examples: each example's loss was given the whole "
+    "ys instead of its own label, so it returns one loss per label, not a scalar, and "
+    "jax.grad refuses it (ys carries the batch on its axis 0, as xs does)"
+)
+
+
+def _error_of(call: Any) -> tuple[str, str] | None:
+    """(the type, the first line) of what `call()` raises, or None if it returns."""
+    try:
+        call()
+    except SandboxGone:
+        raise
+    except client.StudentError as exc:
+        return exc.info.type, calls.first_line(exc)
+    except Exception as exc:
+        return type(exc).__name__, calls.first_line(exc)
+    return None
+
+
+def _labels_unmapped(fn: Any, loss_fn: Any, params: Any, xs: Any, ys: Any) -> bool:
+    """`fn` raises, on the batch and on its first half, the very error (type and message, the
+    loss's output shape in it) that the reference raises with ys not mapped,
+    `in_axes=(None, 0, None)`."""
+    for n in (len(xs), max(2, len(xs) // 2)):
+        args = (params, xs[:n], ys[:n])
+        mistake = _error_of(
+            lambda args=args: jax.vmap(jax.grad(loss_fn), in_axes=(None, 0, None))(*args)
+        )
+        if mistake is None or _error_of(lambda args=args: fn(*args)) != mistake:
+            return False
+    return True
+
+
+def _per_example_failure(
+    failure: Any, fn: Any, loss_fn: Any, params: Any, xs: Any, ys: Any, mlp_fn: Any = None
+) -> Any:
     """`failure` with the cause the diagnostics confirm on the student's outputs for the
     batch and for its first half (`fn` called again on both: a cause must hold on two batch
     sizes), or, for values that differ with no confirmed cause, with none (the loop
-    comparison's own guess is dropped)."""
+    comparison's own guess is dropped). Where `fn` raises, the labels left unmapped are named
+    when that mistake raises the same error on both sizes, and on the MLP loss's batches
+    too (`mlp_fn`, the student's function bound to the MLP loss, for another loss: a linear
+    model's loss of a whole xs or of a whole ys has the same output shape, the MLP's not)."""
     inputs: list[diagnose.Input] = []
     for n in (len(xs), max(2, len(xs) // 2)):
         args = (params, xs[:n], ys[:n])
@@ -200,6 +239,14 @@ def _per_example_failure(failure: Any, fn: Any, loss_fn: Any, params: Any, xs: A
             raise
         except Exception:
             if not inputs:
+                if _labels_unmapped(fn, loss_fn, params, xs, ys) and (
+                    loss_fn is _mlp_loss
+                    or (
+                        mlp_fn is not None
+                        and _labels_unmapped(mlp_fn, _mlp_loss, _PARAMS, _XS, _YS)
+                    )
+                ):
+                    return with_cause(failure, cause=LABELS_UNMAPPED, fix=_VMAP_FIX)
                 return failure
             continue
         inputs.append((args, grads, expected))
@@ -242,7 +289,9 @@ def test_matches_loop(student: Remote, credit: Credit) -> None:
                     **TIGHT,
                 )
             except CheckFailure as failure:
-                raise _per_example_failure(failure, fn, loss_fn, params, xs, ys) from None
+                mlp_fn = _bound(student.per_example_grads, _mlp_loss)
+                found = _per_example_failure(failure, fn, loss_fn, params, xs, ys, mlp_fn)
+                raise found from failure.__cause__
 
         return run
 
