@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from grader.authoring import check
-from grader.checks import diagnose, jit, primitives, purity, values
+from grader.checks import calls, diagnose, jit, primitives, purity, values
 from grader.checks.failure import CheckFailure, fail
 from grader.sandbox import client
 from grader.sandbox.client import Remote
@@ -183,10 +183,79 @@ def _grads_diagnostics(loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
     )
 
 
+PARAMS_MAPPED = (
+    "the parameters are mapped over devices too (they should be given whole to every "
+    "device): jax.pmap splits every argument along its axis 0 unless told otherwise, so "
+    "each device got a slice of params instead of the whole pytree"
+)
+
+
+def _error_of(call: Any) -> tuple[str, str] | None:
+    """(the type, the first line) of what `call()` raises, or None if it returns."""
+    try:
+        call()
+    except client.SandboxGone:
+        raise
+    except client.StudentError as exc:
+        return exc.info.type, calls.first_line(exc)
+    except Exception as exc:
+        return type(exc).__name__, calls.first_line(exc)
+    return None
+
+
+def _params_mapped_error(loss_fn: Any, params: Any, xs: Any, ys: Any) -> tuple[str, str] | None:
+    """What the reference raises with params mapped like the data (pmap's default in_axes)."""
+
+    def device_grads(p: Any, x: Any, y: Any) -> Any:
+        return jax.lax.pmean(jax.grad(loss_fn)(p, x, y), axis_name="devices")  # type: ignore[no-untyped-call]  # untyped in jax
+
+    return _error_of(lambda: jax.pmap(device_grads, axis_name="devices")(params, xs, ys))
+
+
+def _params_mapped(student: Remote, problem: Any, other: Any) -> bool:
+    """The student's function raises, on `problem` and on `other` (another loss, params
+    pytree and device count), the very error (type and message) the reference raises with
+    params mapped over the devices, and gives the full-batch mean on `problem` once every
+    device's copy of params is stacked on a leading axis (what mapping params expects)."""
+    for loss_fn, params, xs, ys in (problem, other):
+        mistake = _params_mapped_error(loss_fn, params, xs, ys)
+        got = _error_of(lambda: _call_grads(student, loss_fn, params, xs, ys))  # noqa: B023
+        if mistake is None or got != mistake:
+            return False
+    loss_fn, params, xs, ys = problem
+    n = xs.shape[0]
+    stacked = jax.tree.map(
+        lambda leaf: np.broadcast_to(np.asarray(leaf), (n, *np.shape(leaf))), params
+    )
+    try:
+        out = student.parallel_mean_grads(_public(loss_fn), stacked, xs, ys)
+    except client.StudentError:
+        return False
+    expected = _ref_mean_grads(loss_fn, params, xs, ys)
+    return (
+        values.structure_difference(out, expected) is None
+        and values.difference(out, expected, **TIGHT) is None
+    )
+
+
 def _assert_full_batch_mean(student: Remote, problem: Any, other: Any, what: str) -> None:
     """`problem` is (loss_fn, params, xs, ys); a cause is named only when `other`, a problem
     with another device count, confirms it too."""
-    out = _call_grads(student, *problem)
+    try:
+        out = _call_grads(student, *problem)
+    except client.StudentError as exc:
+        if not _params_mapped(student, problem, other):
+            raise
+        where = calls.student_line(exc)
+        raise CheckFailure(
+            what,
+            expected="the gradients averaged across the devices, one copy per device",
+            observed=f"it raised {exc.info.type}: {calls.first_line(exc)}"
+            + (f"\n    at {where}" if where else ""),
+            cause=PARAMS_MAPPED,
+            fix="tell `jax.pmap` which arguments are split over the devices and which are "
+            "given whole to each (its `in_axes`)",
+        ) from exc
     expected = _ref_mean_grads(*problem)
     cause = ""
     if values.difference(out, expected, **TIGHT) is not None:
