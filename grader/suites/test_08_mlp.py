@@ -955,7 +955,21 @@ def test_accuracy(student: Remote) -> None:
     predicted = _ref_forward(params, x).argmax(axis=-1)
     y = np.asarray(predicted, np.int32).copy()
     y[::4] = (y[::4] + 1) % SMALL_SIZES[-1]  # exactly 2 of 8 wrong
-    acc = student.accuracy(params, x, jnp.asarray(y))
+    try:
+        acc = student.accuracy(params, x, jnp.asarray(y))
+    except client.StudentError as exc:
+        if not _argmax_over_batch(student, params, exc):
+            raise
+        where = calls.student_line(exc)
+        raise CheckFailure(
+            f"accuracy(params, x, y) on {B} rows",
+            expected="a scalar: the fraction of rows whose argmax logit is the label",
+            observed=f"it raised {exc.info.type}: {calls.first_line(exc)}"
+            + (f"\n    at {where}" if where else ""),
+            cause=_ARGMAX_BATCH_CAUSE,
+            fix="take each row's argmax over the classes (the logits' last axis), one "
+            "prediction per row to compare with its label",
+        ) from exc
     values.assert_shape(acc, (), what="accuracy(params, x, y)")
     if _counts_right_rows(student, params, acc):
         raise fail(
@@ -972,6 +986,50 @@ def test_accuracy(student: Remote) -> None:
         **ACCURACY_TOL,
         fix="`jnp.mean(jnp.argmax(forward(params, x), axis=-1) == y)`",
     )
+
+
+_ARGMAX_BATCH_CAUSE = (
+    f"the argmax is taken over the batch axis (axis 0) instead of the class axis: it gives "
+    f"one index per class ({SMALL_SIZES[-1]}), not one prediction per row, so comparing it "
+    "with the labels cannot broadcast"
+)
+_SHAPES = re.compile(r"incompatible shapes for broadcasting: (\([\d, ]*\)), (\([\d, ]*\))")
+
+
+def _broadcast_shapes(message: str) -> frozenset[str] | None:
+    """The two shapes of JAX's broadcasting error in `message` (in either order), or None."""
+    found = _SHAPES.search(message)
+    return frozenset(found.groups()) if found else None
+
+
+def _argmax_over_batch(student: Remote, params: Any, error: Exception) -> bool:
+    """The student's accuracy raised `error` on test_accuracy's 8 rows: confirmed as an argmax
+    over axis 0 when, on 8 and 12 rows, its broadcasting error is between the shapes that
+    argmax(logits, axis=0) and the labels have, and on 10 rows (one per class, where that
+    comparison broadcasts) it returns what the argmax over axis 0 gives."""
+    for n, seed, raised in ((B, 3, error), (12, 4, None)):
+        x, _ = labelled_batch(n, SMALL_SIZES[0], SMALL_SIZES[-1], seed=seed)
+        logits = np.asarray(_ref_forward(params, x))
+        y = np.asarray(logits.argmax(axis=-1), np.int32)
+        mistake = frozenset({str(logits.argmax(axis=0).shape), str(y.shape)})
+        if raised is None:
+            try:
+                student.accuracy(params, x, jnp.asarray(y))
+            except client.StudentError as exc:
+                raised = exc
+            else:
+                return False
+        if _broadcast_shapes(str(raised)) != mistake:
+            return False
+    x, _ = labelled_batch(SMALL_SIZES[-1], SMALL_SIZES[0], SMALL_SIZES[-1], seed=5)
+    logits = np.asarray(_ref_forward(params, x))
+    y = np.asarray(logits.argmax(axis=0), np.int32)  # all right for the mistake
+    right = float(np.mean(logits.argmax(axis=-1) == y))
+    try:
+        got = float(np.asarray(student.accuracy(params, x, jnp.asarray(y))))
+    except (client.StudentError, TypeError, ValueError):
+        return False
+    return right < 1.0 and bool(np.isclose(got, 1.0))
 
 
 _COUNT_CAUSE = (
