@@ -21,6 +21,10 @@ are what that mistake produces:
                      entry late: a training loop that never ran step 0
 - `matches(alt, ..)` the values are those of a mistake the suite computes itself
 - `loss_rises(...)`  a training loss that rises: the update goes uphill
+- `factor(...)`      (built in, tried by `across` after the suite's diagnostics) every value
+                     is c times the expected, c one constant on inputs of every size or one
+                     function (d, 1/d, sqrt(d), 1/sqrt(d), n * m, n/d) of argument sizes
+                     that follows them: a stray constant, a mean where a sum belongs
 
 Structure comes before numbers: `find` first tries `swapped_outputs` (a tuple or list
 whose outputs, put in another order, are the reference's), and a ratio is only ever taken
@@ -172,11 +176,12 @@ def across(
 
     Where several mistakes give the smallest input's result (params + lr * grads and
     grads - lr * params agree when params is 0 and lr 1), each is held to the other inputs,
-    and a cause is named only when exactly one of them holds on all."""
+    and a cause is named only when exactly one of them holds on all. Where none of them is
+    confirmed, the built-in `factor` is held to the same inputs."""
     args, actual, expected = smallest
     candidates = _candidates(actual, expected, diagnostics(args))
     if not candidates:
-        return ""
+        return factor(smallest, others, more)
     if candidates[0].kind in ON_ONE_INPUT:
         return candidates[0].text
     sizes = _shapes(args)
@@ -191,7 +196,9 @@ def across(
             verdict = _holds(found.kind, sizes, extra, diagnostics)
         if verdict:
             named.append(found)
-    return named[0].text if len(named) == 1 else ""
+    if named:  # the suite's own diagnostics decide (two confirmed mistakes: no cause)
+        return named[0].text if len(named) == 1 else ""
+    return factor(smallest, held, more if extra is None else lambda: extra)
 
 
 def _candidates(actual: Any, expected: Any, diagnostics: Sequence[Diagnostic]) -> list[Cause]:
@@ -259,6 +266,260 @@ def confirmed(inputs: Sequence[Input], diagnostics: Callable[[Any], Sequence[Dia
     if not wrong:
         return ""
     return across(wrong[0], wrong[1:], diagnostics)
+
+
+# -- the built-in factor cause ---------------------------------------------------------------
+#
+# Where no diagnostic the suite offers is confirmed, `across` holds one more guess to the same
+# rule: every value of the smallest failing input is c times the expected, and c is either the
+# same on every failing input tried (a constant factor) or the same function of one argument
+# size on every one of them (1/d: a mean over an axis of size d where a sum belongs). Sizes
+# that are equal on every input tried (x's columns and w's length) are one size, named by
+# every place it shows; two different sizes or functions that fit alike name nothing.
+
+# a factor this close to 1 is no factor (the values only differ by rounding), nor one this small
+NEAR_ONE, TINY = 1e-3, 1e-6
+# argument places listed for one size (the rest are counted)
+PLACES_SHOWN = 2
+
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")
+
+
+@dataclass(frozen=True)
+class _Size:
+    """A size that is the same on every input tried at each of `places` (an axis of an
+    argument, as text), with its value on each input (the smallest failing input first)."""
+
+    places: tuple[str, ...]
+    values: tuple[int, ...]
+
+
+def factor(
+    smallest: Input, others: Iterable[Input], more: Callable[[], Iterable[Input]] | None = None
+) -> str:
+    """The built-in factor cause, or "": every value of the smallest failing input is c times
+    the expected, and on every other failing input (up to CHECKED of them, one at least of
+    other argument shapes, from `more()` when `others` has none) c is the same constant, or
+    the same function (d, 1/d, sqrt(d), 1/sqrt(d), n * m, 1 / (n * m), n / d) of the same
+    argument sizes, sizes that differ between the inputs. A factor that fits more than one
+    reading names nothing, except a constant that is also one size fixed on every input tried:
+    both readings are then named together."""
+    try:
+        return _factor(smallest, others, more)
+    except (TypeError, ValueError, IndexError, KeyError):  # values of another shape or kind
+        return ""
+
+
+def _factor(
+    smallest: Input, others: Iterable[Input], more: Callable[[], Iterable[Input]] | None
+) -> str:
+    args, actual, expected = smallest
+    first_factor = ratio(actual, expected)
+    if first_factor is None or not np.isfinite(first_factor):
+        return ""
+    if abs(first_factor) < TINY or np.isclose(first_factor, 1.0, rtol=NEAR_ONE, atol=0.0):
+        return ""
+    sizes = _shapes(args)
+    wrong = [one for one in list(others)[:CHECKED] if not _same_values(one[1], one[2])]
+    if all(_shapes(one[0]) == sizes for one in wrong) and more is not None:
+        wrong += [one for one in list(more())[:CHECKED] if not _same_values(one[1], one[2])]
+    if all(_shapes(one[0]) == sizes for one in wrong):
+        return ""  # no input of other shapes: one size cannot confirm a factor
+    factors = [first_factor]
+    for _, other_actual, other_expected in wrong:
+        found = ratio(other_actual, other_expected)
+        if found is None:
+            return ""  # a failing input whose values are no multiple of the expected
+        factors.append(found)
+    inputs = [args, *(one[0] for one in wrong)]
+    readings = _size_readings(factors, _sizes(inputs))
+    constant = all(_is(f, first_factor) for f in factors)
+    if constant and not readings:
+        return _constant_text(first_factor)
+    if len(readings) != 1:
+        return ""  # no reading, or several that fit alike
+    if constant:
+        return _constant_or_size_text(first_factor, readings[0])
+    return readings[0].text
+
+
+def _sizes(inputs: Sequence[Any]) -> list[_Size]:
+    """The argument sizes of `inputs` (each an argument tuple), places with the same size on
+    every input merged into one; sizes that are 0 anywhere or 1 everywhere are left out."""
+    columns: dict[tuple[int, ...], list[tuple[int, str]]] = {}
+    paths = None
+    per_input = []
+    for args in inputs:
+        flat = dict(
+            (jax.tree_util.keystr(path), np.shape(leaf))
+            for path, leaf in jax.tree_util.tree_flatten_with_path(args)[0]
+        )
+        per_input.append(flat)
+        paths = [p for p in (paths if paths is not None else flat) if p in flat]
+    first_args = inputs[0]
+    for path in paths or []:
+        shapes = [flat[path] for flat in per_input]
+        if any(len(s) != len(shapes[0]) for s in shapes):
+            continue
+        for axis in range(len(shapes[0])):
+            values = tuple(int(s[axis]) for s in shapes)
+            if 0 in values or set(values) == {1}:
+                continue
+            place = f"axis {axis} of {_argument(path, first_args)} (shape {shapes[0]})"
+            columns.setdefault(values, []).append((-len(shapes[0]), place))
+    # a size is named first where it shows on the argument of most axes (x's columns before
+    # w's length): the place an axis is reduced over
+    return [
+        _Size(tuple(place for _, place in sorted(places, key=lambda p: p[0])), values)
+        for values, places in columns.items()
+    ]
+
+
+def _argument(path: str, args: Any) -> str:
+    """`[1]['w']` as "the second argument's ['w']" (when `args` is a tuple of arguments)."""
+    if not isinstance(args, tuple | list) or not path.startswith("["):
+        return f"the argument{path and f' {path}'}"
+    index, _, rest = path[1:].partition("]")
+    if not index.isdigit():
+        return f"the argument {path}"
+    i = int(index)
+    name = f"the {_ORDINALS[i]} argument" if i < len(_ORDINALS) else f"argument {i + 1}"
+    return f"{name}'s {rest}" if rest else name
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """A function of one or two sizes that gives every factor: the values are `times`
+    (e.g. "1/d of the expected"), `where` says which sizes, `cause` what gives it."""
+
+    times: str
+    where: str
+    cause: str
+
+    @property
+    def text(self) -> str:
+        return f"every value is {self.times}, {self.where}: {self.cause}"
+
+
+def _size_readings(factors: Sequence[float], sizes: Sequence[_Size]) -> list[_Reading]:
+    """Each function of one size, or of two, that gives every factor."""
+    found = []
+    for size in sizes:
+        for name, fn in _ONE_SIZE:
+            if _fits(factors, [fn(v) for v in size.values]):
+                times, cause = _ONE_SIZE_TEXT[name]
+                found.append(_Reading(times, _where(size, "d"), cause))
+    for i, one in enumerate(sizes):
+        for j, two in enumerate(sizes):
+            if i == j:
+                continue
+            products = [float(a * b) for a, b in zip(one.values, two.values, strict=True)]
+            both = f"{_where(one, 'n', 1)}; {_where(two, 'm', 1)}"
+            if i < j and _fits(factors, products):
+                found.append(
+                    _Reading(
+                        "n * m times the expected",
+                        both,
+                        "summed over two axes of those sizes where their mean belongs",
+                    )
+                )
+            if i < j and _fits(factors, [1.0 / p for p in products]):
+                found.append(
+                    _Reading(
+                        "1/(n * m) of the expected",
+                        both,
+                        "a mean over two axes of those sizes where a sum belongs, or a "
+                        "division by n * m that does not belong",
+                    )
+                )
+            if _fits(factors, [a / b for a, b in zip(one.values, two.values, strict=True)]):
+                found.append(
+                    _Reading(
+                        "n/d times the expected",
+                        f"{_where(one, 'n', 1)}; {_where(two, 'd', 1)}",
+                        "divided by d where the division is by n (a sum over an axis of "
+                        "size n divided by the size of another axis)",
+                    )
+                )
+    return found
+
+
+def _fits(factors: Sequence[float], wanted: Sequence[float]) -> bool:
+    return all(_is(f, w) for f, w in zip(factors, wanted, strict=True))
+
+
+_ONE_SIZE: tuple[tuple[str, Callable[[int], float]], ...] = (
+    ("d", float),
+    ("1/d", lambda d: 1.0 / d),
+    ("sqrt(d)", lambda d: float(np.sqrt(d))),
+    ("1/sqrt(d)", lambda d: 1.0 / float(np.sqrt(d))),
+)
+
+_ONE_SIZE_TEXT = {
+    "d": (
+        "d times the expected",
+        "summed over an axis of that size where its mean belongs (not divided by d)",
+    ),
+    "1/d": (
+        "1/d of the expected",
+        "a mean over an axis of that size where a sum belongs, or a division by d that "
+        "does not belong",
+    ),
+    "sqrt(d)": (
+        "sqrt(d) times the expected",
+        "divided by sqrt(d) where the division is by d, or a factor sqrt(d) too many",
+    ),
+    "1/sqrt(d)": (
+        "1/sqrt(d) of the expected",
+        "divided by d where the division is by sqrt(d) (a square root missing around a "
+        "division by d), or a division by sqrt(d) that does not belong",
+    ),
+}
+
+
+def _times(value: float) -> str:
+    """ "1/3 of the expected", "0.5 times the expected", "128 times the expected"."""
+    k = round(1.0 / value)
+    if k not in (0, 1, -1) and abs(k) < 10_000 and _is(1.0 / value, float(k)):
+        return f"1/{k} of the expected"
+    k = round(value)
+    if k != 0 and abs(k) < 10_000 and _is(value, float(k)):
+        return f"{k} times the expected"
+    return f"{value:.6g} times the expected"
+
+
+def _where(size: _Size, symbol: str, shown: int = PLACES_SHOWN) -> str:
+    """Where size `symbol` is: its places (the first `shown`), its value here and elsewhere."""
+    places = " and of ".join(size.places[:shown])
+    if len(size.places) > shown:
+        places += f" (and {len(size.places) - shown} more of that size)"
+    other = next((v for v in size.values[1:] if v != size.values[0]), None)
+    seen = (
+        f"{size.values[0]} here and {other} on another input"
+        if other is not None
+        else f"{size.values[0]} on every input tried"
+    )
+    return f"{symbol} being the size of {places}, {seen}"
+
+
+def _constant_text(value: float) -> str:
+    if _is(value, -1.0):
+        return (
+            "every value is minus the expected one, on inputs of every size tried: a sign is "
+            "flipped"
+        )
+    return (
+        f"every value is {_times(value)}, on inputs of every size tried: a constant factor "
+        "(e.g. a stray 0.5 or 2) in the computation"
+    )
+
+
+def _constant_or_size_text(value: float, reading: _Reading) -> str:
+    """A constant factor that one size, the same on every input tried, also gives."""
+    return (
+        f"every value is {_times(value)} on every input tried, {reading.where}: "
+        f"{reading.cause}; or a constant factor (e.g. a stray 0.5 or 2) in the computation"
+    )
 
 
 def _shapes(args: Any) -> tuple[tuple[int, ...], ...]:

@@ -341,7 +341,8 @@ def assert_matches_reference(
     """Search inputs drawn from `strategy` (a Hypothesis strategy of argument tuples) for
     one where `fn` and `reference` differ; fail with the smallest such input (shrunk).
     Without a `cause`, `diagnostics(args)` gives the diagnostics tried on that input's
-    values (`grader.checks.diagnose`). Returns the number of examples tried."""
+    values (`grader.checks.diagnose`), and where none is confirmed (or none is given) the
+    built-in factor cause is tried (`diagnose.factor`). Returns the number of examples tried."""
     __tracebackhide__ = True
     tried = [0]
     # every failing input seen (the search and its shrinking), for causes that must hold on
@@ -367,12 +368,17 @@ def assert_matches_reference(
     try:
         test()
     except _Mismatch as found:
-        if not cause and found.exc is None and diagnostics is not None:
+        if not cause and found.exc is None:
+            # the suite's diagnostics, then the built-in factor cause (`diagnose.factor`)
             smallest = (found.args_, found.actual_out, found.expected_out)
             more = _more_failures(fn, reference, strategy, found.args_, rtol, atol, seed)
-            cause = diagnose.across(smallest, failures, diagnostics, more)
+            cause = diagnose.across(smallest, failures, diagnostics or _nothing_offered, more)
         raise _search_failure(fn, what, found, cause, fix) from (found.exc or None)
     return tried[0]
+
+
+def _nothing_offered(args: tuple[Any, ...]) -> Sequence[diagnose.Diagnostic]:
+    return ()
 
 
 # a search for failing inputs of other sizes, when those seen confirm no cause: at most this
