@@ -10,6 +10,7 @@ layers applied out of order, still have compatible shapes.
 
 import itertools
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -147,6 +148,11 @@ CAUSES = {
     "instead of the logits",
     "skip_first": "your mlp_forward never applies the first layer: the loop starts one layer "
     "late (e.g. `range(2, n_layers + 1)`)",
+    "past_last": "the depth is counted too high: your mlp_forward asks for the layer one past "
+    "the last, whatever the depth (and on params of one and two more layers too), so the "
+    "number of layers it finds from the params is more than the params hold",
+    "layer0": "your mlp_forward asks for 'layer0', whatever the depth: the loop counts the "
+    "layers from 0, but the names count from 'layer1'",
 }
 FIXES = {
     "swapped": "take a layer's arrays by name: `layer = params[f'layer{i}']`, then "
@@ -161,6 +167,9 @@ FIXES = {
     "skip_last": "visit every layer, `for i in range(1, n + 1)`, and apply jax.nn.relu after all "
     "but the last",
     "skip_first": "visit every layer, `for i in range(1, n + 1)`: the names count from 'layer1'",
+    "past_last": "count the layers from the params' leaves (each layer has two, 'w' and 'b') "
+    "and visit 'layer1' up to the last one",
+    "layer0": "visit 'layer1' up to 'layerN': the layer numbers start at 1",
 }
 
 
@@ -218,6 +227,56 @@ def _confirmed_trap(
     return _KINDS.get(text)
 
 
+_LAYER_KEY = re.compile(r"^'layer(\d+)'$")
+
+
+def _missing_key(error: Exception) -> int | None:
+    """K when `error` is a KeyError for the name 'layerK', else None."""
+    if not (isinstance(error, StudentError) and error.is_a("KeyError")):
+        return None
+    found = _LAYER_KEY.match(str(error).strip().strip('"'))
+    return int(found.group(1)) if found else None
+
+
+def _missing_layer(error: Exception, params: Params) -> str | None:
+    """What a KeyError for a layer name the params do not have shows, as a fact, or None."""
+    asked = _missing_key(error)
+    if asked is None or f"layer{asked}" in params:
+        return None
+    n = len(params)
+    held = "'layer1'" if n == 1 else f"'layer1' to 'layer{n}'"
+    return (
+        f"the params hold {n} layer{'s' if n > 1 else ''}, {held} ({2 * n} leaves, two per "
+        f"layer), and mlp_forward asked for 'layer{asked}'"
+    )
+
+
+def _confirmed_miscount(
+    fn: Callable[[Params, jax.Array], Any], error: Exception, params: Params, depth: int
+) -> str | None:
+    """ "past_last" or "layer0" when the KeyError on the check's own params is for the layer
+    one past the last ('layer{n + 1}') or for 'layer0', and probes of depth + 1 and depth + 2
+    raise the KeyError for their own one-past-the-last layer (or 'layer0') too: the loop's
+    bound (or start) is off in the same way whatever the depth; None otherwise."""
+    asked = _missing_key(error)
+    kind = "past_last" if asked == len(params) + 1 else "layer0" if asked == 0 else None
+    if kind is None:
+        return None
+    for layers in (depth + 1, depth + 2):
+        probe, x = _probe(layers, SQUARE)
+        try:
+            fn(probe, x)
+        except NotImplementedError:
+            raise
+        except Exception as exc:
+            again = _missing_key(exc)
+            if again != (layers + 1 if kind == "past_last" else 0):
+                return None
+        else:
+            return None
+    return kind
+
+
 def _check_forward(
     student: Remote,
     params: Params,
@@ -251,7 +310,12 @@ def _check_forward(
         if found is not None
         else ""
     )
-    if trap is not None and probed:
+    if trap is None and error is not None:
+        missing = _missing_layer(error, params)
+        if missing is not None:
+            observed += f"\n    {missing}"
+            trap = _confirmed_miscount(student.mlp_forward, error, params, depth)
+    if trap is not None and probed and trap in TRAPS:
         observed += (
             f"\n    on probes of {depth} square layer{'s' if depth > 1 else ''} of widths "
             f"{' and '.join(map(str, PROBE_WIDTHS))} (where that mistake cannot crash) the "
