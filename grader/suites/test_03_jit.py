@@ -144,6 +144,13 @@ def _piecewise_diagnostics(args: Any) -> Any:
             "predicate holds)",
             kind="branches_swapped",
         ),
+        diagnose.matches(
+            np.where(xs > 0, xs * xs, xs),
+            "the false branch returns x itself where -x is wanted: x ** 2 where x > 0 is "
+            "right, but every x <= 0 comes back unchanged (the minus sign of the false "
+            "branch is missing)",
+            kind="false_unnegated",
+        ),
     )
 
 
