@@ -149,8 +149,10 @@ def _variants(
     decay_steps: Any,
     weight_decay: Any,
     max_norm: Any,
+    defaults: bool = False,
 ) -> Any:
-    """Common wrong chains, each with the cause it stands for and its kind."""
+    """Common wrong chains, each with the cause it stands for and its kind (`defaults`: the
+    chain was made with weight_decay left at its default)."""
     clip = optax.clip_by_global_norm(max_norm)
     adamw = optax.adamw(schedule, weight_decay=weight_decay)
     found = [
@@ -211,6 +213,21 @@ def _variants(
                 "ignored_max_norm",
             )
         )
+    if defaults:
+        # the signature's default for weight_decay is another value: with the default
+        # arguments the decay is that value (0.0 is optax.adam's and 1e-4 adamw's own default,
+        # which the variants above stand for)
+        for other in OTHER_DEFAULT_DECAYS:
+            found.append(
+                (
+                    optax.chain(clip, optax.adamw(schedule, weight_decay=other)),
+                    f"with the default arguments the weight decay is {other:g}, where the "
+                    f"spec's default is weight_decay={DEFAULTS['weight_decay']:g}: the "
+                    "default of weight_decay in make_optimizer's signature is another value "
+                    "(or the chain uses a decay of its own in its place)",
+                    "other_default_decay",
+                )
+            )
     if weight_decay != DEFAULTS["weight_decay"]:
         found.append(
             (
@@ -221,6 +238,11 @@ def _variants(
             )
         )
     return found
+
+
+# weight decays other than the spec's default that a signature may hold instead (0.0 and
+# adamw's own 1e-4 are left out: optax.adam and a weight_decay never passed give those)
+OTHER_DEFAULT_DECAYS = (1e-3, 5e-4, 5e-3, 0.02, 0.05, 0.1)
 
 
 # -- inputs ----------------------------------------------------------------------------
@@ -353,7 +375,9 @@ def _assert_updates(
         params, grads, scales = inputs
         return [
             _mistake(variant, text, kind, params, grads, scales, compiled=not own)
-            for variant, text, kind in _variants(schedule, **args)
+            for variant, text, kind in _variants(
+                schedule, **args, defaults="weight_decay" not in kwargs
+            )
         ]
 
     cause = diagnose.confirmed(
