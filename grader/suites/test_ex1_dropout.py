@@ -480,6 +480,51 @@ def test_dropout_pure(student: Remote, credit: Credit, gate: Gate) -> None:
 
 
 # -- forward_with_dropout ------------------------------------------------------
+def _eval_dropout_cause(student: Remote) -> str:
+    """The student's dropout is not the identity with train=False (test_dropout_eval's own
+    inputs, both rates): forward's eval pass stands on it; else ""."""
+    x = _units(SMALL)
+    try:
+        for rate in (0.3, 0.9):
+            got = student.dropout(jax.random.key(0), x, rate, train=False)
+            if values.difference(got, x, **EXACT) is not None:
+                return (
+                    "your dropout with train=False is not the identity (see the check "
+                    "'dropout with train=False returns x unchanged'), and the eval forward "
+                    "pass goes through it"
+                )
+    except client.StudentError:
+        return ""
+    return ""
+
+
+def _train_not_passed(student: Remote, params: Params, x: jax.Array, out: Any) -> str:
+    """forward_with_dropout(..., train=False) gives what train=True gives with the same key,
+    on the batch and on its first half, with two keys: dropout stays on whatever train says
+    (train is not passed down to dropout); else ""."""
+    half = x[: max(2, len(x) // 2)]
+    for batch, key, seen in ((x, 0, out), (half, 1, None)):
+        try:
+            if seen is None:
+                seen = student.forward_with_dropout(
+                    params, batch, jax.random.key(key), rate=0.5, train=False
+                )
+            trained = student.forward_with_dropout(
+                params, batch, jax.random.key(key), rate=0.5, train=True
+            )
+        except client.StudentError:
+            return ""
+        if values.difference(seen, _ref_forward(params, batch), **FLOAT32) is None:
+            return ""
+        if values.difference(seen, trained, **EXACT) is not None:
+            return ""
+    return (
+        "with train=False the output is the train=True output of the same key: dropout "
+        "still drops units in the eval pass, so train does not reach the dropout calls "
+        "(each one runs with its default train=True)"
+    )
+
+
 @check(
     "forward_with_dropout with train=False is the plain forward pass",
     points=1,
@@ -491,11 +536,16 @@ def test_dropout_pure(student: Remote, credit: Credit, gate: Gate) -> None:
 def test_forward_eval(student: Remote, seed: int) -> None:
     params, x = _network(seed)
     out = student.forward_with_dropout(params, x, jax.random.key(0), rate=0.5, train=False)
+    expected = _ref_forward(params, x)
+    cause = ""
+    if values.difference(out, expected, **FLOAT32) is not None:
+        cause = _eval_dropout_cause(student) or _train_not_passed(student, params, x, out)
     values.assert_close(
         out,
-        _ref_forward(params, x),
+        expected,
         what="forward_with_dropout(params, x, key, rate=0.5, train=False)",
         **FLOAT32,
+        cause=cause,
         fix="with train=False every dropout call is the identity, so the result "
         "is the lesson's forward(params, x)",
     )
