@@ -33,7 +33,9 @@ directly, is stopped by the isolation level:
 - `basic`: the sandbox is the grader's own user, who can write the folder (as
   they can write the grader's installation): the cache there protects nothing
   and risks nothing beyond that user's own gradings. `grade batch` below `user`
-  grades without the cache, so one student cannot plant a program for another.
+  grades without the cache, so one student cannot plant a program for another
+  (each sandbox then keeps its own programs in its memory alone,
+  `grader.sandbox.jax_cache.in_memory`).
 
 What the judge and the sandbox do with the folder they are given (cache in it; turn it
 off, then cache in a folder of the sandbox's own that reads the judge's entries) is

@@ -111,12 +111,59 @@ def private(own: str, judge: str) -> str:
     """In the sandbox, after its privileges are dropped: cache every program JAX compiles
     in `own` (the sandbox's folder), and load from the judge's folder `judge` too when this
     process may reach it ("" for none). Returns how: "layered" (both), "private" (JAX's
-    private API is missing: `own` alone), "" (no cache: `own` is not given)."""
+    private API is missing: `own` alone), "memory" (no folder is given: the programs are
+    kept in this process's memory, `in_memory`), "" (no cache at all)."""
     if not own:
-        return ""
+        return "memory" if in_memory() else ""
     configure(own)
     reachable = judge if judge and os.access(judge, os.X_OK) else ""
     return "layered" if _install_layered(own, reachable) else "private"
+
+
+def in_memory() -> bool:
+    """Cache the programs this process compiles in its own memory, and nowhere else.
+
+    Where no folder may be given (the cache turned off, or `grade batch` below `user`,
+    where every sandbox is the grader's own user and could write any folder another
+    student's grading reads), a program a student's function compiles again within one
+    grading (a `jax.jit` built inside the function a check calls several times: a new
+    function object, the same program) is still compiled once: JAX's persistent-cache
+    path keys it by the program, its options, the backend and JAX's version, and loads
+    it from a dict of this process. Nothing is written to disk and no other process reads
+    it: it ends with the process. Returns False where JAX's private API is missing."""
+    try:
+        import jax
+        from jax._src import compilation_cache as jax_cache
+        from jax._src.compilation_cache_interface import CacheInterface
+
+        mutex = jax_cache._cache_initialized_mutex
+        jax_cache.reset_cache()
+    except (ImportError, AttributeError):
+        return False
+
+    class Memory(CacheInterface):
+        """Entries in a dict of this process: JAX's cache interface without a folder."""
+
+        def __init__(self) -> None:
+            self._path = Path("<memory>")  # JAX logs it when the cache is reset
+            self._entries: dict[str, bytes] = {}
+
+        def get(self, key: str) -> bytes | None:
+            return self._entries.get(key)
+
+        def put(self, key: str, value: bytes) -> None:
+            self._entries[key] = value
+
+    update = jax.config.update
+    update("jax_compilation_cache_dir", None)  # type: ignore[no-untyped-call]
+    update("jax_enable_compilation_cache", True)  # type: ignore[no-untyped-call]
+    update("jax_persistent_cache_min_compile_time_secs", 0.0)  # type: ignore[no-untyped-call]
+    update("jax_persistent_cache_min_entry_size_bytes", -1)  # type: ignore[no-untyped-call]
+    update("jax_persistent_cache_enable_xla_caches", NO_XLA_CACHES)  # type: ignore[no-untyped-call]
+    with mutex:
+        jax_cache._cache = Memory()
+        jax_cache._cache_initialized = True
+    return True
 
 
 def _install_layered(own: str, judge: str) -> bool:

@@ -6,6 +6,8 @@ in the forking process):
     python drive_cache.py seed JUDGE LESSONS          the judge compiles lesson.seed()
     python drive_cache.py sandbox LEVEL JUDGE LESSONS [OWN]  a sandbox runs lesson.SCENARIO
 
+JUDGE `-` is a judge without a cache (turned off, or `grade batch` below `user`).
+
 `seed` stands for a judge that compiled a program before (it imports the lesson file
 itself: test code, not a submission). `sandbox` configures the judge's cache as the
 grader's child does, starts the sandbox as `grader.plugin` does (its own workdir, which
@@ -28,6 +30,8 @@ from grader.sandbox import client, jax_cache
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sandbox"))
 import drive_sandbox  # tests/sandbox: how a test starts a real sandbox
 
+NONE = "-"
+
 
 def seed(judge: str, lessons: str) -> None:
     jax_cache.configure(judge)
@@ -39,7 +43,8 @@ def seed(judge: str, lessons: str) -> None:
 
 
 def sandbox(level: str, judge: str, lessons: str, own: str = "") -> None:
-    jax_cache.configure(judge)  # before the sandbox is forked, as the grader's child does
+    if judge != NONE:  # before the sandbox is forked, as the grader's child does
+        jax_cache.configure(judge)
     box, work = drive_sandbox.start(level, lessons, budget_s=120.0, own_cache=own)
     report: dict[str, object] = {"hello_ok": box.hello.ok if box.hello else None}
     if box.hello is not None and box.hello.error is not None:

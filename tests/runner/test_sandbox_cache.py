@@ -170,6 +170,26 @@ def test_the_sandbox_loads_its_own_programs_and_the_judges_and_writes_only_its_o
     assert contents(judge) == before
 
 
+@pytest.mark.parametrize("level", LEVELS)
+def test_without_a_folder_the_sandbox_keeps_its_programs_in_its_memory(
+    tmp_path: Path, level: str
+) -> None:
+    """A judge without a cache (turned off, or a batch below `user`): the sandbox has no
+    folder to write, yet a program its function compiles again is loaded the second time
+    (from its own memory: nothing on disk, nothing another process reads)."""
+    lessons = tmp_path / "lessons"
+    lessons.mkdir()
+    scenario = ("where", "train", "train")
+    (lessons / "lesson.py").write_text(LESSON.format(judge="", scenario=scenario))
+    report = drive("sandbox", level, "-", str(lessons))
+    assert report["hello_ok"], report
+    where, first, second = (value for _, value in report["answers"])
+    assert where == {"folder": None, "writable": False}, where
+    assert first["misses"] >= 1, first
+    assert second == {"hits": 1, "misses": 0}, second
+    assert sorted(p.name for p in lessons.iterdir()) == ["lesson.py"]
+
+
 def test_a_watch_session_folder_serves_the_next_sandbox_of_the_session(
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
