@@ -164,6 +164,7 @@ def across(
     others: Iterable[Input],
     diagnostics: Callable[[Any], Sequence[Diagnostic]],
     more: Callable[[], Iterable[Input]] | None = None,
+    names: Sequence[str] = (),
 ) -> str:
     """The cause the diagnostics confirm on the `smallest` failing input, or "". Unless its
     kind is in ON_ONE_INPUT, the cause is named only if the same mistake, applied to the
@@ -177,11 +178,12 @@ def across(
     Where several mistakes give the smallest input's result (params + lr * grads and
     grads - lr * params agree when params is 0 and lr 1), each is held to the other inputs,
     and a cause is named only when exactly one of them holds on all. Where none of them is
-    confirmed, the built-in `factor` is held to the same inputs."""
+    confirmed, the built-in `factor` is held to the same inputs (`names`: the arguments'
+    names, for its text)."""
     args, actual, expected = smallest
     candidates = _candidates(actual, expected, diagnostics(args))
     if not candidates:
-        return factor(smallest, others, more)
+        return factor(smallest, others, more, names)
     if candidates[0].kind in ON_ONE_INPUT:
         return candidates[0].text
     sizes = _shapes(args)
@@ -198,7 +200,7 @@ def across(
             named.append(found)
     if named:  # the suite's own diagnostics decide (two confirmed mistakes: no cause)
         return named[0].text if len(named) == 1 else ""
-    return factor(smallest, held, more if extra is None else lambda: extra)
+    return factor(smallest, held, more if extra is None else lambda: extra, names)
 
 
 def _candidates(actual: Any, expected: Any, diagnostics: Sequence[Diagnostic]) -> list[Cause]:
@@ -257,15 +259,19 @@ def _confirms(
     return False
 
 
-def confirmed(inputs: Sequence[Input], diagnostics: Callable[[Any], Sequence[Diagnostic]]) -> str:
+def confirmed(
+    inputs: Sequence[Input],
+    diagnostics: Callable[[Any], Sequence[Diagnostic]],
+    names: Sequence[str] = (),
+) -> str:
     """`across` for a check that runs a few fixed inputs itself: the cause the first input
     with a wrong result confirms, named only when every other wrong result confirms it too
     and one of them comes from an input of another size (inputs whose result is right are
-    passed over)."""
+    passed over). `names` are the arguments' names ("w", "x", "y"), for the factor's text."""
     wrong = [one for one in inputs if not _same_values(one[1], one[2])]
     if not wrong:
         return ""
-    return across(wrong[0], wrong[1:], diagnostics)
+    return across(wrong[0], wrong[1:], diagnostics, names=names)
 
 
 # -- the built-in factor cause ---------------------------------------------------------------
@@ -279,23 +285,74 @@ def confirmed(inputs: Sequence[Input], diagnostics: Callable[[Any], Sequence[Dia
 
 # a factor this close to 1 is no factor (the values only differ by rounding), nor one this small
 NEAR_ONE, TINY = 1e-3, 1e-6
-# argument places listed for one size (the rest are counted)
-PLACES_SHOWN = 2
 
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")
 
 
 @dataclass(frozen=True)
-class _Size:
-    """A size that is the same on every input tried at each of `places` (an axis of an
-    argument, as text), with its value on each input (the smallest failing input first)."""
+class _Place:
+    """One axis of one argument: `argument` as the student knows it ("x", "params['w']", or
+    "the first argument" where the names are not known), with its number of axes."""
 
-    places: tuple[str, ...]
+    argument: str
+    axis: int
+    ndim: int
+
+    @property
+    def noun(self) -> str:
+        """ "rows", "columns", "entries" (of a vector) or "entries along axis 2"."""
+        if self.ndim == 1:
+            return "entries"
+        if self.ndim == 2:
+            return ("rows", "columns")[self.axis]
+        return f"entries along axis {self.axis}"
+
+
+@dataclass(frozen=True)
+class _Size:
+    """A size that is the same on every input tried at each of `places` (the argument of
+    most axes first), with its value on each input (the smallest failing input first)."""
+
+    places: tuple[_Place, ...]
     values: tuple[int, ...]
+
+    @property
+    def place(self) -> _Place:
+        return self.places[0]
+
+    def _same_argument(self) -> list[_Place]:
+        """The other axes of the first place's argument that have this size everywhere: the
+        inputs cannot tell which of them a mistake runs over (a square x)."""
+        return [p for p in self.places[1:] if p.argument == self.place.argument]
+
+    def nouns(self) -> str:
+        """ "rows" or, where x is square on every input, "rows or columns"."""
+        return " or ".join([self.place.noun, *(p.noun for p in self._same_argument())])
+
+    def over(self, before: _Size | None = None) -> str:
+        """ "the columns of x" ("its columns" after a size of the same argument)."""
+        if before is not None and before.place.argument == self.place.argument:
+            return f"its {self.nouns()}"
+        return f"the {self.nouns()} of {self.place.argument}"
+
+    def clause(self, symbol: str, value: int, before: _Size | None = None) -> str:
+        """ "d = 3 columns of x", "d = 2 of its columns" after a size of x, or "d = 3 rows of
+        x (as many as its columns)" where x is square on every input."""
+        if before is not None and before.place.argument == self.place.argument:
+            text = f"{symbol} = {value} of its {self.place.noun}"
+        else:
+            text = f"{symbol} = {value} {self.place.noun} of {self.place.argument}"
+        alike = self._same_argument()
+        if alike:
+            text += f" (as many as its {' and '.join(p.noun for p in alike)})"
+        return text
 
 
 def factor(
-    smallest: Input, others: Iterable[Input], more: Callable[[], Iterable[Input]] | None = None
+    smallest: Input,
+    others: Iterable[Input],
+    more: Callable[[], Iterable[Input]] | None = None,
+    names: Sequence[str] = (),
 ) -> str:
     """The built-in factor cause, or "": every value of the smallest failing input is c times
     the expected, and on every other failing input (up to CHECKED of them, one at least of
@@ -303,15 +360,19 @@ def factor(
     the same function (d, 1/d, sqrt(d), 1/sqrt(d), n * m, 1 / (n * m), n / d) of the same
     argument sizes, sizes that differ between the inputs. A factor that fits more than one
     reading names nothing, except a constant that is also one size fixed on every input tried:
-    both readings are then named together."""
+    both readings are then named together. `names` are the arguments' names, for the text
+    ("n = 3 rows of x"); without them an argument is "the first argument"."""
     try:
-        return _factor(smallest, others, more)
+        return _factor(smallest, others, more, names)
     except (TypeError, ValueError, IndexError, KeyError):  # values of another shape or kind
         return ""
 
 
 def _factor(
-    smallest: Input, others: Iterable[Input], more: Callable[[], Iterable[Input]] | None
+    smallest: Input,
+    others: Iterable[Input],
+    more: Callable[[], Iterable[Input]] | None,
+    names: Sequence[str],
 ) -> str:
     args, actual, expected = smallest
     first_factor = ratio(actual, expected)
@@ -332,7 +393,7 @@ def _factor(
             return ""  # a failing input whose values are no multiple of the expected
         factors.append(found)
     inputs = [args, *(one[0] for one in wrong)]
-    readings = _size_readings(factors, _sizes(inputs))
+    readings = _size_readings(factors, _sizes(inputs, names))
     constant = all(_is(f, first_factor) for f in factors)
     if constant and not readings:
         return _constant_text(first_factor)
@@ -343,10 +404,10 @@ def _factor(
     return readings[0].text
 
 
-def _sizes(inputs: Sequence[Any]) -> list[_Size]:
+def _sizes(inputs: Sequence[Any], names: Sequence[str]) -> list[_Size]:
     """The argument sizes of `inputs` (each an argument tuple), places with the same size on
     every input merged into one; sizes that are 0 anywhere or 1 everywhere are left out."""
-    columns: dict[tuple[int, ...], list[tuple[int, str]]] = {}
+    columns: dict[tuple[int, ...], list[tuple[int, int, _Place]]] = {}
     paths = None
     per_input = []
     for args in inputs:
@@ -357,7 +418,7 @@ def _sizes(inputs: Sequence[Any]) -> list[_Size]:
         per_input.append(flat)
         paths = [p for p in (paths if paths is not None else flat) if p in flat]
     first_args = inputs[0]
-    for path in paths or []:
+    for order, path in enumerate(paths or []):
         shapes = [flat[path] for flat in per_input]
         if any(len(s) != len(shapes[0]) for s in shapes):
             continue
@@ -365,24 +426,27 @@ def _sizes(inputs: Sequence[Any]) -> list[_Size]:
             values = tuple(int(s[axis]) for s in shapes)
             if 0 in values or set(values) == {1}:
                 continue
-            place = f"axis {axis} of {_argument(path, first_args)} (shape {shapes[0]})"
-            columns.setdefault(values, []).append((-len(shapes[0]), place))
-    # a size is named first where it shows on the argument of most axes (x's columns before
-    # w's length): the place an axis is reduced over
+            place = _Place(_argument(path, first_args, names), axis, len(shapes[0]))
+            columns.setdefault(values, []).append((-len(shapes[0]), order, place))
+    # a size is named where it shows on the argument of most axes (x's columns before w's
+    # length): the place an axis is reduced over
     return [
-        _Size(tuple(place for _, place in sorted(places, key=lambda p: p[0])), values)
+        _Size(tuple(place for _, _, place in sorted(places, key=lambda p: p[:2])), values)
         for values, places in columns.items()
     ]
 
 
-def _argument(path: str, args: Any) -> str:
-    """`[1]['w']` as "the second argument's ['w']" (when `args` is a tuple of arguments)."""
+def _argument(path: str, args: Any, names: Sequence[str] = ()) -> str:
+    """`[1]['w']` as "params['w']" where the second argument is named params, else as "the
+    second argument's ['w']" (when `args` is a tuple of arguments)."""
     if not isinstance(args, tuple | list) or not path.startswith("["):
         return f"the argument{path and f' {path}'}"
     index, _, rest = path[1:].partition("]")
     if not index.isdigit():
         return f"the argument {path}"
     i = int(index)
+    if i < len(names) and names[i]:
+        return f"{names[i]}{rest}"
     name = f"the {_ORDINALS[i]} argument" if i < len(_ORDINALS) else f"argument {i + 1}"
     return f"{name}'s {rest}" if rest else name
 
@@ -390,7 +454,7 @@ def _argument(path: str, args: Any) -> str:
 @dataclass(frozen=True)
 class _Reading:
     """A function of one or two sizes that gives every factor: the values are `times`
-    (e.g. "1/d of the expected"), `where` says which sizes, `cause` what gives it."""
+    (e.g. "1/d of the expected"), `where` says what the sizes are, `cause` what gives it."""
 
     times: str
     where: str
@@ -398,7 +462,25 @@ class _Reading:
 
     @property
     def text(self) -> str:
-        return f"every value is {self.times}, {self.where}: {self.cause}"
+        return f"every value is {self.times} {self.where}: {self.cause}"
+
+
+def _where(*named: tuple[_Size, str]) -> str:
+    """ "(d = 3 columns of x here, 5 on another input)" or, for two sizes, "(n = 3 rows of x,
+    d = 2 of its columns here; 5 and 1 on another input)": one clause per size, their values
+    on the smallest failing input and on one other input where they differ."""
+    first = tuple(size.values[0] for size, _ in named)
+    clauses = []
+    before = None
+    for size, symbol in named:
+        clauses.append(size.clause(symbol, size.values[0], before))
+        before = size
+    said = ", ".join(clauses)
+    for k in range(1, len(named[0][0].values)):
+        other = tuple(size.values[k] for size, _ in named)
+        if other != first:
+            return f"({said} here; {' and '.join(str(v) for v in other)} on another input)"
+    return f"({said} on every input tried)"
 
 
 def _size_readings(factors: Sequence[float], sizes: Sequence[_Size]) -> list[_Reading]:
@@ -408,19 +490,19 @@ def _size_readings(factors: Sequence[float], sizes: Sequence[_Size]) -> list[_Re
         for name, fn in _ONE_SIZE:
             if _fits(factors, [fn(v) for v in size.values]):
                 times, cause = _ONE_SIZE_TEXT[name]
-                found.append(_Reading(times, _where(size, "d"), cause))
+                found.append(_Reading(times, _where((size, "d")), cause(size)))
     for i, one in enumerate(sizes):
         for j, two in enumerate(sizes):
             if i == j:
                 continue
             products = [float(a * b) for a, b in zip(one.values, two.values, strict=True)]
-            both = f"{_where(one, 'n', 1)}; {_where(two, 'm', 1)}"
+            both = _where((one, "n"), (two, "m"))
             if i < j and _fits(factors, products):
                 found.append(
                     _Reading(
                         "n * m times the expected",
                         both,
-                        "summed over two axes of those sizes where their mean belongs",
+                        f"summed over {one.over()} and {two.over(one)} where their mean belongs",
                     )
                 )
             if i < j and _fits(factors, [1.0 / p for p in products]):
@@ -428,17 +510,17 @@ def _size_readings(factors: Sequence[float], sizes: Sequence[_Size]) -> list[_Re
                     _Reading(
                         "1/(n * m) of the expected",
                         both,
-                        "a mean over two axes of those sizes where a sum belongs, or a "
-                        "division by n * m that does not belong",
+                        f"a mean over {one.over()} and {two.over(one)} where a sum belongs, "
+                        "or a division by n * m that does not belong",
                     )
                 )
             if _fits(factors, [a / b for a, b in zip(one.values, two.values, strict=True)]):
                 found.append(
                     _Reading(
                         "n/d times the expected",
-                        f"{_where(one, 'n', 1)}; {_where(two, 'd', 1)}",
-                        "divided by d where the division is by n (a sum over an axis of "
-                        "size n divided by the size of another axis)",
+                        _where((one, "n"), (two, "d")),
+                        f"a division by the number of {two.nouns()} of {two.place.argument} "
+                        f"where the mean over {one.over(two)} belongs",
                     )
                 )
     return found
@@ -455,24 +537,28 @@ _ONE_SIZE: tuple[tuple[str, Callable[[int], float]], ...] = (
     ("1/sqrt(d)", lambda d: 1.0 / float(np.sqrt(d))),
 )
 
-_ONE_SIZE_TEXT = {
+_ONE_SIZE_TEXT: dict[str, tuple[str, Callable[[_Size], str]]] = {
     "d": (
         "d times the expected",
-        "summed over an axis of that size where its mean belongs (not divided by d)",
+        lambda size: f"summed over {size.over()} where their mean belongs (not divided by d)",
     ),
     "1/d": (
         "1/d of the expected",
-        "a mean over an axis of that size where a sum belongs, or a division by d that "
-        "does not belong",
+        lambda size: (
+            f"a mean over {size.over()} where a sum belongs, or a division by d "
+            "that does not belong"
+        ),
     ),
     "sqrt(d)": (
         "sqrt(d) times the expected",
-        "divided by sqrt(d) where the division is by d, or a factor sqrt(d) too many",
+        lambda size: "divided by sqrt(d) where the division is by d, or a factor sqrt(d) too many",
     ),
     "1/sqrt(d)": (
         "1/sqrt(d) of the expected",
-        "divided by d where the division is by sqrt(d) (a square root missing around a "
-        "division by d), or a division by sqrt(d) that does not belong",
+        lambda size: (
+            "divided by d where the division is by sqrt(d) (a square root missing "
+            "around a division by d), or a division by sqrt(d) that does not belong"
+        ),
     ),
 }
 
@@ -486,20 +572,6 @@ def _times(value: float) -> str:
     if k != 0 and abs(k) < 10_000 and _is(value, float(k)):
         return f"{k} times the expected"
     return f"{value:.6g} times the expected"
-
-
-def _where(size: _Size, symbol: str, shown: int = PLACES_SHOWN) -> str:
-    """Where size `symbol` is: its places (the first `shown`), its value here and elsewhere."""
-    places = " and of ".join(size.places[:shown])
-    if len(size.places) > shown:
-        places += f" (and {len(size.places) - shown} more of that size)"
-    other = next((v for v in size.values[1:] if v != size.values[0]), None)
-    seen = (
-        f"{size.values[0]} here and {other} on another input"
-        if other is not None
-        else f"{size.values[0]} on every input tried"
-    )
-    return f"{symbol} being the size of {places}, {seen}"
 
 
 def _constant_text(value: float) -> str:
@@ -517,7 +589,7 @@ def _constant_text(value: float) -> str:
 def _constant_or_size_text(value: float, reading: _Reading) -> str:
     """A constant factor that one size, the same on every input tried, also gives."""
     return (
-        f"every value is {_times(value)} on every input tried, {reading.where}: "
+        f"every value is {_times(value)} on every input tried {reading.where}: "
         f"{reading.cause}; or a constant factor (e.g. a stray 0.5 or 2) in the computation"
     )
 

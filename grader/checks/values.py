@@ -14,6 +14,7 @@ named as such.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -372,13 +373,24 @@ def assert_matches_reference(
             # the suite's diagnostics, then the built-in factor cause (`diagnose.factor`)
             smallest = (found.args_, found.actual_out, found.expected_out)
             more = _more_failures(fn, reference, strategy, found.args_, rtol, atol, seed)
-            cause = diagnose.across(smallest, failures, diagnostics or _nothing_offered, more)
+            cause = diagnose.across(
+                smallest, failures, diagnostics or _nothing_offered, more, _argument_names(what)
+            )
         raise _search_failure(fn, what, found, cause, fix) from (found.exc or None)
     return tried[0]
 
 
 def _nothing_offered(args: tuple[Any, ...]) -> Sequence[diagnose.Diagnostic]:
     return ()
+
+
+def _argument_names(what: str) -> tuple[str, ...]:
+    """("w", "x", "y") from "mse_value_and_grad(w, x, y)"; () where `what` is no such call."""
+    found = re.fullmatch(r"\s*[\w.]+\(([^()]*)\)\s*", what)
+    if found is None:
+        return ()
+    names = tuple(name.strip() for name in found.group(1).split(","))
+    return names if all(name.isidentifier() for name in names) else ()
 
 
 # a search for failing inputs of other sizes, when those seen confirm no cause: at most this

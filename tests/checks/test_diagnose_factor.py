@@ -82,32 +82,50 @@ def test_a_constant_half_is_named_on_every_size():
 
 def test_a_mean_over_d_follows_d():
     text = _cause(_pairwise_mean, _pairwise, [((4, 3), (2, 3)), ((3, 5), (6, 5))])
-    assert text.startswith("every value is 1/d of the expected, d being the size of axis 1")
-    assert "axis 1 of the first argument (shape (4, 3))" in text
-    assert "of axis 1 of the second argument (shape (2, 3))" in text  # the same d, named too
-    assert "3 here and 5 on another input" in text
-    assert "a mean over an axis of that size where a sum belongs" in text
+    assert text.startswith(
+        "every value is 1/d of the expected (d = 3 columns of the first argument here; "
+        "5 on another input)"
+    )
+    assert "second argument" not in text  # b's columns are the same d: one clause per size
+    assert "a mean over the columns of the first argument where a sum belongs" in text
 
 
 def test_a_sum_over_the_batch_is_the_batch_size():
     text = _cause(_summed_mse, _mse, [((128,), (128,)), ((32,), (32,))])
-    assert text.startswith("every value is d times the expected, d being the size of axis 0")
-    assert "128 here and 32 on another input" in text
-    assert "summed over an axis of that size where its mean belongs" in text
+    assert text.startswith(
+        "every value is d times the expected (d = 128 entries of the first argument here; "
+        "32 on another input)"
+    )
+    assert "summed over the entries of the first argument where their mean belongs" in text
 
 
 def test_he_init_without_its_square_root_is_one_over_sqrt_fan_in():
     text = _cause(_he_scale_wrong, _he_scale, [((16, 4),), ((9, 4),), ((25, 3),)])
-    assert text.startswith("every value is 1/sqrt(d) of the expected, d being the size of axis 0")
-    assert "16 here and 9 on another input" in text
+    assert text.startswith(
+        "every value is 1/sqrt(d) of the expected (d = 16 rows of the first argument here; "
+        "9 on another input)"
+    )
     assert "square root missing" in text
 
 
 def test_a_sum_divided_by_the_features_is_n_over_d():
     shapes = [((2,), (3, 2), (3,)), ((3,), (4, 3), (4,)), ((1,), (5, 1), (5,))]
     text = _cause(_loss_over_features, _regression_loss, shapes)
-    assert text.startswith("every value is n/d times the expected, n being the size of axis 0")
-    assert "d being the size of axis 1 of the second argument (shape (3, 2))" in text
+    assert text.startswith(
+        "every value is n/d times the expected (n = 3 rows of the second argument, d = 2 of "
+        "its columns here; 4 and 3 on another input)"
+    )
+    assert "a division by the number of columns of the second argument where the mean " in text
+    assert "over its rows belongs" in text
+    # with the arguments' names, as a suite gives them
+    named = diagnose.confirmed(
+        _inputs(_loss_over_features, _regression_loss, shapes), _nothing, names=("w", "x", "y")
+    )
+    assert named == (
+        "every value is n/d times the expected (n = 3 rows of x, d = 2 of its columns here; "
+        "4 and 3 on another input): a division by the number of columns of x where the mean "
+        "over its rows belongs"
+    )
 
 
 def test_a_flipped_sign_on_every_size():
@@ -133,7 +151,8 @@ def test_a_search_names_the_factor_without_diagnostics():
         text = str(failure)
     else:
         raise AssertionError("the wrong pairwise passed")
-    assert "every value is 1/d of the expected" in text
+    assert "every value is 1/d of the expected (d = " in text
+    assert "columns of a here" in text  # the names from what="pairwise(a, b)"
 
 
 # -- silent ------------------------------------------------------------------------------------
@@ -176,8 +195,10 @@ def test_two_sizes_that_fit_alike_name_nothing():
 def test_a_constant_that_a_fixed_size_also_gives_names_both():
     """d = 3 on every input: a mean over d and a constant 1/3 fit alike, and both are said."""
     text = _cause(_pairwise_mean, _pairwise, [((4, 3), (2, 3)), ((2, 3), (4, 3))])
-    assert text.startswith("every value is 1/3 of the expected on every input tried, d being")
-    assert "3 on every input tried" in text
+    assert text.startswith(
+        "every value is 1/3 of the expected on every input tried (d = 3 columns of the first "
+        "argument on every input tried): a mean over the columns"
+    )
     assert "or a constant factor" in text
 
 
@@ -208,5 +229,5 @@ def test_axes_of_one_size_on_every_input_are_named_together():
         return jnp.sum(x, axis=0)
 
     text = _cause(mean_rows, sum_rows, [((3, 3),), ((5, 5),)])
-    assert "d being the size of axis 0 of the first argument (shape (3, 3)) and of axis 1" in text
-    assert "a mean over an axis of that size" in text
+    assert "(d = 3 rows of the first argument (as many as its columns) here; 5 on" in text
+    assert "a mean over the rows or columns of the first argument where a sum belongs" in text
