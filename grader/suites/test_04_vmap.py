@@ -346,15 +346,24 @@ def test_pairwise_values(student: Remote, seed: int) -> None:
     # two fixed pairs of point sets first, whose pairs differ in several coordinates: there a
     # norm, an L1 distance and the squared distance all differ, so a diagnosis can tell them
     # apart (the search below shrinks towards one coordinate, where they coincide); and a
-    # second pair of other sizes, so that a cause is named only when both show it
+    # second pair of other sizes, points of 4 coordinates where the first have 3, so that a
+    # cause is named only when both show it and a mean over the coordinates (1/d) is told
+    # from a constant 1/3
     pairwise = compiled(student.pairwise_sq_dists)
     a = np.array([[1, 0, 2], [0, -1, 1], [2, 2, 0], [-1, 1, -2]], np.float32) / 4
     b = np.array([[0, 1, -1], [3, -2, 1]], np.float32) / 4
+    a4 = np.array([[2, 0, -1, 1], [0, 1, 2, -2], [-1, 3, 0, 1]], np.float32) / 4
+    b4 = (
+        np.array(
+            [[0, -2, 1, 1], [1, 1, -1, 0], [3, 0, 2, -1], [-2, 1, 1, 2], [1, -1, 0, 3]], np.float32
+        )
+        / 4
+    )
     seen = [
         (args, pairwise(*map(jax.device_put, args)), _ref_pairwise(*args))
-        for args in ((a, b), (b, np.concatenate([a[1:], b[:1]])))
+        for args in ((a, b), (a4, b4))
     ]
-    cause = diagnose.confirmed(seen, _pairwise_diagnostics)
+    cause = diagnose.confirmed(seen, _pairwise_diagnostics, names=("a", "b"))
     for (x, y), got, expected in seen:
         values.assert_close(
             got,
