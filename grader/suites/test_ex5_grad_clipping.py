@@ -75,6 +75,9 @@ ZERO_LABEL = 3
 DIGITS_STEPS = 40  # both digits runs (clip on and off) serve four checks
 STALE_STEPS, STALE_LR = 12, 0.3  # on zero inputs: a dropped opt_state shows by step 3
 SKIP_STEPS = 5  # a second length on zero inputs: a skipped step 0 is named only if both show it
+# the batch size of step 0 on zero inputs by default, and a second one (a one-step run): a loss
+# summed over the batch is named only when step 0 is 128 and 32 times the expected
+DEFAULT_BATCH, BATCH_PROBE = 128, 32
 ODD_LABEL = 5
 ODD_STEPS = 4  # the batch size (step 0, on `_one_odd_label`); the default learning rate (on zeros)
 REUSE_STEPS = 12  # the key-reuse run: two epochs of digits (11 full batches of 128 each)
@@ -638,7 +641,8 @@ def test_first_step(student: Remote) -> None:
         "(step 0: the logits are the zero last bias, whatever the weights)",
         expected=f"loss {ref_losses[0]:.5f}, grad_norm {ref_norms[0]:.5f}",
         observed=f"loss {first[0]:.5f}, grad_norm {first[1]:.5f}",
-        cause=_step0_cause(student, (np.zeros(STALE_STEPS),), np.stack([losses, norms], 1), ref),
+        cause=_step0_cause(student, (np.zeros(STALE_STEPS),), np.stack([losses, norms], 1), ref)
+        or _batch_sum_cause(student, first),
         fix="record loss and optax.tree.norm(grads) from "
         "jax.value_and_grad(loss_fn)(params, x, y) before the update",
     )
@@ -685,6 +689,54 @@ def _step0_cause(student: Remote, args: Any, record: Any, reference: Any) -> str
         [(args, record, reference), ((np.zeros(SKIP_STEPS),), rows, again)],
         _zero_run_causes,
     )
+
+
+SUMMED_LOSS = (
+    "the first loss and gradient norm are {b} times the expected, {b} being the batch size "
+    "(and {other} times on a run with batch_size={other}): the loss is summed over the batch "
+    "instead of averaged"
+)
+
+
+def _batch_causes(args: Any) -> tuple[diagnose.Diagnostic, ...]:
+    """Step 0 on zero inputs with a batch of len(args[0]) rows, its loss summed over them:
+    every row has the same loss and gradient, so the loss and the norm are the batch size
+    times the reference's."""
+    b = len(args[0])
+    losses, norms = _ref_zero_run(1, STALE_LR, clip=False)
+    summed = np.array([losses[0] * b, norms[0] * b])
+    return (diagnose.matches(summed, SUMMED_LOSS.format(b=b, other=BATCH_PROBE), "batch_sum"),)
+
+
+def _batch_sum_cause(student: Remote, first: tuple[float, float]) -> str:
+    """The cause "the loss is summed over the batch" when step 0's loss and norm are
+    DEFAULT_BATCH times the reference's and, on a one-step run with batch_size=BATCH_PROBE
+    (made only then), BATCH_PROBE times: a factor that does not follow the batch size (a
+    stray 128, or a sum that ignores batch_size) names nothing."""
+    losses, norms = _ref_zero_run(1, STALE_LR, clip=False)
+    expected = np.array([losses[0], norms[0]])
+    found = np.asarray(first, np.float64)
+    if not diagnose.matches(expected * DEFAULT_BATCH, "", "batch_sum")(found, expected):
+        return ""
+    try:
+        other = _train(
+            student,
+            "zero inputs",
+            _zero_data,
+            1,
+            False,
+            batch_size=BATCH_PROBE,
+            learning_rate=STALE_LR,
+        )
+        row = np.array([float(other["loss"][0]), float(other["grad_norm"][0])])
+    except (AssertionError, client.StudentError, TypeError, ValueError):  # a failed second run
+        return ""  # (a CheckFailure is an AssertionError): nothing to confirm on
+    text = diagnose.confirmed(
+        [((np.zeros(DEFAULT_BATCH),), found, expected), ((np.zeros(BATCH_PROBE),), row, expected)],
+        _batch_causes,
+    )
+    # the built-in factor answers too (a constant 128 on both): only the summed batch is said
+    return text if text == SUMMED_LOSS.format(b=DEFAULT_BATCH, other=BATCH_PROBE) else ""
 
 
 @check(
