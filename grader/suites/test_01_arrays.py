@@ -277,13 +277,16 @@ def test_add_at_values(student: Remote, seed: int) -> None:
     except CheckFailure as failure:
         # Most generated inputs repeat an index, where a replacing scatter cannot be told:
         # two inputs of different sizes with distinct indices are held to the diagnostics.
-        cause = _add_at_probe_cause(add_at)
+        # An add_at right on those but keeping one write per repeated index: the failure is
+        # the duplicates check's, named there.
+        cause = _add_at_probe_cause(add_at) or _repeated_writes_lost(add_at)
         if not cause:
             raise
         raise with_cause(failure, cause=cause, fix=failure.finding.fix) from failure.__cause__
 
 
-def _add_at_probe_cause(add_at: Any) -> str:
+def _add_at_probes(add_at: Any) -> list[diagnose.Input]:
+    """add_at on two inputs of different sizes with distinct indices (StudentError raised)."""
     seen = []
     for x, indices in (([1.0, -2.0, 0.5], [2, 0]), ([0.5, 1.0, -1.5, 2.0, 3.0, -0.25], [5, 1, 3])):
         args = (
@@ -291,12 +294,38 @@ def _add_at_probe_cause(add_at: Any) -> str:
             np.array(indices, np.int32),
             np.arange(1, len(indices) + 1, dtype=np.float32) * 1.25,
         )
-        try:
-            got = add_at(*jax.device_put(args))
-        except StudentError:  # the student's error, which the failure already shows
-            return ""
-        seen.append((args, got, _ref_add_at(*args)))
+        seen.append((args, add_at(*jax.device_put(args)), _ref_add_at(*args)))
+    return seen
+
+
+def _add_at_probe_cause(add_at: Any) -> str:
+    try:
+        seen = _add_at_probes(add_at)
+    except StudentError:  # the student's error, which the failure already shows
+        return ""
     return diagnose.confirmed(seen, _add_at_diagnostics)
+
+
+REPEATED_WRITES_LOST = (
+    "where an index repeats, its writes overwrite each other instead of accumulating (see the "
+    "check 'add_at accumulates repeated indices'); where the indices are all different "
+    "add_at is right"
+)
+
+
+def _repeated_writes_lost(add_at: Any) -> str:
+    """REPEATED_WRITES_LOST when add_at is right on the two distinct-index probes and the
+    duplicates check's two inputs (4 and 6 elements) confirm one write kept per index;
+    else ""."""
+    try:
+        distinct = _add_at_probes(add_at)
+        repeated = _duplicate_inputs(add_at)
+    except StudentError:
+        return ""
+    if any(values.difference(got, want) is not None for _, got, want in distinct):
+        return ""
+    found = diagnose.confirmed(repeated, lambda args: (_one_write_per_index(*args),))
+    return REPEATED_WRITES_LOST if found else ""
 
 
 @check(
@@ -307,18 +336,7 @@ def _add_at_probe_cause(add_at: Any) -> str:
     spec="repeated indices accumulate (scatter-add semantics) ... duplicates in `add_at` accumulate",
 )
 def test_add_at_duplicates(student: Remote) -> None:
-    cases = (
-        (np.zeros(4), [0, 0, 2, 2, 2], [1.0, 1.0, 1.0, 2.0, 3.0]),
-        ([0.5, -1.0, 2.0, 0.25, 1.0, -0.5], [5, 1, 5, 3, 1, 1], [1.0, 2.0, 0.5, 4.0, -1.0, 3.0]),
-    )
-    seen = []
-    for x, indices, vals in cases:
-        args = (
-            np.asarray(x, np.float32),
-            np.asarray(indices, np.int32),
-            np.asarray(vals, np.float32),
-        )
-        seen.append((args, student.add_at(*jax.device_put(args)), _ref_add_at(*args)))
+    seen = _duplicate_inputs(student.add_at)
     # named only when both inputs (4 and 6 elements) show one write kept per index
     cause = diagnose.confirmed(seen, lambda args: (_one_write_per_index(*args),))
     for (x_, indices_, vals_), got, expected in seen:
@@ -335,6 +353,23 @@ def test_add_at_duplicates(student: Remote) -> None:
             fix="`.at[indices].add(values)` is a scatter-add: every value is added, duplicates "
             "included",
         )
+
+
+def _duplicate_inputs(add_at: Any) -> list[diagnose.Input]:
+    """add_at on two inputs (4 and 6 elements) whose indices repeat."""
+    cases = (
+        (np.zeros(4), [0, 0, 2, 2, 2], [1.0, 1.0, 1.0, 2.0, 3.0]),
+        ([0.5, -1.0, 2.0, 0.25, 1.0, -0.5], [5, 1, 5, 3, 1, 1], [1.0, 2.0, 0.5, 4.0, -1.0, 3.0]),
+    )
+    seen = []
+    for x, indices, vals in cases:
+        args = (
+            np.asarray(x, np.float32),
+            np.asarray(indices, np.int32),
+            np.asarray(vals, np.float32),
+        )
+        seen.append((args, add_at(*jax.device_put(args)), _ref_add_at(*args)))
+    return seen
 
 
 def _one_write_per_index(x: Any, indices: Any, vals: Any) -> diagnose.Diagnostic:
