@@ -18,7 +18,7 @@ from typing import Any
 from grader.checks.failure import CheckFailure
 from grader.explain import explain, student_frame
 from grader.probes._calls import attempt, dynamic_layout, name_of, ready, split_static
-from grader.sandbox.client import Remote, StudentError
+from grader.sandbox.client import Remote, SandboxGone, StudentError
 
 __all__ = [
     "PASS_THROUGH",
@@ -51,6 +51,21 @@ def first_line(exc: BaseException, limit: int = 300) -> str:
     text = str(exc).strip().splitlines()
     line = text[0] if text else ""
     return line if len(line) <= limit else line[:limit] + " [...]"
+
+
+def error_of(call: Any) -> tuple[str, str] | None:
+    """(the type, the first line) of what `call()` raises, or None if it returns: for a
+    cause confirmed by the very error a mistake applied to the reference raises (a dead
+    sandbox is not an answer: `SandboxGone` goes on)."""
+    try:
+        call()
+    except SandboxGone:
+        raise
+    except StudentError as exc:
+        return exc.info.type, first_line(exc)
+    except Exception as exc:
+        return type(exc).__name__, first_line(exc)
+    return None
 
 
 def translate(exc: BaseException, *, checked: str, attempted: str, expected: str) -> CheckFailure:

@@ -61,6 +61,12 @@ the judge's programs (and on a GPU, XLA would write there beside JAX's entries).
 def configure(path: str) -> None:
     """In the judge, before its suite runs (and before it compiles anything): cache every
     program JAX compiles in `path`, whatever its size or compile time."""
+    _cache_every_program(path)
+
+
+def _cache_every_program(path: str | None) -> None:
+    """JAX's persistent cache on, for every program whatever its size or compile time, in
+    `path` (None: no folder, the cache object is installed by `in_memory`)."""
     import jax
 
     update = jax.config.update
@@ -132,7 +138,6 @@ def in_memory() -> bool:
     it from a dict of this process. Nothing is written to disk and no other process reads
     it: it ends with the process. Returns False where JAX's private API is missing."""
     try:
-        import jax
         from jax._src import compilation_cache as jax_cache
         from jax._src.compilation_cache_interface import CacheInterface
 
@@ -154,12 +159,7 @@ def in_memory() -> bool:
         def put(self, key: str, value: bytes) -> None:
             self._entries[key] = value
 
-    update = jax.config.update
-    update("jax_compilation_cache_dir", None)  # type: ignore[no-untyped-call]
-    update("jax_enable_compilation_cache", True)  # type: ignore[no-untyped-call]
-    update("jax_persistent_cache_min_compile_time_secs", 0.0)  # type: ignore[no-untyped-call]
-    update("jax_persistent_cache_min_entry_size_bytes", -1)  # type: ignore[no-untyped-call]
-    update("jax_persistent_cache_enable_xla_caches", NO_XLA_CACHES)  # type: ignore[no-untyped-call]
+    _cache_every_program(None)
     with mutex:
         jax_cache._cache = Memory()
         jax_cache._cache_initialized = True

@@ -190,26 +190,13 @@ PARAMS_MAPPED = (
 )
 
 
-def _error_of(call: Any) -> tuple[str, str] | None:
-    """(the type, the first line) of what `call()` raises, or None if it returns."""
-    try:
-        call()
-    except client.SandboxGone:
-        raise
-    except client.StudentError as exc:
-        return exc.info.type, calls.first_line(exc)
-    except Exception as exc:
-        return type(exc).__name__, calls.first_line(exc)
-    return None
-
-
 def _params_mapped_error(loss_fn: Any, params: Any, xs: Any, ys: Any) -> tuple[str, str] | None:
     """What the reference raises with params mapped like the data (pmap's default in_axes)."""
 
     def device_grads(p: Any, x: Any, y: Any) -> Any:
         return jax.lax.pmean(jax.grad(loss_fn)(p, x, y), axis_name="devices")  # type: ignore[no-untyped-call]  # untyped in jax
 
-    return _error_of(lambda: jax.pmap(device_grads, axis_name="devices")(params, xs, ys))
+    return calls.error_of(lambda: jax.pmap(device_grads, axis_name="devices")(params, xs, ys))
 
 
 def _params_mapped(student: Remote, problem: Any, other: Any) -> bool:
@@ -219,7 +206,7 @@ def _params_mapped(student: Remote, problem: Any, other: Any) -> bool:
     device's copy of params is stacked on a leading axis (what mapping params expects)."""
     for loss_fn, params, xs, ys in (problem, other):
         mistake = _params_mapped_error(loss_fn, params, xs, ys)
-        got = _error_of(lambda: _call_grads(student, loss_fn, params, xs, ys))  # noqa: B023
+        got = calls.error_of(lambda: _call_grads(student, loss_fn, params, xs, ys))  # noqa: B023
         if mistake is None or got != mistake:
             return False
     loss_fn, params, xs, ys = problem

@@ -192,29 +192,16 @@ LABELS_UNMAPPED = (
 )
 
 
-def _error_of(call: Any) -> tuple[str, str] | None:
-    """(the type, the first line) of what `call()` raises, or None if it returns."""
-    try:
-        call()
-    except SandboxGone:
-        raise
-    except client.StudentError as exc:
-        return exc.info.type, calls.first_line(exc)
-    except Exception as exc:
-        return type(exc).__name__, calls.first_line(exc)
-    return None
-
-
 def _labels_unmapped(fn: Any, loss_fn: Any, params: Any, xs: Any, ys: Any) -> bool:
     """`fn` raises, on the batch and on its first half, the very error (type and message, the
     loss's output shape in it) that the reference raises with ys not mapped,
     `in_axes=(None, 0, None)`."""
     for n in (len(xs), max(2, len(xs) // 2)):
         args = (params, xs[:n], ys[:n])
-        mistake = _error_of(
+        mistake = calls.error_of(
             lambda args=args: jax.vmap(jax.grad(loss_fn), in_axes=(None, 0, None))(*args)
         )
-        if mistake is None or _error_of(lambda args=args: fn(*args)) != mistake:
+        if mistake is None or calls.error_of(lambda args=args: fn(*args)) != mistake:
             return False
     return True
 
