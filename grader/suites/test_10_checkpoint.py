@@ -535,6 +535,9 @@ def test_structure_mismatch(student: Remote, scratch: str, credit: Credit) -> No
     deeper = _zeros_like(_params((5, 4, 3, 2)))
     renamed = {"dense1": _zeros_like(params)["layer1"], "dense2": _zeros_like(params)["layer2"]}
     wider = _zeros_like(_params((5, 6, 3)))  # the same structure, other leaf shapes
+    # the same structure and leaf sizes, layer1's weight transposed: (4, 5) where (5, 4) was saved
+    transposed = _zeros_like(params)
+    transposed["layer1"]["w"] = _zeros(params["layer1"]["w"].shape[::-1], np.float32)
     problems = [
         _expect_error(
             student, path, deeper, ValueError, what="like with an extra layer", folder=folder
@@ -548,6 +551,15 @@ def test_structure_mismatch(student: Remote, scratch: str, credit: Credit) -> No
             wider,
             ValueError,
             what="like of the same structure with other leaf shapes (a hidden layer of 6, not 4)",
+            folder=folder,
+        ),
+        _expect_error(
+            student,
+            path,
+            transposed,
+            ValueError,
+            what="like whose layer1 weight is transposed (shape (4, 5), saved (5, 4): the same "
+            "number of values, another shape)",
             folder=folder,
         ),
     ]

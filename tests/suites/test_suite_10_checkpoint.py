@@ -64,7 +64,19 @@ def test_a_restore_that_checks_the_structure_but_not_the_leaf_shapes(graded):
     )
     assert "returned without an error" in message
     assert "like with an extra layer" not in message
-    assert g.results["test_structure_mismatch"]["fraction"] == pytest.approx(2 / 3)
+    assert g.results["test_structure_mismatch"]["fraction"] == pytest.approx(2 / 4)
+
+
+@pytest.mark.slow
+def test_a_restore_that_compares_leaf_sizes_not_shapes(graded):
+    # a transposed weight has the saved number of values in another shape: only the shape
+    # comparison the spec asks for ("leaf shapes do not match `like`") catches it
+    g = graded("size_check")
+    g.assert_statuses(failed={"test_structure_mismatch"})
+    message = g.assert_fails("test_structure_mismatch", "like whose layer1 weight is transposed")
+    assert "returned without an error" in message
+    assert "other leaf shapes (a hidden layer of 6" not in message
+    assert g.results["test_structure_mismatch"]["fraction"] == pytest.approx(3 / 4)
 
 
 @pytest.mark.slow
