@@ -588,6 +588,83 @@ def test_forward_order(student: Remote, seed: int) -> None:
     params = _params(rng, (SQUARE,) * 13)
     x = _inputs(rng, SQUARE, SQUARE)
     _check_forward(student, params, x, f"12 square layers of width {SQUARE}", 12)
+    _check_sorted_keys(student, params, x)
+
+
+# a params dict that has been through jax.tree.map, jax.jit or an optax update comes back
+# with its keys in sorted order: the order check passes the same params that way too
+SORTED_KEYS = (
+    "the same params as jax.tree.map(lambda a: a, params) returns them, keys in sorted "
+    "order ('layer1', 'layer10', 'layer11', 'layer12', 'layer2', ...)"
+)
+DICT_ORDER = (
+    "your mlp_forward applies the layers in the order the params dict holds its keys (e.g. "
+    "`for layer in params.values()`): the suite's params are built 'layer1', 'layer2', ..., "
+    "but a params dict that has been through jax.tree.map, jax.jit or an optax update comes "
+    "back with its keys sorted as strings, 'layer1', 'layer10', 'layer11', 'layer12', "
+    "'layer2', ..., and then the layers run out of order"
+)
+DICT_ORDER_FIX = (
+    "do not rely on the dict's key order: count the layers with "
+    "`n = len(jax.tree.leaves(params)) // 2` and visit `params[f'layer{i}']` for i in 1..n"
+)
+
+
+def _sorted_keys(params: Params) -> Params:
+    """`params` as JAX itself rebuilds it: every dict's keys in sorted order."""
+    rebuilt: Params = jax.tree.map(lambda a: a, params)
+    return rebuilt
+
+
+def _dict_order(params: Params, x: jax.Array) -> jax.Array:
+    """The layers applied in the order `params` holds its keys, 'w' and 'b' taken by name."""
+    return _apply([(layer["w"], layer["b"]) for layer in params.values()], x)
+
+
+def _check_sorted_keys(student: Remote, params: Params, x: jax.Array) -> None:
+    """mlp_forward gives the reference's logits on `params` with its keys in sorted order
+    (the same params in numeric order passed already). The cause is named when the output
+    equals the layers applied in dict order here and on a probe of 11 layers of another
+    width, passed sorted too."""
+    shuffled = _sorted_keys(params)
+    expected = _ref_forward(shuffled, x)
+    what = f"mlp_forward(params, x) for {SORTED_KEYS}"
+    try:
+        out = student.mlp_forward(shuffled, x)
+    except NotImplementedError:
+        raise
+    except Exception as exc:
+        kind = exc.info.type if isinstance(exc, StudentError) else type(exc).__name__
+        raise CheckFailure(
+            what,
+            expected=f"logits of shape {tuple(expected.shape)}, as with the keys in numeric order",
+            observed=f"it raised {kind}: {str(exc).strip().splitlines()[0][:300]}",
+        ) from exc
+    found = values.difference(out, expected, **FLOAT32)
+    if found is None:
+        return
+    cause = ""
+    if diagnose.matches(_dict_order(shuffled, x), DICT_ORDER, "dict_order")(out, expected):
+        probe, probe_x = _probe(11, SQUARE + 1)
+        probe = _sorted_keys(probe)
+        try:
+            again = student.mlp_forward(probe, probe_x)
+        except NotImplementedError:
+            raise
+        except Exception:
+            again = None
+        if again is not None and diagnose.matches(
+            _dict_order(probe, probe_x), DICT_ORDER, "dict_order"
+        )(again, _ref_forward(probe, probe_x)):
+            cause = DICT_ORDER
+    raise CheckFailure(
+        what,
+        expected=found.expected,
+        observed=f"{found.observed}\n    with the keys in numeric order ('layer1', 'layer2', "
+        "..., 'layer12') the same params gave the right logits",
+        cause=cause or found.cause,
+        fix=DICT_ORDER_FIX if cause else "",
+    )
 
 
 @check(

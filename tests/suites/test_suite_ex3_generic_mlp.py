@@ -78,6 +78,8 @@ def test_string_sorted_layers_are_explained(graded):
     assert "layer1, layer10, layer11, layer12, layer2" in order
     assert "'layer10' sorts before 'layer2'" in order
     assert "int(k[5:])" in order  # the fix
+    # it fails on the params built in numeric order already: not named as dict order
+    assert "the params dict holds its keys" not in order
 
 
 @pytest.mark.slow
@@ -115,3 +117,34 @@ def test_lecun_scaled_weights_are_not_initialised_as_08(graded):
         "test_init_like_08", "standard deviation sqrt(2 / 64)", "(0.71 x the He value)", only=True
     )
     assert "jnp.sqrt(2.0 / fan_in)" in message
+
+
+@pytest.mark.slow
+def test_layers_in_dict_order_fail_on_sorted_keys(graded):
+    # `for layer in params.values()`: right on params built 'layer1', 'layer2', ..., wrong on
+    # the same params as jax.tree.map returns them ('layer1', 'layer10', 'layer11', ...)
+    g = graded("dict_order")
+    message = g.assert_fails(
+        "test_forward_order",
+        "as jax.tree.map(lambda a: a, params) returns them",
+        "with the keys in numeric order ('layer1', 'layer2', ..., 'layer12') the same params "
+        "gave the right logits",
+        "params[f'layer{i}']",  # the fix
+        cause=("in the order the params dict holds its keys", "params.values()"),
+        only=True,
+    )
+    assert "in string order" not in message
+
+
+@pytest.mark.slow
+def test_leaves_unpacked_in_dict_order_are_not_called_layer_order(graded):
+    # the layers visited by number, each layer's `w, b = layer.values()`: on sorted keys its
+    # w and b swap, not its layers, so the order check fails without the dict-order cause
+    g = graded("unpacked_values")
+    g.assert_statuses(failed={"test_forward_order", "test_forward_jit", "test_forward_pure"})
+    g.assert_fails(
+        "test_forward_order",
+        "as jax.tree.map(lambda a: a, params) returns them",
+        not_cause=("in the order the params dict holds its keys",),
+    )
+    assert g.cause("test_forward_order") == ""
