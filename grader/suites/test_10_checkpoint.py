@@ -265,7 +265,7 @@ def _expect_error(
                 f"{what}: the {error.__name__} message does not name the file ({message[:160]!r})"
             )
         return ""
-    return f"{what}: restore_checkpoint returned without an error"
+    return f"{what}: {RETURNED}"
 
 
 def _judge(
@@ -518,6 +518,34 @@ def test_corrupt_file(student: Remote, scratch: str, credit: Credit) -> None:
     )
 
 
+RETURNED = "restore_checkpoint returned without an error"
+SIZES_NOT_SHAPES = (
+    "each leaf is checked by its number of values, not by its shape: the leaves of another "
+    "model's sizes are refused, but a leaf with as many values in another shape (a transposed "
+    "weight) restores silently"
+)
+STRUCTURE_NOT_SHAPES = (
+    "the structure is compared with like's (an extra layer, other names are refused) but not "
+    "each leaf's shape: a checkpoint of other leaf shapes restores silently"
+)
+POURED = (
+    "the leaves are poured into like's structure without checking that they fit: a "
+    "checkpoint of another model restores silently (or fails with an unrelated error)"
+)
+
+
+def _mismatch_cause(deeper: str, renamed: str, wider: str, transposed: str) -> str:
+    """What the four cases show together: only the transposed leaf restored (a size
+    compared), both leaf-shape cases restored while the structure cases were refused (the
+    structure compared, the shapes not), or else the general cause."""
+    structure_refused = deeper == "" and renamed == ""
+    if structure_refused and wider == "" and transposed.endswith(RETURNED):
+        return SIZES_NOT_SHAPES
+    if structure_refused and wider.endswith(RETURNED) and transposed.endswith(RETURNED):
+        return STRUCTURE_NOT_SHAPES
+    return POURED
+
+
 @check(
     "a checkpoint that does not fit `like` raises ValueError naming the path",
     points=2,
@@ -568,8 +596,7 @@ def test_structure_mismatch(student: Remote, scratch: str, credit: Credit) -> No
         problems,
         checked="restore_checkpoint(path, like) when the checkpoint is from another model",
         expected="ValueError whose message names the path, for each mismatch",
-        cause="the leaves are poured into like's structure without checking that they fit: a "
-        "checkpoint of another model restores silently (or fails with an unrelated error)",
+        cause=_mismatch_cause(*problems),
         fix="save the tree's structure (`str(jax.tree.structure(tree))`, or its key paths) and "
         "compare it with like's before unflattening, and each saved leaf's shape with like's",
     )

@@ -65,6 +65,9 @@ def test_a_restore_that_checks_the_structure_but_not_the_leaf_shapes(graded):
     assert "returned without an error" in message
     assert "like with an extra layer" not in message
     assert g.results["test_structure_mismatch"]["fraction"] == pytest.approx(2 / 4)
+    cause = g.cause("test_structure_mismatch")
+    assert "compared with like's" in cause and "not each leaf's shape" in cause, cause
+    assert "number of values" not in cause, cause
 
 
 @pytest.mark.slow
@@ -77,6 +80,9 @@ def test_a_restore_that_compares_leaf_sizes_not_shapes(graded):
     assert "returned without an error" in message
     assert "other leaf shapes (a hidden layer of 6" not in message
     assert g.results["test_structure_mismatch"]["fraction"] == pytest.approx(3 / 4)
+    cause = g.cause("test_structure_mismatch")
+    assert "by its number of values, not by its shape" in cause, cause
+    assert "poured" not in cause, cause
 
 
 @pytest.mark.slow
@@ -93,6 +99,9 @@ def test_plain_pickle_round_trips_but_fails_quietly_or_wrongly(graded):
     corrupt = g.message("test_corrupt_file")
     assert "raised UnpicklingError" in corrupt and "raised EOFError" in corrupt
     assert "returned without an error" in g.message("test_structure_mismatch")
+    # nothing is compared at all: neither of the narrower causes is named
+    cause = g.cause("test_structure_mismatch")
+    assert "poured into like's structure without checking" in cause, cause
 
 
 @pytest.mark.slow
