@@ -795,8 +795,8 @@ def other_axis(reference: Callable[[int], Any], axis: int, ndim: int) -> Diagnos
             if np.shape(actual) == alternative.shape and _close(actual, alternative):
                 return Cause(
                     "axis",
-                    f"the values are those of axis={other}: the computation runs along "
-                    f"axis {other} instead of the axis={axis} it was given",
+                    f"the values are those along axis {other}: the computation runs along "
+                    f"axis {other} where axis {axis} is wanted",
                 )
         return None
 

@@ -241,12 +241,12 @@ def _numpy_input(run: Any) -> None:
     try:
         run()
     except CheckFailure as failure:
-        if "object has no attribute 'at'" not in failure.finding.observed:
+        if "'numpy.ndarray' object has no attribute 'at'" not in failure.finding.observed:
             raise
         raise with_cause(
             failure,
-            cause="NumPy arrays have no `.at` property, only JAX arrays do; the docstring allows "
-            "NumPy inputs",
+            cause="NumPy arrays have no `.at` property, only JAX arrays do: the NumPy x was "
+            "used as it came, and the docstring allows NumPy inputs",
             fix="convert first: `jnp.asarray(x).at[...]`",
         ) from None
 
@@ -442,17 +442,54 @@ def test_add_at_pure(student: Remote) -> None:
     spec="`standardize(x, axis=0)` -> `(x - mean) / (std + 1e-8)` along `axis` via broadcasting ... Checks: values",
 )
 def test_standardize_values(student: Remote, seed: int) -> None:
-    values.assert_matches_reference(
-        compiled(student.standardize),
-        _ref_standardize,
-        st.tuples(_matrices().map(jax.device_put)),
-        what="standardize(x) (axis=0)",
-        **FLOAT32,
-        max_examples=20,
-        seed=seed,
-        diagnostics=lambda args: _standardize_diagnostics(args[0]),
-        fix="`(x - jnp.mean(x, axis=axis, keepdims=True)) / (jnp.std(x, axis=axis, keepdims=True) + 1e-8)`",
-    )
+    try:
+        values.assert_matches_reference(
+            compiled(student.standardize),
+            _ref_standardize,
+            st.tuples(_matrices().map(jax.device_put)),
+            what="standardize(x) (axis=0)",
+            **FLOAT32,
+            max_examples=20,
+            seed=seed,
+            diagnostics=lambda args: _standardize_diagnostics(args[0]),
+            fix="`(x - jnp.mean(x, axis=axis, keepdims=True)) / (jnp.std(x, axis=axis, keepdims=True) + 1e-8)`",
+        )
+    except CheckFailure as failure:
+        # called without an axis: where standardize(x, axis=0) is right, the default is wrong
+        cause = _default_axis_cause(student)
+        if not cause:
+            raise
+        raise with_cause(failure, cause=cause, fix=failure.finding.fix) from failure.__cause__
+
+
+# two matrices of other shapes, neither square, on which the default axis is held to axis=0
+_DEFAULT_AXIS_PROBES = (
+    np.array([[1, 4, -2, 0], [3, 0, 2, 1], [-1, 2, 2, 5]], np.float32) / 4,
+    np.array([[2, -1], [0, 3], [1, 1], [-3, 2], [4, 0]], np.float32) / 4,
+)
+
+
+def _default_axis_cause(student: Remote) -> str:
+    """DEFAULT_AXIS when, on both probes, standardize(x) is wrong and standardize(x, axis=0)
+    is right; else "" (the student's error included)."""
+    for x in _DEFAULT_AXIS_PROBES:
+        expected = _ref_standardize(x)
+        try:
+            default = student.standardize(jax.device_put(x))
+            given = student.standardize(jax.device_put(x), axis=0)
+        except StudentError:
+            return ""
+        if values.difference(default, expected, **FLOAT32) is None:
+            return ""
+        if values.difference(given, expected, **FLOAT32) is not None:
+            return ""
+    return DEFAULT_AXIS
+
+
+DEFAULT_AXIS = (
+    "standardize(x) is wrong where standardize(x, axis=0) is right (on x of shapes (3, 4) and "
+    "(5, 2)): the default axis is not 0, as the signature `standardize(x, axis=0)` says"
+)
 
 
 @check(
@@ -484,7 +521,7 @@ def test_standardize_other_axes(student: Remote) -> None:
                 what,
                 expected=f"an array of shape {x.shape}",
                 observed=f"{kind}: {exc}",
-                cause="the reduced statistics do not broadcast against x",
+                cause=_unbroadcast_cause(str(exc), x.shape, axis),
                 fix="reduce with `keepdims=True` so the mean and std keep a size-1 axis",
             ) from None
         seen.append(((x, axis), got, _ref_standardize(x, axis)))
@@ -501,6 +538,20 @@ def test_standardize_other_axes(student: Remote) -> None:
         )
 
 
+def _unbroadcast_cause(error: str, shape: tuple[int, ...], axis: int) -> str:
+    """The cause an error of standardize(x, axis) shows in its own words: the shapes it could
+    not broadcast are x's and x's without `axis` (what a reduction without keepdims leaves),
+    else "" (another error: the observed line shows it)."""
+    reduced = tuple(int(n) for n in np.delete(np.array(shape), axis))
+    if "broadcast" not in error or str(tuple(shape)) not in error or str(reduced) not in error:
+        return ""
+    return (
+        f"the error is about broadcasting x's shape {tuple(shape)} against {reduced}, x's shape "
+        f"without axis {axis}: statistics reduced along axis {axis} lose that axis and no "
+        "longer line up with x"
+    )
+
+
 @check(
     "standardize maps a constant column to 0, not NaN (1e-8 added to the std)",
     points=2,
@@ -514,7 +565,8 @@ def test_standardize_constant_column(student: Remote) -> None:
     values.assert_finite(
         got,
         what="standardize(x) with a constant first column",
-        cause="the std of a constant column is 0, so (x - mean) / std is 0 / 0 = NaN",
+        cause="the std of a constant column is 0, and the result there is not finite: "
+        "(x - mean) / std is 0 / 0 = NaN unless something nonzero is added to the std",
         fix="divide by `std + 1e-8`, as the formula says",
     )
     # A column whose spread (5e-8) is close to the epsilon: only `std + 1e-8` gives +-0.8333
@@ -523,21 +575,54 @@ def test_standardize_constant_column(student: Remote) -> None:
     got_tiny = student.standardize(tiny)
     # the two inputs (3 and 4 rows) confirm a mistake in the statistics, if any, together
     seen = [((x,), got, _ref_standardize(x)), ((tiny,), got_tiny, _ref_standardize(tiny))]
+    cause = ""
+    if values.difference(got, _ref_standardize(x), **FLOAT32) is not None:
+        cause = _default_axis_cause(student) or diagnose.confirmed(
+            seen, lambda args: _standardize_diagnostics(args[0])
+        )
     values.assert_close(
         got,
         _ref_standardize(x),
         what="standardize(x) with a constant first column",
         **FLOAT32,
-        cause=diagnose.confirmed(seen, lambda args: _standardize_diagnostics(args[0])),
+        cause=cause,
     )
+    cause = ""
+    if values.difference(got_tiny, _ref_standardize(tiny), **_NEXT_TO_EPSILON) is not None:
+        # a second such column, of 6 rows: an epsilon mistake is named when both show it
+        tiny6 = np.array([[3.0, 0.0], [3.0, 2e-7], [3.0, 1e-7]] * 2, np.float32)
+        near = [
+            ((tiny,), got_tiny, _ref_standardize(tiny)),
+            ((tiny6,), student.standardize(jax.device_put(tiny6)), _ref_standardize(tiny6)),
+        ]
+        cause = diagnose.confirmed(near, lambda args: _epsilon_diagnostics(args[0])) or (
+            "standardize is right on the matrix with a constant column above; on this one, "
+            "whose std (5e-8) is next to the 1e-8, it differs: the denominator is not "
+            "`std + 1e-8` as the formula writes it"
+        )
     values.assert_close(
         got_tiny,
         _ref_standardize(tiny),
         what="standardize(x) with a column of spread 1e-7 (std 5e-8, next to the 1e-8)",
         **_NEXT_TO_EPSILON,
-        cause="the epsilon is not `std + 1e-8` as the formula says (another value, subtracted, or "
-        "inside a square root)",
+        cause=cause,
         fix="divide by `jnp.std(x, axis=axis, keepdims=True) + 1e-8`",
+    )
+
+
+def _epsilon_diagnostics(x: Any) -> Any:
+    """The epsilon's confirmable misplacement, applied to the reference along axis 0: inside
+    the square root (sqrt(var + 1e-8))."""
+    x = np.asarray(x, np.float64)
+    centred = x - x.mean(axis=0, keepdims=True)
+    var = x.var(axis=0, keepdims=True)
+    return (
+        diagnose.matches(
+            centred / np.sqrt(var + 1e-8),
+            "the epsilon is inside a square root: the values are (x - mean) / sqrt(var + 1e-8), "
+            "where the formula adds 1e-8 to the std itself, after its square root",
+            kind="epsilon_in_sqrt",
+        ),
     )
 
 

@@ -137,3 +137,44 @@ def test_indices_used_as_given_pass_every_check(graded):
     """The spec's arguments are arrays: add_at indexing with `indices` as given is correct
     (a Python list would not index, but the spec never passes one)."""
     graded("list_indices").assert_full_marks()
+
+
+@pytest.mark.slow
+def test_a_default_axis_of_minus_one_is_named_as_the_default(graded):
+    """standardize(x, axis=-1): the values check passes no axis, and standardize(x, axis=0)
+    is right, so the cause is the default, not 'the axis it was given'."""
+    g = graded("default_axis_last")
+    g.assert_statuses(
+        failed={
+            "test_standardize_values",
+            "test_standardize_constant_column",
+            "test_standardize_pure",
+            "test_standardize_jit",
+        }
+    )
+    for check in ("test_standardize_values", "test_standardize_constant_column"):
+        message = g.message(check)
+        assert "the default axis is not 0" in message
+        assert "it was given" not in message
+
+
+@pytest.mark.slow
+def test_an_ignored_axis_is_not_blamed_on_the_default(graded):
+    """standardize always along axis 1: standardize(x, axis=0) is wrong too, so the default
+    is not blamed; the values are those along axis 1."""
+    g = graded("axis_ignored")
+    for check in ("test_standardize_values", "test_standardize_constant_column"):
+        message = g.message(check)
+        assert "default axis" not in message
+        assert "the values are those along axis 1" in message
+    assert "it was given" not in g.message("test_standardize_values")
+
+
+@pytest.mark.slow
+def test_another_epsilon_is_not_said_to_be_under_a_square_root(graded):
+    g = graded("epsilon_doubled")
+    g.assert_statuses(failed={"test_standardize_constant_column"})
+    message = g.message("test_standardize_constant_column")
+    assert "-0.714286" in message
+    assert "square root" not in message
+    assert "the denominator is not `std + 1e-8`" in message
