@@ -25,7 +25,9 @@ accuracies on digits with the signature's defaults, the same result when the def
 are passed explicitly after NumPy's and Python's global RNGs moved (the key alone decides
 it), and an accuracy of 1.0 after one epoch on all-zero inputs of one label (only the last
 bias learns there, so the trained network predicts that label; an untrained one, or one
-evaluated with another forward pass, does not).
+evaluated with another forward pass, does not). Only the dropout run uses `rate`, so with
+one key the run without dropout gives one accuracy for rate=0.5 and rate=0.0 (one epoch
+each: a run that trains through dropout too moves by tens of points there).
 """
 
 from functools import cache
@@ -948,3 +950,63 @@ def test_compare_trained(student: Remote) -> None:
                 fix="train n_epochs epochs, then float(jnp.mean(jnp.argmax(forward(params, "
                 "x_test), -1) == y_test)) with the trained params",
             )
+
+
+# rate=0.5 is the default; rate=0.0 is a rate the spec allows, and after one epoch a network
+# trained with dropout 0.5 is far from one trained without (about 0.5 against 0.75 to 0.8
+# test accuracy), so a run without dropout that goes through dropout too moves by 0.2 or more
+FREE_RATES = (0.5, 0.0)
+# the spec makes the two accuracies equal; a margin of 7 of digits' 360 test rows spares a
+# program that compiles both runs into one (a rate-static jit) from relying on XLA rounding
+# its no-dropout half alike in the two programs (it did in the lockstep fixture)
+FREE_TOL = 0.02
+
+
+@check(
+    "compare_dropout's run without dropout does not depend on rate",
+    points=1,
+    hint="Which of the two runs does rate belong to? With the same key, does your run "
+    "without dropout give the same accuracy whatever rate is?",
+    nudge="Only the dropout run goes through forward_with_dropout(..., rate=rate, train=True); "
+    "the other trains as 08's train does, so nothing in it changes when rate does.",
+    spec="Both runs train as 08's `train` does (Adam 1e-3, batches of 128 reshuffled each "
+    "epoch with a fresh key) from the same initial params, the dropout run through "
+    "`forward_with_dropout(..., rate=rate, train=True)`",
+    requires=("test_compare",),
+)
+def test_compare_without_ignores_rate(student: Remote) -> None:
+    key, data = jax.random.key(2), _digits()
+    call = "compare_dropout(key, digits, rate={rate}, n_epochs=1)"
+
+    def run(rate: float) -> dict[str, float]:
+        fmt = call.format(rate=rate)
+        return _accuracies(student.compare_dropout(key, data, rate=rate, n_epochs=1), fmt)
+
+    runs = {rate: run(rate) for rate in FREE_RATES}
+    first, second = (runs[rate]["without_dropout"] for rate in FREE_RATES)
+    if abs(first - second) <= FREE_TOL:
+        return
+    again = run(FREE_RATES[0])
+    if again != runs[FREE_RATES[0]]:
+        raise fail(
+            f"{call.format(rate=FREE_RATES[0])} twice, the same key",
+            expected=f"the same accuracies: {runs[FREE_RATES[0]]}",
+            observed=f"{again}",
+            fix="split the key you are given and draw every random number with jax.random",
+        )
+    observed = "; ".join(
+        f"{runs[rate]['without_dropout']:.4f} with rate={rate} ('with_dropout' "
+        f"{runs[rate]['with_dropout']:.4f})"
+        for rate in FREE_RATES
+    )
+    raise fail(
+        f"{call.format(rate='r')}['without_dropout'] for rate={FREE_RATES[0]} and "
+        f"rate={FREE_RATES[1]}, the same key",
+        expected=f"the same accuracy for both rates (within {FREE_TOL}): the run without "
+        "dropout starts from the same params and sees the same batches whatever rate is",
+        observed=observed,
+        cause="the accuracy of the run without dropout changes with rate: rate reaches the "
+        "run without dropout, where only the dropout run may use it",
+        fix="train the run without dropout with the plain forward pass (or "
+        "forward_with_dropout(..., train=False)), and pass rate only to the dropout run",
+    )
