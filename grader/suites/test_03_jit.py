@@ -311,15 +311,69 @@ def test_running_sum_no_growth(student: Remote) -> None:
     spec="`newton_sqrt(a, n_iters=20)` -> sqrt(a) (a > 0) by Newton's method ... any positive starting guess that converges in 20 iterations for a in [1e-2, 1e4]",
 )
 def test_newton_values(student: Remote) -> None:
-    values.assert_matches_reference(
-        compiled(student.newton_sqrt),
-        _ref_sqrt,
-        _POSITIVES,
-        what="newton_sqrt(a)",
-        **ROOT_TOL,
-        max_examples=30,
-        cause="the iteration has not converged after 20 steps, or the "
-        "update is not x <- 0.5 * (x + a / x)",
+    try:
+        values.assert_matches_reference(
+            compiled(student.newton_sqrt),
+            _ref_sqrt,
+            _POSITIVES,
+            what="newton_sqrt(a)",
+            **ROOT_TOL,
+            max_examples=30,
+        )
+    except CheckFailure as failure:
+        newton = compiled(student.newton_sqrt, static_argnames=("n_iters",))
+        cause = _index_as_iterate(newton) or _unconverged(newton)
+        if not cause:
+            raise
+        raise with_cause(failure, cause=cause, fix=_LOOP_FIX) from failure.__cause__
+
+
+# where newton_sqrt's iterates are held to a mistake: values of a and trip counts
+_PROBE_A = (2.0, 30.0)
+_PROBE_STEPS = (2, 3, 5)
+
+
+def _newton_at(newton: Any, a: float, n: int) -> float | None:
+    """newton_sqrt(a, n_iters=n) as a float, or None where the student's code raises."""
+    try:
+        return float(np.asarray(newton(np.float32(a), n_iters=n), np.float64))
+    except StudentError:
+        return None
+
+
+def _index_as_iterate(newton: Any) -> str:
+    """The cause when newton_sqrt(a, n_iters=k) is one Newton step from the loop index k - 1,
+    (k - 1 + a / (k - 1)) / 2, for every probe a and k: `fori_loop` calls `body(i, x)` and
+    the body takes its first argument, the index, for x; else ""."""
+    for a in _PROBE_A:
+        for k in _PROBE_STEPS:
+            got = _newton_at(newton, a, k)
+            if got is None or not np.isclose(got, 0.5 * ((k - 1) + a / (k - 1)), rtol=1e-5):
+                return ""
+    return (
+        "newton_sqrt(a, n_iters=k) is (k - 1 + a / (k - 1)) / 2, one Newton step from the loop "
+        "index k - 1 (a = 2 and 30, k = 2, 3 and 5): the body takes the index for x; "
+        "`jax.lax.fori_loop` calls `body(i, x)`, the index first"
+    )
+
+
+def _unconverged(newton: Any) -> str:
+    """The cause when newton_sqrt(a) (20 steps) misses sqrt(a) for one of a few a in
+    [1e-2, 1e4] and newton_sqrt(a, n_iters=200) reaches it for all: the iteration converges,
+    more slowly than 20 steps allow; else ""."""
+    missed = []
+    for a in (0.01, 1.0, 100.0, 1e4):
+        twenty, more = _newton_at(newton, a, 20), _newton_at(newton, a, 200)
+        if twenty is None or more is None or not np.isclose(more, np.sqrt(a), rtol=1e-5):
+            return ""
+        if not np.isclose(twenty, np.sqrt(a), rtol=1e-5):
+            missed.append(a)
+    if not missed:
+        return ""
+    return (
+        f"newton_sqrt(a, n_iters=200) reaches sqrt(a) where 20 steps do not (a = "
+        f"{', '.join(f'{a:g}' for a in missed)}): the iteration converges, but not within 20 "
+        "steps from this starting guess"
     )
 
 
@@ -399,14 +453,15 @@ def test_newton_steps(student: Remote) -> None:
         xs = [np.float64(np.asarray(newton(np.float32(a), n_iters=k))) for k in counts]
         moved = moved or not np.isclose(xs[0], xs[-1], rtol=MOVED_RTOL)
         for k, (x, nxt) in enumerate(itertools.pairwise(xs), start=1):
+            step = np.float32(0.5 * (x + a / x))
+            wrong = values.difference(np.float32(nxt), step, **ROOT_TOL) is not None
             values.assert_close(
                 np.float32(nxt),
-                np.float32(0.5 * (x + a / x)),
+                step,
                 what=f"newton_sqrt({a:g}, n_iters={k + 1}) against one Newton step from "
                 f"newton_sqrt({a:g}, n_iters={k}) = {x:.7g}",
                 **ROOT_TOL,
-                cause="one more iteration is not one more Newton step x <- (x + a / x) / 2: the loop "
-                "does not run n_iters times (a constant or shifted trip count) or the step differs",
+                cause=_index_as_iterate(newton) if wrong else "",
                 fix=_LOOP_FIX,
             )
         # One Newton step from any positive guess x gives (x + a / x) / 2 >= sqrt(a) (the mean
@@ -447,8 +502,8 @@ def test_newton_steps(student: Remote) -> None:
             expected="values that change with n_iters (one Newton step does not reach sqrt(a) "
             "from a starting guess that does not know it)",
             observed="the same value for every n_iters",
-            cause="n_iters is not used as the number of steps (a constant trip count, or the "
-            "default instead of the argument)",
+            cause="the result does not change with n_iters: n_iters is not used as the number "
+            "of steps",
             fix=_LOOP_FIX,
         )
 

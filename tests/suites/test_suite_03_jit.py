@@ -176,3 +176,20 @@ def test_the_help_of_the_checks_of_all_three_fits_what_they_report():
         assert "Python `if`" in checks[check_id].nudge, checks[check_id].nudge
     assert "static" not in checks["test_traced_once"].hint
     assert "static" in checks["test_traced_once"].nudge  # the retrace it also reports
+
+
+def test_a_fori_loop_body_with_its_arguments_swapped_is_named(graded):
+    """body(x, i) under fori_loop, which calls body(i, x): each step starts from the index.
+    Named from the iterates; not called an unconverged iteration."""
+    g = graded("body_args_swapped")
+    message = g.message("test_newton_values")
+    assert "the body takes the index for x" in message
+    assert "converge" not in g.cause("test_newton_values")
+
+
+def test_a_far_starting_guess_is_named_unconverged(graded):
+    """Every step right, from a * a: 20 steps miss sqrt(1e4), 200 reach it."""
+    g = graded("guess_far")
+    message = g.message("test_newton_values")
+    assert "n_iters=200) reaches sqrt(a) where 20 steps do not" in message
+    assert "index" not in g.cause("test_newton_values")
