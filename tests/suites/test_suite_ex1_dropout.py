@@ -223,6 +223,16 @@ def test_compare_whose_run_without_dropout_uses_rate(graded):
 
 
 @pytest.mark.slow
+def test_compare_shuffling_with_numpy_is_not_blamed_on_rate(graded):
+    # np.random.permutation for the batches: the key check names the global RNG; the rate
+    # check's runs may differ by the shuffles alone, and it never says rate reached the run
+    g = graded("numpy_shuffle")
+    assert g.status("test_compare_defaults_and_key") == "failed"
+    assert "NumPy's or Python's global RNG" in g.cause("test_compare_defaults_and_key")
+    assert "changes with rate" not in g.message("test_compare_without_ignores_rate")
+
+
+@pytest.mark.slow
 def test_compare_measuring_another_network_than_the_trained_one(graded):
     # on digits the accuracy of forward with the last bias negated stays plausible; on zero
     # inputs of one label the trained network's is 1.0 and the negated bias's 0.0
