@@ -200,28 +200,36 @@ def _softmax(z: Any) -> Any:
     return np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
 
 
-def _relu_cause(out: int, layers: Any, x: Any) -> Any:
-    logits = _np_forward(layers, x)
-    for wrong, text in (
+def _relu_cause(run: Any, layers: Any, batches: Any) -> str:
+    """Where relu went instead, confirmed on every batch of `batches` (two sizes): `run(x)` is
+    the model's output on x; or ""."""
+    seen = []
+    for x in batches:
+        try:
+            seen.append((x, run(x)))
+        except Exception:  # its shape check reports what it raises
+            return ""
+    mistakes: list[tuple[Any, str]] = [
         (
-            _np_forward(layers, x, relu_hidden=False),
+            lambda x: _np_forward(layers, x, relu_hidden=False),
             "there is no relu between the layers: the model is linear",
         ),
         (
-            _np_forward(layers, x, relu_last=True),
+            lambda x: _np_forward(layers, x, relu_last=True),
             "a relu follows the last layer too, so no logit can be negative",
         ),
         (
-            _softmax(logits),
+            lambda x: _softmax(_np_forward(layers, x)),
             "the model returns probabilities (a softmax after the last layer), "
             "not logits: the loss (log_softmax / optax's cross-entropy) applies the softmax itself",
         ),
         (
-            np.log(_softmax(logits)),
+            lambda x: np.log(_softmax(_np_forward(layers, x))),
             "the model returns log-probabilities (a log_softmax after the last layer), not logits",
         ),
-    ):
-        if values.difference(out, wrong, **FLOAT32) is None:
+    ]
+    for wrong, text in mistakes:
+        if all(values.difference(out, wrong(x), **FLOAT32) is None for x, out in seen):
             return text
     return ""
 
@@ -306,11 +314,14 @@ def test_flax_relu(student: Remote) -> None:
         )
     x = _batch(_N, seed=1) - 0.5  # mixed signs: relu matters at every layer
     out = model.apply(variables, x)
-    cause = _relu_cause(out, layers, x)
-    if not cause and values.difference(out, _np_forward(layers, x), **FLOAT32) is not None:
-        cause = _activation_cause(
-            lambda x: model.apply(variables, x), layers, (x, _batch(_N + 3, seed=3) - 0.5)
-        )
+    cause = ""
+    if values.difference(out, _np_forward(layers, x), **FLOAT32) is not None:
+        batches = (x, _batch(_N + 3, seed=3) - 0.5)  # two sizes: a cause holds on both
+
+        def run(x: Any) -> Any:
+            return model.apply(variables, x)
+
+        cause = _relu_cause(run, layers, batches) or _activation_cause(run, layers, batches)
     values.assert_close(
         out,
         _np_forward(layers, x),
@@ -403,17 +414,37 @@ def test_equinox_param_count(student: Remote) -> None:
     model = _equinox_model(student)
     total = _count(_arrays(model))
     if total != EQUINOX_PARAMS:
-        shapes = [tuple(np.shape(layer["weight"])) for layer in _linears(model)]
+        linears = _linears(model)
+        shapes = [tuple(np.shape(layer["weight"])) for layer in linears]
         raise fail(
             "the number of parameters of make_equinox_mlp(key)",
             expected=f"{EQUINOX_PARAMS:,} (weights (256, 784), (256, 256), (10, 256) and biases)",
             observed=f"{total:,}; Linear weights {shapes}",
-            cause="depth counts the HIDDEN layers: depth=2 means two hidden layers of "
-            "width_size each, three Linear layers in all"
-            if len(shapes) != 3
-            else "a width differs from 256",
+            cause=_equinox_count_cause(linears, shapes),
             fix="`eqx.nn.MLP(in_size=784, out_size=10, width_size=256, depth=2, ...)`",
         )
+
+
+_EQUINOX_SHAPES = [(256, 784), (256, 256), (10, 256)]
+
+
+def _equinox_count_cause(linears: Any, shapes: list[tuple[int, ...]]) -> str:
+    """What the Linear layers show about a wrong parameter count: how many there are, which
+    have no bias, or their weights' shapes; "" where they are right (parameters elsewhere)."""
+    if len(shapes) != 3:
+        return (
+            f"the model has {len(shapes)} Linear layers where depth=2 gives three: depth "
+            "counts the HIDDEN layers, each width_size wide, and the output layer comes on top"
+        )
+    if shapes != _EQUINOX_SHAPES:
+        return (
+            f"the Linear weights are {shapes} where in_size=784, width_size=256 and "
+            f"out_size=10 give {_EQUINOX_SHAPES}"
+        )
+    missing = [i + 1 for i, layer in enumerate(linears) if layer["bias"] is None]
+    if missing:
+        return f"Linear layer(s) {', '.join(map(str, missing))} of 3 have no bias (use_bias=False)"
+    return ""
 
 
 @check(
@@ -437,11 +468,14 @@ def test_equinox_relu(student: Remote) -> None:
     ]
     x = _batch(_N_EQX, seed=2) - 0.5
     out = client.vmap(model)(x)
-    cause = _relu_cause(out, layers, x)
-    if not cause and values.difference(out, _np_forward(layers, x), **FLOAT32) is not None:
-        cause = _activation_cause(
-            lambda x: client.vmap(model)(x), layers, (x, _batch(_N_EQX + 3, seed=4) - 0.5)
-        )
+    cause = ""
+    if values.difference(out, _np_forward(layers, x), **FLOAT32) is not None:
+        batches = (x, _batch(_N_EQX + 3, seed=4) - 0.5)  # two sizes: a cause holds on both
+
+        def run(x: Any) -> Any:
+            return client.vmap(model)(x)
+
+        cause = _relu_cause(run, layers, batches) or _activation_cause(run, layers, batches)
     values.assert_close(
         out,
         _np_forward(layers, x),
