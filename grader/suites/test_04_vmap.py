@@ -8,6 +8,7 @@ raises); "no Python loop" is checked by the jaxpr staying the same size as
 the batch grows.
 """
 
+import re
 from typing import Any
 
 import jax
@@ -145,11 +146,14 @@ _IN_AXES_FIX = "`jax.vmap(predict, in_axes=(None, 0))(params, xs)`: None leaves 
 
 
 def _batch_predict_call(student: Remote, params: Any, xs: Any, what: str) -> Any:
-    """Call batch_predict, explaining vmap's size error when params were mapped."""
+    """Call batch_predict, explaining vmap's size error when params were mapped: the error
+    lists a mapped axis of params' size (w's rows, b's length), which no axis of xs has."""
     try:
         return student.batch_predict(params, xs)
     except ValueError as exc:
-        if "inconsistent sizes" not in str(exc):
+        out = int(np.shape(params["w"])[0])
+        mapped = re.search(rf"had size {out}\b", str(exc)) is not None
+        if "inconsistent sizes" not in str(exc) or out in np.shape(xs) or not mapped:
             raise
         raise CheckFailure(
             what,
