@@ -83,7 +83,7 @@ def test_dict_of_dicts_code_and_in_place_updates(graded):
     assert "argument `params`['layer1']['w'] was modified in place" in g.message(
         "test_tree_sgd_pure"
     )
-    assert "assumes a dict of dicts" in g.message("test_layer_shapes_nested")
+    assert "right on a dict of dicts like the lesson's" in g.message("test_layer_shapes_nested")
 
 
 @pytest.mark.slow
