@@ -89,7 +89,8 @@ def _assert_distinct(student: Remote, key: Any, n: int) -> None:
             what,
             expected=f"{n} new keys, none equal to key",
             observed=f"subkey {found.index(parent)} is the key itself",
-            cause="the parent key was handed out again: it has already been consumed by the split",
+            cause="the key itself is among the subkeys: a key that was split is used up, and "
+            "handing it out again lets it be consumed twice",
             fix="return only the keys `jax.random.split(key, n)` gives",
         )
     if len(set(found)) != n:
@@ -97,7 +98,7 @@ def _assert_distinct(student: Remote, key: Any, n: int) -> None:
             what,
             expected=f"{n} distinct keys",
             observed=f"only {len(set(found))} distinct keys among {n}",
-            cause="the same key was repeated (e.g. `[key] * n`): every subkey would give the same numbers",
+            cause="some subkeys are the same key: draws from them give the same numbers",
             fix="`jax.random.split(key, n)` gives n independent keys",
         )
 
@@ -168,7 +169,7 @@ def _reuse_cause(student: Remote) -> Any:
             return (
                 "the key was used for two draws (JAX's key-reuse checker saw one key consumed "
                 "twice" + (f", {where}" if where else "") + "): draws from one key are the "
-                "same numbers, so the noise is not N(0, 1)"
+                "same numbers, not independent noise"
             )
     except Exception:  # another error is not this diagnosis's business
         pass
@@ -234,7 +235,8 @@ def test_split_into_independent(student: Remote) -> None:
             "correlation between draws from the 4 subkeys of split_into(key, 4)",
             expected="|correlation| < 0.15 for every pair (independent streams)",
             observed=f"largest |correlation| {worst:.3f}",
-            cause="subkeys derived so that they give related numbers",
+            cause="draws from the subkeys are correlated: the subkeys do not give independent "
+            "streams",
             fix="`jax.random.split(key, n)`",
         )
 
@@ -344,7 +346,8 @@ def test_init_weights_own_keys(student: Remote) -> None:
             "two arrays of the same shape from init_weights(key, [(64, 32), (64, 32)])",
             expected="independent draws (correlation near 0)",
             observed=f"correlation {corr:.3f}" + (" (the very same numbers)" if same else ""),
-            cause="both arrays were drawn with the same key, so they are the same numbers"
+            cause="the two arrays are the very same numbers: they come from one key (or are "
+            "one draw)"
             if same
             else "",
             fix="`keys = jax.random.split(key, len(shapes))` and one key per array",
@@ -401,17 +404,18 @@ def test_noisy_elementwise(student: Remote) -> None:
             "the noise noisy(key, zeros((100, 200)), 0.5) - x",
             expected="std 0.5 across elements",
             observed=f"std {float(n0.std()):.3f}",
-            cause="the same random number was added to every element",
+            cause="the same number was added to every element" if np.all(n0 == n0.flat[0]) else "",
             fix="draw noise with the shape of x: `jax.random.normal(key, x.shape)`",
         )
     if not np.array_equal(n0, again):
         cause = (
-            "the noise is not a function of the key: the same key gave different noise "
-            "(a global RNG such as np.random?)"
+            "the same key and x gave different noise on two calls: the noise comes from state "
+            "outside the arguments (a global RNG, say), not from the key alone"
         )
     else:
         cause = (
-            "the noise depends on x's values (multiplicative noise?) instead of being added to x"
+            "the noise depends on x's values: with the same key, x = zeros and x = a ramp get "
+            "different noise, where it is drawn from the key and x's shape alone"
         )
     differ = np.abs(n1 - n0) > 1e-4
     if differ.any():
