@@ -443,8 +443,8 @@ def test_result_spans_devices(student: Remote) -> None:
             observed=f"a jax.Array on {spread} device(s)"
             if leaf["devices"] is not None
             else f"a {leaf['type']}, not a jax.Array",
-            cause="the work ran on one device: `jax.vmap` or a Python loop over the device "
-            "axis, then a mean, instead of `jax.pmap`",
+            cause=f"the result is not spread over the {n} devices, as what `jax.pmap` returns "
+            "is: it was not computed (or not returned) as jax.pmap's per-device output",
             fix="map the per-device gradient with `jax.pmap(..., axis_name=...)`",
         )
 
