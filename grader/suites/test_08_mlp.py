@@ -620,9 +620,9 @@ def test_loss_stable(student: Remote) -> None:
     with _loss_errors_named("loss_fn(params, x, y) with 10 classes"):
         loss = student.loss_fn(params, x, y)
     unstable = (
-        "the loss takes the log of softmax probabilities: exp of a large logit "
-        "overflows to inf (NaN after the division), and a tiny probability rounds to "
-        "0, whose log is -inf"
+        "the result is not finite for these finite logits: in float32 exp(1e4) overflows to "
+        "inf and exp(-1e4) rounds to 0, whose log is -inf, so the loss exponentiates the "
+        "logits without first subtracting the largest (as log(softmax(logits)) does)"
     )
     fix = "use `jax.nn.log_softmax(logits)`, which subtracts the largest logit first"
     values.assert_finite(
@@ -668,17 +668,29 @@ def test_loss_gradients(student: Remote) -> None:
     expected = jax.tree.map(np.asarray, _ref_grad(params, x, y))  # NumPy: no eager JAX op
     cause = ""
     if values.difference(grads, expected, **FLOAT32) is not None:
-        cause = diagnose.first(grads, expected, diagnose.batch_scale(B)) or _wrong_loss_cause(
-            student, params, x, y
-        )
+        cause = _gradient_scale_cause(
+            student, params, ((params, x, y), grads, expected)
+        ) or _wrong_loss_cause(student, params, x, y)
     values.assert_close(
         grads,
         expected,
         what="jax.grad(loss_fn)(params, x, y)",
         **FLOAT32,
         cause=cause,
-        diagnostics=(diagnose.batch_scale(B),),
     )
+
+
+def _gradient_scale_cause(student: Remote, params: Any, first: Any) -> str:
+    """The gradients are the batch size times (or 1 / it) the expected on `first`'s batch of
+    B rows and on one of LOSS_ROWS rows: a loss summed over the batch (or divided by its size
+    twice), confirmed on two sizes; else ""."""
+    x2, y2 = labelled_batch(LOSS_ROWS, SMALL_SIZES[0], SMALL_SIZES[-1], seed=6)
+    try:
+        grads2 = client.jit(client.grad(student.loss_fn))(params, x2, y2)
+    except client.StudentError:
+        return ""
+    seen = [first, ((params, x2, y2), grads2, jax.tree.map(np.asarray, _ref_grad(params, x2, y2)))]
+    return diagnose.confirmed(seen, lambda args: (diagnose.batch_scale(len(args[1])),))
 
 
 def _wrong_loss_cause(
