@@ -400,6 +400,42 @@ def _assert_updates(
 # -- make_schedule -------------------------------------------------------------------
 
 
+def _schedule_steps(warmup: int, decay: int) -> list[int]:
+    return sorted(
+        {
+            0,
+            1,
+            warmup // 2,
+            warmup - 1,
+            warmup,
+            warmup + 1,
+            (warmup + decay) // 2,
+            decay - 1,
+            decay,
+            decay + 7,
+        }
+    )
+
+
+def _late_everywhere(student: Remote) -> bool:
+    """Whether make_schedule gives, for every configuration of the values check, the
+    schedule whose cosine ends at warmup_steps + decay_steps (a failing call: not confirmed)."""
+    for peak, warmup, decay in SCHEDULE_CONFIGS:
+        steps = _schedule_steps(warmup, decay)
+        try:
+            schedule = student.make_schedule(peak, warmup, decay)
+            got = np.array([float(schedule(_step(s))) for s in steps])
+        except (client.StudentError, TypeError, ValueError):
+            return False
+        late = np.array([_ref_schedule_value(s, peak, warmup, warmup + decay) for s in steps])
+        if not np.allclose(got, late, **LATE_END):
+            return False
+    return True
+
+
+SCHEDULE_CONFIGS = ((1e-3, 1000, 50000), (0.5, 10, 30), (2.0, 4, 5))
+
+
 @check(
     "make_schedule warms up linearly from 0 and decays along a cosine to 0",
     points=3,
@@ -409,32 +445,23 @@ def _assert_updates(
     nudge="Optax builds this whole curve for you: one schedule function takes the initial value, the peak, the warm-up length and the total decay length, in that order.",
 )
 def test_schedule_values(student: Remote) -> None:
-    for peak, warmup, decay in ((1e-3, 1000, 50000), (0.5, 10, 30), (2.0, 4, 5)):
+    for peak, warmup, decay in SCHEDULE_CONFIGS:
         schedule = student.make_schedule(peak, warmup, decay)
-        steps = sorted(
-            {
-                0,
-                1,
-                warmup // 2,
-                warmup - 1,
-                warmup,
-                warmup + 1,
-                (warmup + decay) // 2,
-                decay - 1,
-                decay,
-                decay + 7,
-            }
-        )
+        steps = _schedule_steps(warmup, decay)
         got = np.array([float(schedule(_step(s))) for s in steps])
         expected = np.array([_ref_schedule_value(s, peak, warmup, decay) for s in steps])
         late = np.array([_ref_schedule_value(s, peak, warmup, warmup + decay) for s in steps])
         cause = ""
         if abs(got[0] - peak) < STARTS_AT_PEAK * peak:
-            cause = "the schedule starts at peak_lr: init_value must be 0.0"
-        elif np.allclose(got, late, **LATE_END):
             cause = (
-                "the cosine ends at warmup_steps + decay_steps: decay_steps counts from step "
-                "0, warm-up included"
+                f"the schedule's value at step 0 is peak_lr ({peak:g}): it starts at the peak, "
+                "where init_value must be 0.0"
+            )
+        elif np.allclose(got, late, **LATE_END) and _late_everywhere(student):
+            cause = (
+                "the cosine ends at warmup_steps + decay_steps, for each of the "
+                f"{len(SCHEDULE_CONFIGS)} (peak_lr, warmup_steps, decay_steps) tried: "
+                "decay_steps counts from step 0, warm-up included"
             )
         values.assert_close(
             got,

@@ -108,6 +108,15 @@ def test_late_decay_and_schedule_ignoring_arguments(graded):
 
 
 @pytest.mark.slow
+def test_a_late_end_on_the_lessons_schedule_alone_is_not_named(graded):
+    # decay_steps + 1000 ends the cosine at warmup + decay for a warm-up of 1000 only
+    g = graded("decay_plus_1000")
+    assert g.status("test_schedule_values") == "failed"
+    assert "make_schedule(0.001, 1000, 50000)" in g.message("test_schedule_values")
+    assert g.cause("test_schedule_values") == "", g.message("test_schedule_values")
+
+
+@pytest.mark.slow
 def test_trace_time_counter_in_the_schedule_is_impure(graded):
     g = graded("trace_counter")
     g.assert_statuses(failed={"test_pure"})
