@@ -182,3 +182,13 @@ def test_a_caught_file_not_found_error_is_named_only_when_the_message_shows_it(g
     plain = graded("missing_plain_valueerror")
     assert plain.results["test_missing_file"]["status"] == "failed"
     assert "was caught" not in plain.message("test_missing_file")
+
+
+@pytest.mark.slow
+def test_a_restore_that_refuses_mismatches_with_another_error_names_no_cause(graded):
+    # every mismatch refused, with TypeError: the comparison is there, the error type is not
+    g = graded("mismatch_typeerror")
+    g.assert_statuses(failed={"test_structure_mismatch"})
+    message = g.message("test_structure_mismatch")
+    assert "raised TypeError" in message and "returned without an error" not in message
+    assert g.cause("test_structure_mismatch") == "", message
