@@ -52,6 +52,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from grader.checks import calls
 from grader.checks.failure import CheckFailure, explainable, fail
@@ -249,8 +250,10 @@ def assert_waits_for_work(
         f"step whose call returns in {case.dispatch_s:.2g} s but whose computation takes "
         f"{case.step_s:.3g} s",
         observed=f"{reported:.3g} s per step: the clock stopped before the work finished",
-        cause="JAX dispatches asynchronously: a jitted call returns a not-yet-computed array, so "
-        "timing the calls alone measures only how fast work is queued",
+        cause=f"JAX dispatches asynchronously: a call of this step returned after "
+        f"{case.dispatch_s:.2g} s while its work took {case.step_s:.3g} s (measured here), and "
+        f"{reported:.3g} s per step is under {fraction:.0%} of that work: the clock was read "
+        "while the steps were still computing",
         fix="call `jax.block_until_ready(state)` on the final state before reading the clock "
         "(and after the warm-up call)",
     )
@@ -279,8 +282,10 @@ def assert_excludes_warmup(
         f"(tracing and compiling, {compile_s:g} s here) untimed",
         observed=f"{reported:.3g} s per step, i.e. about {reported * n_steps:.3g} s over "
         f"{n_steps} steps: the first call's compilation was timed",
-        cause="the first call of a jitted function traces and compiles it; timing it charges "
-        "the compilation to the steps",
+        cause=f"a call that traces and compiles the step was inside the clock: "
+        f"{reported * n_steps:.3g} s over {n_steps} steps holds at least half of the "
+        f"{compile_s:g} s this step's tracing takes, while a compiled call took "
+        f"{case.step_s:.2g} s (measured here)",
         fix="make one untimed warm-up call (and wait for it with `jax.block_until_ready`) "
         "before starting the clock",
     )
@@ -323,8 +328,7 @@ def assert_chains_state(
                 checked,
                 expected="each timed call gets the state the previous call returned",
                 observed=f"call {k + 1} got a state that is not call {k}'s result",
-                cause="the loop passes the initial state every time (so no step depends "
-                "on the previous one) or drops the returned state",
+                cause=_unchained_cause(rec.inputs, k, state),
                 fix="`state = step_fn(state, batch)` inside the loop",
             )
     if not all(rec.same_batch):
@@ -334,6 +338,24 @@ def assert_chains_state(
             observed="some calls got another batch",
         )
     return rec
+
+
+def _unchained_cause(inputs: list[Any], k: int, initial: Any) -> str:
+    """What the state of call `k + 1` (0-based `inputs[k]`) was, where the recording step
+    (it returns its state + 1) shows it: the state the timer was given, or the very state
+    of call `k`; "" otherwise."""
+    got, previous = np.asarray(inputs[k]), np.asarray(inputs[k - 1])
+    if got.shape == np.shape(initial) and np.array_equal(got, np.asarray(initial)):
+        return (
+            f"call {k + 1} got the state the timer was given, not call {k}'s result: the "
+            "state the step returns is not passed on to the next call"
+        )
+    if got.shape == previous.shape and np.array_equal(got, previous):
+        return (
+            f"call {k + 1} got the same state as call {k}: the state the step returns is not "
+            "passed on to the next call"
+        )
+    return ""
 
 
 @explainable
@@ -375,8 +397,9 @@ def assert_reports_compile(
             expected=f"compile_s at most {whole_s:.3g} s: the wall time of the whole "
             f"call of {calls.name_of(speedup_fn)}, which contains the first jitted call",
             observed=f"compile_s = {float(got['compile_s']):.3g} s",
-            cause="compile_s is not an elapsed time: a clock reading after the first call "
-            "minus the one before it",
+            cause=f"compile_s is longer than the whole call of {calls.name_of(speedup_fn)} "
+            f"({whole_s:.3g} s), which contains the first jitted call: it is not the seconds "
+            "that call took",
             fix="compile_s = time.perf_counter() - start, with start read just before the "
             "first call of `jax.jit(step_fn)`",
         )
