@@ -64,8 +64,10 @@ def assert_jittable(
         what=f"{call} against the eager call",
         rtol=rtol,
         atol=atol,
-        cause="the compiled function computes something different from the eager one: a "
-        "Python side effect or global read at trace time, or a value baked in while tracing",
-        fix="keep the function pure: everything it uses should come in through its arguments",
+        cause="the compiled function computes something different from the eager one on the "
+        "same inputs",
+        fix="look for what the function reads besides its arguments (a global, a NumPy or "
+        "Python RNG) or decides in Python while tracing: under jax.jit that happens once, at "
+        "trace time",
     )
     return jitted

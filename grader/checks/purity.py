@@ -10,6 +10,7 @@ are left alone; and nothing happens only while tracing (a `print` or a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -53,9 +54,10 @@ def assert_pure(
         what=f"{what}: a second call with the same inputs",
         rtol=0.0,
         atol=0.0,
-        cause="the output depends on something besides the arguments (global state, time, a "
-        "fresh unseeded RNG)",
-        fix="compute the result from the arguments only",
+        cause="the output depends on something besides the arguments: two calls with the "
+        "same arguments gave different results",
+        fix="compute the result from the arguments only (no clock, no unseeded generator, no "
+        "state kept between calls)",
     )
     return first
 
@@ -74,8 +76,8 @@ _SIDE_EFFECTS: tuple[tuple[str, str, str, str], ...] = (
     (
         "rng",
         "the global NumPy and Python RNGs are untouched",
-        "hidden randomness: `np.random.*` or `random.*` draws from global state that "
-        "jit bakes in at trace time and that no key controls",
+        "the function uses a global RNG (the one named above): its numbers come from state "
+        "that no argument controls, and under jit a draw from it happens once, at trace time",
         "take a `jax.random` key as an argument and draw with `jax.random.*`",
     ),
     (
@@ -139,10 +141,10 @@ def assert_no_trace_side_effects(
             expected="no traced value outlives the trace",
             observed=f"a traced value was stored outside the function while tracing "
             f"(jax.checking_leaks: {seen['leak']})",
-            cause="`list.append(x)`, a global assignment or an attribute set on an "
-            "object during tracing: under jit it runs once, with a tracer, not a value",
-            fix="return the value instead of storing it; for logging use "
-            "`jax.debug.print` / `jax.debug.callback`",
+            cause="a traced value was stored outside the function while jit traced it: what "
+            "is kept is a tracer, not a value, and the store runs once, at trace time",
+            fix="return the value instead of storing it (in a list, a global or an attribute); "
+            "for logging use `jax.debug.print` / `jax.debug.callback`",
         )
     out = calls.observed(
         seen["out"],
@@ -157,8 +159,14 @@ def assert_no_trace_side_effects(
             expected="the same printed output on every call",
             observed=f"the first (tracing) call printed {outputs[0][:120]!r}, the second "
             f"printed {outputs[1][:120]!r}",
-            cause="a Python `print` runs only while jit traces the function (and shows tracers, "
-            "not values); later calls skip it",
+            cause="a Python `print` runs only while jit traces the function"
+            + (
+                " (and shows tracers, not values)"
+                if re.search(r"Tracer\b|Traced<", outputs[0])
+                else ""
+            )
+            + ": the first call printed what later calls, which run the compiled program, "
+            "do not",
             fix="use `jax.debug.print('x = {}', x)` to print values on every call, or remove it",
         )
     if len(changes) == 2 and changes[0] and not changes[1]:
@@ -166,8 +174,8 @@ def assert_no_trace_side_effects(
             checked,
             expected="the same effect on module state on every call",
             observed=f"during the first (tracing) call {changes[0]}; the second call changed nothing",
-            cause="a Python side effect (a list append, a counter) runs only at trace time, so "
-            "under jit it happens once instead of once per call",
+            cause="the function changes module state in Python, which runs only while jit "
+            "traces it: under jit the change happens once, not once per call",
             fix="return what you want to keep; for logging use `jax.debug.callback`",
         )
     return out

@@ -77,7 +77,9 @@ def test_static_argnames_are_honoured():
 
 
 def test_trace_time_randomness_differs_from_eager():
-    with pytest.raises(CheckFailure, match="computes something different from the eager one"):
+    with pytest.raises(
+        CheckFailure, match="computes something different from the eager one on the same inputs"
+    ):
         jit.assert_jittable(noisy_with_global_rng, (jnp.zeros(3),), what="noisy(x)")
 
 

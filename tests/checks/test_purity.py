@@ -142,6 +142,22 @@ def test_print_at_trace_time_is_reported():
         purity.assert_no_trace_side_effects(running_total_print, XS, what="running_sum(xs)")
     text = str(info.value)
     assert "the first (tracing) call printed 'total = " in text and "jax.debug.print" in text
+    assert "a Python `print` runs only while jit traces the function (and shows tracers" in text
+
+
+def running_total_print_constant(xs):
+    print("running the sum")  # no traced value in the text
+    return jnp.cumsum(xs)
+
+
+def test_a_print_without_a_tracer_is_not_said_to_show_tracers():
+    with pytest.raises(CheckFailure) as info:
+        purity.assert_no_trace_side_effects(
+            running_total_print_constant, XS, what="running_sum(xs)"
+        )
+    text = str(info.value)
+    assert "a Python `print` runs only while jit traces the function" in text
+    assert "shows tracers" not in text
 
 
 def test_list_append_at_trace_time_is_reported():
@@ -180,7 +196,9 @@ def failing(x):
 def test_a_second_call_that_differs_is_reported():
     with pytest.raises(CheckFailure, match="f\\(x\\): a second call with the same inputs") as info:
         purity.assert_pure(remembering, (1.0,), what="f(x)")
-    assert "the output depends on something besides the arguments" in str(info.value)
+    assert "the output depends on something besides the arguments: two calls with the same" in str(
+        info.value
+    )
 
 
 def test_a_function_that_raises_fails_the_purity_check():
