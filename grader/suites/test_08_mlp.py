@@ -1593,7 +1593,10 @@ def test_train_carries_opt_state(student: Remote) -> None:
             "step starts from the first step's state"
             if advances is False
             else "",
-            fix="`params, opt_state, loss = train_step(params, opt_state, x, y)`: keep the new "
+            fix="return the state `optimizer.update(grads, opt_state, params)` gives back from "
+            "train_step"
+            if advances is False
+            else "`params, opt_state, loss = train_step(params, opt_state, x, y)`: keep the new "
             "opt_state for the next step",
         )
     if all(b == a + 1 for a, b in itertools.pairwise(counts)):
