@@ -87,7 +87,7 @@ def test_reuse_check_needs_typed_keys():
 
 
 def test_global_numpy_rng_is_not_deterministic():
-    with pytest.raises(CheckFailure, match="global RNG"):
+    with pytest.raises(CheckFailure, match="the output depends on something besides the key"):
         keys.assert_deterministic(
             noisy_numpy, lambda k: (k, jnp.zeros(4)), what="noisy(key, x, sigma)"
         )
@@ -166,6 +166,24 @@ def test_a_global_numpy_draw_at_trace_time_is_seen_under_a_fresh_jit():
     assert "under jax.jit" in text and "baked into the compiled function" in text
 
 
+def noisy_counting(key, x):
+    COUNTER.append(1)  # the output changes on every call, whatever the global seed
+    return x + jax.random.normal(key, x.shape) + np.float32(len(COUNTER))
+
+
+COUNTER: list[int] = []
+
+
+def test_an_output_that_changes_on_every_call_is_not_blamed_on_the_global_rng():
+    with pytest.raises(CheckFailure) as info:
+        keys.assert_ignores_global_rng(
+            noisy_counting, (jax.random.key(0), jnp.zeros(4)), what="noisy(key, x)", jit=False
+        )
+    text = str(info.value)
+    assert "the result changes from call to call with the same key" in text
+    assert "global RNG (`np.random`, `random`) as well" not in text
+
+
 def test_jit_false_calls_the_function_eagerly_only():
     calls = []
 
@@ -174,9 +192,9 @@ def test_jit_false_calls_the_function_eagerly_only():
         return x + jax.random.normal(key, x.shape)
 
     keys.assert_ignores_global_rng(counted, (jax.random.key(0), jnp.zeros(3)), what="f", jit=False)
-    assert calls == [False, False]
+    assert calls == [False, False, False]  # the third call: the first call's seed again
     keys.assert_ignores_global_rng(counted, (jax.random.key(0), jnp.zeros(3)), what="f")
-    assert calls[2:] == [False, False, True, True]  # then twice traced anew
+    assert calls[3:] == [False, False, False, True, True, True]  # then three times traced anew
 
 
 def test_a_function_that_raises_fails_naming_the_two_calls():
