@@ -123,24 +123,46 @@ def _require_batch_shape(
     a: np.ndarray[Any, Any], e_leaf: np.ndarray[Any, Any], checked: str
 ) -> None:
     """Fails unless the output leaf `a` has the loop's shape `e_leaf.shape` (batch axis first),
-    naming a batch axis reduced away apart from one moved elsewhere."""
+    saying what the values show: one example's shape (and, where it is, the mean or sum over
+    the examples), or the loop's values with the batch on another axis."""
     __tracebackhide__ = True
     if a.shape == e_leaf.shape:
         return
-    cause = (
-        (
-            "the batch axis is missing: the batch was reduced (a mean or sum over "
-            "examples?) or `in_axes` maps the wrong argument"
-        )
-        if a.shape == e_leaf.shape[1:]
-        else ("`in_axes`/`out_axes` put the batch on another axis, or the function was not mapped")
-    )
     raise fail(
         checked,
         expected=f"{e_leaf.shape} (batch axis first)",
         observed=f"{a.shape}",
-        cause=cause,
+        cause=_shape_cause(a, np.asarray(e_leaf)),
     )
+
+
+def _same(a: np.ndarray[Any, Any], e: np.ndarray[Any, Any]) -> bool:
+    try:
+        return a.shape == e.shape and bool(np.allclose(a, e, rtol=1e-4, atol=1e-6))
+    except (TypeError, ValueError):
+        return False
+
+
+def _shape_cause(a: np.ndarray[Any, Any], e: np.ndarray[Any, Any]) -> str:
+    """What the batched output's values show against the loop's `e` (batch axis first)."""
+    if a.shape == e.shape[1:]:
+        text = "the batch axis is missing: the output has the shape of one example's result"
+        if e.dtype.kind in "fc" and a.dtype.kind in "fc":
+            if _same(a, e.mean(axis=0)):
+                text += ", and its values are the mean of the loop's results over the examples"
+            elif _same(a, e.sum(axis=0)):
+                text += ", and its values are the sum of the loop's results over the examples"
+        return text
+    if a.ndim == e.ndim and a.ndim > 1:
+        for k in range(1, e.ndim):
+            if _same(a, np.moveaxis(e, 0, k)):
+                return (
+                    f"the batch is on axis {k}: the values are the loop's with the batch axis "
+                    f"moved from 0 to {k}"
+                )
+        if _same(a, e.T):
+            return "the values are the loop's with every axis reversed (transposed)"
+    return ""
 
 
 def _require_examples(
@@ -162,10 +184,23 @@ def _require_examples(
                 f"{what} against a Python loop of the single-example function, example by example",
                 expected=f"example {i} (of {n}), {name}: {diff.expected}",
                 observed=diff.observed,
-                cause=diff.cause
-                or "the batched function mixes examples (a reduction over "
-                "the batch axis, an argument batched that should be shared) or computes "
-                "something else per example",
+                cause=diff.cause or _alike_cause(a, np.asarray(e_leaf), n, rtol, atol),
                 fix="write the function for ONE example and map it: `jax.vmap(f, in_axes=...)` "
                 "with `None` for shared arguments such as params",
             )
+
+
+def _alike_cause(
+    a: np.ndarray[Any, Any], e: np.ndarray[Any, Any], n: int, rtol: float, atol: float
+) -> str:
+    """Every example's result is the same where the loop's are not: said as seen."""
+    if n < 2 or not all(
+        values.difference(a[i], a[0], rtol=0.0, atol=0.0) is None for i in range(n)
+    ):
+        return ""
+    if all(values.difference(e[i], e[0], rtol=rtol, atol=atol) is None for i in range(n)):
+        return ""
+    return (
+        f"all {n} examples get the same result, where the loop's results differ from example "
+        "to example: the output does not follow the example"
+    )

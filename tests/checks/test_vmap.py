@@ -61,7 +61,7 @@ def test_batch_gradient_copied_fails_at_the_first_example():
 
 
 def test_missing_batch_axis_is_named():
-    with pytest.raises(CheckFailure, match="the batch axis is missing"):
+    with pytest.raises(CheckFailure, match="the batch axis is missing") as info:
         vmap.assert_matches_loop(
             lambda p, x, y: per_example_mean(_loss, p, x, y),
             jax.grad(_loss),
@@ -69,6 +69,26 @@ def test_missing_batch_axis_is_named():
             (None, 0, 0),
             what="per_example_grads",
         )
+    assert "the mean of the loop's results over the examples" in str(info.value)
+
+
+def test_every_example_alike_is_said_and_a_wrong_example_is_not():
+    def first_example_only(xs):
+        return jnp.broadcast_to(jnp.sum(xs[0] * xs[0]), (xs.shape[0],))
+
+    def norms(x):
+        return jnp.sum(x * x)
+
+    text = _assert_fails_with(first_example_only, norms)
+    assert "all 6 examples get the same result" in text
+    text = _assert_fails_with(lambda xs: jnp.sum(xs * xs, axis=1) * 2.0, norms)
+    assert "likely cause" not in text
+
+
+def _assert_fails_with(batched, single):
+    with pytest.raises(CheckFailure) as info:
+        vmap.assert_matches_loop(batched, single, (XS,), (0,), what="norms(xs)")
+    return str(info.value)
 
 
 def test_loop_reference_stacks_pytrees():
@@ -106,7 +126,7 @@ def test_the_batch_on_another_axis_is_named():
         "the shape of \\['b'\\] of per_example_grads on a batch of 6",
     )
     assert "(6, 3) (batch axis first)" in text and "(3, 6)" in text
-    assert "put the batch on another axis" in text
+    assert "the batch is on axis 1: the values are the loop's with the batch axis" in text
 
 
 def test_a_single_output_is_named_the_output():
@@ -118,7 +138,7 @@ def test_a_single_output_is_named_the_output():
                                  norms, (XS,), (0,), what="norms(xs)")  # fmt: skip
     text = str(info.value)
     assert "expected: example 3 (of 6), the output: " in text
-    assert "observed: 3.49" in text and "the batched function mixes examples" in text
+    assert "observed: 3.49" in text and "likely cause" not in text  # nothing more is seen
     out = vmap.assert_matches_loop(
         lambda xs: jnp.sum(xs * xs, axis=1), norms, (XS,), (0,), what="norms(xs)"
     )
