@@ -100,8 +100,13 @@ def assert_traced_once(
             expected="1 compilation (the first call), then cache hits",
             observed=f"{added} new compilations for {len(sets)} calls of your jitted `{name}`"
             + (f"; the calls differ only in the values of {which}" if which else ""),
-            cause="a value that changes between calls is marked static (`static_argnums`/"
-            "`static_argnames` of your `jax.jit`): JAX compiles again for every new static value",
+            cause=(
+                "a value that changes between calls is marked static (`static_argnums`/"
+                "`static_argnames` of your `jax.jit`): JAX compiles again for every new static "
+                "value"
+            )
+            if which
+            else "",
             fix="mark static only what must be a Python value (a loop count, a flag, a shape); "
             "leave array inputs such as data traced",
         )
@@ -116,12 +121,28 @@ def assert_traced_once(
                 expected="1 trace (the first call), then cache hits",
                 observed=f"call {k + 1} traced again: first traced with ({traced[0]}), "
                 f"then with ({traced[-1]})",
-                cause="the arguments' shapes, dtypes or static values differ between the calls "
-                "(a Python scalar and an array are different to jit), or the function changes "
-                "global JAX configuration",
                 fix="keep argument shapes and dtypes fixed across calls; pass data as arrays",
             )
     return len(traced)
+
+
+def _changed_leaf(seen: Sequence[tuple[Any, ...]]) -> str:
+    """The first argument leaf whose shape, dtype or weak type changed from one call to the
+    next (jit compiles again for each new one); "" where every call's leaves are alike."""
+    for k in range(1, len(seen)):
+        before, after = jax.tree.leaves(seen[k - 1]), jax.tree.leaves(seen[k])
+        if len(before) != len(after):
+            return (
+                f"call {k + 1} got {len(after)} argument leaves where call {k} got "
+                f"{len(before)}: jit compiles again for every new structure"
+            )
+        for i, (b, a) in enumerate(zip(before, after, strict=True)):
+            if _format.aval(b) != _format.aval(a):
+                return (
+                    f"argument leaf {i} is {_format.aval(b)} in call {k} and {_format.aval(a)} "
+                    f"in call {k + 1}: jit compiles again for every new shape, dtype or weak type"
+                )
+    return ""
 
 
 @explainable
@@ -178,9 +199,7 @@ def assert_compiles_once(
         expected="1 compilation on the first call, none after",
         observed=f"{retraces} more trace(s)/compilation(s) after the first call"
         + (f"; argument leaves went from ({first}) to ({final})" if first != final else ""),
-        cause="an argument's shape, dtype or weak type changes between calls (e.g. a Python "
-        "float becoming a float32 array after the first step, or a last batch of another size), "
-        "a static argument takes new values, or `jax.jit` is applied anew inside a loop",
+        cause=_changed_leaf(seen),
         fix="jit once at module level; feed back arrays of fixed shape and dtype (drop or pad a "
         "ragged last batch)",
     )

@@ -50,6 +50,7 @@ def test_changing_argument_types_retrace():
             what="newton_sqrt",
         )
     assert "weak-typed" in str(info.value)
+    assert "likely cause" not in str(info.value)  # the arguments changed: the observed line
 
 
 @jax.jit
@@ -92,6 +93,25 @@ def test_a_state_that_changes_shape_recompiles():
     text = str(info.value)
     assert "more trace(s)/compilation(s) after the first call" in text
     assert "float32[1]" in text and "float32[5]" in text
+    assert "argument leaf 0 is float32[1] in call 1 and float32[2] in call 2" in text
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def step_static_count(params, k):
+    return params * 0.5 + k
+
+
+def test_a_new_static_value_recompiles_with_no_leaf_blamed():
+    with pytest.raises(CheckFailure) as info:
+        traces.assert_compiles_once(
+            step_static_count,
+            [(jnp.ones(3), 1)],
+            what="train_step",
+            feed=lambda out, a: (out, a[1] + 1),
+        )
+    text = str(info.value)
+    assert "more trace(s)/compilation(s) after the first call" in text
+    assert "likely cause" not in text
 
 
 def test_a_plain_function_is_not_a_jitted_step():
