@@ -39,7 +39,7 @@ import numpy as np
 
 from grader.authoring import Attachments, Credit, check
 from grader.checks import calls, jit, keys, purity, values
-from grader.checks.failure import fail
+from grader.checks.failure import CheckFailure, fail
 from grader.data import load_digits
 from grader.plugin import Gate
 from grader.sandbox import client
@@ -127,6 +127,22 @@ def _shared_cause(out: np.ndarray) -> str:
     return ""
 
 
+def _train_default_cause(student: Remote, x: jax.Array, seed: int, rate: float) -> str:
+    """Nothing was dropped with train left out: the default of train is not True where
+    dropout(key, x, rate, train=True) drops the share rate; else ""."""
+    try:
+        out = _dropout(student, jax.random.key(seed), x, rate, train=True)
+    except (client.StudentError, CheckFailure):
+        return ""
+    frac = _zeroed(out)
+    if abs(frac - rate) > _binomial_tolerance(rate, x.size):
+        return ""
+    return (
+        f"with train left out nothing is dropped, and with train=True passed {frac:.3f} of "
+        f"the units are zeroed at rate={rate}: the default of train is not True"
+    )
+
+
 def _dropout(student: Remote, key: Any, x: jax.Array, rate: float, **kwargs: Any) -> np.ndarray:
     out = student.dropout(key, x, rate, **kwargs)
     values.assert_shape(
@@ -196,8 +212,8 @@ def test_dropout_rate(student: Remote, seed: int) -> None:
             cause=(
                 f"about {frac:.0%} of units were zeroed with rate={rate}: {DROP_PROBABILITY}"
                 if kept_reading
-                else "nothing was dropped (is the mask applied, and is train=True the default?)"
-                if frac == 0.0
+                else _train_default_cause(student, x, seed, rate)
+                if all(f == 0.0 for _, f, _, _ in wrong)
                 else _shared_cause(out)
             ),
             fix="keep = jax.random.bernoulli(key, 1.0 - rate, x.shape); then zero where keep "
@@ -208,8 +224,7 @@ def test_dropout_rate(student: Remote, seed: int) -> None:
         raise fail(
             "dropout(key, x, rate=0.0)",
             expected="no unit zeroed",
-            observed=f"{_zeroed(out):.4f} of the units zeroed",
-            cause=f"with rate=0.0 nothing may be dropped: {DROP_PROBABILITY}",
+            observed=f"{int(np.sum(out == 0.0)):,} of the {out.size:,} units zeroed",
         )
 
 
@@ -262,8 +277,7 @@ SCALE_CAUSES = {
     "inverse_rate": "the survivors were scaled by 1 / rate where 1 / (1 - rate) belongs: the "
     "units are dropped with probability rate, as they should, but the scale is one over the "
     "probability of KEEPING a unit, 1 - rate",
-    "varies": "the survivors were not all scaled by the same factor (is the mask multiplied in "
-    "twice, or the scale drawn at random?)",
+    "varies": "the survivors were not all scaled by the same factor",
 }
 
 
@@ -311,7 +325,7 @@ def test_dropout_expectation(student: Remote, seed: int) -> None:
                 ("keep_reading", rate / keep),
                 ("inverse_rate", keep / rate),
             )
-            if abs(ratio - target) <= 2 * tol * max(1.0, target)
+            if abs(ratio - target) <= 2 * tol * max(1.0, target) and _shows(out, xs, rate, kind)
         ]
         wrong.append((rate, ratio, tol, kinds[0] if len(kinds) == 1 else "", out))
     if not wrong:
@@ -327,6 +341,24 @@ def test_dropout_expectation(student: Remote, seed: int) -> None:
         cause=EXPECTATION_CAUSES[kind] if confirmed else _shared_cause(out),
         fix="inverted dropout divides the kept units by the keep probability 1 - rate",
     )
+
+
+def _parts(kind: str, rate: float) -> tuple[float, float]:
+    """The share of units the mistake `kind` drops and the factor it scales survivors by."""
+    keep = 1.0 - rate
+    return {"not_scaled": (rate, 1.0), "keep_reading": (keep, 1.0 / keep)}.get(
+        kind, (rate, 1.0 / rate)
+    )
+
+
+def _shows(out: np.ndarray, xs: np.ndarray, rate: float, kind: str) -> bool:
+    """The output itself shows the mistake `kind`: the share of units it zeroes and the one
+    factor every survivor is scaled by are that mistake's (not only its mean)."""
+    share, scale = _parts(kind, rate)
+    kept = out != 0.0
+    if abs(_zeroed(out) - share) > _binomial_tolerance(share, out.size) or not kept.any():
+        return False
+    return bool(np.allclose(out[kept] / xs[kept], scale, **RATIO_TOL))
 
 
 EXPECTATION_CAUSES = {
@@ -362,7 +394,7 @@ def test_dropout_independent(student: Remote, seed: int) -> None:
                 "(1000, 1000)",
                 expected=f"every {what} close to the overall {overall:.3f} (+- {tol:.3f})",
                 observed=f"fractions from {fractions.min():.3f} to {fractions.max():.3f}",
-                cause=_SHARED_MASK,
+                cause=_shared_cause(np.where(dropped, 0.0, 1.0)),
                 fix="draw the mask with the full shape: jax.random.bernoulli(key, 1 - rate, x.shape)",
             )
 
@@ -383,9 +415,28 @@ def test_dropout_eval(student: Remote) -> None:
             x,
             what=f"dropout(key, x, rate={rate}, train=False)",
             **EXACT,
-            cause="train=False must be the identity: no mask and no scaling",
+            cause=_not_identity(out, x),
             fix="start with `if not train: return x`",
         )
+
+
+def _not_identity(out: Any, x: jax.Array) -> str:
+    """What dropout's train=False output shows against x: some units zeroed (the rest x), or
+    every unit x times one factor; else ""."""
+    try:
+        got = np.asarray(out, np.float64)
+    except (TypeError, ValueError):
+        return ""
+    xs = np.asarray(x, np.float64)
+    if got.shape != xs.shape:
+        return ""
+    zeroed = got == 0.0
+    if zeroed.any() and np.array_equal(got[~zeroed], xs[~zeroed]):
+        return f"with train=False {zeroed.mean():.1%} of the units are zeroed: a mask is applied"
+    factor = float(np.median(got / xs))
+    if factor != 1.0 and np.allclose(got, xs * factor, **RATIO_TOL):
+        return f"with train=False every unit is {factor:.4g} times x: the output is scaled"
+    return ""
 
 
 @check(
@@ -482,22 +533,35 @@ def test_dropout_pure(student: Remote, credit: Credit, gate: Gate) -> None:
 
 
 # -- forward_with_dropout ------------------------------------------------------
-def _eval_dropout_cause(student: Remote) -> str:
+def _eval_dropout_cause(student: Remote, params: Params, x: jax.Array, out: Any) -> str:
     """The student's dropout is not the identity with train=False (test_dropout_eval's own
-    inputs, both rates): forward's eval pass stands on it; else ""."""
-    x = _units(SMALL)
+    inputs, both rates), and forward's eval output `out` is the plain forward pass with that
+    dropout(..., rate=0.5, train=False) after each hidden ReLU; else ""."""
+    units = _units(SMALL)
+    names = sorted(params, key=lambda name: int(name[len("layer") :]))
     try:
-        for rate in (0.3, 0.9):
-            got = student.dropout(jax.random.key(0), x, rate, train=False)
-            if values.difference(got, x, **EXACT) is not None:
-                return (
-                    "your dropout with train=False is not the identity (see the check "
-                    "'dropout with train=False returns x unchanged'), and the eval forward "
-                    "pass goes through it"
-                )
+        if all(
+            values.difference(
+                student.dropout(jax.random.key(0), units, rate, train=False), units, **EXACT
+            )
+            is None
+            for rate in (0.3, 0.9)
+        ):
+            return ""
+        h = x
+        for name in names:
+            h = h @ params[name]["w"] + params[name]["b"]
+            if name != names[-1]:
+                h = student.dropout(jax.random.key(0), jax.nn.relu(h), 0.5, train=False)
     except client.StudentError:
         return ""
-    return ""
+    if values.difference(out, h, **FLOAT32) is not None:
+        return ""
+    return (
+        "your dropout with train=False is not the identity (see the check 'dropout with "
+        "train=False returns x unchanged'), and the eval output is the plain forward pass "
+        "with that dropout after each hidden ReLU"
+    )
 
 
 def _train_not_passed(student: Remote, params: Params, x: jax.Array, out: Any) -> str:
@@ -541,7 +605,9 @@ def test_forward_eval(student: Remote, seed: int) -> None:
     expected = _ref_forward(params, x)
     cause = ""
     if values.difference(out, expected, **FLOAT32) is not None:
-        cause = _eval_dropout_cause(student) or _train_not_passed(student, params, x, out)
+        cause = _eval_dropout_cause(student, params, x, out) or _train_not_passed(
+            student, params, x, out
+        )
     values.assert_close(
         out,
         expected,
@@ -604,6 +670,8 @@ def test_forward_masks(student: Remote) -> None:
                 "cause": "",
                 "fix": "after each hidden ReLU: x = dropout(subkey_i, x, rate, train)",
             }
+        elif kind == "three_layers" and _logits_dropped(student, params, x):
+            parts = {**parts, "cause": parts["cause"] + THREE_ON_LOGITS}
         raise fail(
             parts["checked"],
             expected=parts["expected"],
@@ -630,6 +698,23 @@ def test_forward_masks(student: Remote) -> None:
             fix="keep the signature `def forward_with_dropout(params, x, key, rate=0.5, "
             "train=True)`",
         )
+
+
+THREE_ON_LOGITS = (
+    ": with a last bias of 10 the output still has zeros, so dropout is applied after the "
+    "last layer (on the logits) as well"
+)
+
+
+def _logits_dropped(student: Remote, params: Params, x: jax.Array) -> bool:
+    """The probe with a last bias of 10 (every logit at least 10 before any dropout on the
+    logits) still gives exact zeros at rate=0.5, the share a mask on the logits drops."""
+    shifted = {**params, "layer3": {**params["layer3"], "b": params["layer3"]["b"] + 10.0}}
+    try:
+        out = np.asarray(student.forward_with_dropout(shifted, x, jax.random.key(7), rate=0.5))
+    except client.StudentError:
+        return False
+    return abs(_zeroed(out) - 0.5) <= _binomial_tolerance(0.5, out.size)
 
 
 # 0.5 is the default; 0.2 and 0.7 show a rate that is not passed on (or read as keep) twice
@@ -664,7 +749,11 @@ def _two_masks_failure(out: np.ndarray, rate: float) -> tuple[str, dict[str, str
     kind = ""
     if near(rate) and one_layer:
         kind = "one_layer"
-        cause = "only one of the two hidden layers applies dropout"
+        cause = (
+            "the output shows one dropout mask: the share rate of the units dropped and "
+            "every survivor scaled once by 1 / (1 - rate), where the two hidden layers "
+            "each drop with a mask of their own"
+        )
         fix = "apply dropout after every hidden ReLU (not on the logits)"
     elif (
         near(1.0 - keep**3)
@@ -673,17 +762,18 @@ def _two_masks_failure(out: np.ndarray, rate: float) -> tuple[str, dict[str, str
     ):
         kind = "three_layers"
         cause = (
-            "three dropout layers: the survivors were scaled three times by 1 / (1 - rate) and "
-            "1 - (1 - rate)^3 of the units were dropped, so dropout is applied after the last "
-            "layer (on the logits) as well"
+            "three dropout masks: the survivors were scaled three times by 1 / (1 - rate) and "
+            "1 - (1 - rate)^3 of the units were dropped, one dropout more than the two after "
+            "the hidden ReLUs"
         )
-        fix = "apply dropout only after the hidden ReLUs, not after the last layer"
-    elif near(rate):
+        fix = "apply dropout only after the hidden ReLUs, not to the input or the logits"
+    elif near(rate) and survivors.size and np.allclose(survivors, 1.0 / keep**2, **RATIO_TOL):
         kind = "same_mask"
         cause = (
-            "both hidden layers drew the SAME mask: every unit dropped by layer 1 was dropped "
-            "again by layer 2, and every survivor survived both. The same key (or the same "
-            "subkey) was used for both dropout layers"
+            "both hidden layers drew the SAME mask: the share rate of the units dropped, every "
+            "survivor scaled twice by 1 / (1 - rate), so every unit dropped by layer 1 was "
+            "dropped again by layer 2. The same key (or the same subkey) was used for both "
+            "dropout layers"
         )
         fix = (
             "split the key once per dropout layer: `k1, k2 = jax.random.split(key)`, and "
@@ -692,8 +782,8 @@ def _two_masks_failure(out: np.ndarray, rate: float) -> tuple[str, dict[str, str
     elif rate != 0.5 and near(0.75) and survivors.size and np.allclose(survivors, 4.0, **RATIO_TOL):
         kind = "fixed_rate"
         cause = (
-            f"every layer dropped half of the units with rate={rate}: the rate argument is not "
-            "passed on to dropout (a fixed 0.5, or the default)"
+            f"every layer dropped half of the units with rate={rate}, as with rate=0.5: the "
+            "rate argument is not passed on to dropout"
         )
         fix = "pass forward_with_dropout's own `rate` (and `train`) to every dropout call"
     elif near(1.0 - rate**2):
@@ -727,7 +817,12 @@ def test_forward_logits(student: Remote, seed: int) -> None:
             "forward_with_dropout(params, x, key, rate=0.5): exact zeros among the logits",
             expected="none (the last layer adds a non-zero bias after the last dropout)",
             observed=f"{_zeroed(out):.1%} of the logits are exactly 0",
-            cause="dropout was applied to the logits as well",
+            cause=(
+                "about half of the logits are exactly 0 with rate=0.5, as a dropout mask on "
+                "them gives: dropout was applied to the logits as well"
+                if abs(_zeroed(out) - 0.5) <= _binomial_tolerance(0.5, out.size)
+                else ""
+            ),
             fix="apply dropout only after the hidden ReLUs, not after the last layer",
         )
 
@@ -846,9 +941,9 @@ def test_compare(student: Remote, attach: Attachments) -> None:
                 expected=f"at least {floors[name]:.2f} (the lesson MLP with Adam 1e-3 reaches "
                 "~0.96 without dropout on digits, ~0.94 with rate 0.5)",
                 observed=f"{acc:.4f}",
-                cause="training did not work: are the parameters updated every step, the "
-                "batches reshuffled each epoch, and the test accuracy taken with train=False? "
-                "(and are the defaults the signature's, rate=0.5 and n_epochs=10?)",
+                fix="train each run as 08's train does (Adam 1e-3, batches of 128 reshuffled "
+                "each epoch, n_epochs epochs) and take its accuracy on x_test with the plain "
+                "forward pass",
             )
 
 
@@ -891,13 +986,22 @@ def test_compare_defaults_and_key(student: Remote, seed: int) -> None:
             cause="the defaults of rate or n_epochs differ from the lesson's",
             fix="keep the signature `def compare_dropout(key, data, rate=0.5, n_epochs=10)`",
         )
+    # the global RNGs seeded as for `moved` once more: the same accuracies confirm they decide it
+    reseeded = client.probe(
+        keys.observe_global_rng, client.handle(student.compare_dropout), (key, data), kwargs,
+        (), (seed + 7919,), False,
+    )["eagerly"][0]  # fmt: skip
     raise fail(
         f"{explicit} twice with jax.random.key(0), NumPy's and Python's global RNGs moved in "
         "between",
         expected=f"the same accuracies: {again}",
         observed=f"{moved}",
-        cause="the result depends on something besides the key: NumPy's or Python's global "
-        "RNG (np.random.permutation, random.shuffle, ...), which no JAX key controls",
+        cause="the result depends on NumPy's or Python's global RNG, which no JAX key "
+        "controls: with both seeded alike twice the accuracies are the same, and once they "
+        "moved they differ"
+        if reseeded == moved
+        else "the result depends on something besides the key and the arguments: two calls "
+        "with the same ones differ once NumPy's and Python's global RNGs moved",
         fix="split the key you are given and draw every random number with jax.random",
     )
 
@@ -944,9 +1048,9 @@ def test_compare_trained(student: Remote) -> None:
                 f"training makes label {ZERO_LABEL}'s logit the largest, and every test row "
                 f"has that label",
                 observed=f"{acc:.4f}",
-                cause="the accuracy is not that of the trained network: no training step ran "
-                "(an epoch loop one short?), or the test accuracy is computed with another "
-                "forward pass than the one trained (a sign or a layer changed)",
+                cause=f"the network whose accuracy is reported does not predict label "
+                f"{ZERO_LABEL}, the label of every training row, after an epoch on inputs "
+                "that are all 0",
                 fix="train n_epochs epochs, then float(jnp.mean(jnp.argmax(forward(params, "
                 "x_test), -1) == y_test)) with the trained params",
             )

@@ -233,13 +233,25 @@ def test_compare_shuffling_with_numpy_is_not_blamed_on_rate(graded):
 
 
 @pytest.mark.slow
+def test_a_result_that_moves_with_a_call_counter_is_not_blamed_on_the_global_rng(graded):
+    # a module-level counter folded into the key: two calls with the same arguments differ,
+    # and seeding the global RNGs alike does not make them agree
+    g = graded("call_counter_key")
+    g.assert_fails(
+        "test_compare_defaults_and_key",
+        cause="something besides the key and the arguments",
+        not_cause=("global RNG, which",),
+    )
+
+
+@pytest.mark.slow
 def test_compare_measuring_another_network_than_the_trained_one(graded):
     # on digits the accuracy of forward with the last bias negated stays plausible; on zero
     # inputs of one label the trained network's is 1.0 and the negated bias's 0.0
     g = graded("eval_minus_bias")
     g.assert_statuses(failed={"test_compare_trained"})
     message = g.message("test_compare_trained")
-    assert "the accuracy is not that of the trained network" in message
+    assert "the network whose accuracy is reported does not predict label 3" in message
     assert "0.0000" in message
 
 
@@ -253,3 +265,33 @@ def test_a_mask_shared_by_the_rows_is_not_blamed_on_the_rate_or_scale(graded):
         assert "do not fit together" not in g.message(check)
         assert "the mask is shared along one axis" in g.cause(check)
     assert g.status("test_dropout_scale") == "passed"
+
+
+@pytest.mark.slow
+def test_a_train_default_of_false_is_named_where_nothing_else_drops_nothing(graded):
+    # dropout(key, x, rate) drops nothing, dropout(key, x, rate, train=True) drops rate: the
+    # default is named; a dropout that never applies its mask drops nothing either way
+    g = graded("train_default_false")
+    g.assert_fails("test_dropout_rate", cause="the default of train is not True")
+    g = graded("mask_never_applied")
+    g.assert_fails("test_dropout_rate", not_cause=("default of train",))
+
+
+@pytest.mark.slow
+def test_three_masks_are_put_on_the_logits_only_when_the_logits_show_it(graded):
+    # dropout on the inputs and after both hidden ReLUs: three masks on the identity probe,
+    # as dropout on the logits gives, but with a last bias of 10 no output is 0
+    g = graded("input_and_hidden_dropout")
+    g.assert_fails(
+        "test_forward_masks",
+        cause="three dropout masks",
+        not_cause=("on the logits",),
+    )
+    g = graded("dropout_every_layer")
+    g.assert_fails("test_forward_masks", cause="(on the logits) as well")
+
+
+@pytest.mark.slow
+def test_an_eval_dropout_that_scales_is_said_to_scale(graded):
+    g = graded("eval_scaled")
+    g.assert_fails("test_dropout_eval", cause="every unit is 0.7 times x: the output is scaled")
