@@ -382,8 +382,6 @@ def test_no_growth(student: Remote) -> None:
         reference=lambda _loss, params, xs, ys: vmap.loop_reference(
             _GRADS[_mlp_loss], (params, xs, ys), (None, 0, 0)
         ),
-        cause="a loop over the examples (a `for` loop or a comprehension of `jax.grad` calls) "
-        "unrolls: one copy of the gradient per example, so a loop is not vmap",
         fix=_VMAP_FIX,
     )
 
