@@ -404,7 +404,7 @@ def test_noisy_elementwise(student: Remote) -> None:
             "the noise noisy(key, zeros((100, 200)), 0.5) - x",
             expected="std 0.5 across elements",
             observed=f"std {float(n0.std()):.3f}",
-            cause="the same number was added to every element" if np.all(n0 == n0.flat[0]) else "",
+            cause=_flat_noise_cause(n0),
             fix="draw noise with the shape of x: `jax.random.normal(key, x.shape)`",
         )
     if not np.array_equal(n0, again):
@@ -427,6 +427,15 @@ def test_noisy_elementwise(student: Remote) -> None:
             cause=cause,
             fix="`x + sigma * jax.random.normal(key, x.shape)`",
         )
+
+
+def _flat_noise_cause(noise: Any) -> str:
+    """What noise without spread shows: none at all, or one number added to every element."""
+    if not np.all(noise == noise.flat[0]):
+        return ""
+    if noise.flat[0] == 0:
+        return "no noise was added to x = zeros: every element came back unchanged"
+    return "the same number was added to every element"
 
 
 @check(

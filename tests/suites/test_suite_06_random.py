@@ -160,3 +160,14 @@ def test_a_fan_in_scaling_is_named_and_a_constant_one_is_not(graded):
     half = graded("init_half_std")
     assert half.results["test_init_weights_shapes_and_stats"]["status"] == "failed"
     assert "fan-in" not in half.message("test_init_weights_shapes_and_stats")
+
+
+@pytest.mark.slow
+def test_noise_that_vanishes_at_zero_is_not_called_one_number(graded):
+    """noise scaled by x / 2: right at x = 2, none on zeros. The cause says what zeros got
+    (nothing), not that one number was added to every element."""
+    g = graded("noise_scaled_by_x")
+    g.assert_statuses(failed={"test_noisy_elementwise"})
+    cause = g.cause("test_noisy_elementwise")
+    assert "no noise was added to x = zeros" in cause
+    assert "the same number" not in cause
