@@ -103,6 +103,19 @@ def test_a_numpy_float64_bias_is_not_initialised_as_08(graded):
 
 
 @pytest.mark.slow
+def test_biases_drawn_at_random_are_named_and_ones_are_not(graded):
+    # random biases: nearly every entry differs from the others, a draw; biases of ones are
+    # not zeros either, but nothing in them says how they were made
+    g = graded("random_bias")
+    g.assert_fails(
+        "test_init_like_08", "all zeros", cause="drawn at random like the weights", only=True
+    )
+    g = graded("bias_ones")
+    g.assert_fails("test_init_like_08", "all zeros", not_cause=("drawn at random",), only=True)
+    assert g.cause("test_init_like_08") == ""
+
+
+@pytest.mark.slow
 def test_one_key_for_every_layer_fails_the_key_check_alone(graded):
     g = graded("one_key")
     g.assert_statuses(failed={"test_init_keys"})
