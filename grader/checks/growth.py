@@ -18,7 +18,7 @@ from typing import Any
 
 from grader.checks import _loops, calls, exported
 from grader.checks.failure import fail
-from grader.checks.primitives import lesson_name
+from grader.checks.primitives import is_loop_line, lesson_name
 
 
 def equation_counts(
@@ -89,7 +89,8 @@ def assert_no_growth(
     )
     per_step = (totals[large] - totals[small]) / (large - small)
     shown = ", ".join(f"{totals[n]} operations at n={n}" for n in sorted(totals))
-    where = _loops.unrolled(fn, programs[small], set(grown))
+    # read from the larger program, where the repeated operations outnumber the others most
+    where = _loops.unrolled(fn, programs[large], set(grown))
     raise fail(
         f"the size of the traced program of {what} as the input grows "
         "(read from its compiled program)",
@@ -108,8 +109,13 @@ def unrolled_cause(where: _loops.Line | None) -> str:
     """Why a program repeats its operations: the student's loop (at `where`) unrolled."""
     if where is None:
         return (
-            "your loop unrolled: a Python `for` loop (or comprehension) over the input runs "
-            "while tracing and records one copy of its body per iteration"
+            "your loop unrolled: the program holds one copy of the repeated operations per "
+            "step, recorded while tracing"
+        )
+    if not is_loop_line(where[2]):
+        return (
+            f"your loop unrolled: line {where[1]} records its operations once per step while "
+            "tracing, so the program holds one copy of them per step"
         )
     return (
         f"your loop unrolled: the Python loop at line {where[1]} runs while "

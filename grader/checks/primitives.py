@@ -19,6 +19,8 @@ the student's line (`grader.checks._loops`).
 
 from __future__ import annotations
 
+import ast
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -233,19 +235,37 @@ REPEATED = 4
 def _default_cause(
     wanted: tuple[str, ...], counts: Counter[str], where: tuple[str, int, str] | None
 ) -> str:
+    """What the program shows about the missing primitive: a select where a `cond` is asked
+    for, a Python loop of the student's (found at `where`) whose operations repeat where a
+    loop primitive is asked for; nothing where it shows neither."""
     repeated = max(counts.values(), default=0)
     if "cond" in wanted and exported.matching(counts, "select_n"):
         return (
-            "the function selects with `jnp.where`/`lax.select` (`select_n`), which computes "
-            "BOTH branches and picks element-wise; the exercise asks for a real branch"
+            "the program selects element-wise (`select_n`, what `jnp.where`/`lax.select` give) "
+            "and has no `cond`: a select takes BOTH branches' values, computed, and picks one "
+            "per element; the exercise asks for a real branch"
         )
     loops = {"scan", "while", "fori_loop"} & set(wanted)
-    if loops and repeated >= REPEATED:
-        at = f" at line {where[1]}" if where else ""  # its code: the report's "in your code:"
-        return (
-            f"your Python loop{at} unrolled while tracing: the same operations repeat (up to "
-            f"x{repeated}) instead of one loop primitive"
-        )
     if loops:
-        return "the loop is written without a JAX loop primitive (a Python loop, or a closed-form jnp op)"
+        if repeated >= REPEATED and where is not None and is_loop_line(where[2]):
+            # its code: the report's "in your code:"
+            return (
+                f"your Python loop at line {where[1]} unrolled while tracing: the operations "
+                f"it records repeat (up to x{repeated}) instead of one loop primitive"
+            )
+        return ""
     return "the function does not use the JAX construct that produces this primitive"
+
+
+def is_loop_line(text: str) -> bool:
+    """The student's line `text` starts a loop (`for`, `while`) or holds a comprehension (the
+    first line of the loop `grader.checks._loops` found; a line cut short says nothing)."""
+    code = text.strip()
+    if re.match(r"(async\s+)?(for|while)\b", code):
+        return True
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    comprehensions = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+    return any(isinstance(node, comprehensions) for node in ast.walk(tree))

@@ -147,4 +147,4 @@ def test_a_loop_whose_file_cannot_be_read_still_fails_without_a_line():
     with pytest.raises(CheckFailure) as info:
         growth.assert_no_growth(namespace["rs"], _sums, what="running_sum(xs)")
     assert info.value.finding.where is None
-    assert "a Python `for` loop (or comprehension)" in info.value.finding.cause
+    assert "your loop unrolled: the program holds one copy" in info.value.finding.cause

@@ -78,6 +78,7 @@ def test_where_instead_of_cond_fails_and_says_why():
         primitives.assert_contains(piecewise_where, (1.5,), "cond", what="piecewise(x)")
     text = str(info.value)
     assert "jnp.where" in text and "BOTH branches" in text and "jax.lax.cond" in text
+    assert "the program selects element-wise (`select_n`" in text
     assert "select_n x1" in text  # the jaxpr's name, as the lesson shows it
 
 
@@ -92,6 +93,29 @@ def test_python_loop_running_sum_fails_and_says_scan():
     text = str(info.value)
     assert "`scan`" in text and "jax.lax.scan" in text and "Python loop" in text
     assert "unrolled" in text
+
+
+def test_a_loop_free_program_without_scan_names_no_loop():
+    with pytest.raises(CheckFailure) as info:
+        # no loop of the student's: nothing is said to have unrolled
+        primitives.assert_contains(running_sum_cumsum, XS, "scan", what="running_sum(xs)")
+    text = str(info.value)
+    assert "jax.lax.scan" in text and "unrolled" not in text and "likely cause" not in text
+
+
+@pytest.mark.parametrize(
+    ("text", "loop"),
+    [
+        ("for x in xs:", True),
+        ("while i < n:", True),
+        ("return jnp.stack([f(x) for x in xs])", True),
+        ("total = total + x", False),
+        ("partial = jnp.stack([", False),  # a comprehension cut across lines says nothing
+        ("# for each x", False),
+    ],
+)
+def test_is_loop_line(text, loop):
+    assert primitives.is_loop_line(text) is loop
 
 
 def _line_of(fn, fragment):
