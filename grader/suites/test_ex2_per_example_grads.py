@@ -120,8 +120,8 @@ def _repeated(loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
                 )
         return diagnose.Cause(
             "repeated",
-            f"every example got the same gradient, repeated {n} times: the examples are not "
-            "mapped (is xs or ys batched with in_axes=0?)",
+            f"every example got the same gradient, repeated {n} times: no example's gradient "
+            "depends on its own x and y",
         )
 
     return diagnostic
