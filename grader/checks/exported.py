@@ -42,6 +42,7 @@ import dataclasses
 import functools
 import math
 import random
+import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -451,14 +452,26 @@ def fetch(
             expected="a program that only computes (no host callbacks, no custom calls, no "
             "data in or out) on the arguments the grader passes",
             observed=f"the grader refused the program your module handed over: {why}",
-            cause="a `jax.pure_callback` or `io_callback` in the function computes values "
-            "in Python, which a program checked outside your process cannot do (debug "
-            "prints are fine: the grader leaves them out); or the program was not produced "
-            "by JAX from your function",
+            cause=_refused_cause(str(why)),
             fix="compute with `jax.numpy`/`lax` instead of a callback, and let JAX compile "
             "your function as it is",
         ) from None
     return program, layout
+
+
+_CALLBACK = re.compile(r"host callback \(JAX cannot export one\)|custom call to `[^`]*callback")
+
+
+def _refused_cause(why: str) -> str:
+    """The cause of a refusal where the refusal shows it (a host callback); "" otherwise
+    (a malformed module, another signature, a huge tensor: the observed line says which)."""
+    if not _CALLBACK.search(why):
+        return ""
+    return (
+        "the function calls back into Python (a host callback, such as `jax.pure_callback` or "
+        "`io_callback`): its values are computed outside the program, and the grader runs the "
+        "program outside your process (debug prints are fine: the grader leaves them out)"
+    )
 
 
 def _layout(
@@ -560,33 +573,85 @@ def checked(
         ran = f"the compiled program of {what}, run by the grader on " + _format.call(
             calls.name_of(fn), new_args, new_kwargs
         )
-        _require_reference(ran, got, want)
+        _require_reference(ran, got, want, _answer(fn, new_args, new_kwargs))
     return program
 
 
+def _answer(
+    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> Callable[[], list[np.ndarray[Any, Any]] | None]:
+    """What the student's function itself returns on these inputs (asked only when the
+    program's values are wrong, to tell a wrong function from a program that is not its
+    own); None when the call raises."""
+
+    def ask() -> list[np.ndarray[Any, Any]] | None:
+        try:
+            out = calls.ready(fn(*args, **kwargs))
+        except (NotImplementedError, MemoryError):
+            raise
+        except Exception:
+            return None
+        return [np.asarray(x) for x in jax.tree.leaves(out)]
+
+    return ask
+
+
+def _agrees(
+    one: Sequence[np.ndarray[Any, Any]] | None, other: Sequence[np.ndarray[Any, Any]]
+) -> bool:
+    return (
+        one is not None
+        and len(one) == len(other)
+        and all(
+            values.difference(a, b, rtol=RTOL, atol=ATOL) is None
+            for a, b in zip(one, other, strict=True)
+        )
+    )
+
+
 def _require_reference(
-    ran: str, got: Sequence[np.ndarray[Any, Any]], want: Sequence[np.ndarray[Any, Any]]
+    ran: str,
+    got: Sequence[np.ndarray[Any, Any]],
+    want: Sequence[np.ndarray[Any, Any]],
+    answer: Callable[[], list[np.ndarray[Any, Any]] | None] = lambda: None,
 ) -> None:
     """Fails the check (`ran` says what ran on what) unless the program's outputs `got` have
-    the shapes and, within `RTOL`/`ATOL`, the values of the reference's `want`."""
+    the shapes and, within `RTOL`/`ATOL`, the values of the reference's `want`. The cause
+    that the program is not the function's own is named only where the function, called on
+    the same inputs (`answer()`), returns the reference's values."""
     __tracebackhide__ = True
     if len(want) != len(got) or any(w.shape != g.shape for w, g in zip(want, got, strict=False)):
+        cause, fix = _not_own(answer, want)
         raise fail(
             ran,
             expected=f"outputs shaped as the grader's reference: {[w.shape for w in want]}",
             observed=f"{[g.shape for g in got]}",
-            cause="the program your module handed over for this check is not the program "
-            "of the function the other checks call",
-            fix="let JAX compile your function as it is",
+            cause=cause,
+            fix=fix,
         )
     for w, g in zip(want, got, strict=True):
         diff = values.difference(g, w, rtol=RTOL, atol=ATOL)
         if diff is not None:
+            cause, fix = _not_own(answer, want)
             raise fail(
                 ran,
                 expected=f"the values of the grader's reference: {diff.expected}",
                 observed=diff.observed,
-                cause="the program your module handed over for this check computes "
-                "something else than the function the other checks call",
-                fix="let JAX compile your function as it is",
+                cause=cause,
+                fix=fix,
             )
+
+
+def _not_own(
+    answer: Callable[[], list[np.ndarray[Any, Any]] | None], want: Sequence[np.ndarray[Any, Any]]
+) -> tuple[str, str]:
+    """(cause, fix) where the function called on the program's inputs gives the reference's
+    values, which its program does not; ("", "") where it does not (a wrong function)."""
+    if not _agrees(answer(), want):
+        return "", ""
+    return (
+        "your function, called on these inputs, returns the right values, and the program "
+        "your module handed over for this check does not: it is not the program of your "
+        "function",
+        "let JAX compile your function as it is",
+    )

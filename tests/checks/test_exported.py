@@ -37,13 +37,30 @@ def test_the_judge_reads_the_structure_of_the_program_it_ran():
 
 
 def test_a_program_with_the_structure_and_the_wrong_values_fails():
-    with pytest.raises(CheckFailure, match="the values of the grader's reference"):
+    with pytest.raises(CheckFailure, match="the values of the grader's reference") as info:
         exported.checked(
             piecewise_cond,
             (np.float32(1.5),),
             what="piecewise(x)",
             reference=lambda x: _ref_piecewise(x) + 1,
         )
+    # the function itself returns the program's values: a wrong function, no other program
+    assert "likely cause" not in str(info.value)
+
+
+def two_faced(x):
+    """Right when called, another computation when traced for its program."""
+    if isinstance(x, jax.core.Tracer):
+        return x * 0.0
+    return _ref_piecewise(x)
+
+
+def test_a_program_other_than_the_functions_own_is_named():
+    with pytest.raises(CheckFailure, match="the values of the grader's reference") as info:
+        exported.checked(
+            two_faced, (np.float32(1.5),), what="piecewise(x)", reference=_ref_piecewise
+        )
+    assert "it is not the program of your function" in str(info.value)
 
 
 def test_inputs_are_drawn_by_the_judge_in_the_domain_of_the_arguments():
@@ -105,6 +122,7 @@ def test_callbacks_that_feed_values_back_are_refused():
         with pytest.raises(CheckFailure, match="the grader refused the program") as info:
             exported.checked(fn, (np.float32(1.5),), what="f(x)", reference=lambda x: 2 * x + 1)
         assert "host callback" in str(info.value) and "pure_callback" in str(info.value)
+        assert "the function calls back into Python" in str(info.value)
 
 
 def _nested_cases(depth):
@@ -272,3 +290,20 @@ def test_the_checks_own_inputs_are_used_and_must_keep_the_shapes():
 def test_without_a_reference_the_program_is_returned_unrun():
     program = exported.checked(piecewise_cond, (np.float32(1.5),), what="piecewise(x)")
     assert program.ops["case"] == 1
+
+
+@pytest.mark.parametrize(
+    ("why", "named"),
+    [
+        ("it contains a host callback (JAX cannot export one)", True),
+        (
+            "it contains a custom call to `xla_ffi_python_cpu_callback` (a host callback or foreign code)",
+            True,
+        ),
+        ("it contains a custom call to `evil_target` (a host callback or foreign code)", False),
+        ("its signature is not the judge's arguments: expected ['f32[]'], found ['f64[]']", False),
+        ("the argument layout is malformed", False),
+    ],
+)
+def test_a_refusal_names_a_callback_only_where_it_shows_one(why, named):
+    assert bool(exported._refused_cause(why)) is named
