@@ -443,8 +443,8 @@ def test_init_like_08(student: Remote) -> None:
                 expected="all zeros, as 08's init_params",
                 observed=f"{np.count_nonzero(bias)} of {bias.size} entries nonzero",
                 cause=(
-                    f"{np.unique(bias).size} of the {bias.size} biases differ from each "
-                    "other: they were drawn at random like the weights, not started at zero"
+                    f"the {bias.size} biases hold {np.unique(bias).size} distinct values: "
+                    "they were drawn at random like the weights, not started at zero"
                     if np.unique(bias).size >= max(3, bias.size // 2)
                     else ""
                 ),
