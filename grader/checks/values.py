@@ -38,6 +38,7 @@ class Difference:
     expected: str
     observed: str
     cause: str = ""
+    fix: str = ""
 
 
 def _leaf_name(path: Any) -> str:
@@ -131,7 +132,6 @@ def _leaf_difference(
         return Difference(
             f"{e_kind} values (dtype {_format.produced_dtype(e.dtype)}){where}",
             f"{a_kind} values (dtype {a.dtype})",
-            "a cast, an integer literal or a comparison changed the dtype",
         )
     if a_kind in ("bool", "integer"):
         bad = a != e
@@ -146,8 +146,7 @@ def _leaf_difference(
                 f"finite values{where}",
                 f"{int(mask.sum())} of {a.size} values are NaN/inf; first {what} at index {idx} "
                 f"(expected {_format.show(shown[idx])})",
-                "a division by zero, a log/sqrt of a non-positive number, or an overflow "
-                "(e.g. exp of a large logit)",
+                fix=_NONFINITE_FIX,
             )
         bad = ~np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
     if not bad.any():
@@ -166,6 +165,12 @@ def _leaf_difference(
         f"{idx}: {_format.show(a[idx])} instead of {_format.show(shown[idx])}; max abs error "
         f"{float(abs_err.max()):.3g}{rel_text}",
     )
+
+
+_NONFINITE_FIX = (
+    "look for what can produce NaN or inf there: a division by zero, a log or sqrt of a "
+    "non-positive number, an exp that overflows (`jax.nn.log_softmax`/`logsumexp` do not)"
+)
 
 
 def _first(mask: np.ndarray[Any, Any]) -> tuple[int, ...]:
@@ -197,7 +202,7 @@ def assert_close(
             expected=found.expected,
             observed=found.observed,
             cause=cause or diagnose.first(actual, expected, *diagnostics) or found.cause,
-            fix=fix,
+            fix=fix or found.fix,
         )
 
 
@@ -247,7 +252,7 @@ def _shape_cause(got: tuple[int, ...], wanted: tuple[int | None, ...]) -> str:
     if len(got) == len(wanted) > 1 and all(
         s is None or s == g for s, g in zip(wanted, reversed(got), strict=True)
     ):
-        return "the axes are in the reverse order: the result is transposed"
+        return "the axes are in the reverse order of the expected shape"
     return ""
 
 
@@ -270,10 +275,8 @@ def assert_finite(tree: Any, *, what: str, cause: str = "", fix: str = "") -> No
                 expected="no NaN or inf",
                 observed=f"{int(bad.sum())} of {arr.size} values{where} are NaN/inf; first at "
                 f"index {idx}: {_format.show(arr[idx])}",
-                cause=cause
-                or "a division by zero, a log/sqrt of a non-positive number, or an "
-                "overflow such as exp of a large logit (use `jax.nn.log_softmax`/`logsumexp`)",
-                fix=fix,
+                cause=cause,
+                fix=fix or _NONFINITE_FIX,
             )
 
 
@@ -471,5 +474,5 @@ def _search_failure(
         expected=f"{call} == {_format.show(_format.as_produced(found.expected_out))}",
         observed=f"{call} gave {found.text.observed}",
         cause=cause or found.text.cause,
-        fix=fix,
+        fix=fix or found.text.fix,
     )

@@ -213,7 +213,7 @@ def test_the_search_diagnoses_its_smallest_input():
 @pytest.mark.parametrize(
     ("got", "wanted", "cause"),
     [
-        ((4, 3), (3, 4), "the axes are in the reverse order: the result is transposed"),
+        ((4, 3), (3, 4), "the axes are in the reverse order of the expected shape"),
         ((4,), (None, 4), "one axis too few"),
         ((2, 3, 1), (2, 3), "one axis too many"),
         ((2, 3), (3, 3), ""),  # a size differs: the shapes show no more than that
