@@ -106,7 +106,7 @@ def test_module_state_is_impure_even_with_right_values(graded):
     assert "the global `LR_HISTORY` grew" in g.message("test_tree_sgd_pure")
     norm = g.message("test_global_norm_jit")
     assert "during the first (tracing) call the global `TRACES`" in norm
-    assert "only at trace time" in norm
+    assert "runs only while jit traces it" in norm
 
 
 @pytest.mark.slow
