@@ -11,6 +11,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from grader.probes import _calls
@@ -109,13 +110,25 @@ class RecordingStep:
 @probe
 def timer_calls(timer: Callable[..., Any], state: Any, batch: Any, n_steps: int) -> dict[str, Any]:
     """In the sandbox: `timer(recording_step, state, batch, n_steps)`, and how it called the
-    step: the states it passed, whether each call got the previous call's result (the very
-    object) and whether each got the very batch the timer was given."""
+    step: the states it passed, whether each call got the previous call's result and whether
+    each got the batch the timer was given (the very object, or a copy of its values: the
+    recording step's state grows by one on every call, so a copy of an older state differs)."""
     rec = RecordingStep()
     reported = _calls.attempt(lambda: timer(rec, state, batch, n_steps))
     return {
         "reported": reported,
         "inputs": list(rec.inputs),
-        "chained": [rec.inputs[k] is rec.outputs[k - 1] for k in range(1, len(rec.inputs))],
-        "same_batch": [b is batch for b in rec.batches],
+        "chained": [_same(rec.inputs[k], rec.outputs[k - 1]) for k in range(1, len(rec.inputs))],
+        "same_batch": [_same(b, batch) for b in rec.batches],
     }
+
+
+def _same(got: Any, want: Any) -> bool:
+    """`got` is `want`, or an array of its shape, dtype and values (a copy of it)."""
+    if got is want:
+        return True
+    try:
+        a, b = np.asarray(got), np.asarray(want)
+    except Exception:
+        return False
+    return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))

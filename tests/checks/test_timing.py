@@ -151,11 +151,13 @@ def test_a_timer_that_does_not_feed_the_state_fails():
     with pytest.raises(CheckFailure, match="state = step_fn") as info:
         timing.assert_chains_state(time_steps_unchained, what="time_steps", n_steps=3)
     assert "call 3 got the state the timer was given, not call 2's result" in str(info.value)
-    # a timer that feeds a copy of the returned state fails the identity check, but neither
-    # the initial state nor a repeated one is what the step got: no cause is named
-    with pytest.raises(CheckFailure, match="not call 2's result") as info:
-        timing.assert_chains_state(time_steps_copied_state, what="time_steps", n_steps=3)
-    assert "likely cause" not in str(info.value).lower()
+
+
+def test_a_timer_that_feeds_a_copy_of_the_returned_state_passes():
+    # the spec asks that each returned state be fed into the next call: a copy of it (another
+    # object, the same values) is that state, and the steps are chained
+    rec = timing.assert_chains_state(time_steps_copied_state, what="time_steps", n_steps=3)
+    assert rec.chained == [True, True, True]
 
 
 def test_jit_speedup_reports_compile_separately():
