@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from grader.checks import calls, values
 from grader.checks.failure import explainable, fail
@@ -103,6 +103,21 @@ def _require_no_side_effect(seen: Mapping[str, Any], checked: str) -> None:
             raise fail(checked, expected=expected, observed=observed, cause=cause, fix=fix)
 
 
+def _leaked(checked: str, leak: str) -> NoReturn:
+    """Fail: a traced value outlived the trace (`jax.checking_leaks` saw `leak`)."""
+    __tracebackhide__ = True
+    fail(
+        checked,
+        expected="no traced value outlives the trace",
+        observed=f"a traced value was stored outside the function while tracing "
+        f"(jax.checking_leaks: {leak})",
+        cause="a traced value was stored outside the function while jit traced it: what "
+        "is kept is a tracer, not a value, and the store runs once, at trace time",
+        fix="return the value instead of storing it (in a list, a global or an attribute); "
+        "for logging use `jax.debug.print` / `jax.debug.callback`",
+    )
+
+
 def _rename(text: str, names: list[str]) -> str:
     """`the input[0][0][2]` -> `argument `x`[2]`."""
     for i, name in enumerate(names):
@@ -136,16 +151,7 @@ def assert_no_trace_side_effects(
         observe_tracing, client.handle(fn), tuple(args), tuple(static_argnames), module
     )
     if seen["leak"]:
-        raise fail(
-            checked,
-            expected="no traced value outlives the trace",
-            observed=f"a traced value was stored outside the function while tracing "
-            f"(jax.checking_leaks: {seen['leak']})",
-            cause="a traced value was stored outside the function while jit traced it: what "
-            "is kept is a tracer, not a value, and the store runs once, at trace time",
-            fix="return the value instead of storing it (in a list, a global or an attribute); "
-            "for logging use `jax.debug.print` / `jax.debug.callback`",
-        )
+        _leaked(checked, str(seen["leak"]))
     out = calls.observed(
         seen["out"],
         checked=checked,

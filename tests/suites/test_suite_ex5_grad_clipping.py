@@ -135,16 +135,20 @@ def test_dropped_optimizer_state_is_seen_in_the_trajectory(graded):
 @pytest.mark.slow
 def test_batches_from_the_global_numpy_rng(graded):
     g = graded("numpy_shuffle")
-    g.assert_statuses(failed={"test_train_key_use", "test_norms_pre_clip"})
+    # test_norms_pre_clip compares the first norms of two runs, whose batches come from the
+    # global RNG's state at each run: it fails where the two states differ (graded alone),
+    # and its verdict is not what this fixture is about
+    assert g.status("test_train_key_use") == "failed"
     message = g.message("test_train_key_use")
     assert "NumPy's and Python's global RNGs moved in between" in message
     # named where the raw key of the same bits, after the same reseeding, repeats the run
     assert "the run depends on NumPy's or Python's global RNG" in g.cause("test_train_key_use")
     assert "np.random.permutation" in message  # the fix
-    # the two digits runs differ at step 0: no cause (what differs is not measured), and
-    # the fix points at the key
-    assert g.cause("test_norms_pre_clip") == ""
-    assert "np.random" in g.message("test_norms_pre_clip")
+    # where the two digits runs differ at step 0: no cause (what differs is not measured),
+    # and the fix points at the key
+    if g.status("test_norms_pre_clip") == "failed":
+        assert g.cause("test_norms_pre_clip") == ""
+        assert "np.random" in g.message("test_norms_pre_clip")
 
 
 @pytest.mark.slow
