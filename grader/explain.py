@@ -213,7 +213,7 @@ def _binary(found: re.Match[str], at: str, code: str) -> Explanation:
     op, left, right = found.group(1), _shape(found.group(2)), _shape(found.group(3))
     return Explanation(
         cause=f"{_operands(op, code)}{at} have shapes {_text(left)} and {_text(right)}: "
-        f"{_mismatch([left, right])}",
+        f"{_mismatch([left, right], code)}",
         fix=_BROADCAST_FIX,
     )
 
@@ -223,7 +223,7 @@ def _many(found: re.Match[str], at: str, code: str) -> Explanation:
     shapes = [_shape(s) for s in re.findall(_SHAPE, found.group(1))]
     return Explanation(
         cause=f"the arrays combined{at} have shapes {_join([_text(s) for s in shapes])}: "
-        f"{_mismatch(shapes)}",
+        f"{_mismatch(shapes, code)}",
         fix=_BROADCAST_FIX,
     )
 
@@ -357,8 +357,12 @@ def _axis(k: int) -> str:
     return {1: "last axis", 2: "second-to-last axis"}.get(k, f"axis -{k}")
 
 
-def _mismatch(shapes: list[tuple[int, ...]]) -> str:
-    """Why `shapes` do not broadcast, axis by axis from the right."""
+_REDUCTION = re.compile(r"\b(?:mean|sum|std|var|max|min|prod)\(")
+
+
+def _mismatch(shapes: list[tuple[int, ...]], code: str = "") -> str:
+    """Why `shapes` do not broadcast, axis by axis from the right; `code`, the student's line,
+    where a reduction on it without `keepdims` explains a shorter operand."""
     width = max(len(s) for s in shapes)
     for k in range(1, width + 1):
         sizes = [s[-k] for s in shapes if len(s) >= k]
@@ -374,9 +378,11 @@ def _mismatch(shapes: list[tuple[int, ...]]) -> str:
             longer = [s for s in shapes if len(s) == width]
             if shorter and any(d in longer[0][:-1] for d in shorter[0][-1:]):
                 why += (
-                    f"; the shorter one, {_text(shorter[0])}, lines up with the last axis: a "
-                    "reduction without `keepdims=True`, or a missing `[:, None]`?"
+                    f"; the shorter one, {_text(shorter[0])}, lines up with the last axis, "
+                    f"while its size is that of an earlier axis of {_text(longer[0])}"
                 )
+                if _REDUCTION.search(code) and "keepdims" not in code:
+                    why += ": the reduction on this line drops its axis (no `keepdims=True`)"
             elif len(shapes) == 2 and shapes[0] == shapes[1][::-1]:
                 why += "; one is the other transposed"
             return why

@@ -115,6 +115,20 @@ def test_a_reduction_without_keepdims_is_named() -> None:
     assert "keepdims=True" in found.cause
 
 
+def subtract_per_row(x, per_row):  # type: ignore[no-untyped-def]
+    return x - per_row
+
+
+def test_a_shorter_operand_without_a_reduction_on_the_line_names_no_keepdims() -> None:
+    # the same shapes as above, but no reduction on the line: nothing says keepdims was
+    # dropped (the shorter array may come from anywhere: integer labels, a wrong slice)
+    found = explain(_student_raised(subtract_per_row, jnp.ones((4, 3)), jnp.ones(4)))
+    assert found is not None
+    assert "have shapes (4, 3) and (4,)" in found.cause
+    assert "lines up with the last axis" in found.cause
+    assert "keepdims" not in found.cause
+
+
 def forward_with_transposed_weights(x, w):  # type: ignore[no-untyped-def]
     return jax.nn.relu(x @ w)
 

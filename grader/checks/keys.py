@@ -152,7 +152,7 @@ def assert_varies_with_key(
             f"{what} changes with the key",
             expected="different outputs for jax.random.key(0) and jax.random.key(1)",
             observed=f"identical outputs: {_format.show(a)}",
-            cause="the key argument is ignored: jax.random.key(0) and jax.random.key(1) give "
+            cause="the result does not change with the key: jax.random.key(0) and jax.random.key(1) give "
             "the same result",
             fix="derive every random draw from the key argument (split it as needed), not from "
             "a key made inside the function",
