@@ -213,7 +213,7 @@ def _binary(found: re.Match[str], at: str, code: str) -> Explanation:
     op, left, right = found.group(1), _shape(found.group(2)), _shape(found.group(3))
     return Explanation(
         cause=f"{_operands(op, code)}{at} have shapes {_text(left)} and {_text(right)}: "
-        f"{_mismatch([left, right], code)}",
+        f"{_mismatch([left, right], code if _on_line(op, code) else '')}",
         fix=_BROADCAST_FIX,
     )
 
@@ -223,7 +223,7 @@ def _many(found: re.Match[str], at: str, code: str) -> Explanation:
     shapes = [_shape(s) for s in re.findall(_SHAPE, found.group(1))]
     return Explanation(
         cause=f"the arrays combined{at} have shapes {_join([_text(s) for s in shapes])}: "
-        f"{_mismatch(shapes, code)}",
+        f"{_mismatch(shapes, code if _combines(code) else '')}",
         fix=_BROADCAST_FIX,
     )
 
@@ -331,6 +331,21 @@ def _operands(op: str, code: str) -> str:
     return f"the operands of {spelled}"
 
 
+def _on_line(op: str, code: str) -> bool:
+    """The student's line itself applies `op` (its operator or its jnp function), rather than
+    a library function called there."""
+    symbol, function = _OPERATORS.get(op, ("", f"`{op}`"))
+    if symbol and _has_operator(code, symbol):
+        return True
+    return function.startswith("jnp.") and function.split(".")[1] in code
+
+
+def _combines(code: str) -> bool:
+    """The student's line itself combines arrays element-wise (an operator or a jnp
+    element-wise function), rather than only calling a library function that does."""
+    return any(_on_line(op, code) for op in _OPERATORS)
+
+
 def _has_operator(code: str, symbol: str) -> bool:
     if symbol == "*":
         return re.search(r"(?<![*])\*(?![*=])", code) is not None
@@ -361,8 +376,9 @@ _REDUCTION = re.compile(r"\b(?:mean|sum|std|var|max|min|prod)\(")
 
 
 def _mismatch(shapes: list[tuple[int, ...]], code: str = "") -> str:
-    """Why `shapes` do not broadcast, axis by axis from the right; `code`, the student's line,
-    where a reduction on it without `keepdims` explains a shorter operand."""
+    """Why `shapes` do not broadcast, axis by axis from the right; `code`, the student's line
+    that combines them itself, where a reduction on it without `keepdims` explains a shorter
+    operand."""
     width = max(len(s) for s in shapes)
     for k in range(1, width + 1):
         sizes = [s[-k] for s in shapes if len(s) >= k]

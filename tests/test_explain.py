@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from grader.explain import explain
+from grader.explain import explain, shape_error
 from grader.sandbox import client
 from grader.sandbox.client import StudentError
 
@@ -127,6 +127,18 @@ def test_a_shorter_operand_without_a_reduction_on_the_line_names_no_keepdims() -
     assert "have shapes (4, 3) and (4,)" in found.cause
     assert "lines up with the last axis" in found.cause
     assert "keepdims" not in found.cause
+
+
+def test_a_reduction_around_a_call_that_raised_names_no_keepdims() -> None:
+    # JAX's message for a library call on the student's line (optax.softmax_cross_entropy
+    # given integer labels): the line reduces, but the operands were combined inside the
+    # library, and the mean only takes its result: no keepdims was dropped there
+    message = "Incompatible shapes for broadcasting: shapes=[(8,), (8, 10)]"
+    library = shape_error(message, (99, "return jnp.mean(optax.softmax_cross_entropy(logits, y))"))
+    assert library is not None and "lines up with the last axis" in library.cause
+    assert "keepdims" not in library.cause
+    own = shape_error(message, (7, "return x - x.mean(axis=1)"))
+    assert own is not None and "no `keepdims=True`" in own.cause
 
 
 def forward_with_transposed_weights(x, w):  # type: ignore[no-untyped-def]
