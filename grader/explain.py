@@ -82,7 +82,8 @@ EXPLANATIONS: dict[str, Explanation] = {
         also=(("jnp.where", "`jnp.where(mask, x, 0)`"),),
     ),
     "NotImplementedError": Explanation(
-        cause="this function is still the stub",
+        cause="the function raised NotImplementedError, which the stub raises until its body "
+        "is written",
         fix="replace the `raise NotImplementedError` under the TODO with your implementation",
     ),
     "MemoryError": Explanation(

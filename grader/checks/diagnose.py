@@ -656,9 +656,12 @@ def arity_cause(actual: Any, expected: Any) -> str:
     """A tuple or list of outputs whose length is not the reference's, or ""."""
     both = isinstance(actual, tuple | list) and isinstance(expected, tuple | list)
     if both and len(actual) != len(expected):
+        gap = abs(len(actual) - len(expected))
+        outputs = "output" if gap == 1 else "outputs"
+        which = "missing from" if len(actual) < len(expected) else "too many in"
         return (
-            f"{len(actual)} outputs returned where {len(expected)} are expected: an output "
-            "missing or one too many in the returned tuple"
+            f"{len(actual)} outputs returned where {len(expected)} are expected: {gap} "
+            f"{outputs} {which} the returned tuple"
         )
     return ""
 

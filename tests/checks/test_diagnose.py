@@ -347,8 +347,11 @@ def test_a_true_divide_by_n_on_two_sizes_is_named():
 def test_a_wrong_number_of_outputs_is_named_by_its_arity():
     found = values.difference((LOSS, GRAD, GRAD), (LOSS, GRAD))
     assert found is not None and found.cause.startswith("3 outputs returned where 2")
+    assert "1 output too many in the returned tuple" in found.cause
     found = values.difference([LOSS], (LOSS, GRAD))
     assert found is not None and found.cause.startswith("1 outputs returned where 2")
+    assert "1 output missing from the returned tuple" in found.cause
+    assert " or " not in found.cause
     assert diagnose.arity_cause((LOSS, GRAD), [LOSS, GRAD]) == ""  # same length
     assert diagnose.arity_cause(GRAD, (LOSS, GRAD)) == ""  # not a tuple: no arity
     found = values.difference([LOSS, GRAD], (LOSS, GRAD))

@@ -9,70 +9,23 @@ fires (what the check observed, or what that observation entails within the spec
 without a row fails here, so a new guess cannot slip in unreviewed; a row whose words no
 literal holds any more fails too, so the table does not keep causes the suites dropped.
 
-Causes computed by `grader.checks.diagnose` (confirmed against the reference) and texts a
-suite builds in a helper function are outside this reading; the confirmed ones are graded
-on their fixtures by test_causes_table.py.
+Causes computed by `grader.checks.diagnose` (confirmed against the reference) are outside
+this reading; the confirmed ones are graded on their fixtures by test_causes_table.py. The
+texts a suite builds in a helper function, and those the check kinds write, are read by
+test_cause_texts.py (the reader of both: cause_reader.py).
 """
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
+from cause_reader import literals
 from harness import REPO
 from test_causes_table import _table
 
 DOC = REPO / "docs" / "causes.md"
 SUITES = REPO / "grader" / "suites"
 HEADING = "## Causes stated from what a check observes"
-
-
-def _text(node: ast.expr, constants: dict[str, str]) -> str | None:
-    """The text of a string literal, an f-string (its fields as {}), a module constant or a
-    sum of those; None for anything computed."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.JoinedStr):
-        return "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
-    if isinstance(node, ast.Name):
-        return constants.get(node.id)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _text(node.left, constants), _text(node.right, constants)
-        return None if left is None or right is None else left + right
-    return None
-
-
-def _branches(node: ast.expr) -> list[ast.expr]:
-    """`a if c else b` and `a or b` give each of their texts."""
-    if isinstance(node, ast.IfExp):
-        return _branches(node.body) + _branches(node.orelse)
-    if isinstance(node, ast.BoolOp):
-        return [leaf for value in node.values for leaf in _branches(value)]
-    return [node]
-
-
-def literals(path: Path) -> list[tuple[int, str]]:
-    """(line, text with its whitespace folded) of each literal cause in the suite at `path`."""
-    tree = ast.parse(path.read_text())
-    constants: dict[str, str] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            text = _text(node.value, {})
-            if isinstance(target, ast.Name) and text is not None:
-                constants[target.id] = text
-    found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        for keyword in node.keywords:
-            if keyword.arg != "cause":
-                continue
-            for branch in _branches(keyword.value):
-                text = _text(branch, constants)
-                if text and text.strip():
-                    found.append((branch.lineno, " ".join(text.split())))
-    return found
 
 
 def rows(doc: Path = DOC) -> list[tuple[str, str, str, str]]:
