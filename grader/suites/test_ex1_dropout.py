@@ -27,7 +27,11 @@ it), and an accuracy of 1.0 after one epoch on all-zero inputs of one label (onl
 bias learns there, so the trained network predicts that label; an untrained one, or one
 evaluated with another forward pass, does not). Only the dropout run uses `rate`, so with
 one key the run without dropout gives one accuracy for rate=0.5 and rate=0.0 (one epoch
-each: a run that trains through dropout too moves by tens of points there).
+each: a run that trains through dropout too moves by tens of points there). The same
+training on zero inputs judged on test rows of another label gives 0.0 (the accuracy is the
+test set's, not the training set's 1.0), and at rate=0.0 on 128 training rows, one batch per
+epoch whatever the batching, the two runs are one training from the same params: their
+accuracies on a grid of test points agree (two inits put them hundreds of points apart).
 """
 
 from functools import cache
@@ -1114,3 +1118,112 @@ def test_compare_without_ignores_rate(student: Remote) -> None:
         fix="train the run without dropout with the plain forward pass (or "
         "forward_with_dropout(..., train=False)), and pass rate only to the dropout run",
     )
+
+
+OTHER_LABEL = 7
+
+
+@cache
+def _constant_data_other_test_labels() -> tuple[Any, ...]:
+    """_constant_data's training rows (all-zero inputs, every label ZERO_LABEL) with test rows
+    that are the same all-zero inputs labelled OTHER_LABEL: the network trained there predicts
+    ZERO_LABEL for every row, so its test accuracy is 0.0 and its training accuracy 1.0."""
+    x_train, y_train, x_test, _ = _constant_data()
+    return x_train, y_train, x_test, np.full(len(x_test), OTHER_LABEL, np.int32)
+
+
+@check(
+    "compare_dropout measures its accuracies on the test set",
+    points=1,
+    hint="Which two arrays of data are the test set, and which rows does your accuracy read?",
+    nudge="data is (x_train, y_train, x_test, y_test): train on the first two, and take each "
+    "run's accuracy on the last two.",
+    spec="`compare_dropout(key, data, rate=0.5, n_epochs=10)` -> `{'with_dropout': test_acc, "
+    "'without_dropout': test_acc}` (Python floats; the same data format as 08's `train` ... "
+    "each accuracy is the trained params' test accuracy under the plain forward pass",
+    requires=("test_compare_trained",),
+)
+def test_compare_test_set(student: Remote) -> None:
+    # the training of test_compare_trained (same key, same training rows: the same params,
+    # which predict ZERO_LABEL for an all-zero input) judged on test labels it never saw
+    call = (
+        f"compare_dropout(key, data, n_epochs=1) on all-zero inputs, every training label "
+        f"{ZERO_LABEL} and every test label {OTHER_LABEL}"
+    )
+    result = student.compare_dropout(
+        jax.random.key(1), _constant_data_other_test_labels(), n_epochs=1
+    )
+    accuracies = _accuracies(result, call)
+    for name, acc in accuracies.items():
+        if acc > 0.001:
+            raise fail(
+                f"{call}: ['{name}']",
+                expected=f"0.0: the same training as with test label {ZERO_LABEL} (where "
+                f"the accuracy is 1.0) predicts label {ZERO_LABEL} for every row, and no "
+                f"test row has that label (its accuracy on the training rows is 1.0)",
+                observed=f"{acc:.4f}",
+                fix="take each accuracy on data's test arrays: accuracy(params, x_test, "
+                "y_test), with x_test, y_test = data[2], data[3]",
+            )
+
+
+SAME_START_INPUTS = 64
+SAME_START_GRID = 100
+# test points that differ only by float rounding can flip near a decision boundary: params
+# perturbed by 1e-4 relative (a thousand times float32's rounding) flipped at most 6 of
+# 40,000 such points (1.5 of these 10,000); two independent inits put the accuracies 0.0005
+# or less apart in 23 of 4,950 pairs (0.5%), half of the pairs 600 points or more apart
+SAME_START_TOL = 5 / SAME_START_GRID**2
+
+
+@cache
+def _one_batch_data() -> tuple[Any, ...]:
+    """128 training rows (one batch per epoch, whatever the batching) and a test set of
+    SAME_START_GRID^2 points on a grid in a plane through the origin, labelled by their
+    distance from it (labels 0 to 9 on rings whose shares double from one label to the next):
+    the test accuracy of a barely trained network reads the share of the plane it gives each
+    class, which two random initialisations set apart."""
+    rng = np.random.default_rng(43)
+    plane = np.linalg.qr(rng.normal(size=(SAME_START_INPUTS, 2)))[0].T
+    axis = np.linspace(-1.0, 1.0, SAME_START_GRID)
+    s, t = (a.ravel() for a in np.meshgrid(axis, axis))
+    x_test = 3.0 * (s[:, None] * plane[0] + t[:, None] * plane[1])
+    order = np.argsort(np.hypot(s, t), kind="stable")
+    shares = 2.0 ** np.arange(10)
+    edges = np.round(np.cumsum(shares / shares.sum()) * len(s)).astype(int)
+    y_test = np.empty(len(s), np.int32)
+    y_test[order] = np.minimum(np.searchsorted(edges, np.arange(len(s)), side="right"), 9)
+    x_train = 0.4 * rng.normal(size=(128, SAME_START_INPUTS))
+    y_train = rng.integers(0, 10, 128).astype(np.int32)
+    return x_train.astype(np.float32), y_train, x_test.astype(np.float32), y_test
+
+
+@check(
+    "compare_dropout starts both runs from the same initial params",
+    points=1,
+    hint="Where are the initial params made: once for both runs, or once per run?",
+    nudge="Initialise once and start both runs from those params: at rate=0.0 the two runs "
+    "then train alike.",
+    spec="Both runs train as 08's `train` does (Adam 1e-3, batches of 128 reshuffled each "
+    "epoch with a fresh key) from the same initial params, the dropout run through "
+    "`forward_with_dropout(..., rate=rate, train=True)` ... `rate` is in [0, 1)",
+    requires=("test_compare",),
+)
+def test_compare_same_start(student: Remote) -> None:
+    call = (
+        "compare_dropout(key, data, rate=0.0, n_epochs=1) on 128 training rows (one batch "
+        f"per epoch) and {SAME_START_GRID**2:,} test points"
+    )
+    result = student.compare_dropout(jax.random.key(4), _one_batch_data(), rate=0.0, n_epochs=1)
+    acc = _accuracies(result, call)
+    apart = abs(acc["with_dropout"] - acc["without_dropout"])
+    if apart > SAME_START_TOL:
+        raise fail(
+            f"{call}: 'with_dropout' against 'without_dropout'",
+            expected=f"the same accuracy (within {SAME_START_TOL:.4f}): at rate=0.0 dropout "
+            "keeps every unit, and one batch holds every training row, so both runs take the "
+            "same Adam step from the same initial params",
+            observed=f"{acc['with_dropout']:.4f} with dropout, {acc['without_dropout']:.4f} "
+            f"without ({round(apart * SAME_START_GRID**2)} test points apart)",
+            fix="make the initial params once, before the two runs, and train each run from them",
+        )

@@ -7,7 +7,7 @@ from harness import lesson_files
 from grader.catalog import read_suite
 
 LESSON = "ex1_dropout"
-MAX_SCORE = 23
+MAX_SCORE = 25
 HIDDEN = {"test_dropout_independent", "test_dropout_pure", "test_forward_logits"}
 # the broken fixtures leave compare_dropout unwritten (it trains twice)
 COMPARE = {
@@ -15,6 +15,8 @@ COMPARE = {
     "test_compare_defaults_and_key",
     "test_compare_trained",
     "test_compare_without_ignores_rate",
+    "test_compare_test_set",
+    "test_compare_same_start",
 }
 # Properties of dropout, judged once its values (rate and scale) are right.
 DROPOUT_GATED = {
@@ -249,7 +251,8 @@ def test_compare_measuring_another_network_than_the_trained_one(graded):
     # on digits the accuracy of forward with the last bias negated stays plausible; on zero
     # inputs of one label the trained network's is 1.0 and the negated bias's 0.0
     g = graded("eval_minus_bias")
-    g.assert_statuses(failed={"test_compare_trained"})
+    g.assert_statuses(failed={"test_compare_trained", "test_compare_test_set"})
+    assert g.results["test_compare_test_set"]["blocked_by"] == "test_compare_trained"
     message = g.message("test_compare_trained")
     assert "the network whose accuracy is reported does not predict label 3" in message
     assert "0.0000" in message
@@ -295,3 +298,31 @@ def test_three_masks_are_put_on_the_logits_only_when_the_logits_show_it(graded):
 def test_an_eval_dropout_that_scales_is_said_to_scale(graded):
     g = graded("eval_scaled")
     g.assert_fails("test_dropout_eval", cause="every unit is 0.7 times x: the output is scaled")
+
+
+@pytest.mark.slow
+def test_compare_measuring_on_the_training_set(graded):
+    # the accuracies taken on (x_train, y_train): on digits they stay plausible, and on zero
+    # inputs whose test rows carry the training label too they are 1.0 as they should be;
+    # with the test rows labelled 7 instead of the training label 3 the test accuracy is 0.0
+    # and the training set's 1.0
+    g = graded("accuracy_on_training_set")
+    g.assert_statuses(failed={"test_compare_test_set"})
+    message = g.message("test_compare_test_set")
+    assert "every training label 3 and every test label 7" in message
+    assert "observed: 1.0000" in message
+    assert "likely cause" not in message
+    assert "x_test, y_test = data[2], data[3]" in message
+
+
+@pytest.mark.slow
+def test_compare_starting_the_runs_from_different_params(graded):
+    # the init key split once per run: at rate=0.0 on one batch of 128 rows the two runs
+    # are the same training from two starts, hundreds of the 10,000 test points apart
+    g = graded("init_key_per_run")
+    g.assert_statuses(failed={"test_compare_same_start"})
+    message = g.message("test_compare_same_start")
+    assert "rate=0.0, n_epochs=1) on 128 training rows" in message
+    assert "test points apart" in message
+    assert "likely cause" not in message
+    assert "make the initial params once" in message
