@@ -32,7 +32,7 @@ from grader.checks import jit, keys, purity, values  # noqa: E402
 from grader.checks.failure import fail  # noqa: E402
 from grader.sandbox import client  # noqa: E402
 from grader.sandbox.client import Remote  # noqa: E402
-from grader.suites._shared import FLOAT32, once  # noqa: E402
+from grader.suites._shared import FLOAT32, for_the_cache, once  # noqa: E402
 
 inputs = importlib.import_module("grader.inputs.11_frameworks")
 
@@ -77,9 +77,42 @@ def _derives(seen: Any, cls: type) -> bool:
 # -- Flax -------------------------------------------------------------------------------------
 
 
+@for_the_cache
+def _flax_programs_cached() -> None:
+    """Build and run the lesson's FlaxMLP in the judge, once, as the checks have the
+    student's built and run (init from key 0 on a batch of one, apply to batches of _N and
+    1): with a judge compilation cache, the programs of its eager ops (the initializers'
+    truncated normals, ~0.5 s each to compile, the matmuls, adds and relus) are in it, and a
+    submission built as the lesson shows loads them instead of compiling them."""
+
+    class Lesson(flax_linen.Module):  # type: ignore[misc,name-defined]  # flax: Any here
+        @flax_linen.compact  # type: ignore[untyped-decorator]
+        def __call__(self, x: Any) -> Any:
+            x = flax_linen.relu(flax_linen.Dense(256)(x))
+            x = flax_linen.relu(flax_linen.Dense(128)(x))
+            return flax_linen.Dense(10)(x)
+
+    model = Lesson()
+    variables = model.init(jax.random.key(0), jnp.ones((1, 784)))
+    jax.block_until_ready([model.apply(variables, _batch(n)) for n in (_N, 1)])  # type: ignore[no-untyped-call]  # untyped in jax
+
+
+@for_the_cache
+def _equinox_programs_cached() -> None:
+    """The lesson's eqx.nn.MLP built in the judge, once, from key 0 and called as the checks
+    call the student's (one example, then jax.vmap over _N_EQX): its uniform draws (~0.2 s
+    each to compile) and eager ops are then in the judge's compilation cache."""
+    model = eqx.nn.MLP(
+        in_size=784, out_size=10, width_size=256, depth=2, activation=jax.nn.relu,
+        key=jax.random.key(0),
+    )  # fmt: skip
+    jax.block_until_ready([model(_batch(1)[0]), jax.vmap(model)(_batch(_N_EQX))])  # type: ignore[no-untyped-call]  # untyped in jax
+
+
 def _flax_init(student: Remote) -> Any:
     """FlaxMLP() and its variables from key 0, built once per student: every check reads the
     same model (init's eager ops compile once)."""
+    _flax_programs_cached()
 
     def build() -> Any:
         model = student.FlaxMLP()
@@ -362,6 +395,7 @@ def test_flax_keys_and_jit(student: Remote) -> None:
 
 def _equinox_model(student: Remote) -> Any:
     """make_equinox_mlp(key 0), built once per student and read by every check."""
+    _equinox_programs_cached()
     return once(student, "equinox_model", lambda: student.make_equinox_mlp(jax.random.key(0)))
 
 

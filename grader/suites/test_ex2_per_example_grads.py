@@ -24,6 +24,7 @@ from grader.sandbox.client import Remote, SandboxGone
 from grader.suites._shared import (
     TIGHT,
     Tolerance,
+    for_the_cache,
     labelled_batch,
     mlp_params,
     score_cases,
@@ -75,6 +76,39 @@ def _bound(fn: Any, loss_fn: Any, **kwargs: Any) -> Any:
     run is fast, and a loop-based submission is not made to compile one huge unrolled program
     per check."""
     return client.partial(fn, _sent(loss_fn), **kwargs)
+
+
+# The lesson's MLP and batch of 32 (test_batch_of_32); the linear model's batch of 7
+# (test_matches_loop).
+_LESSON_PARAMS = mlp_params((784, 256, 128, 10), 4, w_std="he", b_std=0.1)
+_LIN_PARAMS = (jnp.asarray([0.5, -1.0, 2.0], jnp.float32), jnp.float32(0.25))
+_LIN_XS = jnp.asarray(np.random.default_rng(2).normal(size=(7, 3)), jnp.float32)
+_LIN_YS = jnp.asarray(np.linspace(-1, 1, 7), jnp.float32)
+
+
+def _lesson_batch_of_32() -> tuple[Any, Any]:
+    rng = np.random.default_rng(5)
+    xs = jnp.asarray(rng.uniform(0, 1, size=(32, 784)), jnp.float32)
+    return xs, jnp.asarray(rng.integers(0, 10, size=32), jnp.int32)
+
+
+@for_the_cache
+def _vmapped_grads_cached() -> None:
+    """Run the lesson's per_example_grads (`jax.vmap(jax.grad(loss_fn), in_axes=(None, 0,
+    0))`) eagerly in the judge, once, on the losses and batches the value checks pass (the
+    small MLP's 12 rows and their first 7 and 9, the lesson MLP's 32, the linear model's
+    7): with a judge compilation cache the batched programs of its eager ops are in it,
+    and a submission that maps the losses as the lesson shows loads them instead of
+    compiling them. The losses are the public ones the sandbox builds (`_sent`)."""
+    cases: list[tuple[Any, ...]] = [
+        (_mlp_loss, _PARAMS, _XS[:n], _YS[:n])
+        for n in (len(_XS), NORMS_SECOND_BATCH, ORDER_SECOND_BATCH)
+    ]
+    cases.append((_mlp_loss, _LESSON_PARAMS, *_lesson_batch_of_32()))
+    cases.append((_linear_loss, _LIN_PARAMS, _LIN_XS, _LIN_YS))
+    jax.block_until_ready(  # type: ignore[no-untyped-call]  # untyped in jax
+        [jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))(*args) for loss, *args in cases]
+    )
 
 
 def _ref_norms(loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
@@ -259,9 +293,8 @@ def _per_example_failure(
     nudge="jax.grad(loss_fn) is the gradient of ONE example's loss; jax.vmap maps it over the examples, and in_axes says which arguments carry the batch (xs, ys) and which are shared by all (params).",
 )
 def test_matches_loop(student: Remote, credit: Credit) -> None:
-    lin_params = (jnp.asarray([0.5, -1.0, 2.0], jnp.float32), jnp.float32(0.25))
-    lin_xs = jnp.asarray(np.random.default_rng(2).normal(size=(7, 3)), jnp.float32)
-    lin_ys = jnp.asarray(np.linspace(-1, 1, 7), jnp.float32)
+    _vmapped_grads_cached()
+    lin_params, lin_xs, lin_ys = _LIN_PARAMS, _LIN_XS, _LIN_YS
 
     def case(loss_fn: Any, params: Any, xs: Any, ys: Any, what: str) -> Any:
         def run() -> None:
@@ -394,10 +427,9 @@ def test_no_growth(student: Remote) -> None:
     nudge="The lesson's network and batch are only bigger shapes: vmap adds the batch axis in front of each of params' leaves, whatever their size.",
 )
 def test_batch_of_32(student: Remote) -> None:
-    params = mlp_params((784, 256, 128, 10), 4, w_std="he", b_std=0.1)
-    rng = np.random.default_rng(5)
-    xs = jnp.asarray(rng.uniform(0, 1, size=(32, 784)), jnp.float32)
-    ys = jnp.asarray(rng.integers(0, 10, size=32), jnp.int32)
+    _vmapped_grads_cached()
+    params = _LESSON_PARAMS
+    xs, ys = _lesson_batch_of_32()
     fn = _bound(student.per_example_grads, _mlp_loss)
     grads = fn(params, xs, ys)
     try:
@@ -442,6 +474,7 @@ def test_batch_of_32(student: Remote) -> None:
     nudge="A global norm is one square root over the squares of every entry of every leaf: reduce each leaf over all its axes but the batch axis, add the leaves, then take the root.",
 )
 def test_norms(student: Remote) -> None:
+    _vmapped_grads_cached()
     fn = _bound(student.per_example_grad_norms, _mlp_loss)
     got = fn(_PARAMS, _XS, _YS)
     expected = _ref_norms(_mlp_loss, _PARAMS, _XS, _YS).astype(np.float32)
@@ -636,6 +669,7 @@ ORDER_SECOND_BATCH = 9  # the second batch size of test_largest_order
     nudge="jnp.argsort orders from smallest to largest; jax.lax.top_k returns the k largest with their indices, largest first.",
 )
 def test_largest_order(student: Remote, credit: Credit) -> None:
+    _vmapped_grads_cached()
     xs, ys = _XS, _YS
     norms = _ref_norms(_mlp_loss, _PARAMS, xs, ys)
     gaps = np.diff(np.sort(norms))
@@ -790,11 +824,14 @@ def test_pure(student: Remote, credit: Credit, gate: Gate) -> None:
             fn = getattr(student, name)
             what = f"{name}(loss_fn, params, xs, ys)"
             purity.assert_pure(fn, args, what=what, module=student)
+            # largest_gradient_examples with test_jittable's k=3: the same program, which
+            # the sandbox's compilation cache then loads
+            k = (3,) if name == "largest_gradient_examples" else ()
             purity.assert_no_trace_side_effects(
                 fn,
-                (_sent(_mlp_loss), _PARAMS, _XS, _YS),
-                static_argnames=("loss_fn",),
-                what=what,
+                (_sent(_mlp_loss), _PARAMS, _XS, _YS, *k),
+                static_argnames=("loss_fn", "k") if k else ("loss_fn",),
+                what=f"{name}(loss_fn, params, xs, ys, k=3)" if k else what,
                 module=student,
             )
 

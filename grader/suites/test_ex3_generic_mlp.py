@@ -23,7 +23,7 @@ from grader.checks import diagnose, jit, keys, purity, values
 from grader.checks.failure import CheckFailure, fail
 from grader.sandbox import client
 from grader.sandbox.client import Remote, StudentError
-from grader.suites._shared import FLOAT32, mlp_params
+from grader.suites._shared import FLOAT32, for_the_cache, mlp_params
 
 LESSON = "ex3_generic_mlp"
 TITLE = "Exercise 3: an MLP of any depth"
@@ -333,6 +333,29 @@ def _check_forward(
 
 
 # -- init_mlp ----------------------------------------------------------------
+
+STRUCTURE_SIZES = ((4, 3), (6, 4, 4, 3), (6, *(4,) * 11, 3))
+INIT_SIZES = (64, 256, 128, 64, 10)
+
+
+@for_the_cache
+def _init_programs_cached() -> None:
+    """Draw in the judge, once, what an init_mlp written as the lesson shows draws for the
+    sizes the init checks pass (a key split into one per layer, each layer's key taken from
+    the split, `jax.random.normal` of each weight shape, scaled; raw keys too for
+    KEY_SIZES, which the raw-key check passes). With a judge compilation cache these
+    programs are in it, and a submission that draws the same way loads them instead of
+    compiling them (~0.3 s each for the normals)."""
+    drawn = []
+    cases = [(jax.random.key(0), sizes) for sizes in (*STRUCTURE_SIZES, INIT_SIZES, KEY_SIZES)]
+    cases.append((jax.random.PRNGKey(0), KEY_SIZES))
+    for key, sizes in cases:
+        split = jax.random.split(key, len(sizes) - 1)
+        for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes)):
+            drawn.append(jax.random.normal(split[i], (n_in, n_out)) * jnp.sqrt(2.0 / n_in))
+    jax.block_until_ready(drawn)  # type: ignore[no-untyped-call]  # untyped in jax
+
+
 @check(
     "init_mlp builds the lesson dict for any number of layers",
     points=2,
@@ -342,7 +365,8 @@ def _check_forward(
     nudge="Consecutive pairs of sizes give the layers: layer i maps sizes[i-1] inputs to sizes[i] outputs, and the names count from 1.",
 )
 def test_init_structure(student: Remote) -> None:
-    for sizes in ((4, 3), (6, 4, 4, 3), (6, *(4,) * 11, 3)):
+    _init_programs_cached()
+    for sizes in STRUCTURE_SIZES:
         params = student.init_mlp(jax.random.key(0), sizes)
         expected = {
             f"layer{i + 1}": {
@@ -408,9 +432,6 @@ def test_init_keys(student: Remote) -> None:
 
 # 08's init on a deeper network than 08's: the He scale of every layer, exact zero biases,
 # float32 leaves (the statistics' tolerances as 08's: 5% on 10,000 weights or more, else 12%)
-INIT_SIZES = (64, 256, 128, 64, 10)
-
-
 @check(
     "init_mlp initialises as 08's init_params: He weights, zero biases, float32",
     points=1,
