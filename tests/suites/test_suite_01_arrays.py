@@ -177,4 +177,30 @@ def test_another_epsilon_is_not_said_to_be_under_a_square_root(graded):
     message = g.message("test_standardize_constant_column")
     assert "-0.714286" in message
     assert "square root" not in message
-    assert "the denominator is not `std + 1e-8`" in message
+    # confirmed: (x - mean) / (std + e), e fitted on the 4 rows, gives the 6 rows' values
+    assert "the epsilon added to the std is 2e-08" in g.cause("test_standardize_constant_column")
+
+
+@pytest.mark.slow
+def test_a_mean_of_the_whole_array_is_not_blamed_on_the_epsilon(graded):
+    """standardize subtracting jnp.mean(x) (no axis) with the std along the axis: right on the
+    constant-column matrix (its other column's mean is the whole array's), wrong next to the
+    epsilon, where the whole-array mean is confirmed on 4 and 6 rows; no epsilon is named."""
+    g = graded("mean_whole_array")
+    g.assert_statuses(
+        failed={
+            "test_standardize_values",
+            "test_standardize_other_axes",
+            "test_standardize_constant_column",
+            "test_standardize_pure",
+            "test_standardize_jit",
+        }
+    )
+    for check in (
+        "test_standardize_values",
+        "test_standardize_other_axes",
+        "test_standardize_constant_column",
+    ):
+        cause = g.cause(check)
+        assert "the mean subtracted is the mean of the whole array" in cause, cause
+        assert "epsilon" not in cause and "denominator" not in cause, cause
