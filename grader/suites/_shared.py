@@ -1,8 +1,11 @@
 """Small helpers the lesson suites share (not a suite: the catalog reads only `test_*.py`)."""
 
 import functools
+import hashlib
 import itertools
+import sys
 from collections.abc import Callable, Hashable, Sequence
+from pathlib import Path
 from typing import Any, TypedDict
 
 import jax
@@ -145,20 +148,52 @@ def once(student: Any, tag: Hashable, compute: Callable[[], Any]) -> Any:
     return value
 
 
+WARMED = "grader-warmed"
+"""The folder, inside the judge's compilation cache, of the marks `for_the_cache` leaves:
+one empty file per warm-up that has filled this cache (not an entry JAX reads)."""
+
+
 def for_the_cache(fn: Callable[[], object]) -> Callable[[], None]:
     """`fn` (no arguments) run at most once per judge, and only when the judge has a
-    compilation cache: for a judge that runs the lesson's canonical programs so that the
-    sandbox loads them instead of compiling them. Without a cache that would add the judge's
-    compiles and spare the sandbox none. No verdict may read what `fn` computes."""
+    compilation cache that `fn` has not filled before: for a judge that runs the lesson's
+    canonical programs so that the sandbox loads them instead of compiling them. Without a
+    cache that would add the judge's compiles and spare the sandbox none; once the cache
+    holds them (a mark in the cache's `WARMED` folder, named by the warm-up and the grader's
+    and JAX's versions), every later judge on that cache (`grade watch`'s regradings, a
+    class) would compile them again for nothing. No verdict may read what `fn` computes."""
 
     @functools.cache
     def run() -> None:
         from grader.sandbox import jax_cache
 
-        if jax_cache.configured_dir():
-            fn()
+        folder = jax_cache.configured_dir()
+        if not folder:
+            return
+        mark = warmed_mark(folder, fn)
+        if mark.exists():
+            return
+        fn()
+        try:
+            mark.parent.mkdir(mode=0o700, exist_ok=True)
+            mark.touch()
+        except OSError:
+            pass  # a cache that cannot take the mark is warmed again next time
 
     return functools.wraps(fn)(run)
+
+
+def warmed_mark(folder: str, fn: Callable[[], object]) -> Path:
+    """Where `for_the_cache` marks that `fn` has filled the cache in `folder`: named by the
+    warm-up, a digest of its suite's source (an edited suite warms again), and JAX's
+    version."""
+    module = sys.modules.get(fn.__module__)
+    source = getattr(module, "__file__", None) or ""
+    try:
+        digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()[:16]
+    except OSError:
+        digest = "unread"
+    name = f"{fn.__module__}.{fn.__qualname__}-{digest}-jax{jax.__version__}"
+    return Path(folder) / WARMED / name
 
 
 def rebuilt(fn: Callable[..., Any]) -> Callable[..., Any]:
