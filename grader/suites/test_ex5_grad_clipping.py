@@ -24,9 +24,11 @@ more runs tell a global RNG from a raw key that fails), another key another run,
 key is consumed twice (JAX's key-reuse checker).
 
 Each distinct call of `train_recording_grad_norms` compiles the student's training step
-anew, so the checks share seven runs (`_shared.once`): one on zero inputs, two on 129 zero
+anew, so the checks share eight runs (`_shared.once`): one on zero inputs, two on 129 zero
 rows (default and explicit learning rate; one row more than the default batch size), two on
-digits (clip on and off), the raw-key run and the key-reuse run (two epochs of digits).
+digits (clip on and off), the raw-key run, the key-reuse run (two epochs of digits) and six
+passes over 16 rows at learning_rate=0.0 (the batch order, and every row once per pass: each
+pass's mean loss is the whole set's).
 
 The plot is drawn in the sandbox, where a probe (grader/inputs/ex5_grad_clipping.py)
 reads the PNG, decodes its pixels and, through a hook on `Figure.savefig`, records
@@ -1007,21 +1009,53 @@ def test_train_key_use(student: Remote, seed: int) -> None:
         )
 
 
-# The batch order, seen in the raw norms: on all-zero inputs at learning_rate=0.0 the params
-# stay at their init and the gradient is the last bias's, softmax(0) - the batch's mean
-# one-hot, so each step's norm tells which labels its batch holds. 16 rows of uneven labels in
-# batches of 4: 4 steps use the set up; 6 passes that repeat the first one's norms exactly are
-# one order kept (a new permutation repeats a pass's 4 label mixes by chance only rarely,
-# and never 5 times running).
+# The batches of each pass over the training set, seen at learning_rate=0.0, where the params
+# stay at their init: 16 distinct rows (a fixed normal draw, uneven labels) in batches of 4, so
+# 4 steps use the set up and 6 passes take 24 steps. Each step's raw norm then depends only on
+# which rows its batch holds: norms that differ within a pass and repeat in every pass are one
+# order kept (a new permutation repeats a pass's 4 batches by chance only rarely, and never 5
+# times running). Each step's loss is its batch's mean loss, so the mean of a pass's 4 losses
+# is the mean over the 16 rows, the same in every pass, wherever each pass holds every row
+# once (16 is a multiple of 4: no remainder to drop or carry, whatever the convention).
 PASS_LABELS = (3, 3, 3, 3, 3, 3, 3, 3, 5, 5, 5, 5, 7, 7, 1, 9)
 PASS_BATCH, PASSES = 4, 6
-PASS_NAME = "16 zero rows of uneven labels"
+PASS_NAME = "16 rows of uneven labels"
+# two passes of the same batches in the same order: the same program on the same rows (a
+# few ulps where the rows of a batch come in another order); two other batches of these rows
+# differ by a tenth
+PASS_NORM_TOL: Tolerance = {"rtol": 1e-5, "atol": 0.0}
+# norms that do not vary from step to step: 24 batches of 4 distinct rows have no such norms
+CONSTANT_NORM_TOL: Tolerance = {"rtol": 1e-4, "atol": 1e-8}
+# the mean loss of a pass: measured 6e-8 apart (relative) between the passes of the solution,
+# the habits and the alternative corpus (the same 16 losses summed in other batches); 0.1 to
+# 0.3 apart where every step draws its batch anew
+PASS_MEAN_TOL: Tolerance = {"rtol": 1e-5, "atol": 1e-6}
 
 
 def _pass_data() -> tuple[Any, ...]:
     y = np.asarray(PASS_LABELS, np.int32)
-    x = np.zeros((len(y), 64), np.float32)
+    x = np.random.default_rng(0).normal(size=(len(y), 64)).astype(np.float32)
     return x, y, x[:4], y[:4]
+
+
+def _pass_run(student: Remote) -> dict[str, Any]:
+    """The run of PASSES passes over `_pass_data` at learning_rate=0.0 (shared by two checks)."""
+    return _train(
+        student,
+        PASS_NAME,
+        _pass_data,
+        PASSES * len(PASS_LABELS) // PASS_BATCH,
+        False,
+        batch_size=PASS_BATCH,
+        learning_rate=0.0,
+    )
+
+
+def _pass_call(n_steps: int) -> str:
+    return (
+        f"train_recording_grad_norms(key, {PASS_NAME}, {n_steps}, clip=False, "
+        f"batch_size={PASS_BATCH}, learning_rate=0.0)"
+    )
 
 
 @check(
@@ -1039,24 +1073,32 @@ def _pass_data() -> tuple[Any, ...]:
 def test_train_reshuffles(student: Remote) -> None:
     per_pass = len(PASS_LABELS) // PASS_BATCH
     n_steps = per_pass * PASSES
-    record = _train(
-        student,
-        PASS_NAME,
-        _pass_data,
-        n_steps,
-        False,
-        batch_size=PASS_BATCH,
-        learning_rate=0.0,
-    )
+    record = _pass_run(student)
     norms = np.asarray([float(v) for v in record["grad_norm"]], np.float64)
     passes = norms.reshape(PASSES, per_pass)
-    if not all(np.allclose(later, passes[0], rtol=0.0, atol=1e-6) for later in passes[1:]):
+    checked = (
+        f"the raw gradient norms of {_pass_call(n_steps)}, {per_pass} steps a pass over the "
+        "set (with learning_rate=0.0 the parameters stay at their init, so each norm depends "
+        "only on which rows its batch holds)"
+    )
+    if np.allclose(norms, norms[0], **CONSTANT_NORM_TOL):
+        # the order cannot be seen: no cause (a norm of something else than the raw gradient
+        # of a batch of training rows, or batches that are all the same rows, read alike)
+        raise fail(
+            checked,
+            expected=f"norms that differ from batch to batch: the {len(PASS_LABELS)} training "
+            f"rows all differ, so batches of {PASS_BATCH} of them have gradients of different "
+            "norms, and another order of the batches in some pass",
+            observed=f"the same norm at all {n_steps} steps: {norms[0]:.6g}",
+            fix="print the indices of the rows each of the first steps trains on and the norm "
+            "it records: a batch of training rows (data[0], data[1]), and the norm of the raw "
+            "gradient jax.value_and_grad returns for it",
+        )
+    if not all(np.allclose(later, passes[0], **PASS_NORM_TOL) for later in passes[1:]):
         return
+    # norms that vary within a pass and repeat in every pass: the same batches, in one order
     raise fail(
-        f"the raw gradient norms of train_recording_grad_norms(key, {PASS_NAME}, {n_steps}, "
-        f"clip=False, batch_size={PASS_BATCH}, learning_rate=0.0), {per_pass} steps a pass "
-        "over the set (with learning_rate=0.0 on zero inputs each norm shows which labels its "
-        "batch holds)",
+        checked,
         expected="another order of the rows in some pass: the set is reshuffled with a fresh "
         "key each time it is used up",
         observed=f"the same {per_pass} norms in every one of the {PASSES} passes: "
@@ -1065,6 +1107,41 @@ def test_train_reshuffles(student: Remote) -> None:
         "where a new permutation belongs each time the set is used up",
         fix="when a pass ends, `key, perm_key = jax.random.split(key)` and `perm = "
         "jax.random.permutation(perm_key, len(x_train))`",
+    )
+
+
+@check(
+    "train_recording_grad_norms uses every training row once in each pass over the set",
+    points=1,
+    hidden=True,
+    hint="Over the steps of one pass over the training set (n_train / batch_size of them), "
+    "does every row land in exactly one batch, or is each step's batch drawn on its own?",
+    requires=("test_first_step",),
+    nudge="Draw one permutation of the rows each time the set is used up and cut it into "
+    "consecutive batches of batch_size rows: each row is then used once per pass.",
+    spec="`train_recording_grad_norms` draws its batches from the training set, reshuffled "
+    "with a fresh key each time the set is used up.",
+)
+def test_train_passes_cover_the_set(student: Remote) -> None:
+    per_pass = len(PASS_LABELS) // PASS_BATCH
+    n_steps = per_pass * PASSES
+    record = _pass_run(student)
+    losses = np.asarray([float(v) for v in record["loss"]], np.float64)
+    means = losses.reshape(PASSES, per_pass).mean(axis=1)
+    if np.allclose(means, means[0], **PASS_MEAN_TOL):
+        return
+    # no cause: batches that miss rows, parameters that move at learning_rate=0.0 and losses
+    # of something else than the batch all change the means alike
+    raise fail(
+        f"the mean of the recorded losses over each pass of {_pass_call(n_steps)}: "
+        f"{PASSES} passes of {per_pass} steps",
+        expected=f"the same mean in every pass: with learning_rate=0.0 the parameters never "
+        f"change, and the {per_pass} batches of a pass hold each of the "
+        f"{len(PASS_LABELS)} training rows once, so every pass's mean is the mean loss of the "
+        "whole training set",
+        observed=f"pass means {np.round(means, 6).tolist()}",
+        fix="draw a new permutation only when the set is used up, and take the pass's batch j "
+        "as `perm[j * batch_size : (j + 1) * batch_size]`",
     )
 
 

@@ -10,8 +10,13 @@ from grader.catalog import read_suite
 
 LESSON = "ex5_grad_clipping"
 ALTERNATIVES = ("alternative", "manual_clip_scan", "trainer_class", "figure_legend")
-MAX_SCORE = 23
-HIDDEN = {"test_norms_exact", "test_plot_lines", "test_train_reshuffles"}
+MAX_SCORE = 24
+HIDDEN = {
+    "test_norms_exact",
+    "test_plot_lines",
+    "test_train_reshuffles",
+    "test_train_passes_cover_the_set",
+}
 # two broken fixtures leave train_recording_grad_norms unwritten (its runs are the costly part)
 TRAINING = {
     "test_first_step",
@@ -22,6 +27,7 @@ TRAINING = {
     "test_train_key_use",
     "test_lesson_mlp",
     "test_train_reshuffles",
+    "test_train_passes_cover_the_set",
 }
 # the recording's properties stand on its first step, not on the whole trajectory: one wrong
 # line in the update costs only test_loss_decreases (gates scoped to the function)
@@ -31,6 +37,7 @@ GATED_ON_FIRST_STEP = {
     "test_train_key_use",
     "test_lesson_mlp",
     "test_train_reshuffles",
+    "test_train_passes_cover_the_set",
 }
 
 
@@ -205,7 +212,10 @@ def test_default_learning_rate_that_is_not_the_lessons(graded):
 @pytest.mark.slow
 def test_batches_one_row_short(graded):
     g = graded("batch_off_by_one")
-    g.assert_statuses(failed={"test_loss_decreases"})
+    # batches of 3 rows at batch_size=4: a pass of 4 steps misses 4 of the 16 rows, so its
+    # mean loss is not the whole set's (no cause there: the slice is named here)
+    g.assert_statuses(failed={"test_loss_decreases", "test_train_passes_cover_the_set"})
+    assert g.cause("test_train_passes_cover_the_set") == ""
     message = g.message("test_loss_decreases")
     assert "the raw gradient of a batch of 127 rows" in message
     # a run with batch_size=128 passed has 127 rows too: not the default's doing
@@ -321,3 +331,39 @@ def test_one_colour_for_both_curves(graded):
         not_cause=("only one of the two lists",),
         only=True,
     )
+
+
+@pytest.mark.slow
+def test_a_batch_drawn_anew_every_step_is_seen_in_the_pass_means(graded):
+    # every step takes the first batch_size rows of a new permutation: the norms never repeat
+    # and no key is used twice, but at learning_rate=0.0 a pass's mean loss is not the whole
+    # set's; no cause (rows missed, moving params, another loss change the means alike)
+    g = graded("batch_per_step")
+    g.assert_fails(
+        "test_train_passes_cover_the_set",
+        "the same mean in every pass",
+        "observed: pass means [",
+        only=True,
+    )
+    assert g.cause("test_train_passes_cover_the_set") == ""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["norm_of_updates", "test_split"])
+def test_norms_that_never_vary_are_not_said_to_repeat_one_order(graded, name):
+    # the norms of the updates (all 0 at learning_rate=0.0), or of batches that are always
+    # the 4 test rows: the norms repeat from pass to pass without varying within one, so the
+    # batch order cannot be seen, and no reshuffle cause is named
+    g = graded(name)
+    message = g.assert_fails(
+        "test_train_reshuffles",
+        "norms that differ from batch to batch",
+        "the same norm at all 24 steps",
+        not_cause=("same order",),
+    )
+    assert g.cause("test_train_reshuffles") == "", message
+    # each pass still has the mean of the set it trains on
+    assert g.status("test_train_passes_cover_the_set") == "passed"
+    if name == "norm_of_updates":  # caught by the norms themselves
+        assert g.status("test_norms_exact") == "failed"
+        assert g.status("test_lesson_mlp") == "failed"
