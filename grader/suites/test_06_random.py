@@ -62,11 +62,19 @@ def _key_list(out: Any, n: int, what: str, *, raw: bool = False) -> Any:
         shape = np.shape(out)
         key_ndim = 1 if raw else 0
         if len(shape) != key_ndim + 1:
+            dtype = getattr(out, "dtype", None)
+            # what the array shows, nothing more: raw keys (uint32 pairs) for a typed key
+            raw_for_typed = not raw and len(shape) == 2 and shape[1] == 2 and dtype == np.uint32
             raise fail(
                 what,
                 expected=f"{n} keys (a key array of shape ({n},{' 2' if raw else ''}) or a list)",
-                observed=f"an array of shape {shape}",
-                cause="the keys were not stacked along a new leading axis",
+                observed=f"an array of shape {shape}"
+                + (f", dtype {dtype}" if dtype is not None else ""),
+                cause="split_into returned raw uint32 keys, two numbers each (what "
+                "jax.random.PRNGKey makes), where the key it was given is a typed key "
+                "(jax.random.key)"
+                if raw_for_typed
+                else "",
                 fix="return `jax.random.split(key, n)`",
             )
         found = [out[i] for i in range(shape[0])]

@@ -207,13 +207,14 @@ def _confirmed_trap(
 ) -> str | None:
     """The trap that reproduces `fn`'s output on every input where that output is wrong: the
     check's own input `own` ((params, x), output, expected; None when `fn` raised on it) and
-    square probes of `depth` layers of PROBE_WIDTHS (and of two layers where `depth` is 1),
-    inputs of two sizes at least
-    (`diagnose.confirmed`); None when no trap does."""
+    square probes of `depth` layers of PROBE_WIDTHS and one of `depth + 1` layers, inputs of
+    two sizes and two depths at least (`diagnose.confirmed`); None when no trap does."""
     inputs = [own] if own is not None else []
-    # one layer cannot tell a loop that stops early from one that starts late (both apply no
-    # layer): a probe of two layers can
-    probes = [(depth, width) for width in PROBE_WIDTHS] + ([(2, SQUARE)] if depth == 1 else [])
+    # one depth cannot tell some mistakes apart: with one layer a loop that stops early and one
+    # that starts late both apply no layer; with two, a loop that starts late and one that
+    # applies every layer to the original x both return the last layer of x alone. A probe one
+    # layer deeper tells them apart
+    probes = [(depth, width) for width in PROBE_WIDTHS] + [(depth + 1, SQUARE)]
     for layers, width in probes:
         params, x = _probe(layers, width)
         try:
@@ -318,8 +319,9 @@ def _check_forward(
     if trap is not None and probed and trap in TRAPS:
         observed += (
             f"\n    on probes of {depth} square layer{'s' if depth > 1 else ''} of widths "
-            f"{' and '.join(map(str, PROBE_WIDTHS))} (where that mistake cannot crash) the "
-            "output matched the mistake described below"
+            f"{' and '.join(map(str, PROBE_WIDTHS))} and of {depth + 1} square layers of width "
+            f"{SQUARE} (where that mistake cannot crash) the output matched the mistake "
+            "described below"
         )
     raise CheckFailure(
         f"mlp_forward(params, x) for {what}",

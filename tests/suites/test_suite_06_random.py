@@ -184,3 +184,17 @@ def test_a_truncated_normal_init_is_told_apart_by_its_tails(graded):
     assert "share beyond +-2 0," in message
     assert "off: std, share beyond +-2, kurtosis" in message
     assert "likely cause" not in message
+
+
+@pytest.mark.slow
+def test_raw_keys_stacked_for_a_typed_key_are_called_raw_not_unstacked(graded):
+    """split_into ignoring its key, `jnp.stack([jax.random.PRNGKey(i) for i in range(n)])`:
+    for a typed key it returns shape (n, 2) uint32. The keys are stacked; what the array shows
+    is raw keys where a typed key was given, and the cause says that alone."""
+    g = graded("raw_keys")
+    message = g.assert_fails(
+        "test_split_into_distinct",
+        "an array of shape (4, 2), dtype uint32",
+        cause=("raw uint32 keys", "a typed key (jax.random.key)"),
+    )
+    assert "stacked" not in g.cause("test_split_into_distinct"), message

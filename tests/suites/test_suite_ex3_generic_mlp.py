@@ -161,3 +161,21 @@ def test_leaves_unpacked_in_dict_order_are_not_called_layer_order(graded):
         not_cause=("in the order the params dict holds its keys",),
     )
     assert g.cause("test_forward_order") == ""
+
+
+@pytest.mark.slow
+def test_a_loop_that_starts_late_is_named_on_two_depths(graded):
+    # `range(2, n_layers + 1)`: layer1 is never applied, on the check's depth and one deeper
+    g = graded("starts_late")
+    for check_id in ("test_forward_lesson", "test_forward_depths", "test_forward_pairing"):
+        g.assert_fails(check_id, cause="never applies the first layer")
+    assert "and of 4 square layers of width 6" in g.message("test_forward_lesson")
+
+
+@pytest.mark.slow
+def test_unchained_layers_are_not_called_a_loop_that_starts_late(graded):
+    # every layer applied to the original x (`h = x @ w + b`): the output is the last layer's
+    # alone, what a loop that starts late gives on two layers but not on three
+    g = graded("unchained_layers")
+    for check_id in ("test_forward_lesson", "test_forward_depths", "test_forward_pairing"):
+        g.assert_fails(check_id, not_cause=("never applies the first layer", "starts one layer"))
