@@ -571,7 +571,9 @@ def _eval_dropout_cause(student: Remote, params: Params, x: jax.Array, out: Any)
 def _train_not_passed(student: Remote, params: Params, x: jax.Array, out: Any) -> str:
     """forward_with_dropout(..., train=False) gives what train=True gives with the same key,
     on the batch and on its first half, with two keys: dropout stays on whatever train says
-    (train is not passed down to dropout); else ""."""
+    (train is not passed down to dropout), said only where the student's own
+    dropout(key, x, 0.5, train=False) is the identity (else that dropout is pointed at); else
+    ""."""
     half = x[: max(2, len(x) // 2)]
     for batch, key, seen in ((x, 0, out), (half, 1, None)):
         try:
@@ -588,6 +590,18 @@ def _train_not_passed(student: Remote, params: Params, x: jax.Array, out: Any) -
             return ""
         if values.difference(seen, trained, **EXACT) is not None:
             return ""
+    units = _units(SMALL)
+    try:
+        own = student.dropout(jax.random.key(0), units, 0.5, train=False)
+    except client.StudentError:
+        return ""
+    if values.difference(own, units, **EXACT) is not None:
+        # the student's own dropout drops with train=False: whether train reaches it is not seen
+        return (
+            "with train=False the output is the train=True output of the same key: your "
+            "dropout with train=False is not the identity (see the check 'dropout with "
+            "train=False returns x unchanged')"
+        )
     return (
         "with train=False the output is the train=True output of the same key: dropout "
         "still drops units in the eval pass, so train does not reach the dropout calls "
@@ -1107,16 +1121,39 @@ def test_compare_without_ignores_rate(student: Remote) -> None:
         f"{runs[rate]['with_dropout']:.4f})"
         for rate in FREE_RATES
     )
+    swapped = _swapped(runs)
     raise fail(
         f"{call.format(rate='r')}['without_dropout'] for rate={FREE_RATES[0]} and "
         f"rate={FREE_RATES[1]}, the same key",
         expected=f"the same accuracy for both rates (within {FREE_TOL}): the run without "
         "dropout starts from the same params and sees the same batches whatever rate is",
         observed=observed,
-        cause="the accuracy of the run without dropout changes with rate: rate reaches the "
-        "run without dropout, where only the dropout run may use it",
-        fix="train the run without dropout with the plain forward pass (or "
-        "forward_with_dropout(..., train=False)), and pass rate only to the dropout run",
+        cause=(
+            "'with_dropout' is the same at both rates and equals both results at rate=0.0 "
+            "(where dropout is the identity), while 'without_dropout' moves with rate: the "
+            "two results are filed under each other's names"
+            if swapped
+            else "the accuracy of the run without dropout changes with rate: rate reaches the "
+            "run without dropout, where only the dropout run may use it"
+        ),
+        fix=(
+            "return {'with_dropout': the accuracy of the run trained with dropout, "
+            "'without_dropout': the accuracy of the plain run}"
+            if swapped
+            else "train the run without dropout with the plain forward pass (or "
+            "forward_with_dropout(..., train=False)), and pass rate only to the dropout run"
+        ),
+    )
+
+
+def _swapped(runs: dict[float, dict[str, float]]) -> bool:
+    """'with_dropout' is one accuracy at both FREE_RATES, and at rate=0.0 (dropout the
+    identity, both runs one training from the same params) the two results agree: the run
+    that moves with rate is the one filed under 'without_dropout'."""
+    high, zero = (runs[rate] for rate in FREE_RATES)
+    return (
+        abs(high["with_dropout"] - zero["with_dropout"]) <= FREE_TOL
+        and abs(zero["with_dropout"] - zero["without_dropout"]) <= FREE_TOL
     )
 
 

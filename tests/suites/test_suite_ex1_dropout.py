@@ -326,3 +326,28 @@ def test_compare_starting_the_runs_from_different_params(graded):
     assert "test points apart" in message
     assert "likely cause" not in message
     assert "make the initial params once" in message
+
+
+@pytest.mark.slow
+def test_compare_results_filed_under_each_others_names_are_called_swapped(graded):
+    # 'with_dropout' holds the plain run: it is one accuracy at rate=0.5 and rate=0.0, and
+    # at rate=0.0 both results agree; rate never reached the run without dropout
+    g = graded("compare_swapped")
+    g.assert_fails(
+        "test_compare_without_ignores_rate",
+        cause="the two results are filed under each other's names",
+        not_cause=("rate reaches the run without dropout",),
+    )
+
+
+@pytest.mark.slow
+def test_a_dropout_that_ignores_train_is_not_blamed_on_forward(graded):
+    # forward_with_dropout passes train on, but the student's own dropout drops with
+    # train=False: the eval pass is the train pass, and the dropout is pointed at
+    g = graded("dropout_ignores_train")
+    assert g.status("test_dropout_eval") == "failed"
+    g.assert_fails(
+        "test_forward_eval",
+        cause="your dropout with train=False is not the identity",
+        not_cause=("train does not reach the dropout calls", "default train=True"),
+    )
