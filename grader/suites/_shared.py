@@ -158,8 +158,7 @@ def for_the_cache(fn: Callable[[], object]) -> Callable[[], None]:
     compilation cache that `fn` has not filled before: for a judge that runs the lesson's
     canonical programs so that the sandbox loads them instead of compiling them. Without a
     cache that would add the judge's compiles and spare the sandbox none; once the cache
-    holds them (a mark in the cache's `WARMED` folder, named by the warm-up and the grader's
-    and JAX's versions), every later judge on that cache (`grade watch`'s regradings, a
+    holds them (a mark in the cache's `WARMED` folder, `warmed_mark`), every later judge on that cache (`grade watch`'s regradings, a
     class) would compile them again for nothing. No verdict may read what `fn` computes."""
 
     @functools.cache
