@@ -1,8 +1,10 @@
 """Small helpers the lesson suites share (not a suite: the catalog reads only `test_*.py`)."""
 
+import dataclasses
 import functools
 import hashlib
 import itertools
+import math
 import sys
 from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
@@ -301,3 +303,123 @@ def _one_cause(errors: Sequence[Exception]) -> tuple[str | None, Any]:
     if len(keys) != 1 or None in keys:
         return None, None
     return keys.pop(), where
+
+
+# -- draws meant to be standard normal (06's init_weights, 08's and ex3's He init) -----------
+# Moments of many draws, each compared with its value for a reference distribution within
+# SIGMAS standard errors: enough draws (tens of thousands) put a bounded or reshaped
+# distribution of the right spread (a uniform has no draw beyond 1.74 and kurtosis 1.8; a
+# normal truncated to [-2, 2] has std 0.88 and no draw beyond 2) tens of standard errors off,
+# while draws of the reference stay within SIGMAS of it.
+SIGMAS = 6.0
+TAIL = 2.0
+# P(|z| > 2) for z ~ N(0, 1): erfc(2 / sqrt(2))
+TAIL_SHARE = 0.04550026389635842
+
+
+@dataclasses.dataclass(frozen=True)
+class Reference:
+    """A distribution of mean 0 and std 1 that draws are compared with: its name in the
+    messages, its share beyond +-TAIL and its kurtosis E[z^4] / E[z^2]^2."""
+
+    name: str
+    tail_share: float
+    kurtosis: float
+
+
+STANDARD_NORMAL = Reference("N(0, 1)", TAIL_SHARE, 3.0)
+
+
+def _rescaled_truncated_normal(cut: float) -> Reference:
+    """N(0, 1) cut to [-cut, cut] and rescaled to std 1: jax.nn.initializers' truncated
+    normal (`variance_scaling(..., "truncated_normal")`, cut = 2, which `he_normal` draws),
+    its moments in closed form (the mass inside, the density at the cut)."""
+    mass = math.erf(cut / math.sqrt(2.0))
+    density = math.exp(-cut * cut / 2.0) / math.sqrt(2.0 * math.pi)
+    var = 1.0 - 2.0 * cut * density / mass  # 0.7737 for cut 2: std 0.8796, jax's constant
+    fourth = 3.0 - 2.0 * density * (cut**3 + 3.0 * cut) / mass
+    beyond = TAIL * math.sqrt(var)  # +-TAIL after rescaling, before it
+    share = (math.erfc(beyond / math.sqrt(2.0)) - math.erfc(cut / math.sqrt(2.0))) / mass
+    return Reference(
+        f"a truncated normal (N(0, 1) cut at +-{cut:g}, rescaled to std 1)",
+        share,
+        fourth / var**2,
+    )
+
+
+#: He init drawn as the spec writes it (`normal * sqrt(2 / fan_in)`), or by JAX's own He
+#: normal initializer (a truncated normal with the He variance: share beyond +-2 0.0346,
+#: kurtosis 2.37); a He-uniform init of the same std (no draw beyond +-1.74) fits neither.
+HE_NORMALS = (STANDARD_NORMAL, _rescaled_truncated_normal(2.0))
+
+
+def normal_moments(
+    flat: Any, reference: Reference = STANDARD_NORMAL
+) -> dict[str, tuple[float, float, float]]:
+    """Each statistic of `flat` as (observed, the reference's value, SIGMAS standard errors of
+    it for len(flat) independent draws): mean (1/sqrt(n)), std (1/sqrt(2n)), the share beyond
+    +-TAIL (binomial) and the kurtosis (sqrt(24/n)). The std's and the kurtosis' errors are
+    N(0, 1)'s: a truncated normal's are smaller (lighter tails), so its band is wider."""
+    n = flat.size
+    share = reference.tail_share
+    centred = flat - flat.mean()
+    var = float(np.mean(centred**2))
+    return {
+        "mean": (float(flat.mean()), 0.0, SIGMAS / np.sqrt(n)),
+        "std": (float(np.sqrt(var)), 1.0, SIGMAS / np.sqrt(2.0 * n)),
+        f"share beyond +-{TAIL:g}": (
+            float(np.mean(np.abs(flat) > TAIL)),
+            share,
+            SIGMAS * np.sqrt(share * (1.0 - share) / n),
+        ),
+        "kurtosis": (
+            float(np.mean(centred**4)) / var**2,
+            reference.kurtosis,
+            SIGMAS * np.sqrt(24.0 / n),
+        ),
+    }
+
+
+def _bounded_cause(flat: Any) -> str:
+    """What 10,000 draws or more with none beyond +-TAIL show: N(0, 1) puts 4.55% there (the
+    chance that 10,000 of its draws put none there is below 1e-200); else ""."""
+    if flat.size < 10_000 or bool(np.any(np.abs(flat) > TAIL)):
+        return ""
+    return (
+        f"none of the {flat.size:,} values lies beyond +-{TAIL:g} (they span "
+        f"[{flat.min():.3f}, {flat.max():.3f}]), where a normal puts {TAIL_SHARE:.2%} of its "
+        "draws: they come from a bounded distribution, not a normal one"
+    )
+
+
+def assert_normal(
+    flat: Any,
+    what: str,
+    *,
+    fix: str,
+    references: Sequence[Reference] = (STANDARD_NORMAL,),
+    name_bounded: bool = False,
+) -> None:
+    """Fail unless the draws `flat` (a 1-D float64 array) fit one of `references` by every
+    statistic of normal_moments. The message states the first reference's values (then the
+    others'), the statistics observed, the range and which statistics are off the first;
+    with `name_bounded`, the likely cause when no draw lies beyond +-TAIL."""
+    __tracebackhide__ = True
+    tables = [normal_moments(flat, reference) for reference in references]
+    if any(all(abs(seen - want) <= tol for seen, want, tol in t.values()) for t in tables):
+        return
+    stats = tables[0]
+    off = {name: s for name, s in stats.items() if abs(s[0] - s[1]) > s[2]}
+    raise CheckFailure(
+        what,
+        expected="; or ".join(
+            f"{reference.name}: "
+            + ", ".join(f"{name} {want:.4g} +- {tol:.2g}" for name, (_, want, tol) in t.items())
+            for reference, t in zip(references, tables, strict=True)
+        )
+        + f" ({SIGMAS:g} standard errors)",
+        observed=", ".join(f"{name} {seen:.4g}" for name, (seen, _, _) in stats.items())
+        + f"; range [{flat.min():.3f}, {flat.max():.3f}]; off: {', '.join(off)}",
+        cause=_bounded_cause(flat) if name_bounded else "",
+        fix=fix,
+    )

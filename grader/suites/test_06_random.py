@@ -20,7 +20,7 @@ from grader.checks.failure import CheckFailure, fail
 from grader.plugin import Gate
 from grader.sandbox import client
 from grader.sandbox.client import Remote
-from grader.suites._shared import Tolerance, score_cases
+from grader.suites._shared import Tolerance, assert_normal, score_cases
 
 LESSON = "06_random"
 TITLE = "explicit PRNG keys"
@@ -328,33 +328,9 @@ def _scaled_init_cause(arrays: Any) -> str:
     return ""
 
 
-# One array of 200,000 draws: the sampling error of each statistic below is small enough that
-# a bounded or reshaped distribution (a normal truncated to [-2, 2] has std 0.88 and no draw
-# beyond 2) sits tens of standard errors off, while N(0, 1) draws stay within SIGMAS of them.
+# One array of 200,000 draws: the sampling error of each statistic of _shared.normal_moments is
+# small enough that a bounded or reshaped distribution sits tens of standard errors off.
 _MOMENT_SHAPE = (500, 400)
-SIGMAS = 6.0
-TAIL = 2.0
-# P(|z| > 2) for z ~ N(0, 1): erfc(2 / sqrt(2))
-TAIL_SHARE = 0.04550026389635842
-
-
-def _moments(flat: Any) -> dict[str, tuple[float, float, float]]:
-    """Each statistic of `flat` as (observed, N(0, 1)'s value, SIGMAS standard errors of it for
-    len(flat) independent draws): mean (1/sqrt(n)), std (1/sqrt(2n)), the share beyond +-TAIL
-    (binomial) and the kurtosis E[z^4]/E[z^2]^2 (sqrt(24/n))."""
-    n = flat.size
-    centred = flat - flat.mean()
-    var = float(np.mean(centred**2))
-    return {
-        "mean": (float(flat.mean()), 0.0, SIGMAS / np.sqrt(n)),
-        "std": (float(np.sqrt(var)), 1.0, SIGMAS / np.sqrt(2.0 * n)),
-        f"share beyond +-{TAIL:g}": (
-            float(np.mean(np.abs(flat) > TAIL)),
-            TAIL_SHARE,
-            SIGMAS * np.sqrt(TAIL_SHARE * (1.0 - TAIL_SHARE) / n),
-        ),
-        "kurtosis": (float(np.mean(centred**4)) / var**2, 3.0, SIGMAS * np.sqrt(24.0 / n)),
-    }
 
 
 @check(
@@ -375,18 +351,11 @@ def test_init_weights_normal(student: Remote) -> None:
         raise fail(call, expected="a list of 1 array", observed=repr(got)[:120])
     values.assert_shape(got[0], _MOMENT_SHAPE, what=f"{call}[0]")
     flat = np.asarray(got[0], np.float64).ravel()
-    stats = _moments(flat)
-    off = {name: s for name, s in stats.items() if abs(s[0] - s[1]) > s[2]}
-    if off:
-        raise fail(
-            f"the distribution of the {flat.size:,} values of {call}",
-            expected="N(0, 1): "
-            + ", ".join(f"{name} {want:.4g} +- {tol:.2g}" for name, (_, want, tol) in stats.items())
-            + f" ({SIGMAS:g} standard errors)",
-            observed=", ".join(f"{name} {seen:.4g}" for name, (seen, _, _) in stats.items())
-            + f"; range [{flat.min():.3f}, {flat.max():.3f}]; off: {', '.join(off)}",
-            fix="draw each array with `jax.random.normal(subkey, shape)`",
-        )
+    assert_normal(
+        flat,
+        f"the distribution of the {flat.size:,} values of {call}",
+        fix="draw each array with `jax.random.normal(subkey, shape)`",
+    )
 
 
 @check(

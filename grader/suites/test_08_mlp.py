@@ -35,7 +35,9 @@ from grader.sandbox.client import Remote
 from grader.suites._shared import (
     EXACT,
     FLOAT32,
+    HE_NORMALS,
     Tolerance,
+    assert_normal,
     for_the_cache,
     labelled_batch,
     mlp_params,
@@ -356,6 +358,37 @@ def test_init_he_statistics(student: Remote) -> None:
                 cause=_init_scale_cause([row[3] for row in layers], [row[5] for row in layers]),
                 fix="`jax.random.normal(k, (fan_in, fan_out)) * jnp.sqrt(2.0 / fan_in)`",
             )
+
+
+@check(
+    "init_params draws its weights from a normal distribution, not only at He's spread",
+    points=1,
+    hint="Past its standard deviation, what shape has the distribution your weights are drawn "
+    "from: does it have a normal's tails, or is it cut off somewhere?",
+    nudge="He init scales draws of the standard normal, whose tails are unbounded; a sampler "
+    "with the same spread but another shape gives the right standard deviation and the wrong "
+    "distribution.",
+    spec="He init (`normal * sqrt(2 / fan_in)`) ... Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically",
+    requires=("test_init_shapes", "test_init_he_statistics"),
+)
+def test_init_normal(student: Remote) -> None:
+    params = student.init_params(jax.random.key(4), LESSON_SIZES)
+    # every layer's weights over its He std, pooled: ~235,000 draws meant to be N(0, 1)
+    flat = np.concatenate(
+        [
+            np.asarray(params[f"layer{i}"]["w"], np.float64).ravel() / math.sqrt(2.0 / fan_in)
+            for i, fan_in in enumerate(LESSON_SIZES[:-1], start=1)
+        ]
+    )
+    assert_normal(
+        flat,
+        f"the distribution of init_params(key)'s {flat.size:,} weights, each divided by "
+        "sqrt(2 / fan_in) of its layer",
+        fix="draw every weight from the standard normal distribution, then scale it by "
+        "`jnp.sqrt(2.0 / fan_in)`: the right spread alone does not make a normal",
+        references=HE_NORMALS,
+        name_bounded=True,
+    )
 
 
 @check(

@@ -23,7 +23,13 @@ from grader.checks import diagnose, jit, keys, purity, values
 from grader.checks.failure import CheckFailure, fail
 from grader.sandbox import client
 from grader.sandbox.client import Remote, StudentError
-from grader.suites._shared import FLOAT32, for_the_cache, mlp_params
+from grader.suites._shared import (
+    FLOAT32,
+    HE_NORMALS,
+    assert_normal,
+    for_the_cache,
+    mlp_params,
+)
 
 LESSON = "ex3_generic_mlp"
 TITLE = "Exercise 3: an MLP of any depth"
@@ -507,6 +513,38 @@ def _scaled_by_fan_out(params: Params) -> bool:
         he_apart = abs(math.sqrt(fan_in / fan_out) - 1.0) > 2 * tolerance
         told += he_apart
     return told >= 2
+
+
+@check(
+    "init_mlp draws its weights from a normal distribution, as 08's init_params",
+    points=1,
+    hint="Past its standard deviation, what shape has the distribution your weights are drawn "
+    "from: does it have a normal's tails, or is it cut off somewhere?",
+    nudge="08's He init scales draws of the standard normal, whose tails are unbounded; a "
+    "sampler with the same spread but another shape gives the right standard deviation and "
+    "the wrong distribution.",
+    spec="initialised as 08's `init_params` (He, zero biases, a key per layer, float32) ... Random-valued outputs (inits, splits, noise, dropout masks, training runs) are judged statistically",
+    requires=("test_init_structure",),
+)
+def test_init_normal(student: Remote) -> None:
+    # INIT_SIZES again (nothing new compiles), another key: ~58,000 weights, each layer's over
+    # its own standard deviation, pooled. The scale is test_init_like_08's (a LeCun or fan-out
+    # scale fails there alone); this check judges the shape of the distribution alone.
+    params = student.init_mlp(jax.random.key(4), INIT_SIZES)
+    layers = [
+        np.asarray(params[f"layer{i}"]["w"], np.float64).ravel() for i in range(1, len(INIT_SIZES))
+    ]
+    flat = np.concatenate([w / (float(w.std()) or 1.0) for w in layers])
+    assert_normal(
+        flat,
+        f"the distribution of init_mlp(key, {INIT_SIZES})'s {flat.size:,} weights, each "
+        "divided by its layer's standard deviation",
+        fix="draw every weight from the standard normal distribution, then scale it by "
+        "`jnp.sqrt(2.0 / fan_in)`, as 08's init_params: the right spread alone does not make "
+        "a normal",
+        references=HE_NORMALS,
+        name_bounded=True,
+    )
 
 
 @check(

@@ -15,7 +15,7 @@ LOOP_CHECKS = {
     "test_train_key_reuse",
 }
 TRAIN_CHECKS = {"test_train_accuracy", "test_train_history"} | LOOP_CHECKS
-MAX_SCORE = 26
+MAX_SCORE = 27
 HIDDEN = {"test_train_reshuffles"}
 # gated on train_step's one-step values (the purity check per case: accuracy's half is earned)
 STEP_GATED = {
@@ -63,7 +63,15 @@ def test_stub_fails_every_check(graded):
 def test_xavier_scale_and_one_key_for_all_layers(graded):
     g = graded("xavier_reuse")
     # train calls that init_params: the key it reuses is reused in train's run too
-    g.assert_statuses(failed={"test_init_he_statistics", "test_init_keys", "test_train_key_reuse"})
+    g.assert_statuses(
+        failed={
+            "test_init_he_statistics",
+            "test_init_normal",
+            "test_init_keys",
+            "test_train_key_reuse",
+        }
+    )
+    assert g.results["test_init_normal"]["blocked_by"] == "test_init_he_statistics"
     assert "sqrt(1 / fan_in)" in g.message("test_init_he_statistics")
     assert "0.71 x the He value" in g.message("test_init_he_statistics")
     assert "key-reuse checker" in g.message("test_init_keys")
@@ -229,6 +237,7 @@ def test_default_sizes_and_trained_shapes_are_the_lessons(graded):
     g.assert_statuses(
         failed={
             "test_init_shapes",
+            "test_init_normal",
             "test_init_keys",
             "test_train_accuracy",
         }
@@ -236,7 +245,7 @@ def test_default_sizes_and_trained_shapes_are_the_lessons(graded):
     )
     assert "init_params(key)" in g.message("test_init_shapes")
     assert "(x_train.shape[1], 256, 128, 10)" in g.message("test_train_accuracy")
-    for check_id in {"test_init_keys"} | LOOP_CHECKS:  # judged after the values
+    for check_id in {"test_init_normal", "test_init_keys"} | LOOP_CHECKS:  # after the values
         assert g.results[check_id]["blocked_by"], check_id
 
 
@@ -349,10 +358,38 @@ def test_a_train_step_that_drops_apply_updates_result(graded):
 @pytest.mark.slow
 def test_an_init_scale_is_named_only_when_every_layer_fits_it(graded):
     g = graded("glorot_init")
-    g.assert_statuses(failed={"test_init_he_statistics"})
+    # the distribution's check stands on the scale: a wrong scale costs it behind the gate
+    g.assert_statuses(failed={"test_init_he_statistics", "test_init_normal"})
+    assert g.results["test_init_normal"]["blocked_by"] == "test_init_he_statistics"
     assert "Glorot/Xavier scale" in g.cause("test_init_he_statistics")
     # half the He scale: nearer Glorot's than He's on layer1, but not Glorot on every layer
     half = graded("he_half")
-    half.assert_statuses(failed={"test_init_he_statistics"})
+    half.assert_statuses(failed={"test_init_he_statistics", "test_init_normal"})
     assert "0.50 x the He value" in half.message("test_init_he_statistics")
     assert half.cause("test_init_he_statistics") == ""
+
+
+@pytest.mark.slow
+def test_a_he_uniform_init_fails_the_distribution_alone(graded):
+    """He-uniform weights, uniform on [-sqrt(6 / fan_in), sqrt(6 / fan_in)]: He's std, so the
+    shapes and the statistics pass; 234,752 weights over sqrt(2 / fan_in) have none beyond +-2
+    (N(0, 1): 4.55%) and kurtosis 1.80 (3), and the check says what it saw, bounded draws."""
+    g = graded("he_uniform")
+    message = g.assert_fails(
+        "test_init_normal",
+        "234,752 weights",
+        "share beyond +-2 0,",
+        "off: share beyond +-2, kurtosis",
+        "range [-1.732, 1.732]",
+        cause=("none of the 234,752 values lies beyond +-2", "a bounded distribution"),
+        only=True,
+    )
+    assert "jax.random" not in message  # the fix leads to the normal, it names no sampler
+
+
+@pytest.mark.slow
+def test_jax_he_normal_initializer_passes_the_distribution(graded):
+    """jax.nn.initializers.he_normal draws a truncated normal (cut at +-2, rescaled to He's
+    std): the library's He normal init, whose tails (share beyond +-2 0.035, kurtosis 2.37)
+    the check accepts beside N(0, 1)'s."""
+    graded("he_normal_init").assert_full_marks()

@@ -7,7 +7,8 @@ from harness import lesson_files
 from grader.catalog import read_suite
 
 LESSON = "ex3_generic_mlp"
-MAX_SCORE = 16  # spec revision 2: init_mlp initialised as 08's init_params (1 point)
+# spec revision 2: init_mlp initialised as 08's init_params (1 point), its draws normal (1)
+MAX_SCORE = 17
 HIDDEN = {"test_init_key_use", "test_forward_pure"}
 FORWARD = {
     "test_forward_lesson",
@@ -124,7 +125,8 @@ def test_one_key_for_every_layer_fails_the_key_check_alone(graded):
 
 @pytest.mark.slow
 def test_lecun_scaled_weights_are_not_initialised_as_08(graded):
-    # spec revision 2: init_mlp is "initialised as 08's `init_params` (He, ...)"
+    # spec revision 2: init_mlp is "initialised as 08's `init_params` (He, ...)"; the
+    # distribution's check divides each layer by its own std: the scale costs one check
     g = graded("lecun_scale")
     message = g.assert_fails(
         "test_init_like_08", "standard deviation sqrt(2 / 64)", "(0.71 x the He value)", only=True
@@ -179,3 +181,20 @@ def test_unchained_layers_are_not_called_a_loop_that_starts_late(graded):
     g = graded("unchained_layers")
     for check_id in ("test_forward_lesson", "test_forward_depths", "test_forward_pairing"):
         g.assert_fails(check_id, not_cause=("never applies the first layer", "starts one layer"))
+
+
+@pytest.mark.slow
+def test_a_he_uniform_init_fails_the_distribution_alone(graded):
+    """He-uniform weights, uniform on [-sqrt(6 / fan_in), sqrt(6 / fan_in)]: He's std, so
+    init_mlp is initialised as 08's by its statistics; its 57,984 weights over their layer's std
+    have none beyond +-2 (N(0, 1): 4.55%) and kurtosis 1.80 (3): bounded draws, said as seen."""
+    g = graded("he_uniform")
+    message = g.assert_fails(
+        "test_init_normal",
+        "57,984 weights",
+        "share beyond +-2 0,",
+        "off: share beyond +-2, kurtosis",
+        cause=("none of the 57,984 values lies beyond +-2", "a bounded distribution"),
+        only=True,
+    )
+    assert "jax.random" not in message  # the fix leads to the normal, it names no sampler
