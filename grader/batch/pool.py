@@ -85,19 +85,23 @@ class Live:
 
 
 def grade_locally(
-    workers: int, live: Live | None = None, known: Mapping[str, float] | None = None
+    workers: int,
+    live: Live | None = None,
+    known: Mapping[str, float] | None = None,
+    shared: str = "",
 ) -> Grader:
     """The class's lesson files graded `workers` at once, on one pool of warm workers: JAX is
     imported once per worker for the whole class, not once per student (`engine.Pool`), and
     the workers take (student, lesson file) gradings from one list, the current student's
     longest file first (`grader.runner.schedule`): no worker waits while files are left, and
     no student waits for a second wave. `known`: lesson -> seconds a file took before, for
-    the order. `live` hears of each lesson file started and done."""
+    the order. `live` hears of each lesson file started and done. `shared`: the programs
+    the solutions compiled, which every worker loads (`grader.batch.warm`)."""
 
     def run(
         jobs: list[Job], specs: list[catalog.ExerciseSpec], options: policy.Options
     ) -> Iterator[Outcome]:
-        return _pooled(jobs, specs, options, workers, live, known or {})
+        return _pooled(jobs, specs, options, workers, live, known or {}, shared)
 
     return run
 
@@ -109,6 +113,7 @@ def _pooled(
     workers: int,
     live: Live | None,
     known: Mapping[str, float],
+    shared: str = "",
 ) -> Iterator[Outcome]:
     """`grade_locally`'s run: the jobs' outcomes as each student is done."""
 
@@ -121,7 +126,7 @@ def _pooled(
             live.done(jobs[index].student, result.name)
 
     with interrupt.scratch():
-        warm = engine.Pool(workers, engine.preload_for(specs))
+        warm = engine.Pool(workers, engine.preload_for(specs), shared=shared)
         pooled: schedule.Pooled | None = None
         try:
             pooled = schedule.Pooled(

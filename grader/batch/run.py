@@ -60,6 +60,7 @@ policy on fixes for a class (`audience.for_class`: only with `show_fixes = true`
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -67,7 +68,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import catalog, grading
-from grader.batch import gradebook, interrupt, resume
+from grader.batch import gradebook, interrupt, resume, warm
 from grader.batch.jobs import Grader, Job
 from grader.batch.pool import (
     Live,
@@ -103,6 +104,7 @@ class Request:
     jobs: int = 1  # local workers
     quiet: bool = False
     regrade: bool = False  # grade again students whose results are for their files now
+    solutions: Path | None = None  # graded first: their programs shared (`grader.batch.warm`)
 
 
 @dataclass(frozen=True)
@@ -165,18 +167,22 @@ def run(
                 f"(--regrade grades them again): {controls.visible(', '.join(kept))}"
             )
         live = Live()
-        grader, where = _grader(request, live, len(todo) * len(specs))
-        say(
-            f"Grading {len(todo)} student(s) x {len(specs)} lesson file(s) on {where} "
-            f"(seed {options.seed}, isolation {level}) ..."
-        )
+        scratch = warm.scratch()
         try:
+            shared = _shared(request, todo, options, scratch, say)
+            grader, where = _grader(request, live, len(todo) * len(specs), shared)
+            say(
+                f"Grading {len(todo)} student(s) x {len(specs)} lesson file(s) on {where} "
+                f"(seed {options.seed}, isolation {level}) ..."
+            )
             done = batch(
                 todo, specs, options, out, grader, quiet=request.quiet, pairs=pairs, live=live,
                 stop=stop, keys=keys,
             )  # fmt: skip
         except ConnectionError as exc:  # the scheduler (cluster) could not be reached
             raise BatchError(str(exc)) from None
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
     return Outcome(
         out,
         len(done.graded),
@@ -210,9 +216,26 @@ def _kept(out: Path, job: Job, keys: dict[str, dict[str, Any]], say: Callable[[s
     return resume.kept(out, job.student, keys[job.student])
 
 
-def _grader(request: Request, live: Live, gradings: int) -> tuple[Grader, str]:
+def _shared(
+    request: Request,
+    todo: list[Job],
+    options: policy.Options,
+    scratch: Path,
+    say: Callable[[str], None],
+) -> str:
+    """The store of programs the solutions compile, for local workers grading at least
+    `warm.MIN_STUDENTS` students ("" for none: `grader.batch.warm`)."""
+    if request.scheduler or request.solutions is None or len(todo) < warm.MIN_STUDENTS:
+        return ""
+    wanted = {name for job in todo for name, _ in job.files}
+    specs = [s for s in request.specs if s.name in wanted]
+    return warm.store(request.solutions, specs, options, request.jobs, scratch, say)
+
+
+def _grader(request: Request, live: Live, gradings: int, shared: str = "") -> tuple[Grader, str]:
     """The cluster at `request.scheduler`, else `request.jobs` local workers taking the
-    class's `gradings` (student, lesson file) from one list; and where."""
+    class's `gradings` (student, lesson file) from one list, each loading the `shared`
+    programs; and where."""
     if request.scheduler:
         from grader.batch import cluster
 
@@ -222,7 +245,7 @@ def _grader(request: Request, live: Live, gradings: int) -> tuple[Grader, str]:
             raise BatchError(str(exc)) from None
     workers = request.jobs
     known = known_times(request.out)
-    return grade_locally(workers, live, known), f"{min(workers, gradings)} local worker(s)"
+    return grade_locally(workers, live, known, shared), f"{min(workers, gradings)} local worker(s)"
 
 
 def summary(outcome: Outcome) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from grader import grading
-from grader.batch import interrupt
+from grader.batch import interrupt, warm
 from grader.batch import run as class_run
 from grader.commands import shared
 from grader.reports import controls
@@ -51,6 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="grade every student again, also those whose results are for their files now "
         "(by default they are kept: an interrupted batch resumes)",
     )
+    parser.add_argument("--solutions", metavar="DIR", help=warm.HELP)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     shared.add_grading_options(parser, require=policy.CLASS_REQUIRED)
 
@@ -97,6 +98,7 @@ def _request(args: argparse.Namespace) -> class_run.Request:
         shared.jobs(args).count,
         args.quiet,
         args.regrade,
+        warm.solutions(args.solutions),
     )
 
 

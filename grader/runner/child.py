@@ -161,6 +161,11 @@ def run(request: Request, out_fd: int, records_fd: int, base_vm: int) -> NoRetur
             jax_cache.configure(request.cache_dir)
             if session_cache:
                 _sandboxes_cache_in(session_cache)
+        else:  # no folder (a batch below `user`): the class's shared programs, if any
+            from grader.sandbox import jax_cache, shared_programs
+
+            if shared_programs.loaded():
+                jax_cache.in_memory()
 
         import pytest
 

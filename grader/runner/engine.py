@@ -195,12 +195,15 @@ def grade_one(
     log_dir: Path | None = None,
     on_records: OnRecords | None = None,
     threads: int | None = None,
+    shared: str = "",
+    sandbox_cache: str = "",
 ) -> tuple[ExerciseResult, WorkerHandle | None]:
     """Grade one lesson file on `worker` (a fresh one, logging to `log_dir` or `scratch`,
     when None or lost); returns the result and the worker to use next (`grade`, `grade
     mutate` and `grade watch` share it). `on_records` gets the judge's record lines as they
     come (`WorkerHandle.run`; `preview` turns them into a result so far). `threads`: the
-    share of the cores of a worker it starts (`budget.share`)."""
+    share of the cores of a worker it starts (`budget.share`); `shared` and `sandbox_cache`,
+    what it loads and where its sandboxes cache (`Pool`)."""
     skipped = _not_gradable(spec, submission)
     if skipped is not None:
         return skipped, worker
@@ -211,7 +214,9 @@ def grade_one(
         started = time.monotonic()
         try:
             if worker is None:
-                worker = WorkerHandle(log_dir or scratch, preload, threads=threads)
+                worker = WorkerHandle(
+                    log_dir or scratch, preload, sandbox_cache, threads=threads, shared=shared
+                )
             ended = _run_with_reruns(worker, request, started, on_records)
             ending = results.Ending(ended, request.timeout_s)
         except WorkerLost as exc:
@@ -273,14 +278,28 @@ class Pool:
     it, and every process they leave is killed before the next file), and its state does
     not change between files. A worker that dies is replaced by a fresh one."""
 
-    def __init__(self, size: int, preload: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        size: int,
+        preload: tuple[str, ...] = (),
+        *,
+        shared: str = "",
+        sandbox_caches: str = "",
+    ) -> None:
+        """`shared`: the store of programs compiled from the course's solutions that every
+        worker loads (`grader.sandbox.shared_programs`: "PATH SHA256"). `sandbox_caches`:
+        only for grading the solutions themselves (`grader.batch.warm`), a folder in which
+        each worker's sandboxes cache their programs, a subfolder per worker."""
         self.size = max(1, size)
         self.preload = preload
+        self.shared = shared
+        self.sandbox_caches = sandbox_caches
         self.log_dir = Path(tempfile.mkdtemp(prefix="grade-pool-"))
         self.started = 0  # workers started so far (replacements included)
         self._idle: list[WorkerHandle] = []
         self._slots = threading.BoundedSemaphore(self.size)
         self._lock = threading.Lock()
+        self._caches = 0
 
     def __enter__(self) -> Pool:
         return self
@@ -302,6 +321,16 @@ class Pool:
             if worker is not None:
                 self._idle.append(worker)
         self._slots.release()
+
+    def sandbox_cache(self) -> str:
+        """A fresh folder for the sandboxes of a worker about to start ("" for none)."""
+        if not self.sandbox_caches:
+            return ""
+        with self._lock:
+            self._caches += 1
+            path = os.path.join(self.sandbox_caches, f"worker-{self._caches}")
+        os.makedirs(path, mode=0o700)
+        return path
 
     def close(self) -> None:
         with self._lock:
@@ -367,7 +396,7 @@ class _Grading:
     ) -> tuple[ExerciseResult, WorkerHandle | None]:
         if self.on_start is not None:
             self.on_start(spec.name, self.options.timeout_s or spec.timeout_s)
-        log_dir = self.pool.log_dir if self.pool is not None else None
+        pool = self.pool
         return grade_one(
             worker,
             spec,
@@ -376,8 +405,10 @@ class _Grading:
             self.level,
             self.scratch,
             self.preload,
-            log_dir=log_dir,
+            log_dir=pool.log_dir if pool is not None else None,
             threads=self.threads,
+            shared=pool.shared if pool is not None else "",
+            sandbox_cache=pool.sandbox_cache() if pool is not None and worker is None else "",
         )
 
     def _record(self, spec: ExerciseSpec, result: ExerciseResult) -> None:

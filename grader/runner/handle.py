@@ -24,6 +24,7 @@ from grader.protocol import worker_messages
 from grader.protocol.worker_messages import Ended, Ready, Request, Started
 from grader.runner import budget, child
 from grader.runner.policy import import_path
+from grader.sandbox import shared_programs
 
 WORKER_START_TIMEOUT_S = 120.0
 REPLY_GRACE_S = 30.0
@@ -39,14 +40,17 @@ OnRecords = Callable[[list[str]], None]
 """Gets the judge's record lines (undecoded) while a file is graded, a batch at a time."""
 
 
-def _environment(threads: int | None, sandbox_cache: str) -> dict[str, str]:
+def _environment(threads: int | None, sandbox_cache: str, shared: str = "") -> dict[str, str]:
     """The worker's environment: this one's, without Python's variables and XLA's flags."""
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS" and not k.startswith("PYTHON")}
     env.update({"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg", "TF_CPP_MIN_LOG_LEVEL": "2"})
     env.update(budget.environment(budget.share(1) if threads is None else threads))
     env.pop(child.SANDBOX_CACHE_ENV, None)  # only ever this worker's own argument
+    env.pop(shared_programs.ENV, None)  # likewise
     if sandbox_cache:
         env[child.SANDBOX_CACHE_ENV] = sandbox_cache
+    if shared:
+        env[shared_programs.ENV] = shared
     return env
 
 
@@ -59,11 +63,15 @@ class WorkerHandle:
         preload: tuple[str, ...] = (),
         sandbox_cache: str = "",
         threads: int | None = None,
+        shared: str = "",
     ) -> None:
-        """`sandbox_cache`: for one student's `grade watch` session only, the folder every
+        """`sandbox_cache`: for one student's `grade watch` session only (or the course's
+        solutions graded before a batch, `grader.batch.warm`), the folder every
         sandbox of this worker caches its compiled programs in (`cache.session_dir`), so a
-        regrading loads what the one before compiled; never for a batch. `threads`: each
-        judge's and sandbox's share of the cores (`budget.share`; default: all of them)."""
+        regrading loads what the one before compiled; never for a student of a batch.
+        `threads`: each judge's and sandbox's share of the cores (`budget.share`; default:
+        all of them). `shared`: a batch's store of programs compiled from the solutions
+        (`grader.sandbox.shared_programs`), "PATH SHA256", loaded by the worker at start."""
         self.log_path = log_dir / f"worker-{time.monotonic_ns()}.log"
         self._log: IO[bytes] = open(self.log_path, "wb")  # noqa: SIM115
         paths = import_path()
@@ -79,7 +87,7 @@ class WorkerHandle:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._log,
-                env=_environment(threads, sandbox_cache),
+                env=_environment(threads, sandbox_cache, shared),
                 cwd=log_dir,  # private: what a library writes relative (.hypothesis/) stays out of the user's folder
                 start_new_session=True,
                 pass_fds=(stream_w,),

@@ -37,7 +37,7 @@ from typing import Any
 from grader.protocol import records, worker_messages
 from grader.protocol.worker_messages import Ended, Message, Ready, Request, Started
 from grader.runner import budget
-from grader.sandbox import isolation, sysv
+from grader.sandbox import isolation, shared_programs, sysv
 
 # Always imported before the first fork; the suites' own imports are added to these.
 REAP_TIMEOUT_S = 10.0
@@ -416,6 +416,8 @@ def main() -> None:
     # Orphans of the children become the worker's, so none outlives its file (reap_leftovers).
     isolation.make_subreaper()
     preload(json.loads(sys.argv[1]) if len(sys.argv) > 1 else [])
+    # A batch's programs compiled from the course's solutions, inherited by every fork.
+    shared_programs.from_environment()
     # What is loaded now lives as long as the worker: out of the collector's reach, each
     # judge and sandbox forked from here skips it in every collection (a judge's collections
     # took ~0.8 s of a 03_jit grading, ~0.1 s after this).

@@ -45,6 +45,8 @@ import os
 import sys
 from pathlib import Path
 
+from grader.sandbox import shared_programs
+
 ENV = "GRADE_COMPILATION_CACHE"
 """The variable naming the judge's folder (`grader.runner.cache.default_dir`); the sandbox
 forgets it, with JAX's own, before anything else."""
@@ -154,7 +156,8 @@ def in_memory() -> bool:
             self._entries: dict[str, bytes] = {}
 
         def get(self, key: str) -> bytes | None:
-            return self._entries.get(key)
+            found = self._entries.get(key)
+            return found if found is not None else shared_programs.get(key)
 
         def put(self, key: str, value: bytes) -> None:
             self._entries[key] = value
@@ -193,8 +196,8 @@ def _install_layered(own: str, judge: str) -> bool:
                 try:
                     found = (self._judge / f"{key}{suffix}").read_bytes()
                 except OSError:
-                    return None
-            return found
+                    found = None
+            return found if found is not None else shared_programs.get(key)
 
         def put(self, key: str, value: bytes) -> None:
             self._own.put(key, value)

@@ -6,7 +6,12 @@ in the forking process):
     python drive_cache.py seed JUDGE LESSONS          the judge compiles lesson.seed()
     python drive_cache.py sandbox LEVEL JUDGE LESSONS [OWN]  a sandbox runs lesson.SCENARIO
 
-JUDGE `-` is a judge without a cache (turned off, or `grade batch` below `user`).
+    python drive_cache.py shared LEVEL STORE LESSONS  a sandbox of a judge without a cache,
+                                                     forked after the store is loaded
+
+JUDGE `-` is a judge without a cache (turned off, or `grade batch` below `user`). STORE is
+a store of shared programs (`grader.sandbox.shared_programs`) and its SHA-256, "PATH SHA256",
+loaded as a batch's warm worker loads it.
 
 `seed` stands for a judge that compiled a program before (it imports the lesson file
 itself: test code, not a submission). `sandbox` configures the judge's cache as the
@@ -25,7 +30,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from grader.sandbox import client, jax_cache
+from grader.sandbox import client, jax_cache, shared_programs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sandbox"))
 import drive_sandbox  # tests/sandbox: how a test starts a real sandbox
@@ -65,6 +70,14 @@ def sandbox(level: str, judge: str, lessons: str, own: str = "") -> None:
 def main() -> None:
     if sys.argv[1] == "seed":
         seed(*sys.argv[2:4])
+    elif sys.argv[1] == "shared":
+        level, store, lessons = sys.argv[2:5]
+        os.environ[shared_programs.ENV] = store
+        loaded = shared_programs.from_environment()  # as the warm worker does, before a fork
+        if loaded:  # as the grader's child does for a judge without a folder
+            jax_cache.in_memory()
+        sys.stderr.write(f"shared programs loaded: {loaded}\n")
+        sandbox(level, NONE, lessons)
     else:
         sandbox(*sys.argv[2:])
 

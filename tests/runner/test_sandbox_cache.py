@@ -23,8 +23,9 @@ from typing import Any
 
 import pytest
 
+from grader.batch import warm
 from grader.runner import cache
-from grader.sandbox import isolation
+from grader.sandbox import isolation, shared_programs
 
 pytestmark = pytest.mark.slow
 
@@ -188,6 +189,42 @@ def test_without_a_folder_the_sandbox_keeps_its_programs_in_its_memory(
     assert first["misses"] >= 1, first
     assert second == {"hits": 1, "misses": 0}, second
     assert sorted(p.name for p in lessons.iterdir()) == ["lesson.py"]
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_sandbox_loads_the_shared_programs_and_adds_none_to_them(
+    tmp_path: Path, level: str, request: pytest.FixtureRequest
+) -> None:
+    """A batch below `user` (no folder): the programs the course's solutions compiled, in the
+    store its warm worker loaded before the fork (`grader.batch.warm`), are loaded by the
+    sandbox; its own programs are compiled and kept in its memory, the store's file does not
+    change, and a store changed since its digest was taken is not loaded at all."""
+    top = Path(tempfile.mkdtemp(prefix="grader-judge-cache-test-"))
+    request.addfinalizer(lambda: shutil.rmtree(top, ignore_errors=True))
+    judge = top / "xla"
+    assert cache.prepare(str(judge)) == (str(judge), "")
+    lessons = tmp_path / "lessons"
+    lessons.mkdir()
+    scenario = ("where", "shared", "train", "train")
+    (lessons / "lesson.py").write_text(LESSON.format(judge="", scenario=scenario))
+    drive("seed", str(judge), str(lessons))  # the solutions' grading compiled this
+    store = tmp_path / "programs"
+    sha256 = shared_programs.write(warm.entries(judge), str(store))
+    before = store.read_bytes()
+
+    report = drive("shared", level, f"{store} {sha256}", str(lessons))
+    assert report["hello_ok"], report
+    where, shared, first, second = (value for _, value in report["answers"])
+    assert where == {"folder": None, "writable": False}, where
+    assert shared["hits"] >= 1 and shared["misses"] == 0, shared  # loaded from the store
+    assert first["misses"] >= 1, first  # the student's own program: compiled
+    assert second == {"hits": 1, "misses": 0}, second  # then kept in its memory
+    assert store.read_bytes() == before
+
+    store.write_bytes(before[:-1] + bytes([before[-1] ^ 1]))  # changed after the digest
+    report = drive("shared", level, f"{store} {sha256}", str(lessons))
+    shared = report["answers"][1][1]
+    assert shared["misses"] >= 1 and shared["hits"] == 0, shared
 
 
 def test_a_watch_session_folder_serves_the_next_sandbox_of_the_session(

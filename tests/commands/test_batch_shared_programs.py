@@ -1,0 +1,79 @@
+"""`grade batch` grades the course's solutions first and shares what they compiled
+(`grader.batch.warm`, `grader.sandbox.shared_programs`): every student is graded exactly as
+without it. A real lesson (03_jit, real JAX) at `basic`, where a batch has no compilation
+cache at all: a correct student, one in another style and a broken one."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from test_batch_pool import verdicts
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+STUDENTS = {
+    "ann": ROOT / "solutions" / "03_jit.py",
+    "bo": ROOT / "tests" / "corpus" / "habits" / "03_jit.py",
+    "cy": ROOT / "tests" / "fixtures" / "03_jit" / "branch_at_one" / "03_jit.py",
+}
+
+
+def test_a_class_graded_after_the_solutions_gets_the_same_results(
+    grade: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GRADE_COMPILATION_CACHE", str(tmp_path / "judge-cache"))
+    submissions = tmp_path / "class"
+    for name, source in STUDENTS.items():
+        (submissions / name).mkdir(parents=True)
+        shutil.copy(source, submissions / name / "03_jit.py")
+    solutions = tmp_path / "solutions"
+    solutions.mkdir()
+    shutil.copy(ROOT / "solutions" / "03_jit.py", solutions / "03_jit.py")
+    common = ("--only", "03_jit", "--isolation", "basic", "--require-isolation", "basic")
+    results = {}
+    for run, given in (("shared", str(solutions)), ("alone", "none")):
+        out = tmp_path / run
+        code, text = grade(  # type: ignore[operator]
+            "batch", str(submissions), "--out", str(out), "--jobs", "2",
+            "--solutions", given, *common,
+        )  # fmt: skip
+        assert code == 0, text
+        first = "Grading the solutions' 1 lesson file(s) first"
+        assert (first in text) == (run == "shared"), text
+        results[run] = {
+            name: verdicts(json.loads((out / "students" / f"{name}.json").read_text()))
+            for name in STUDENTS
+        }
+    assert results["shared"] == results["alone"]
+    scores = {name: v["03_jit"][1] for name, v in results["shared"].items()}
+    full = results["shared"]["ann"]["03_jit"][2]
+    assert scores["ann"] == scores["bo"] == full and scores["cy"] < full, scores
+
+
+def test_the_solutions_go_first_for_three_students_or_more(grade: object, course: Path) -> None:
+    """The command tests' small course (plain-Python suites), run from the course's folder:
+    its solutions/ is the default."""
+    said = {}
+    for chosen in (("alice", "bob"), ("alice", "bob", "dave")):
+        picks = [a for name in chosen for a in ("--student", name)]
+        code, text = grade(  # type: ignore[operator]
+            "batch", "submissions", "--out", "out", "--suites", "suites", "--timeout", "8",
+            "--regrade", *picks, cwd=course,
+        )  # fmt: skip
+        assert code == 0, text
+        said[len(chosen)] = "Grading the solutions' 2 lesson file(s) first" in text
+    assert said == {2: False, 3: True}
+
+
+def test_a_solutions_folder_that_is_not_there_is_a_usage_error(
+    grade: object, tmp_path: Path
+) -> None:
+    code, text = grade(  # type: ignore[operator]
+        "batch", str(tmp_path), "--out", str(tmp_path / "out"), "--solutions",
+        str(tmp_path / "absent"),
+    )  # fmt: skip
+    assert code == 2 and "--solutions" in text and "no such folder" in text, text
