@@ -47,7 +47,11 @@ left and the last student never waits for a second wave; the class pays JAX's
 import N times, not once per student (`engine.Pool`). On a cluster each dask worker
 process keeps one warm worker (`grader.batch.cluster`). The judges' compilation cache
 (`grader.runner.cache`) serves every student; a batch forced below `user`
-grades without it (a student could write it for the next).
+grades without it (a student could write it for the next). Before a class of
+`warm.MIN_STUDENTS` or more on local workers, the course's solutions (`--solutions`,
+default solutions/) are graded once, and what they compiled is loaded by every student's
+grading at every level (`grader.batch.warm`): written from the solutions alone, never by a
+student's grading.
 
 On a terminal a live line says how many students are done and, for local workers,
 which student's lesson file is being graded and the time its limit leaves ("alice:
@@ -229,7 +233,8 @@ def _shared(
         return ""
     wanted = {name for job in todo for name, _ in job.files}
     specs = [s for s in request.specs if s.name in wanted]
-    return warm.store(request.solutions, specs, options, request.jobs, scratch, say)
+    known = known_times(request.out)
+    return warm.store(request.solutions, specs, options, request.jobs, scratch, say, known)
 
 
 def _grader(request: Request, live: Live, gradings: int, shared: str = "") -> tuple[Grader, str]:

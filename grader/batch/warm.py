@@ -22,7 +22,7 @@ import dataclasses
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from grader import catalog
@@ -84,9 +84,11 @@ def store(
     workers: int,
     scratch: Path,
     say: Callable[[str], None] = lambda text: None,
+    known: Mapping[str, float] | None = None,
 ) -> str:
     """Grade the lesson files of `solutions` among `specs` on `workers` warm workers of their
-    own, and write what they compiled as a store in `scratch`: "PATH SHA256" for
+    own, the longest first (`known`: lesson -> seconds a file took before, else its time
+    limit), and write what they compiled as a store in `scratch`: "PATH SHA256" for
     `engine.Pool(shared=)`, or "" (said why) when there is nothing to share."""
     names = [s.name for s in specs]
     if not any(
@@ -99,6 +101,8 @@ def store(
         say(f"grade batch: the solutions are not graded first ({exc}): every program is compiled")
         return ""
     graded = [s for s in specs if s.name in submission.files]
+    seconds = known or {}
+    graded.sort(key=lambda s: -seconds.get(s.name, options.timeout_s or s.timeout_s))
     if not graded:
         return ""
     judge = scratch / "judge"

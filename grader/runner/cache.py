@@ -35,7 +35,8 @@ directly, is stopped by the isolation level:
   and risks nothing beyond that user's own gradings. `grade batch` below `user`
   grades without the cache, so one student cannot plant a program for another
   (each sandbox then keeps its own programs in its memory alone,
-  `grader.sandbox.jax_cache.in_memory`).
+  `grader.sandbox.jax_cache.in_memory`), loading only what the course's solutions
+  compiled before the class (`grader.sandbox.shared_programs`, `grader.batch.warm`).
 
 What the judge and the sandbox do with the folder they are given (cache in it; turn it
 off, then cache in a folder of the sandbox's own that reads the judge's entries) is

@@ -21,6 +21,9 @@ submission writes there is loaded by that same sandbox only: never by the
 judge (which caches in its own folder and never opens this one), another
 student's sandbox or a later grading. It is on exactly when the judge's cache
 is (`$GRADE_COMPILATION_CACHE=off` and `grade batch` below `user` turn both off).
+In a batch, both `get`s (the folder's and the memory's) look last in the programs the
+course's solutions compiled before the class (`grader.sandbox.shared_programs`), which the
+warm worker loaded before the fork; no `put` reaches them.
 One exception may be wired by `grade watch`: a folder for the whole session of
 one student (`grader.runner.cache.session_dir`), so that a regrading loads what the
 previous grading of the same student's files compiled.
