@@ -145,13 +145,20 @@ def test_time_steps_per_step(student: Remote) -> None:
     # A reading far below the step's time names nothing: a division by another count, a
     # CPU-time clock (time.process_time does not count a sleep) and a timing of part of the
     # calls all read low
+    # Steps per second (n_steps / elapsed) reads the inverse of each step's seconds, lower
+    # where the calls' overhead lengthens a step (up to 3 times), and the shorter step reads
+    # the larger number: the other readings grow with the step's time.
     ratios = (reported / slow.step_s, quick / fast.step_s)
+    inverse = (reported * slow.step_s, quick * fast.step_s)
     cause = (
         f"the total of the {n_steps} steps was returned, not the time per step"
         if abs(ratios[0] / n_steps - 1.0) < 0.5 and 0.5 <= ratios[1] / n_steps <= 3.0
         else "the time is in milliseconds, not seconds: both readings are about 1000 times "
         "the step's seconds"
         if all(abs(r / 1000 - 1.0) < 0.5 for r in ratios)
+        else "steps per second were returned, not seconds per step: each reading is about "
+        "1 divided by its step's seconds"
+        if all(1 / 3 <= v <= 1.5 for v in inverse) and quick > 3 * reported
         else ""
     )
     raise fail(
@@ -489,13 +496,18 @@ def test_speedup_ratio(student: Remote) -> None:
 def test_speedup_default_steps(student: Remote) -> None:
     given = _step_calls(student.jit_speedup, "jit_speedup(step_fn, state, batch, 3)", 3)
     default = _step_calls(student.jit_speedup, "jit_speedup(step_fn, state, batch)")
-    timed = default - (given - 3)  # the eager calls beyond the timed ones do not depend on n
-    if timed != DEFAULT_STEPS:
+    # the eager calls beyond the timed ones do not depend on n_steps: leaving it out (100)
+    # makes 97 more than n_steps=3
+    if default - given != DEFAULT_STEPS - 3:
         raise fail(
             "the eager calls of step_fn by jit_speedup(step_fn, state, batch) without n_steps",
-            expected=f"{given - 3} untimed + {DEFAULT_STEPS} timed calls (the "
-            f"default n_steps={DEFAULT_STEPS}; with n_steps=3 it made {given} calls)",
-            observed=f"{default} calls: {timed} timed",
+            expected=f"{DEFAULT_STEPS - 3} more than with n_steps=3 (the default "
+            f"n_steps={DEFAULT_STEPS} timed calls in place of 3)",
+            observed=f"{default} eager calls without n_steps, {given} with n_steps=3",
+            cause="n_steps does not reach the eager timing: jit_speedup makes as many eager "
+            "calls with n_steps=3 as without it"
+            if default == given
+            else "",
             fix=f"keep the signature's default: `def jit_speedup(step_fn, state, batch, "
             f"n_steps={DEFAULT_STEPS})`, and pass n_steps on to time_steps",
         )

@@ -157,7 +157,19 @@ def test_defaults_other_than_the_signatures(graded):
     assert "101 calls: one warm-up, then the default n_steps=100" in chain
     assert "11 calls" in chain
     steps = g.message("test_speedup_default_steps")
-    assert "1 untimed + 100 timed calls" in steps and "11 calls: 10 timed" in steps
+    assert "97 more than with n_steps=3" in steps, steps
+    assert "11 eager calls without n_steps, 4 with n_steps=3" in steps, steps
+    assert g.cause("test_speedup_default_steps") == ""  # n_steps does change the count
+
+
+@pytest.mark.slow
+def test_n_steps_not_passed_on_is_named_from_the_counts(graded):
+    # held-out case h_ex4b: both timings use time_steps' own default, whatever n_steps is
+    g = graded("n_steps_not_passed")
+    g.assert_statuses(failed={"test_speedup_default_steps"})
+    steps = g.message("test_speedup_default_steps")
+    assert "101 eager calls without n_steps, 101 with n_steps=3" in steps, steps
+    assert "n_steps does not reach the eager timing" in g.cause("test_speedup_default_steps")
 
 
 @pytest.mark.slow
@@ -181,7 +193,19 @@ def test_milliseconds_are_named_from_two_steps(graded):
         "test_time_steps_per_step",
         "on a step that takes",
         cause="the time is in milliseconds, not seconds",
-        not_cause=("total",),
+        not_cause=("total", "per second"),
+    )
+
+
+@pytest.mark.slow
+def test_steps_per_second_are_named_from_two_steps(graded):
+    # held-out case h_ex4a: about 1 / 0.04 and 1 / 0.004 on steps of 0.04 s and 0.004 s
+    g = graded("steps_per_second")
+    g.assert_fails(
+        "test_time_steps_per_step",
+        "on a step that takes",
+        cause="steps per second were returned, not seconds per step",
+        not_cause=("total", "milliseconds"),
     )
 
 
