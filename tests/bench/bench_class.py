@@ -8,7 +8,7 @@ graded first (their programs shared, `grader.batch.warm`) and without (`--soluti
 tests/corpus/habits and tests/corpus/alternatives (correct code in other styles, whose
 programs differ from the solutions'). Each run's wall and CPU seconds (the batch and every
 process under it, from `os.wait4`) and each student's total; the two runs must give the same
-totals. Run from the repository's root with the grader installed (`grade` on PATH). A
+totals. Run with the interpreter the grader is installed in. A
 benchmark, never a test: nothing asserts a time.
 """
 
@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -75,7 +76,7 @@ def main() -> None:
         found: dict[str, object] = {"students": args.students, "mix": args.mix}
         for name, solutions in (("shared", str(ROOT / "solutions")), ("alone", "none")):
             out = work / f"out-{name}"
-            argv = ["grade", "batch", str(work / "class"), "--out", str(out)]
+            argv = [sys.executable, "-m", "grader", "batch", str(work / "class"), "--out", str(out)]
             found[name] = run([*argv, "--solutions", solutions, "-q", *common])
             found[f"{name}_totals"] = totals(out)
             print(name, found[name], flush=True)

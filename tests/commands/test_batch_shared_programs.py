@@ -1,7 +1,7 @@
 """`grade batch` grades the course's solutions first and shares what they compiled
 (`grader.batch.warm`, `grader.sandbox.shared_programs`): every student is graded exactly as
 without it. A real lesson (03_jit, real JAX) at `basic`, where a batch has no compilation
-cache at all: a correct student, one in another style and a broken one."""
+cache at all: two correct students, one in another style and a broken one."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDENTS = {
+    "al": ROOT / "solutions" / "03_jit.py",
     "ann": ROOT / "solutions" / "03_jit.py",
     "bo": ROOT / "tests" / "corpus" / "habits" / "03_jit.py",
     "cy": ROOT / "tests" / "fixtures" / "03_jit" / "branch_at_one" / "03_jit.py",
@@ -51,14 +52,14 @@ def test_a_class_graded_after_the_solutions_gets_the_same_results(
     assert results["shared"] == results["alone"]
     scores = {name: v["03_jit"][1] for name, v in results["shared"].items()}
     full = results["shared"]["ann"]["03_jit"][2]
-    assert scores["ann"] == scores["bo"] == full and scores["cy"] < full, scores
+    assert scores["al"] == scores["ann"] == scores["bo"] == full and scores["cy"] < full, scores
 
 
-def test_the_solutions_go_first_for_three_students_or_more(grade: object, course: Path) -> None:
+def test_the_solutions_go_first_for_four_students_or_more(grade: object, course: Path) -> None:
     """The command tests' small course (plain-Python suites), run from the course's folder:
     its solutions/ is the default."""
     said = {}
-    for chosen in (("alice", "bob"), ("alice", "bob", "dave")):
+    for chosen in (("alice", "bob", "carol"), ("alice", "bob", "carol", "gina")):
         picks = [a for name in chosen for a in ("--student", name)]
         code, text = grade(  # type: ignore[operator]
             "batch", "submissions", "--out", "out", "--suites", "suites", "--timeout", "8",
@@ -66,7 +67,7 @@ def test_the_solutions_go_first_for_three_students_or_more(grade: object, course
         )  # fmt: skip
         assert code == 0, text
         said[len(chosen)] = "Grading the solutions' 2 lesson file(s) first" in text
-    assert said == {2: False, 3: True}
+    assert said == {3: False, 4: True}
 
 
 def test_a_solutions_folder_that_is_not_there_is_a_usage_error(
