@@ -268,6 +268,19 @@ _STRUCTURE_FIX = (
 def test_count_params_lesson(student: Remote) -> None:
     params = mlp_params(_LESSON_SIZES, exact=True)
     got = student.count_params(params)
+    if isinstance(got, list | tuple):  # a container, not a count: say which
+        sizes = sorted(int(np.size(leaf)) for leaf in jax.tree.leaves(params))
+        counts = all(isinstance(item, int | np.integer) for item in got)
+        raise fail(
+            "count_params(params) for the lesson's 784-256-128-10 MLP",
+            expected="235146, one Python int",
+            observed=f"a {type(got).__name__} of {len(got)} items: {repr(got)[:120]}",
+            cause="one count per leaf, not their total: the items are the sizes of the "
+            "tree's leaves, which add up to 235146"
+            if counts and sorted(int(item) for item in got) == sizes
+            else "",
+            fix="add up `leaf.size` over `jax.tree.leaves(tree)`",
+        )
     if int(got) != 235_146:
         # a second, smaller MLP: a cause is named only when both sizes show it
         small = mlp_params((6, 5, 4), exact=True)

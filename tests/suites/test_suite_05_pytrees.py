@@ -164,6 +164,16 @@ def test_sizes_for_shapes_do_not_blame_the_containers(graded):
 
 
 @pytest.mark.slow
+def test_sizes_never_summed_are_named_as_a_list_of_sizes(graded):
+    g = graded("sizes_not_summed")
+    g.assert_statuses(failed={"test_count_params_lesson", "test_count_params_nested"})
+    lesson = g.message("test_count_params_lesson")
+    assert "raised" not in lesson, lesson  # the check says what came back, not its own error
+    assert "a list of 6 items: [256, 200704, 128, 32768, 10, 1280]" in lesson, lesson
+    assert "one count per leaf, not their total" in g.cause("test_count_params_lesson")
+
+
+@pytest.mark.slow
 def test_dimensions_counted_trees_swapped_and_a_mean_of_squares_are_named(graded):
     g = graded("rms_ndim_swapped")
     g.assert_statuses(
