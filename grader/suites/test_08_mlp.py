@@ -1184,6 +1184,14 @@ def test_accuracy(student: Remote) -> None:
             cause=_COUNT_CAUSE,
             fix="`jnp.mean(jnp.argmax(forward(params, x), axis=-1) == y)`",
         )
+    if _floored_fraction(student, params, acc):
+        raise fail(
+            "accuracy(params, x, y) with 6 of 8 rows right, and with 12 of 12",
+            expected="0.75 and 1.0: fractions",
+            observed=f"0 and 1, whole numbers (dtype {np.asarray(acc).dtype})",
+            cause=_FLOOR_CAUSE,
+            fix="divide with `/` (or take `jnp.mean` of the booleans): the fraction is a float",
+        )
     values.assert_close(
         acc,
         np.float64(0.75),
@@ -1240,6 +1248,24 @@ def _argmax_over_batch(student: Remote, params: Any, error: Exception) -> bool:
 _COUNT_CAUSE = (
     "the accuracy is the NUMBER of right rows (a sum of the comparison), not their fraction"
 )
+
+
+_FLOOR_CAUSE = (
+    "the fraction is rounded down to a whole number: 0 for 6 of 8 rows right and 1 for 12 of "
+    "12, as an integer division (`//`) gives"
+)
+
+
+def _floored_fraction(student: Remote, params: Any, acc: Any) -> bool:
+    """accuracy returned the integer 0 for 6 right rows of 8, and returns the integer 1 on a
+    second batch of 12 rows, all right: the fraction floored, confirmed on two batches."""
+    seen = np.asarray(acc)
+    if seen.dtype.kind not in "iu" or int(seen) != 0:
+        return False
+    x, _ = labelled_batch(12, SMALL_SIZES[0], SMALL_SIZES[-1], seed=4)
+    y = np.asarray(_ref_forward(params, x).argmax(axis=-1), np.int32)  # every row right
+    again = np.asarray(student.accuracy(params, x, jnp.asarray(y)))
+    return again.shape == () and again.dtype.kind in "iu" and int(again) == 1
 
 
 def _counts_right_rows(student: Remote, params: Any, acc: Any) -> bool:

@@ -327,6 +327,17 @@ def test_an_accuracy_that_counts_the_right_rows_is_named_where_it_shows(graded):
     for check in ("test_accuracy", "test_train_history"):
         assert "the NUMBER of right rows" in g.cause(check), g.message(check)
     assert "6 and 9" in g.message("test_accuracy")
+    assert "rounded down" not in g.cause("test_accuracy")
+
+
+@pytest.mark.slow
+def test_an_accuracy_floored_by_an_integer_division_is_named(graded):
+    # held-out case h08c: 0 for 6 of 8 right and 1 for 12 of 12, both integers
+    g = graded("accuracy_floordiv")
+    g.assert_statuses(failed={"test_accuracy", "test_train_history", "test_step_accuracy_pure"})
+    assert "0 and 1, whole numbers (dtype int32)" in g.message("test_accuracy")
+    assert "the fraction is rounded down to a whole number" in g.cause("test_accuracy")
+    assert "NUMBER" not in g.cause("test_accuracy")
 
 
 @pytest.mark.slow
