@@ -217,13 +217,30 @@ def _sgd_diagnostics(args: Any) -> Any:
 
 
 def _norm_diagnostics(args: Any) -> Any:
-    """tree_global_norm's confirmable mistakes: no square root, a sum of per-leaf norms."""
+    """tree_global_norm's confirmable mistakes: no square, no square root, means of squares,
+    a sum of per-leaf norms."""
     leaves = [np.asarray(leaf, np.float64) for leaf in _ref_leaves(args[0])]
     mean_squares = (
         "the value is the square root of MEANS of squares (`jnp.mean` where the global norm "
         "sums): the squares are divided by how many there are, the norm never is"
     )
+    total = sum(float(np.sum(leaf)) for leaf in leaves)
+    # the square root of the plain sum, where that sum is not negative (below zero it has no
+    # square root: such an input cannot tell this mistake, and is left out)
+    unsquared = (
+        (
+            diagnose.matches(
+                np.sqrt(total),
+                "the value is the square root of the leaves' plain sum: their values are "
+                "added, not their squares",
+                kind="no_square",
+            ),
+        )
+        if total >= 0
+        else ()
+    )
     return (
+        *unsquared,
         diagnose.matches(
             np.sqrt(sum(float(np.mean(leaf**2)) for leaf in leaves if leaf.size)),
             mean_squares,

@@ -135,6 +135,19 @@ def test_leaves_counted_a_step_uphill_and_summed_norms_are_named(graded):
 
 
 @pytest.mark.slow
+def test_a_norm_of_the_values_not_their_squares_is_named(graded):
+    # held-out case h05b: the square root of the plain sum (inputs whose sum is negative
+    # cannot tell it, and are passed over); the look-alikes name their own
+    g = graded("norm_no_square")
+    g.assert_statuses(failed={"test_global_norm_values", "test_global_norm_jit"})
+    assert "added, not their squares" in _cause(g.message("test_global_norm_values"))
+    for other in ("leaves_uphill_norms", "rms_ndim_swapped"):
+        assert "not their squares" not in _cause(
+            graded(other).message("test_global_norm_values")
+        ), other
+
+
+@pytest.mark.slow
 def test_differences_no_diagnostic_confirms_name_no_cause(graded):
     g = graded("unexplained")
     g.assert_statuses(
