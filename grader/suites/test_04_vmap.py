@@ -135,6 +135,12 @@ def _pairwise_diagnostics(args: Any) -> Any:
             "square is taken after the sum, not of each coordinate's difference before it",
             kind="square_of_sum",
         ),
+        diagnose.matches(
+            (a**2).sum(-1)[:, None] + (b**2).sum(-1)[None, :] - a @ b.T,
+            "the values are |a[i]|^2 + |b[j]|^2 - a[i] . b[j]: the expansion's cross term is "
+            "taken once, where the squared distance takes it twice",
+            kind="cross_term_once",
+        ),
     )
 
 

@@ -122,6 +122,17 @@ def test_a_missing_bias_and_unsquared_distances_are_named(graded):
 
 
 @pytest.mark.slow
+def test_the_expansion_with_its_cross_term_once_is_named(graded):
+    # held-out case h04a: |a|^2 + |b|^2 - a.b; the right expansion gets full marks (above), and
+    # the other pairwise mistakes name their own
+    g = graded("cross_term_once")
+    assert g.status("test_pairwise_values") == "failed"
+    assert "cross term is taken once" in g.cause("test_pairwise_values")
+    for other in ("no_bias_norms", "abs_distance_out_axes", "sum_then_square", "swapped_pairwise"):
+        assert "cross term" not in graded(other).cause("test_pairwise_values"), other
+
+
+@pytest.mark.slow
 def test_differences_no_diagnostic_confirms_name_no_cause(graded):
     g = graded("unexplained")
     for check in ("test_predict_values", "test_pairwise_values"):
