@@ -133,15 +133,23 @@ def _added(x: Any, index: Any, value: Any) -> Any:
 
 
 def _add_at_diagnostics(args: Any) -> Any:
-    """add_at's confirmable mistake: the values replace x[indices] (`.at[indices].set`).
-    Offered only where the indices are all different: which of two writes to one index a
-    scatter-set keeps is not defined, and such an input cannot tell."""
+    """add_at's confirmable mistakes: x added once more to the scatter-add; the values
+    replacing x[indices] (`.at[indices].set`), offered only where the indices are all
+    different: which of two writes to one index a scatter-set keeps is not defined, and such
+    an input cannot tell."""
     x, indices, vals = (np.asarray(a) for a in args)
+    twice = diagnose.matches(
+        np.asarray(_ref_add_at(x, indices, vals), np.float64) + x,
+        "x is counted twice: the result is x plus the scatter-add, and the scatter-add "
+        "`x.at[indices].add(values)` already starts from x",
+        kind="x_twice",
+    )
     if len(np.unique(indices)) != len(indices):
-        return ()
+        return (twice,)
     replaced = np.array(x, dtype=np.float64)
     replaced[indices] = vals
     return (
+        twice,
         diagnose.matches(
             replaced,
             "x[indices] holds the values themselves, not x[indices] + values: they replace the "

@@ -204,3 +204,13 @@ def test_a_mean_of_the_whole_array_is_not_blamed_on_the_epsilon(graded):
         cause = g.cause(check)
         assert "the mean subtracted is the mean of the whole array" in cause, cause
         assert "epsilon" not in cause and "denominator" not in cause, cause
+
+
+@pytest.mark.slow
+def test_x_added_to_its_own_scatter_add_is_named(graded):
+    # held-out case h01b: x + x.at[indices].add(values); the other add_at mistakes name theirs
+    g = graded("x_added_twice")
+    assert g.status("test_add_at_values") == "failed"
+    assert "x is counted twice" in g.cause("test_add_at_values")
+    for other in ("replace_and_global_std", "overwrite", "loop_skips_last"):
+        assert "counted twice" not in graded(other).cause("test_add_at_values"), other
