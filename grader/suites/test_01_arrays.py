@@ -73,7 +73,7 @@ def _standardize_diagnostics(x: Any, axis: int = 0) -> Any:
 
 def _statistics_diagnostics(x: Any, axis: int) -> Any:
     """Other statistics than the mean and std along `axis`, each applied to the reference: the
-    std (or the mean) of the whole array, or the variance where the std belongs."""
+    std (or the mean) of the whole array, the variance or the range where the std belongs."""
     x = np.asarray(x, dtype=np.float64)
     mean = x.mean(axis=axis, keepdims=True)
     std = x.std(axis=axis, keepdims=True)
@@ -103,6 +103,12 @@ def _statistics_diagnostics(x: Any, axis: int) -> Any:
             "the values are divided by the variance (`jnp.var`), not by the standard "
             "deviation, its square root",
             kind="variance",
+        ),
+        diagnose.matches(
+            (x - mean) / (np.ptp(x, axis=axis, keepdims=True) + 1e-8),
+            "the values are divided by the range (max - min along the axis), not by the "
+            "standard deviation",
+            kind="range",
         ),
     )
 

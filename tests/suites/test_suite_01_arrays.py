@@ -214,3 +214,14 @@ def test_x_added_to_its_own_scatter_add_is_named(graded):
     assert "x is counted twice" in g.cause("test_add_at_values")
     for other in ("replace_and_global_std", "overwrite", "loop_skips_last"):
         assert "counted twice" not in graded(other).cause("test_add_at_values"), other
+
+
+@pytest.mark.slow
+def test_a_range_in_place_of_the_std_is_named(graded):
+    # held-out case h01a: (x - mean) / (max - min + 1e-8); the other standardize mistakes name
+    # theirs
+    g = graded("range_not_std")
+    for check in ("test_standardize_values", "test_standardize_other_axes"):
+        assert "divided by the range" in g.cause(check), g.message(check)
+    for other in ("sample_std", "add_not_set_variance", "median_centred", "mean_whole_array"):
+        assert "the range" not in graded(other).cause("test_standardize_values"), other
