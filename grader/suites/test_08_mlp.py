@@ -571,6 +571,7 @@ def test_loss_value(student: Remote) -> None:
             loss,
             (),
             what="loss_fn(params, x, y)",
+            cause=_PER_EXAMPLE_CAUSE if _per_example_losses(student, params, loss) else "",
             fix="average over the batch: the loss is a scalar",
         )
         seen.append(((x, y), loss, np.float64(_ref_loss(params, x, y))))
@@ -586,6 +587,34 @@ def test_loss_value(student: Remote) -> None:
             fix="`-jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * "
             "jax.nn.one_hot(y, n_classes), axis=-1))`",
         )
+
+
+_PER_EXAMPLE_CAUSE = (
+    "one loss per example, never averaged: the values are each example's -log p of its "
+    "label, where the mean over the batch belongs"
+)
+
+
+def _per_example_losses(student: Remote, params: Any, first: Any) -> bool:
+    """loss_fn returned each example's cross-entropy, one per row, on batches of B and of
+    LOSS_ROWS rows (`first`: what it returned for the first): the mean left out, confirmed
+    on two batch sizes."""
+    if np.shape(first) != (B,):
+        return False
+    for rows in (B, LOSS_ROWS):
+        x, y = labelled_batch(rows, SMALL_SIZES[0], SMALL_SIZES[-1])
+        logits = np.asarray(_ref_forward(params, x), np.float64)
+        top = logits.max(axis=-1, keepdims=True)
+        log_p = logits - top - np.log(np.exp(logits - top).sum(axis=-1, keepdims=True))
+        want = -log_p[np.arange(rows), np.asarray(y)]
+        try:
+            got = first if rows == B else student.loss_fn(params, x, y)
+        except client.StudentError:
+            return False
+        got = np.asarray(got, np.float64)
+        if got.shape != (rows,) or not np.allclose(got, want, rtol=1e-4, atol=1e-5):
+            return False
+    return True
 
 
 def _loss_axis_diagnostics(params: Any, x: Any, y: Any) -> Any:

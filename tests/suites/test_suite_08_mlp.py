@@ -404,3 +404,14 @@ def test_jax_he_normal_initializer_passes_the_distribution(graded):
     std): the library's He normal init, whose tails (share beyond +-2 0.035, kurtosis 2.37)
     the check accepts beside N(0, 1)'s."""
     graded("he_normal_init").assert_full_marks()
+
+
+@pytest.mark.slow
+def test_a_loss_never_averaged_is_named_one_loss_per_example(graded):
+    # held-out case h08b: the per-example cross-entropies, shape (8,)
+    g = graded("loss_per_example")
+    assert g.status("test_loss_value") == "failed"
+    assert "(8,)" in g.message("test_loss_value")
+    assert "one loss per example, never averaged" in g.cause("test_loss_value")
+    for other in ("label_columns", "logsumexp_batch_axis", "naive_softmax_sum"):
+        assert "per example" not in graded(other).cause("test_loss_value"), other
