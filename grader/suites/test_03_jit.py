@@ -328,7 +328,9 @@ def test_newton_values(student: Remote) -> None:
         )
     except CheckFailure as failure:
         newton = compiled(student.newton_sqrt, static_argnames=("n_iters",))
-        cause = _index_as_iterate(newton) or _unconverged(newton)
+        cause = (
+            _index_as_iterate(newton) or _unconverged(newton) or _infinite_from_the_start(newton)
+        )
         if not cause:
             raise
         raise with_cause(failure, cause=cause, fix=_LOOP_FIX) from failure.__cause__
@@ -380,6 +382,21 @@ def _unconverged(newton: Any) -> str:
         f"newton_sqrt(a, n_iters=200) reaches sqrt(a) where 20 steps do not (a = "
         f"{', '.join(f'{a:g}' for a in missed)}): the iteration converges, but not within 20 "
         "steps from this starting guess"
+    )
+
+
+def _infinite_from_the_start(newton: Any) -> str:
+    """The cause when one Newton step already gives an infinite value for a = 2 and a = 30,
+    and so do 20: the first step's a / x divides by zero, so the starting guess is 0; else
+    ""."""
+    for a in _PROBE_A:
+        one, twenty = _newton_at(newton, a, 1), _newton_at(newton, a, 20)
+        if one is None or twenty is None or not (np.isinf(one) and not np.isfinite(twenty)):
+            return ""
+    return (
+        f"one step already gives inf (a = {', '.join(f'{a:g}' for a in _PROBE_A)}), and the "
+        "iterates never come back: the first step's a / x divides by zero, so the starting "
+        "guess is 0"
     )
 
 

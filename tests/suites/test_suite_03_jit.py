@@ -193,3 +193,13 @@ def test_a_far_starting_guess_is_named_unconverged(graded):
     message = g.message("test_newton_values")
     assert "n_iters=200) reaches sqrt(a) where 20 steps do not" in message
     assert "index" not in g.cause("test_newton_values")
+
+
+@pytest.mark.slow
+def test_a_starting_guess_of_zero_is_named(graded):
+    # held-out case h03b: x0 = 0, so a / x is infinite from the first step on
+    g = graded("zero_guess")
+    assert g.status("test_newton_values") == "failed"
+    assert "the starting guess is 0" in g.cause("test_newton_values")
+    for other in ("guess_far", "body_args_swapped"):
+        assert "guess is 0" not in graded(other).cause("test_newton_values"), other
