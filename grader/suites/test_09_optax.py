@@ -184,6 +184,13 @@ def _variants(
             "default_decay",
         ),
         (
+            optax.chain(clip, optax.adam(schedule), optax.add_decayed_weights(weight_decay)),
+            "the decay is added after Adam's learning rate: optax.add_decayed_weights after "
+            "optax.adam adds weight_decay * params to an update already scaled (and negated) "
+            "by the learning rate, where optax.adamw adds it before that scaling",
+            "decay_after_lr",
+        ),
+        (
             optax.chain(clip, optax.adamw(schedule, weight_decay)),
             "weight_decay is passed to optax.adamw by position, where it lands in b1 (adamw's "
             "second parameter, the momentum's decay rate): the weight decay stays at adamw's "

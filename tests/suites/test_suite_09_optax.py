@@ -138,3 +138,13 @@ def test_weight_decay_by_position_is_named_as_b1(graded):
     g.assert_statuses(failed=failed | CHAIN_GATED)
     for check in failed:
         assert "lands in b1" in g.cause(check), (check, g.message(check))
+
+
+@pytest.mark.slow
+def test_a_decay_added_after_adam_is_named(graded):
+    # held-out case h09b: chain(clip, adam(schedule), add_decayed_weights(weight_decay))
+    g = graded("decay_after_adam")
+    for check in ("test_weight_decay_observed", "test_defaults"):
+        assert "the decay is added after Adam's learning rate" in g.cause(check), g.message(check)
+    for other in ("adam_no_decay", "decay_positional"):
+        assert "after Adam" not in graded(other).cause("test_weight_decay_observed"), other
