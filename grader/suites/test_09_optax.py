@@ -443,6 +443,30 @@ def _late_everywhere(student: Remote) -> bool:
 SCHEDULE_CONFIGS = ((1e-3, 1000, 50000), (0.5, 10, 30), (2.0, 4, 5))
 
 
+def _end_values(student: Remote) -> list[float] | None:
+    """For every configuration of the values check, the value above 0 at which make_schedule
+    ends, where it equals the warm-up and cosine that end there
+    (`optax.warmup_cosine_decay_schedule(..., end_value=e)`); None where any does not (or a
+    call fails: not confirmed)."""
+    ends = []
+    for peak, warmup, decay in SCHEDULE_CONFIGS:
+        steps = _schedule_steps(warmup, decay)
+        try:
+            schedule = student.make_schedule(peak, warmup, decay)
+            got = np.array([float(schedule(_step(s))) for s in steps])
+        except (client.StudentError, TypeError, ValueError):
+            return None
+        end = got[-1]
+        if not 0 < end < peak:
+            return None
+        shifted = optax.warmup_cosine_decay_schedule(0.0, peak, warmup, decay, end_value=end)
+        want = np.array([float(shifted(s)) for s in steps])
+        if not np.allclose(got, want, **LATE_END):
+            return None
+        ends.append(float(end))
+    return ends
+
+
 @check(
     "make_schedule warms up linearly from 0 and decays along a cosine to 0",
     points=3,
@@ -463,6 +487,13 @@ def test_schedule_values(student: Remote) -> None:
             cause = (
                 f"the schedule's value at step 0 is peak_lr ({peak:g}): it starts at the peak, "
                 "where init_value must be 0.0"
+            )
+        elif (ends := _end_values(student)) is not None:
+            cause = (
+                f"the cosine ends above 0: at and after decay_steps the schedule stays at "
+                f"{', '.join(f'{e:.3g}' for e in ends)} for the {len(SCHEDULE_CONFIGS)} "
+                "(peak_lr, warmup_steps, decay_steps) tried, and every other step is the "
+                "lesson's cosine ending there (an end_value other than 0.0)"
             )
         elif np.allclose(got, late, **LATE_END) and _late_everywhere(student):
             cause = (

@@ -148,3 +148,13 @@ def test_a_decay_added_after_adam_is_named(graded):
         assert "the decay is added after Adam's learning rate" in g.cause(check), g.message(check)
     for other in ("adam_no_decay", "decay_positional"):
         assert "after Adam" not in graded(other).cause("test_weight_decay_observed"), other
+
+
+@pytest.mark.slow
+def test_a_cosine_ending_above_zero_is_named(graded):
+    # held-out case h09a: end_value=peak_lr / 10; the late-ending cosines name their own
+    g = graded("end_value_tenth")
+    assert "the cosine ends above 0" in g.cause("test_schedule_values")
+    assert "0.0001, 0.05, 0.2" in g.cause("test_schedule_values")
+    for other in ("late_decay", "decay_plus_1000"):
+        assert "ends above 0" not in graded(other).cause("test_schedule_values"), other
