@@ -27,6 +27,7 @@ from grader.checks import calls as _calls
 from grader.checks import diagnose
 from grader.checks.failure import CheckFailure, fail
 from grader.probes import _format
+from grader.sandbox import client
 
 _KINDS = {"f": "floating", "i": "integer", "u": "integer", "b": "bool", "c": "complex"}
 
@@ -86,6 +87,13 @@ def structure_difference(actual: Any, expected: Any) -> Difference | None:
     if a_def == e_def:  # type: ignore[operator]
         return None
     cause = "the result is not the same kind of container (tuple, list, dict keys, nesting)"
+    if isinstance(actual, client.Remote) and actual.is_function:
+        return Difference(
+            expected=f"a pytree shaped like {_format.show(_skeleton(_format.as_produced(expected)))}",
+            observed=f"a function, {actual!r}",
+            cause="a function came back, not values: it was built (jax.value_and_grad, "
+            "jax.grad, jax.jit and jax.vmap each return one) but never called on the arguments",
+        )
     if actual is None:
         cause = diagnose.NOT_WRITTEN
     elif diagnose.arity_cause(actual, expected):

@@ -450,6 +450,11 @@ class Remote:
     def __name__(self) -> str:
         return self._name or "fn"
 
+    @property
+    def is_function(self) -> bool:
+        """Whether the object in the sandbox is callable (a function, a jitted function)."""
+        return self._callable
+
     def __repr__(self) -> str:
         return f"<student {self._type} {self._name}>"
 

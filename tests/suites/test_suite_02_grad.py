@@ -170,3 +170,14 @@ def test_a_value_and_grad_pair_is_not_blamed_on_tracing(graded):
     message = g.message("test_derivative_of_derivative")
     assert "returns a tuple of 2 values, not one scalar" in message
     assert "cannot be traced" not in message and "float()" not in message
+
+
+@pytest.mark.slow
+def test_a_transformed_function_never_called_is_named(graded):
+    # held-out case h02c: `return jax.value_and_grad(loss)`, a function, where (value, grads)
+    # belong; a pair of the wrong kind is still a container's difference
+    g = graded("value_and_grad_not_called")
+    assert g.status("test_mse_values") == "failed"
+    assert "gave a function" in g.message("test_mse_values")
+    assert "a function came back, not values" in g.cause("test_mse_values")
+    assert "kind of container" not in g.cause("test_mse_values")
