@@ -409,7 +409,7 @@ def test_jax_he_normal_initializer_passes_the_distribution(graded):
 @pytest.mark.slow
 def test_a_loss_never_averaged_is_named_one_loss_per_example(graded):
     # held-out case h08b: the per-example cross-entropies, shape (8,)
-    g = graded("loss_per_example")
+    g = graded("loss_never_averaged")
     assert g.status("test_loss_value") == "failed"
     assert "(8,)" in g.message("test_loss_value")
     assert "one loss per example, never averaged" in g.cause("test_loss_value")
