@@ -20,6 +20,7 @@ import socket
 import sys
 import sysconfig
 import threading
+import time
 import traceback
 import types
 from collections.abc import Callable
@@ -49,6 +50,7 @@ class Server:
         # then): a module that rewrites the registry afterwards changes nothing here.
         self.registry = registry
         self.baseline: frozenset[int] | None = None  # the threads before the import (`serve`)
+        self.persisting = False  # a thread outlived THREAD_GRACE_S (`threads`)
         self.objects: dict[int, Any] = {proto.MODULE_HANDLE: module}
         self.ids: dict[int, int] = {}  # id(obj) -> handle, so one object keeps one handle
         self.next_id = 1
@@ -156,8 +158,23 @@ class Server:
 
     def threads(self) -> int:
         """Python threads running now that were not running before the student's module
-        was imported (0 for an in-process server)."""
-        return 0 if self.baseline is None else len(thread_ids() - self.baseline)
+        was imported (0 for an in-process server). Threads still running are given
+        `THREAD_GRACE_S` to end (a library's background thread finishing a save: orbax's);
+        once one has outlived it, the count is taken at once from then on."""
+        if self.baseline is None:
+            return 0
+        deadline = 0.0
+        while True:
+            running = len(thread_ids() - self.baseline)
+            if not running or self.persisting:
+                return running
+            now = _monotonic()
+            if not deadline:
+                deadline = now + THREAD_GRACE_S
+            elif now >= deadline:
+                self.persisting = True
+                return running
+            _sleep(0.005)
 
     # -- exceptions as data ---------------------------------------------------------------
     def error_info(self, exc: BaseException) -> ErrorInfo:
@@ -400,6 +417,9 @@ def idle_pool_worker(top: Any) -> bool:
 
 
 _current_frames = sys._current_frames
+_monotonic = time.monotonic  # bound before the student's module runs, as above
+_sleep = time.sleep
+THREAD_GRACE_S = 0.25
 _POOL_WORKER = concurrent.futures.thread._worker.__code__
 _THREAD_START = frozenset(
     getattr(threading.Thread, name).__code__ for name in ("_bootstrap", "_bootstrap_inner", "run")
