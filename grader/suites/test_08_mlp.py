@@ -102,11 +102,16 @@ def _ref_forward(
     return h
 
 
-def _ref_loss(params: Any, x: Any, y: Any) -> Any:
+def _ref_example_losses(params: Any, x: Any, y: Any) -> Any:
+    """Each example's cross-entropy, -log p of its label."""
     logits = _ref_forward(params, x)
     top = logits.max(axis=-1, keepdims=True)
     log_z = top[:, 0] + np.log(np.exp(logits - top).sum(axis=-1))
-    return float(np.mean(log_z - logits[np.arange(len(y)), np.asarray(y)]))
+    return log_z - logits[np.arange(len(y)), np.asarray(y)]
+
+
+def _ref_loss(params: Any, x: Any, y: Any) -> Any:
+    return float(np.mean(_ref_example_losses(params, x, y)))
 
 
 @jax.jit
@@ -603,10 +608,7 @@ def _per_example_losses(student: Remote, params: Any, first: Any) -> bool:
         return False
     for rows in (B, LOSS_ROWS):
         x, y = labelled_batch(rows, SMALL_SIZES[0], SMALL_SIZES[-1])
-        logits = np.asarray(_ref_forward(params, x), np.float64)
-        top = logits.max(axis=-1, keepdims=True)
-        log_p = logits - top - np.log(np.exp(logits - top).sum(axis=-1, keepdims=True))
-        want = -log_p[np.arange(rows), np.asarray(y)]
+        want = _ref_example_losses(params, x, y)
         try:
             got = first if rows == B else student.loss_fn(params, x, y)
         except client.StudentError:
