@@ -179,28 +179,50 @@ def across(
     grads - lr * params agree when params is 0 and lr 1), each is held to the other inputs,
     and a cause is named only when exactly one of them holds on all. Where none of them is
     confirmed, the built-in `factor` is held to the same inputs (`names`: the arguments'
-    names, for its text)."""
+    names, for its text), and after it the `general` mistakes any function can make."""
+    held = list(others)
+    extra: list[Input] | None = None
+
+    def more_inputs() -> list[Input]:
+        nonlocal extra
+        if extra is None:
+            extra = list(more()) if more is not None else []
+        return extra
+
+    found = _tier(smallest, held, diagnostics, more_inputs)
+    if found is not None:
+        return found
+    text = factor(smallest, held, more_inputs if more is not None else None, names)
+    if text:
+        return text
+    return _tier(smallest, held, general(names), more_inputs) or ""
+
+
+def _tier(
+    smallest: Input,
+    held: list[Input],
+    diagnostics: Callable[[Any], Sequence[Diagnostic]],
+    more: Callable[[], list[Input]],
+) -> str | None:
+    """`across`'s rule for one set of diagnostics: the text of the one cause confirmed, ""
+    when two are (no cause may be named), None when none is (the next set is tried)."""
     args, actual, expected = smallest
     candidates = _candidates(actual, expected, diagnostics(args))
     if not candidates:
-        return factor(smallest, others, more, names)
+        return None
     if candidates[0].kind in ON_ONE_INPUT:
         return candidates[0].text
     sizes = _shapes(args)
-    held = list(others)
-    extra: list[Input] | None = None
     named = []
     for found in candidates:
         verdict = _holds(found.kind, sizes, held, diagnostics)
-        if verdict is None and more is not None:
-            if extra is None:
-                extra = list(more())
-            verdict = _holds(found.kind, sizes, extra, diagnostics)
+        if verdict is None:
+            verdict = _holds(found.kind, sizes, more(), diagnostics)
         if verdict:
             named.append(found)
-    if named:  # the suite's own diagnostics decide (two confirmed mistakes: no cause)
+    if named:  # two confirmed mistakes: no cause
         return named[0].text if len(named) == 1 else ""
-    return factor(smallest, held, more if extra is None else lambda: extra, names)
+    return None
 
 
 def _candidates(actual: Any, expected: Any, diagnostics: Sequence[Diagnostic]) -> list[Cause]:
@@ -884,3 +906,102 @@ def loss_rises(losses: Sequence[float], *, window: int = 3) -> Cause | None:
             "wrong (params + lr * grads, or optax's updates subtracted from the params)",
         )
     return None
+
+
+# -- the general tier --------------------------------------------------------------------------
+#
+# Where neither the suite's diagnostics nor the built-in factor confirm a cause, `across` holds
+# mistakes any function can make to the same rule (every failing input tried, two argument
+# sizes among them): one of the arguments returned unchanged, or the expected with its
+# negative values cut to 0. Each says what the values are, then what commonly gives them.
+
+
+def general(names: Sequence[str] = ()) -> Callable[[Any], Sequence[Diagnostic]]:
+    """The general tier's diagnostics for one input's arguments (`names`: their names, for
+    the text; "the first argument" where they are not known)."""
+
+    def offered(args: Any) -> Sequence[Diagnostic]:
+        kept = [_Kept(i, name, values) for i, name, values in _array_arguments(args, names)]
+        return (*kept, cut_at_zero)
+
+    return offered
+
+
+def _array_arguments(args: Any, names: Sequence[str]) -> list[tuple[int, str, Any]]:
+    """(index, name, values as float64) of each argument that is one numeric array."""
+    if not isinstance(args, tuple | list):
+        return []
+    found = []
+    for i, arg in enumerate(args):
+        if not isinstance(arg, np.ndarray | jax.Array | np.generic):
+            continue
+        values = np.asarray(arg)
+        if values.dtype.kind not in "fiu" or values.size == 0:
+            continue
+        found.append((i, _argument(f"[{i}]", args, names), values.astype(np.float64)))
+    return found
+
+
+def _one_array(value: Any) -> np.ndarray[Any, Any] | None:
+    """`value` as a float64 array if it is one numeric array (or scalar), else None."""
+    if isinstance(value, tuple | list | dict) or value is None:
+        return None
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError):
+        return None
+    if arr.dtype.kind not in "fiub":
+        return None
+    return arr.astype(np.float64)
+
+
+class _Kept:
+    """The result is argument `index`, unchanged: what the function computed from it is
+    never used (a JAX array is immutable: `.at[...].set`, and every jnp function, return a
+    new array that must be assigned). One per argument, so that where two arguments are
+    equal on the smallest input (both zeros) each is a candidate for `across` to hold."""
+
+    def __init__(self, index: int, name: str, values: np.ndarray[Any, Any]) -> None:
+        self.name, self.values = name, values
+        self.kinds = frozenset({f"kept{index}"})
+
+    def __call__(self, actual: Any, expected: Any) -> Cause | None:
+        a, e = _one_array(actual), _one_array(expected)
+        if a is None or e is None or a.shape != e.shape or a.size < 2 or _close(a, e):
+            return None
+        if self.values.shape != a.shape or not np.array_equal(a, self.values):
+            return None
+        if _close(e, self.values):
+            return None
+        return Cause(
+            next(iter(self.kinds)),
+            f"the result is {self.name} itself, unchanged: what is computed from it is "
+            "never used (a JAX array is immutable: `.at[...]` updates and jnp functions "
+            "return a new array, which must be assigned or returned)",
+        )
+
+
+def _elementwise(actual: Any, expected: Any) -> tuple[Any, Any] | None:
+    """Both as float64 arrays of one shape, finite, with at least one negative expected
+    value, the student's wrong; else None."""
+    a, e = _one_array(actual), _one_array(expected)
+    if a is None or e is None or a.shape != e.shape or _close(a, e):
+        return None
+    if not (np.isfinite(a).all() and np.isfinite(e).all()):
+        return None
+    if not (e < -RTOL * max(float(np.abs(e).max()), 1e-30)).any():
+        return None
+    return a, e
+
+
+def cut_at_zero(actual: Any, expected: Any) -> Cause | None:
+    """Every value is max(expected, 0): a ReLU (or a clip at 0) applied to a result that has
+    none."""
+    pair = _elementwise(actual, expected)
+    if pair is None or not _close(pair[0], np.maximum(pair[1], 0.0)):
+        return None
+    return Cause(
+        "relu",
+        "every value is the expected with its negative values cut to 0: a ReLU (or a "
+        "`max(..., 0)`, a clip at 0) is applied where the result has none",
+    )

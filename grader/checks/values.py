@@ -100,6 +100,8 @@ def structure_difference(actual: Any, expected: Any) -> Difference | None:
         cause = diagnose.arity_cause(actual, expected)
     elif isinstance(expected, tuple) and isinstance(actual, list):
         cause = "a list was returned where a tuple is expected"
+    elif pieces_cause(actual, expected):
+        cause = pieces_cause(actual, expected)
     elif isinstance(expected, dict) and isinstance(actual, dict) and set(actual) != set(expected):
         missing = sorted(map(str, set(expected) - set(actual)))
         extra = sorted(map(str, set(actual) - set(expected)))
@@ -109,6 +111,45 @@ def structure_difference(actual: Any, expected: Any) -> Difference | None:
         observed=f"{_format.show(_skeleton(actual))}",
         cause=cause,
     )
+
+
+def pieces_cause(actual: Any, expected: Any) -> str:
+    """A list or tuple of numbers or arrays where one number or one array is expected: what
+    the pieces are (observed on this result alone: its structure, not a guess), or ""."""
+    if not isinstance(actual, list | tuple) or not actual:
+        return ""
+    if expected is None or isinstance(expected, list | tuple | dict) or _format.is_key(expected):
+        return ""
+    try:
+        e = np.asarray(expected)
+        parts = [np.asarray(piece) for piece in actual]
+    except (TypeError, ValueError):
+        return ""
+    if e.dtype.kind not in "fiub" or any(p.dtype.kind not in "fiub" for p in parts):
+        return ""
+    n, container = len(parts), type(actual).__name__
+    if e.ndim == 0:
+        return (
+            f"a {container} of {n} values was returned where one number is expected: the "
+            "values are never combined into one"
+        )
+    shapes = {p.shape for p in parts}
+    if len(shapes) == 1 and (n, *next(iter(shapes))) == e.shape:
+        return (
+            f"a {container} of {n} arrays of shape {next(iter(shapes))} was returned where one "
+            f"array of shape {e.shape} is expected: stacked along a new first axis "
+            "(`jnp.stack`), the pieces would have that shape"
+        )
+    if (
+        all(p.ndim == e.ndim and p.shape[1:] == e.shape[1:] for p in parts)
+        and sum(p.shape[0] for p in parts) == e.shape[0]
+    ):
+        return (
+            f"a {container} of {n} arrays was returned where one array of shape {e.shape} is "
+            "expected: joined along the first axis (`jnp.concatenate`), the pieces would "
+            "have that shape"
+        )
+    return ""
 
 
 def _skeleton(tree: Any) -> Any:
@@ -396,8 +437,9 @@ def _nothing_offered(args: tuple[Any, ...]) -> Sequence[diagnose.Diagnostic]:
 
 
 def _argument_names(what: str) -> tuple[str, ...]:
-    """("w", "x", "y") from "mse_value_and_grad(w, x, y)"; () where `what` is no such call."""
-    found = re.fullmatch(r"\s*[\w.]+\(([^()]*)\)\s*", what)
+    """("w", "x", "y") from "mse_value_and_grad(w, x, y)" (and from "standardize(x) (axis=0)":
+    the call `what` starts with); () where `what` starts with no such call."""
+    found = re.match(r"\s*[\w.]+\(([^()]*)\)", what)
     if found is None:
         return ()
     names = tuple(name.strip() for name in found.group(1).split(","))

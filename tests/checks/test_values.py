@@ -206,3 +206,34 @@ def test_relative_error_is_not_reported_against_zero_expectations():
     with pytest.raises(CheckFailure) as info:
         values.assert_close(np.array([0.5, 3.0]), np.array([0.0, 2.0]), what="mixed")
     assert "max rel error 0.5" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("pieces", "expected", "words"),
+    [
+        # jnp.split where a reshape belongs: the pieces stacked have the expected shape
+        (list(np.split(np.arange(24.0).reshape(8, 3), 4)), np.zeros((4, 2, 3)), "stacked along"),
+        # pieces of different lengths that add up along the first axis
+        (tuple(np.split(np.arange(24.0).reshape(8, 3), [3])), np.zeros((8, 3)), "joined along"),
+        # per-leaf counts never summed
+        ([np.int32(3), np.int32(4)], np.int32(7), "never combined into one"),
+    ],
+)
+def test_pieces_where_one_array_belongs_are_named_by_what_they_make(pieces, expected, words):
+    found = values.difference(pieces, expected)
+    assert found is not None and words in found.cause, found
+
+
+@pytest.mark.parametrize(
+    ("pieces", "expected"),
+    [
+        ([np.zeros((8, 3)), np.zeros((8, 3))], np.zeros((8, 3))),  # two copies: neither reading
+        ([np.zeros((2, 3))] * 3, np.zeros((4, 2, 3))),  # 3 pieces where 4 stack
+        ((np.zeros(3), np.zeros(3)), (np.zeros(3), np.zeros(3), np.zeros(3))),  # arity instead
+    ],
+)
+def test_pieces_that_make_no_such_array_are_not_named_so(pieces, expected):
+    found = values.difference(pieces, expected)
+    assert found is not None
+    assert "stacked along" not in found.cause and "joined along" not in found.cause
+    assert "never combined" not in found.cause

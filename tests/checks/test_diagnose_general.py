@@ -1,0 +1,90 @@
+"""diagnose's general tier: mistakes any function can make (an argument returned unchanged,
+a ReLU on a result that has none), named by a
+real Hypothesis search (`values.assert_matches_reference`) only when inputs of two sizes
+confirm them, and silent on look-alikes: a mistake that gives the same numbers on one size
+only, or a different mistake with a similar symptom."""
+
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+
+from grader.checks import diagnose, values
+from grader.checks.failure import CheckFailure
+
+
+def _vectors(*lengths, positive=False):
+    def draw(n):
+        low = 0.5 if positive else -9.0
+        return st.lists(st.floats(low, 9.0, width=32), min_size=n, max_size=n)
+
+    return st.sampled_from(lengths).flatmap(
+        lambda n: st.tuples(draw(n), draw(n)).map(
+            lambda pair: (np.asarray(pair[0], np.float32), np.asarray(pair[1], np.float32))
+        )
+    )
+
+
+def _cause(fn, reference, strategy, what="combine(x, y)"):
+    with pytest.raises(CheckFailure) as failure:
+        values.assert_matches_reference(fn, reference, strategy, what=what, rtol=1e-5, atol=1e-5)
+    return failure.value.finding.cause
+
+
+def _affine(x, y):  # the reference: a result that has negative values, never x or y itself
+    return 2.0 * x - y + 0.25
+
+
+CASES = [
+    # (the student's function, words its cause must hold)
+    (lambda x, y: x, "the result is x itself, unchanged"),
+    (lambda x, y: y, "the result is y itself, unchanged"),
+    (lambda x, y: np.maximum(_affine(x, y), 0.0), "negative values cut to 0: a ReLU"),
+]
+
+
+@pytest.mark.parametrize(("student", "words"), CASES)
+def test_a_general_mistake_is_named_on_two_sizes(student, words):
+    assert words in _cause(student, _affine, _vectors(3, 5))
+
+
+@pytest.mark.parametrize(("student", "words"), CASES)
+def test_one_size_confirms_no_general_mistake(student, words):
+    # every input of the one size shows the mistake, but no input of another size holds it
+    assert _cause(student, _affine, _vectors(4)) == ""
+
+
+@pytest.mark.parametrize(
+    "student",
+    [
+        lambda x, y: _affine(x, y) + x,  # x counted twice: the result is not x
+        lambda x, y: np.abs(_affine(x, y)),  # an absolute value: negatives not cut to 0
+        lambda x, y: (
+            x.at[0].set(0.0) if hasattr(x, "at") else np.where(np.arange(x.size) == 0, 0, x)
+        ),
+        lambda x, y: _affine(x, y) + 0.5,  # a stray constant
+        lambda x, y: np.maximum(_affine(x, y), 1.0),  # a clip at 1, not at 0
+        lambda x, y: x + y,  # another formula
+        lambda x, y: _affine(y, x),  # the arguments swapped
+    ],
+)
+def test_look_alikes_get_no_general_cause(student):
+    cause = _cause(student, _affine, _vectors(3, 5))
+    for words in ("unchanged", "ReLU"):
+        assert words not in cause
+
+
+def test_a_suite_diagnostic_comes_before_the_general_tier():
+    # the result is also the expected with a ReLU; the suite's own cause is named first
+    suite_says = diagnose.matches
+    student = lambda x, y: np.maximum(_affine(x, y), 0.0)  # noqa: E731
+    with pytest.raises(CheckFailure) as failure:
+        values.assert_matches_reference(
+            student,
+            _affine,
+            _vectors(3, 5),
+            what="combine(x, y)",
+            diagnostics=lambda args: (
+                suite_says(np.maximum(_affine(*args), 0.0), "the suite's words", "suite"),
+            ),
+        )
+    assert failure.value.finding.cause == "the suite's words"
