@@ -73,7 +73,8 @@ def _standardize_diagnostics(x: Any, axis: int = 0) -> Any:
 
 def _statistics_diagnostics(x: Any, axis: int) -> Any:
     """Other statistics than the mean and std along `axis`, each applied to the reference: the
-    std (or the mean) of the whole array, the variance or the range where the std belongs."""
+    std (or the mean) of the whole array, the variance, the range or the root mean square where
+    the std belongs, no mean subtracted."""
     x = np.asarray(x, dtype=np.float64)
     mean = x.mean(axis=axis, keepdims=True)
     std = x.std(axis=axis, keepdims=True)
@@ -109,6 +110,18 @@ def _statistics_diagnostics(x: Any, axis: int) -> Any:
             "the values are divided by the range (max - min along the axis), not by the "
             "standard deviation",
             kind="range",
+        ),
+        diagnose.matches(
+            x / (std + 1e-8),
+            "the mean is never subtracted: the values are x divided by the std, where "
+            "(x - mean) is divided by it",
+            kind="not_centred",
+        ),
+        diagnose.matches(
+            (x - mean) / (np.sqrt((x * x).mean(axis=axis, keepdims=True)) + 1e-8),
+            "the values are divided by the root mean square of x, sqrt(mean(x ** 2)), not by "
+            "the standard deviation: the std is the root mean square of x - mean",
+            kind="rms",
         ),
     )
 

@@ -597,6 +597,13 @@ def _mse_formula_diagnostics(w: Any, x: Any, y: Any) -> Any:
             "or the loss is differentiated in x): its shape is x's",
             kind="grad_wrt_x",
         ),
+        diagnose.matches(
+            (np.mean(r**2), np.zeros_like(w)),
+            "the loss is right and its gradient is 0 everywhere: the function differentiated "
+            "does not depend on its argument (its body uses a w from outside, the one "
+            "mse_value_and_grad was given, in place of its own parameter)",
+            kind="grad_zero",
+        ),
     ]
     mse = np.mean(r**2)
     if mse > 0:

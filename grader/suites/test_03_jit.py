@@ -157,6 +157,12 @@ def _piecewise_diagnostics(args: Any) -> Any:
             "branch is missing)",
             kind="false_unnegated",
         ),
+        diagnose.matches(
+            np.where(xs > 0, xs * xs, -(xs * xs)),
+            "the false branch returns -x ** 2 where -x is wanted: x ** 2 where x > 0 is "
+            "right, but every x <= 0 gives minus its square",
+            kind="false_squared",
+        ),
     )
 
 
@@ -233,8 +239,9 @@ def test_running_sum_values(student: Remote) -> None:
 
 def _running_sum_diagnostics(args: Any) -> Any:
     """The mistakes running_sum(xs) can be confirmed to have made, applied to the reference:
-    partial sums shifted a place, the elements emitted instead of the running total, or the
-    carry started at xs[0] while the scan still runs over every element."""
+    partial sums shifted a place, the elements emitted instead of the running total, the
+    carry started at xs[0] while the scan still runs over every element, or a total that sums
+    the partial sums."""
     xs = np.asarray(args[0], np.float64)
     total, partial = np.sum(xs), np.cumsum(xs)
     return (
@@ -250,6 +257,12 @@ def _running_sum_diagnostics(args: Any) -> Any:
             "every sum holds xs[0] once too often: the carry starts at xs[0] and the scan "
             "still adds every element of xs, the first included",
             kind="init_first",
+        ),
+        diagnose.matches(
+            (np.sum(partial), partial),
+            "partial_sums are right, but the total is the sum of the partial sums (each "
+            "element counted once per partial sum it is in), where it is the last partial sum",
+            kind="total_of_partials",
         ),
     )
 

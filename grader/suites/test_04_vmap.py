@@ -86,7 +86,8 @@ def _pairwise_args(draw: Any) -> Any:
 
 
 def _predict_diagnostics(args: Any) -> Any:
-    """The mistake predict(params, x) can be confirmed to have made: the bias left out. (w
+    """The mistakes predict(params, x) can be confirmed to have made: the bias left out or
+    subtracted. (w
     used as (in, out), `x @ w`, raises for the non-square shapes the search finds first.)"""
     params, x = args
     w = np.asarray(params["w"], np.float64)
@@ -95,6 +96,11 @@ def _predict_diagnostics(args: Any) -> Any:
             w @ np.asarray(x, np.float64),
             "the values are `w @ x` without the bias: `params['b']` is not added",
             kind="no_bias",
+        ),
+        diagnose.matches(
+            w @ np.asarray(x, np.float64) - np.asarray(params["b"], np.float64),
+            "the values are `w @ x - b`: the bias is subtracted where it is added",
+            kind="bias_subtracted",
         ),
     )
 

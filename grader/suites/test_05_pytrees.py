@@ -187,7 +187,7 @@ def _count_diagnostics(args: Any) -> Any:
 
 def _sgd_diagnostics(args: Any) -> Any:
     """tree_sgd's confirmable mistakes: the step added (a flipped sign), the two trees in
-    each other's place, lr left out."""
+    each other's place, the step alone (params left out), lr left out."""
     params, grads, lr = args
     uphill = _ref_sgd(params, jax.tree.map(np.negative, grads), lr)
     swapped = _ref_sgd(grads, params, lr)
@@ -203,6 +203,12 @@ def _sgd_diagnostics(args: Any) -> Any:
             "`jax.tree.map` in each other's place (the function's first argument takes "
             "the first tree's leaves)",
             kind="swapped_trees",
+        ),
+        diagnose.matches(
+            jax.tree.map(lambda g: -lr * np.asarray(g, np.float64), grads),
+            "the values are -lr * grads, the step alone: params are never added to it (the "
+            "result is params - lr * grads)",
+            kind="step_only",
         ),
     ]
     if lr != 1.0:

@@ -167,7 +167,8 @@ def _grads_diagnostics(loss_fn: Any, params: Any, xs: Any, ys: Any) -> Any:
         diagnose.matches(
             _ref_per_device_grads(loss_fn, params, xs, ys),
             "every device returned the gradient of its OWN shard: the gradients were never "
-            "averaged across devices (no `jax.lax.pmean` inside the pmapped function)",
+            "averaged across devices (`jax.lax.pmean` of the gradients, inside the pmapped "
+            "function, averages them)",
             kind="no_pmean",
         ),
         diagnose.matches(

@@ -944,7 +944,9 @@ def test_train_step_values(student: Remote) -> None:
 def _step_cause(
     student: Remote, params: Any, new_params: Any, ref_params: Any, x: Any, y: Any
 ) -> Any:
-    """Why train_step's new params differ, where the numbers confirm it: the update's sign,
+    """Why train_step's new params differ, where the numbers confirm it: the update not
+    applied, Adam's step on the student's own loss_fn gradients (a wrong loss_fn, not a wrong
+    step: tried before the update's sign, which a negated loss also gives), the update's sign,
     or the module's optimizer. Otherwise "" (the failure shows the difference)."""
     # a second batch, of LOSS_ROWS rows: a mistake in the step is named only when both show it
     x2, y2 = labelled_batch(LOSS_ROWS, SMALL_SIZES[0], SMALL_SIZES[-1])
@@ -960,11 +962,6 @@ def _step_cause(
             "update is not applied (`optax.apply_updates(params, updates)` returns the new "
             "params; its result must be kept)"
         )
-    found = diagnose.confirmed(
-        seen, lambda args: (diagnose.update_sign(args[0]), _lr_twice(args[0]))
-    )
-    if found:
-        return found
     with contextlib.suppress(Exception):  # the student's loss_fn, differentiated in the sandbox
         own = client.jit(client.grad(student.loss_fn))(params, x, y)
         if values.difference(own, _ref_grad(params, x, y), **FLOAT32) is not None:
@@ -975,6 +972,11 @@ def _step_cause(
                     "and those gradients differ from the reference's"
                     + _forward_clause(student, params, x)
                 )
+    found = diagnose.confirmed(
+        seen, lambda args: (diagnose.update_sign(args[0]), _lr_twice(args[0]))
+    )
+    if found:
+        return found
     tx: Any = getattr(student, "optimizer", None)  # None: the AttributeError below is caught
     grads = _ref_grad(params, x, y)
     try:
@@ -1215,6 +1217,14 @@ def test_accuracy(student: Remote) -> None:
             cause=_COUNT_CAUSE,
             fix="`jnp.mean(jnp.argmax(forward(params, x), axis=-1) == y)`",
         )
+    if _error_rate(student, params, acc):
+        raise fail(
+            "accuracy(params, x, y) with 6 of 8 rows right, and with 8 of 12",
+            expected="0.75 and 0.6667: the fraction of right rows",
+            observed="0.25 and 0.3333: the fraction of wrong rows",
+            cause=_ERROR_RATE_CAUSE,
+            fix="compare each row's argmax with its label with `==` and take the mean",
+        )
     if _floored_fraction(student, params, acc):
         raise fail(
             "accuracy(params, x, y) with 6 of 8 rows right, and with 12 of 12",
@@ -1281,6 +1291,12 @@ _COUNT_CAUSE = (
 )
 
 
+_ERROR_RATE_CAUSE = (
+    "the accuracy is the fraction of WRONG rows (the error rate, 1 minus the accuracy): the "
+    "rows counted are those whose prediction is not the label"
+)
+
+
 _FLOOR_CAUSE = (
     "the fraction is rounded down to a whole number: 0 for 6 of 8 rows right and 1 for 12 of "
     "12, as an integer division (`//`) gives"
@@ -1297,6 +1313,19 @@ def _floored_fraction(student: Remote, params: Any, acc: Any) -> bool:
     y = np.asarray(_ref_forward(params, x).argmax(axis=-1), np.int32)  # every row right
     again = np.asarray(student.accuracy(params, x, jnp.asarray(y)))
     return again.shape == () and again.dtype.kind in "iu" and int(again) == 1
+
+
+def _error_rate(student: Remote, params: Any, acc: Any) -> bool:
+    """accuracy returned 0.25, the fraction of wrong rows of the 8 (6 right), and returns 1/3
+    on a second batch of 12 rows with 8 right: the error rate, confirmed on two batch sizes
+    and two fractions."""
+    if not np.isclose(float(np.asarray(acc)), 0.25):
+        return False
+    x, _ = labelled_batch(12, SMALL_SIZES[0], SMALL_SIZES[-1], seed=4)
+    y = np.asarray(_ref_forward(params, x).argmax(axis=-1), np.int32).copy()
+    y[::3] = (y[::3] + 1) % SMALL_SIZES[-1]  # exactly 4 of 12 wrong
+    again = student.accuracy(params, x, jnp.asarray(y))
+    return np.shape(again) == () and bool(np.isclose(float(np.asarray(again)), 4 / 12))
 
 
 def _counts_right_rows(student: Remote, params: Any, acc: Any) -> bool:

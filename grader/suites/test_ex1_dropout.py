@@ -281,18 +281,23 @@ SCALE_CAUSES = {
     "inverse_rate": "the survivors were scaled by 1 / rate where 1 / (1 - rate) belongs: the "
     "units are dropped with probability rate, as they should, but the scale is one over the "
     "probability of KEEPING a unit, 1 - rate",
+    "times_keep": "the survivors were MULTIPLIED by 1 - rate, the keep probability, where "
+    "they are divided by it: x * (1 - rate) shrinks them, x / (1 - rate) scales them up",
     "varies": "the survivors were not all scaled by the same factor",
 }
 
 
 def _scale_kind(ratios: np.ndarray, rate: float, zeroed: float, size: int) -> str:
-    """What the survivors' ratios to their inputs show at `rate`: no rescaling, 1 / rate (with
-    the drop share read as the keep probability, or right), a factor that varies, or ""."""
+    """What the survivors' ratios to their inputs show at `rate`: no rescaling, 1 - rate (a
+    product where a division belongs), 1 / rate (with the drop share read as the keep
+    probability, or right), a factor that varies, or ""."""
     median = float(np.median(ratios))
     if not np.allclose(ratios, median, **RATIO_TOL):
         return "varies"
     if np.isclose(median, 1.0, **RATIO_TOL):
         return "none"
+    if np.isclose(median, 1.0 - rate, **RATIO_TOL):
+        return "times_keep"
     if np.isclose(median, 1.0 / rate, **RATIO_TOL):
         if abs(zeroed - (1.0 - rate)) <= _binomial_tolerance(1.0 - rate, size):
             return "keep_reading"
