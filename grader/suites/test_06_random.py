@@ -91,7 +91,9 @@ def _key_list(out: Any, n: int, what: str, *, raw: bool = False) -> Any:
 def _assert_distinct(student: Remote, key: Any, n: int) -> None:
     what = f"split_into(key, {n})"
     parent = _bits(key)
-    found = [_bits(k) for k in _key_list(student.split_into(key, n), n, what)]
+    out = student.split_into(key, n)
+    _default_split(out, key, n, what)
+    found = [_bits(k) for k in _key_list(out, n, what)]
     if parent in found:
         raise fail(
             what,
@@ -108,6 +110,26 @@ def _assert_distinct(student: Remote, key: Any, n: int) -> None:
             observed=f"only {len(set(found))} distinct keys among {n}",
             cause="some subkeys are the same key: draws from them give the same numbers",
             fix="`jax.random.split(key, n)` gives n independent keys",
+        )
+
+
+def _default_split(out: Any, key: Any, n: int, what: str) -> None:
+    """Fail where split_into(key, n), n not 2, returned the two keys `jax.random.split(key)`
+    gives: n never reached the split (its default is 2 keys)."""
+    if n == 2:
+        return
+    try:
+        got = [_bits(k) for k in (out if isinstance(out, list | tuple) else list(out))]
+    except Exception:
+        return  # not keys at all: _key_list says what came back
+    if got == [_bits(k) for k in jax.random.split(key)]:
+        raise fail(
+            what,
+            expected=f"{n} keys",
+            observed="2 keys: the two keys jax.random.split(key) gives",
+            cause="n never reaches the split: `jax.random.split(key)` without n makes its "
+            "default 2 keys",
+            fix="`jax.random.split(key, n)`",
         )
 
 

@@ -125,6 +125,13 @@ TRAPS: dict[str, Callable[[Params, jax.Array], jax.Array]] = {
     ),
     # the loop starts one layer late (`range(2, n_layers + 1)`)
     "skip_first": lambda p, x: _apply([(p[k]["w"], p[k]["b"]) for k in _numeric_order(p)][1:], x),
+    # every layer applied to the original x (`h = x @ w + b`, x never reassigned): what is left
+    # is the last layer of x alone
+    "unchained": lambda p, x: _apply([(p[k]["w"], p[k]["b"]) for k in _numeric_order(p)][-1:], x),
+    # a `return` inside the loop: the first layer and its ReLU, then nothing (one layer: right)
+    "first_only": lambda p, x: _apply(
+        [(p[k]["w"], p[k]["b"]) for k in _numeric_order(p)][:1], x, relu_last=len(p) > 1
+    ),
 }
 
 
@@ -154,6 +161,12 @@ CAUSES = {
     "instead of the logits",
     "skip_first": "your mlp_forward never applies the first layer: the loop starts one layer "
     "late (e.g. `range(2, n_layers + 1)`)",
+    "unchained": "your mlp_forward applies every layer to the original x: the output is the "
+    "last layer applied to x alone, so the layers are not chained (each layer's output must "
+    "be the next layer's input: reassign it, `x = x @ w + b`, or carry it in one variable)",
+    "first_only": "your mlp_forward returns after the first layer: the output is the first "
+    "layer's ReLU activations, whatever the depth (a `return` inside the loop ends it on its "
+    "first pass)",
     "past_last": "the depth is counted too high: your mlp_forward asks for the layer one past "
     "the last, whatever the depth (and on params of one and two more layers too), so the "
     "number of layers it finds from the params is more than the params hold",
@@ -173,6 +186,9 @@ FIXES = {
     "skip_last": "visit every layer, `for i in range(1, n + 1)`, and apply jax.nn.relu after all "
     "but the last",
     "skip_first": "visit every layer, `for i in range(1, n + 1)`: the names count from 'layer1'",
+    "unchained": "feed each layer the previous layer's output: `h = x`, then `h = h @ w + b` "
+    "(and the ReLU) for every layer in turn",
+    "first_only": "return after the loop has visited every layer, not inside it",
     "past_last": "count the layers from the params' leaves (each layer has two, 'w' and 'b') "
     "and visit 'layer1' up to the last one",
     "layer0": "visit 'layer1' up to 'layerN': the layer numbers start at 1",

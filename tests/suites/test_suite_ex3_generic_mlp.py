@@ -180,7 +180,21 @@ def test_unchained_layers_are_not_called_a_loop_that_starts_late(graded):
     # alone, what a loop that starts late gives on two layers but not on three
     g = graded("unchained_layers")
     for check_id in ("test_forward_lesson", "test_forward_depths", "test_forward_pairing"):
-        g.assert_fails(check_id, not_cause=("never applies the first layer", "starts one layer"))
+        g.assert_fails(
+            check_id,
+            cause="applies every layer to the original x",
+            not_cause=("never applies the first layer", "starts one layer"),
+        )
+
+
+@pytest.mark.slow
+def test_a_return_inside_the_loop_is_named_and_not_as_a_loop_that_stops_early(graded):
+    # `return h` indented into the loop: the first layer's ReLU activations at every depth
+    g = graded("return_in_loop")
+    g.assert_fails(
+        "test_forward_depths", cause="returns after the first layer", not_cause=("stops one layer",)
+    )
+    g.assert_fails("test_forward_lesson", cause="returns after the first layer")
 
 
 @pytest.mark.slow
