@@ -38,6 +38,10 @@ _NOT_EXACT = (
     "(2h) does, not computed exactly"
 )
 _FIRST = "the values are the first derivative: the gradient is taken once, not twice"
+_FIRST_SQUARED = (
+    "the values are the square of the first derivative, (df/dx) ** 2: the first derivative is "
+    "multiplied by itself where it is differentiated again"
+)
 # "an approximation" is named only when every value is this close to the exact one (a share
 # of the largest exact value): near, but off by more than rounding; a wrong formula is not
 _NEAR = 0.05
@@ -56,8 +60,8 @@ def _approximates(got: Any, exact: Any) -> bool:
 
 def _derivative_cause(fn: Any, exact: Any, first: Any = None) -> str:
     """The cause the student's derivative `fn` confirms on _GRID, or "": the first derivative
-    (`first`) where its values are those of `first` at every point; an approximation where
-    every value is near the exact one."""
+    (`first`) where its values are those of `first` at every point, or its square where they
+    are `first` squared; an approximation where every value is near the exact one."""
     try:
         got = [np.asarray(fn(jax.device_put(np.float32(x))), dtype=np.float64) for x in _GRID]
     except (NotImplementedError, SandboxGone):
@@ -66,6 +70,8 @@ def _derivative_cause(fn: Any, exact: Any, first: Any = None) -> str:
         return ""
     if first is not None and np.allclose(got, [first(x) for x in _GRID], **_ANALYTIC):
         return _FIRST
+    if first is not None and np.allclose(got, [first(x) ** 2 for x in _GRID], **_ANALYTIC):
+        return _FIRST_SQUARED
     return _NOT_EXACT if _approximates(got, [exact(x) for x in _GRID]) else ""
 
 
