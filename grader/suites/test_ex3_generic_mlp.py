@@ -163,7 +163,7 @@ CAUSES = {
     "late (e.g. `range(2, n_layers + 1)`)",
     "unchained": "your mlp_forward applies every layer to the original x: the output is the "
     "last layer applied to x alone, so the layers are not chained (each layer's output must "
-    "be the next layer's input: reassign it, `x = x @ w + b`, or carry it in one variable)",
+    "be the next layer's input: reassign it, `x = x @ w + b`)",
     "first_only": "your mlp_forward returns after the first layer: the output is the first "
     "layer's ReLU activations, whatever the depth (a `return` inside the loop ends it on its "
     "first pass)",
