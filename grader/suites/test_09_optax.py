@@ -221,6 +221,19 @@ def _variants(
             "default_schedule",
         ),
     ]
+    if max_norm != weight_decay:
+        found.append(
+            (
+                optax.chain(
+                    optax.clip_by_global_norm(weight_decay),
+                    optax.adamw(schedule, weight_decay=max_norm),
+                ),
+                f"max_norm and weight_decay trade places: the clip threshold is "
+                f"weight_decay ({weight_decay:g}) and the weight decay is max_norm "
+                f"({max_norm:g})",
+                "norm_decay_swapped",
+            )
+        )
     if max_norm != DEFAULTS["max_norm"]:
         found.append(
             (
