@@ -154,6 +154,11 @@ def _traps(learning_rate: float, max_norm: float) -> dict[str, Any]:
         "whole gradient to global norm max_norm (optax.clip_by_global_norm)": optax.chain(
             optax.clip(max_norm), optax.adam(learning_rate)
         ),
+        "adaptive clipping (optax.adaptive_grad_clip, a clip of each parameter relative to its "
+        "own norm) instead of one clip of the whole gradient to global norm max_norm "
+        "(optax.clip_by_global_norm)": optax.chain(
+            optax.adaptive_grad_clip(max_norm), optax.adam(learning_rate)
+        ),
         "AdamW (weight decay) instead of Adam": optax.chain(
             optax.clip_by_global_norm(max_norm), optax.adamw(learning_rate)
         ),
