@@ -921,14 +921,27 @@ def general(names: Sequence[str] = ()) -> Callable[[Any], Sequence[Diagnostic]]:
     the text; "the first argument" where they are not known)."""
 
     def offered(args: Any) -> Sequence[Diagnostic]:
-        kept = [_Kept(i, name, values) for i, name, values in _array_arguments(args, names)]
+        # one `matches` per argument, so that where two arguments are equal on the smallest
+        # input (both zeros) each is a candidate for `across` to hold
+        kept = [
+            matches(values, _KEPT.format(name=name), f"kept{i}")
+            for i, name, values in _array_arguments(args, names)
+        ]
         return (*kept, cut_at_zero)
 
     return offered
 
 
+_KEPT = (
+    "the result is {name} itself, unchanged: what is computed from it is never used (a JAX "
+    "array is immutable: `.at[...]` updates and jnp functions return a new array, which must "
+    "be assigned or returned)"
+)
+
+
 def _array_arguments(args: Any, names: Sequence[str]) -> list[tuple[int, str, Any]]:
-    """(index, name, values as float64) of each argument that is one numeric array."""
+    """(index, name, values as float64) of each argument that is one numeric array of two
+    values or more."""
     if not isinstance(args, tuple | list):
         return []
     found = []
@@ -936,57 +949,19 @@ def _array_arguments(args: Any, names: Sequence[str]) -> list[tuple[int, str, An
         if not isinstance(arg, np.ndarray | jax.Array | np.generic):
             continue
         values = np.asarray(arg)
-        if values.dtype.kind not in "fiu" or values.size == 0:
+        if values.dtype.kind not in "fiu" or values.size < 2:
             continue
         found.append((i, _argument(f"[{i}]", args, names), values.astype(np.float64)))
     return found
 
 
-def _one_array(value: Any) -> np.ndarray[Any, Any] | None:
-    """`value` as a float64 array if it is one numeric array (or scalar), else None."""
-    if isinstance(value, tuple | list | dict) or value is None:
-        return None
-    try:
-        arr = np.asarray(value)
-    except (TypeError, ValueError):
-        return None
-    if arr.dtype.kind not in "fiub":
-        return None
-    return arr.astype(np.float64)
-
-
-class _Kept:
-    """The result is argument `index`, unchanged: what the function computed from it is
-    never used (a JAX array is immutable: `.at[...].set`, and every jnp function, return a
-    new array that must be assigned). One per argument, so that where two arguments are
-    equal on the smallest input (both zeros) each is a candidate for `across` to hold."""
-
-    def __init__(self, index: int, name: str, values: np.ndarray[Any, Any]) -> None:
-        self.name, self.values = name, values
-        self.kinds = frozenset({f"kept{index}"})
-
-    def __call__(self, actual: Any, expected: Any) -> Cause | None:
-        a, e = _one_array(actual), _one_array(expected)
-        if a is None or e is None or a.shape != e.shape or a.size < 2 or _close(a, e):
-            return None
-        if self.values.shape != a.shape or not np.array_equal(a, self.values):
-            return None
-        if _close(e, self.values):
-            return None
-        return Cause(
-            next(iter(self.kinds)),
-            f"the result is {self.name} itself, unchanged: what is computed from it is "
-            "never used (a JAX array is immutable: `.at[...]` updates and jnp functions "
-            "return a new array, which must be assigned or returned)",
-        )
-
-
 def _elementwise(actual: Any, expected: Any) -> tuple[Any, Any] | None:
-    """Both as float64 arrays of one shape, finite, with at least one negative expected
-    value, the student's wrong; else None."""
-    a, e = _one_array(actual), _one_array(expected)
-    if a is None or e is None or a.shape != e.shape or _close(a, e):
+    """Both flattened (`_pairs`: one structure, one shape per leaf), finite, with at least
+    one negative expected value, the student's wrong; else None."""
+    pair = _pairs(actual, expected)
+    if pair is None or _close(*pair):
         return None
+    a, e = pair
     if not (np.isfinite(a).all() and np.isfinite(e).all()):
         return None
     if not (e < -RTOL * max(float(np.abs(e).max()), 1e-30)).any():
