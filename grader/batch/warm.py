@@ -112,7 +112,8 @@ def store(
     for folder in (judge, sandboxes):
         folder.mkdir(mode=0o711)  # the sandbox's users reach their own folders (`user`)
         os.chmod(folder, 0o711)
-    trusted = dataclasses.replace(options, cache_dir=str(judge))
+    # Its files at once, one per worker (a batch grades each student's files one at a time).
+    trusted = dataclasses.replace(options, cache_dir=str(judge), jobs=workers)
     say(
         f"Grading the solutions' {len(graded)} lesson file(s) first: what they compile is "
         "shared with every student's grading ..."

@@ -12,6 +12,10 @@ from pathlib import Path
 import pytest
 from test_batch_pool import verdicts
 
+from grader import grading
+from grader.batch import warm
+from grader.runner import policy
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,3 +82,48 @@ def test_a_solutions_folder_that_is_not_there_is_a_usage_error(
         str(tmp_path / "absent"),
     )  # fmt: skip
     assert code == 2 and "--solutions" in text and "no such folder" in text, text
+
+
+RENDEZVOUS = """
+import os, time
+from grader.authoring import check
+LESSON = "{name}"
+TITLE = "{name}"
+TIMEOUT = 60
+
+@check("meets the other lesson file's grading", points=1, hint="wait", nudge="wait", spec="x")
+def test_meet(student):
+    here = "{folder}"
+    open(os.path.join(here, "{name}.here"), "w").close()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if os.path.exists(os.path.join(here, "{other}.here")):
+            open(os.path.join(here, "{name}.met"), "w").close()
+            return
+        time.sleep(0.05)
+"""
+
+
+def test_the_solutions_files_are_graded_at_once(tmp_path: Path) -> None:
+    """Two lesson files whose checks each wait for the other's to start: both meet only when
+    the solutions' files are graded at once, one per worker (a batch grades one student's
+    files one at a time; graded so, the first waits its 30 s in vain)."""
+    suites, solutions, met = tmp_path / "suites", tmp_path / "solutions", tmp_path / "met"
+    for folder in (suites, solutions, met):
+        folder.mkdir()
+    for name, other in (("01_a", "02_b"), ("02_b", "01_a")):
+        text = RENDEZVOUS.format(name=name, other=other, folder=met)
+        (suites / f"test_{name}.py").write_text(text)
+        (solutions / f"{name}.py").write_text("X = 1\n")
+    scratch = warm.scratch()
+    try:
+        options = policy.Options(isolation="basic", jobs=1)
+        warm.store(solutions, grading.exercises(suites), options, 2, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    assert sorted(p.name for p in met.iterdir()) == [
+        "01_a.here",
+        "01_a.met",
+        "02_b.here",
+        "02_b.met",
+    ]
