@@ -328,7 +328,9 @@ def assert_chains_state(
                 checked,
                 expected="each timed call gets the state the previous call returned",
                 observed=f"call {k + 1} got a state that is not call {k}'s result",
-                cause=_unchained_cause(rec.inputs, k, state),
+                cause=_swapped_cause(k)
+                if seen["swapped"][k - 1]
+                else _unchained_cause(rec.inputs, k, state),
                 fix="`state = step_fn(state, batch)` inside the loop",
             )
     if not all(rec.same_batch):
@@ -338,6 +340,15 @@ def assert_chains_state(
             observed="some calls got another batch",
         )
     return rec
+
+
+def _swapped_cause(k: int) -> str:
+    """Call `k + 1` got the batch as its state and call `k`'s result as its batch."""
+    return (
+        f"call {k + 1} got the batch as its first argument and call {k}'s result as its "
+        "second: the arguments of step_fn are swapped (the step takes the state first, then "
+        "the batch)"
+    )
 
 
 def _unchained_cause(inputs: list[Any], k: int, initial: Any) -> str:

@@ -112,7 +112,8 @@ def timer_calls(timer: Callable[..., Any], state: Any, batch: Any, n_steps: int)
     """In the sandbox: `timer(recording_step, state, batch, n_steps)`, and how it called the
     step: the states it passed, whether each call got the previous call's result and whether
     each got the batch the timer was given (the very object, or a copy of its values: the
-    recording step's state grows by one on every call, so a copy of an older state differs)."""
+    recording step's state grows by one on every call, so a copy of an older state differs),
+    and whether each got the batch and the previous result in each other's places."""
     rec = RecordingStep()
     reported = _calls.attempt(lambda: timer(rec, state, batch, n_steps))
     return {
@@ -120,6 +121,11 @@ def timer_calls(timer: Callable[..., Any], state: Any, batch: Any, n_steps: int)
         "inputs": list(rec.inputs),
         "chained": [_same(rec.inputs[k], rec.outputs[k - 1]) for k in range(1, len(rec.inputs))],
         "same_batch": [_same(b, batch) for b in rec.batches],
+        # the batch first and the previous call's result second: step_fn(batch, state)
+        "swapped": [
+            _same(rec.inputs[k], batch) and _same(rec.batches[k], rec.outputs[k - 1])
+            for k in range(1, len(rec.inputs))
+        ],
     }
 
 

@@ -399,6 +399,40 @@ def _equinox_model(student: Remote) -> Any:
     return once(student, "equinox_model", lambda: student.make_equinox_mlp(jax.random.key(0)))
 
 
+def _equinox_module(student: Remote) -> Any:
+    """make_equinox_mlp(key 0), failing where it is not an Equinox module (a function, a
+    class): its layers and parameters are read only from a module."""
+    model = _equinox_model(student)
+    seen = _types(model)
+    if seen["is_class"] or not _derives(seen, eqx.Module):
+        raise fail(
+            "make_equinox_mlp(key)",
+            expected="an equinox Module (eqx.nn.MLP)",
+            observed=f"a {seen['type']}",
+            cause=_not_a_module_cause(model, seen),
+            fix="`return eqx.nn.MLP(in_size=784, out_size=10, width_size=256, depth=2, "
+            "activation=jax.nn.relu, key=key)`",
+        )
+    return model
+
+
+def _not_a_module_cause(model: Any, seen: Any) -> str:
+    """A returned function that maps batches of two sizes to their logits: the model
+    wrapped for batches. Else what it is."""
+    if not seen["is_class"]:
+        try:
+            shapes = [np.shape(model(_batch(n))) for n in (2, 3)]
+        except Exception:
+            shapes = []
+        if shapes == [(2, 10), (3, 10)]:
+            return (
+                f"make_equinox_mlp returns a {seen['type']} that maps a batch (n, 784) to "
+                "(n, 10), not the module: the model wrapped for batches (`jax.vmap(model)`) "
+                "is no Equinox module and has no layers; batching belongs where the model is run"
+            )
+    return f"make_equinox_mlp returns a {seen['type']}, not the Equinox module it builds"
+
+
 def _linears(model: Any) -> Any:
     """The model's eqx.nn.Linear layers as {"weight", "bias"} (read in the sandbox)."""
     return client.probe(inputs.linear_layers, model)
@@ -417,16 +451,7 @@ def _arrays(model: Any) -> Any:
     nudge="An Equinox model is a pytree object called on ONE example; a batch goes through jax.vmap(model).",
 )
 def test_equinox_output_shape(student: Remote) -> None:
-    model = _equinox_model(student)
-    seen = _types(model)
-    if seen["is_class"] or not _derives(seen, eqx.Module):
-        raise fail(
-            "make_equinox_mlp(key)",
-            expected="an equinox Module (eqx.nn.MLP)",
-            observed=f"a {seen['type']}",
-            fix="`return eqx.nn.MLP(in_size=784, out_size=10, width_size=256, depth=2, "
-            "activation=jax.nn.relu, key=key)`",
-        )
+    model = _equinox_module(student)
     values.assert_shape(
         model(_batch(1)[0]), (10,), what="model(x) for one example x of shape (784,)"
     )
@@ -445,7 +470,7 @@ def test_equinox_output_shape(student: Remote) -> None:
     nudge="eqx.nn.MLP's in_size, out_size, width_size and depth fix every layer: depth counts the hidden layers, each width_size wide.",
 )
 def test_equinox_param_count(student: Remote) -> None:
-    model = _equinox_model(student)
+    model = _equinox_module(student)
     total = _count(_arrays(model))
     if total != EQUINOX_PARAMS:
         linears = _linears(model)
@@ -490,7 +515,7 @@ def _equinox_count_cause(linears: Any, shapes: list[tuple[int, ...]]) -> str:
     nudge="eqx.nn.MLP has one argument for the hidden layers' activation and another for the output's, whose default is the identity.",
 )
 def test_equinox_relu(student: Remote) -> None:
-    model = _equinox_model(student)
+    model = _equinox_module(student)
     layers = [
         (
             np.asarray(lin["weight"]).T,

@@ -118,3 +118,17 @@ def test_dense_layers_without_bias(graded):
 def test_wrong_widths_are_named_from_the_layers(graded):
     g = graded("wrong_sizes")
     assert "784 -> 128 -> 256 -> 10" in g.cause("test_flax_param_count")
+
+
+@pytest.mark.slow
+def test_a_function_returned_for_the_model_is_named_not_counted(graded):
+    # jax.vmap(eqx.nn.MLP(...)): a function of batches, no module; a layer count ("0 Linear
+    # layers ... depth") would send the student to depth. A lambda of one example: a function,
+    # not said to be a batch wrapper
+    vmapped = graded("eqx_vmapped")
+    for check_id in ("test_equinox_output_shape", "test_equinox_param_count"):
+        vmapped.assert_fails(check_id, "an equinox Module", cause="the model wrapped for batches")
+        assert "depth" not in vmapped.cause(check_id)
+    lam = graded("eqx_lambda")
+    lam.assert_fails("test_equinox_param_count", "an equinox Module", cause="returns a function")
+    assert "batches" not in lam.cause("test_equinox_param_count")

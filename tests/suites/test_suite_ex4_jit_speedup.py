@@ -254,6 +254,20 @@ def test_an_unchained_timer_is_not_said_to_time_the_warmup(graded):
 
 
 @pytest.mark.slow
+def test_a_step_called_with_its_arguments_swapped_is_named(graded):
+    # step_fn(batch, state) in the timed loop: each call gets the batch as its state and the
+    # previous result as its batch; "not passed on" would be wrong (it is, in the other slot)
+    g = graded("step_args_swapped")
+    g.assert_fails(
+        "test_time_steps_chain",
+        "got a state that is not call",
+        cause="arguments of step_fn are swapped",
+    )
+    assert "not passed on" not in g.cause("test_time_steps_chain")
+    assert "swapped" not in graded("unchained").cause("test_time_steps_chain")
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("fixture", ["loop_one_short", "divide_n_plus_one"])
 def test_a_reading_below_the_step_itself_fails(graded, fixture):
     # n_steps - 1 calls timed over n_steps (0.8 of the step at n_steps=5, nothing at 1), or
