@@ -674,6 +674,32 @@ def _swap_of(actual: list[Any], expected: list[Any]) -> Cause | None:
     return None
 
 
+def extra_outputs(actual: Any, expected: Any) -> str:
+    """A tuple or list returned where one result (not a tuple of that length) is expected,
+    exactly one element of which is the expected result, its layout and values: the other
+    outputs do not belong; or ""."""
+    if not isinstance(actual, tuple | list) or len(actual) < 2:
+        return ""
+    if isinstance(expected, tuple | list) and len(expected) == len(actual):
+        return ""
+    try:
+        hits = [
+            i
+            for i, piece in enumerate(actual)
+            if _same_layout(piece, expected) and _same_values(piece, expected)
+        ]
+    except (TypeError, ValueError):
+        return ""
+    if len(hits) != 1:
+        return ""
+    n, container = len(actual), type(actual).__name__
+    others = "the other outputs do not" if n > 2 else "the other output does not"
+    return (
+        f"a {container} of {n} outputs was returned where one result is expected: output "
+        f"{hits[0]} of it is the expected result, and {others} belong (return that one alone)"
+    )
+
+
 def arity_cause(actual: Any, expected: Any) -> str:
     """A tuple or list of outputs whose length is not the reference's, or ""."""
     both = isinstance(actual, tuple | list) and isinstance(expected, tuple | list)

@@ -100,6 +100,10 @@ def structure_difference(actual: Any, expected: Any) -> Difference | None:
         cause = diagnose.arity_cause(actual, expected)
     elif isinstance(expected, tuple) and isinstance(actual, list):
         cause = "a list was returned where a tuple is expected"
+    elif _order_text(actual, expected):
+        cause = _order_text(actual, expected)
+    elif diagnose.extra_outputs(actual, expected):
+        cause = diagnose.extra_outputs(actual, expected)
     elif pieces_cause(actual, expected):
         cause = pieces_cause(actual, expected)
     elif isinstance(expected, dict) and isinstance(actual, dict) and set(actual) != set(expected):
@@ -111,6 +115,13 @@ def structure_difference(actual: Any, expected: Any) -> Difference | None:
         observed=f"{_format.show(_skeleton(actual))}",
         cause=cause,
     )
+
+
+def _order_text(actual: Any, expected: Any) -> str:
+    """`diagnose.swapped_outputs`'s text (outputs of other containers in each other's
+    places), "" where it finds none."""
+    found = diagnose.swapped_outputs(actual, expected)
+    return found.text if found is not None else ""
 
 
 def pieces_cause(actual: Any, expected: Any) -> str:

@@ -897,6 +897,17 @@ def test_train_step_values(student: Remote) -> None:
         )
     new_params, new_state, loss = out
     ref_params, ref_state, ref_loss = _ref_step(params, optax.adam(1e-3).init(params), x, y)
+    order = diagnose.swapped_outputs(out, (ref_params, ref_state, ref_loss))
+    if order is not None:  # structure before numbers: two outputs in each other's places
+        raise fail(
+            "the result of train_step(params, opt_state, x, y)",
+            expected="a tuple (params, opt_state, loss)",
+            observed="a tuple of ("
+            + ", ".join("an array" if hasattr(p, "shape") else type(p).__name__ for p in out)
+            + ")",
+            cause=order.text,
+            fix="`return params, opt_state, loss`",
+        )
     values.assert_close(
         new_params,
         ref_params,

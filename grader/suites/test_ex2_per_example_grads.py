@@ -661,6 +661,23 @@ def _order_failure(what: str, got: Any, expected: Any, norms: Any, k: Any, cause
 ORDER_SECOND_BATCH = 9  # the second batch size of test_largest_order
 
 
+def _top_k_pair_cause(got: Any, norms: Any, k: int) -> str:
+    """A (2, k) result whose rows are the k largest norms and their indices, largest first:
+    `jax.lax.top_k`'s (values, indices) pair, returned whole; or ""."""
+    top = np.argsort(-norms, kind="stable")[:k]
+    if (
+        np.shape(got) == (2, k)
+        and np.array_equal(got[1], top)
+        and np.allclose(got[0], norms[top], rtol=1e-5, atol=1e-6)
+    ):
+        return (
+            "the result is the pair (values, indices) that `jax.lax.top_k` returns: row 0 "
+            "holds the k largest norms and row 1 their indices, where the indices alone are "
+            "expected"
+        )
+    return ""
+
+
 _ONE_SHORT = (
     "the indices are the k - 1 largest, in order: one index too few (a slice bound one short: "
     "`[-1:-k:-1]` stops before the k-th largest)"
@@ -719,6 +736,10 @@ def test_largest_order(student: Remote, credit: Credit) -> None:
             cause = short(got, norms) if got.shape == (k - 1,) else ""
             if cause and on_second(lambda g: short(g, second_norms)) != cause:
                 cause = ""
+            if got.shape == (2, k):
+                cause = _top_k_pair_cause(got, norms, k)
+                if cause and on_second(lambda g: _top_k_pair_cause(g, second_norms, k)) != cause:
+                    cause = ""
             values.assert_shape(
                 got, (k,), what=f"largest_gradient_examples(..., k={k})", cause=cause
             )

@@ -237,3 +237,45 @@ def test_pieces_that_make_no_such_array_are_not_named_so(pieces, expected):
     assert found is not None
     assert "stacked along" not in found.cause and "joined along" not in found.cause
     assert "never combined" not in found.cause
+
+
+_GRADS = {"w": jnp.ones((3, 2)), "b": jnp.zeros(2)}
+
+
+@pytest.mark.parametrize(
+    ("returned", "words"),
+    [
+        (
+            (jnp.float32(0.5), _GRADS),
+            "a tuple of 2 outputs was returned where one result is expected: output 1",
+        ),
+        (
+            [_GRADS, jnp.float32(0.5), jnp.ones(4)],
+            "a list of 3 outputs was returned where one result is expected: output 0",
+        ),
+    ],
+)
+def test_the_expected_result_among_extra_outputs_is_named(returned, words):
+    found = values.difference(returned, _GRADS)
+    assert found is not None and words in found.cause, found
+
+
+@pytest.mark.parametrize(
+    "returned",
+    [
+        (jnp.float32(0.5), {"w": 2 * jnp.ones((3, 2)), "b": jnp.zeros(2)}),  # no element is it
+        (_GRADS, _GRADS),  # which one belongs is not told
+    ],
+)
+def test_extra_outputs_are_not_named_without_exactly_one_expected_element(returned):
+    found = values.difference(returned, _GRADS)
+    assert found is not None and "outputs was returned" not in found.cause, found
+
+
+def test_outputs_of_other_containers_in_each_others_places_are_named():
+    expected = ({"w": jnp.ones(3)}, (jnp.zeros(()), {"mu": jnp.ones(3)}), jnp.float32(1.0))
+    found = values.difference((expected[1], expected[0], expected[2]), expected)
+    assert found is not None and "output 0 holds what belongs at 1" in found.cause, found
+    other = ({"v": jnp.ones(3)}, expected[0], expected[2])  # a structure no swap gives
+    found = values.difference(other, expected)
+    assert found is not None and "wrong order" not in found.cause, found
