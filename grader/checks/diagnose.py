@@ -938,8 +938,8 @@ def loss_rises(losses: Sequence[float], *, window: int = 3) -> Cause | None:
 #
 # Where neither the suite's diagnostics nor the built-in factor confirm a cause, `across` holds
 # mistakes any function can make to the same rule (every failing input tried, two argument
-# sizes among them): one of the arguments returned unchanged, or the expected with its
-# negative values cut to 0. Each says what the values are, then what commonly gives them.
+# sizes among them): one of the arguments returned unchanged or missing from the result, or
+# the expected with its negative values cut to 0. Each says what the values are, then what commonly gives them.
 
 
 def general(names: Sequence[str] = ()) -> Callable[[Any], Sequence[Diagnostic]]:
@@ -953,7 +953,11 @@ def general(names: Sequence[str] = ()) -> Callable[[Any], Sequence[Diagnostic]]:
             matches(values, _KEPT.format(name=name), f"kept{i}")
             for i, name, values in _array_arguments(args, names)
         ]
-        return (*kept, cut_at_zero)
+        without = [
+            _Without(values, _WITHOUT.format(name=name), f"without{i}")
+            for i, name, values in _array_arguments(args, names)
+        ]
+        return (*kept, *without, cut_at_zero)
 
     return offered
 
@@ -963,6 +967,33 @@ _KEPT = (
     "array is immutable: `.at[...]` updates and jnp functions return a new array, which must "
     "be assigned or returned)"
 )
+
+
+_WITHOUT = (
+    "every value is the expected minus {name}: {name} itself never enters the result (an "
+    "update or sum that starts from zeros where it starts from {name}, or {name} left out "
+    "of a sum)"
+)
+
+
+class _Without:
+    """The values plus one argument (an array of the result's shape, not all zeros) are the
+    expected: that argument is missing from the result."""
+
+    def __init__(self, argument: Any, text: str, kind: str) -> None:
+        self.argument, self.text, self.kinds = argument, text, frozenset({kind})
+
+    def __call__(self, actual: Any, expected: Any) -> Cause | None:
+        pair = _pairs(actual, expected)
+        if pair is None:
+            return None
+        a, e = pair
+        term = np.ravel(self.argument)
+        if term.shape != a.shape or _close(term, np.zeros_like(term)):
+            return None
+        if not np.isfinite(a).all() or _close(a, e) or not _close(a + term, e):
+            return None
+        return Cause(next(iter(self.kinds)), self.text)
 
 
 def _array_arguments(args: Any, names: Sequence[str]) -> list[tuple[int, str, Any]]:

@@ -39,6 +39,8 @@ CASES = [
     (lambda x, y: x, "the result is x itself, unchanged"),
     (lambda x, y: y, "the result is y itself, unchanged"),
     (lambda x, y: np.maximum(_affine(x, y), 0.0), "negative values cut to 0: a ReLU"),
+    (lambda x, y: x - y + 0.25, "every value is the expected minus x: x itself never enters"),
+    (lambda x, y: 2.0 * x - 2.0 * y + 0.25, "every value is the expected minus y"),
 ]
 
 
@@ -65,11 +67,12 @@ def test_one_size_confirms_no_general_mistake(student, words):
         lambda x, y: np.maximum(_affine(x, y), 1.0),  # a clip at 1, not at 0
         lambda x, y: x + y,  # another formula
         lambda x, y: _affine(y, x),  # the arguments swapped
+        lambda x, y: _affine(x, y) - 0.5 * x,  # half of x missing, not x
     ],
 )
 def test_look_alikes_get_no_general_cause(student):
     cause = _cause(student, _affine, _vectors(3, 5))
-    for words in ("unchanged", "ReLU"):
+    for words in ("unchanged", "ReLU", "never enters"):
         assert words not in cause
 
 
