@@ -455,6 +455,11 @@ class Remote:
         """Whether the object in the sandbox is callable (a function, a jitted function)."""
         return self._callable
 
+    @property
+    def type_name(self) -> str:
+        """The name of the object's type in the sandbox ("generator", "function", ...)."""
+        return self._type
+
     def __repr__(self) -> str:
         return f"<student {self._type} {self._name}>"
 

@@ -274,6 +274,26 @@ def test_split_into_independent(student: Remote) -> None:
 # -- init_weights ------------------------------------------------------------------------
 
 
+def _kind_of(got: Any) -> str:
+    """What came back, where a list was expected: a sequence and its length, or its type."""
+    if isinstance(got, Remote):
+        return f"a {got.type_name} (left in the sandbox: not a list or tuple)"
+    if isinstance(got, list | tuple):
+        return f"a {type(got).__name__} of length {len(got)}"
+    return f"a {type(got).__name__}"
+
+
+def _generator_cause(got: Any) -> str:
+    """A generator came back: made by a `(... for ...)` expression or `yield`."""
+    if isinstance(got, Remote) and got.type_name == "generator":
+        return (
+            "a generator was returned (a `(... for ...)` expression, or `yield`): it makes "
+            "its arrays one at a time, has no length and is used up once read; the spec "
+            "asks for a list"
+        )
+    return ""
+
+
 @check(
     "init_weights returns standard normal arrays of the given shapes",
     points=2,
@@ -287,7 +307,8 @@ def test_init_weights_shapes_and_stats(student: Remote) -> None:
         raise fail(
             f"init_weights(key, {list(_SHAPES)})",
             expected=f"a list of {len(_SHAPES)} arrays",
-            observed=f"{type(got).__name__} of length {len(got) if hasattr(got, '__len__') else '?'}",
+            observed=_kind_of(got),
+            cause=_generator_cause(got),
             fix="return one array per shape, in the order of `shapes`",
         )
     for i, (w, shape) in enumerate(zip(got, _SHAPES, strict=True)):

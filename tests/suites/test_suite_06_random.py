@@ -198,3 +198,16 @@ def test_raw_keys_stacked_for_a_typed_key_are_called_raw_not_unstacked(graded):
         cause=("raw uint32 keys", "a typed key (jax.random.key)"),
     )
     assert "stacked" not in g.cause("test_split_into_distinct"), message
+
+
+@pytest.mark.slow
+def test_a_generator_for_the_list_of_arrays_is_named(graded):
+    """init_weights returning `(normal(k, s) for ...)`: it stays in the sandbox as a
+    generator; the check says what it is (no internal handle's name, no length) and why."""
+    g = graded("init_generator")
+    message = g.assert_fails(
+        "test_init_weights_shapes_and_stats",
+        "observed: a generator (left in the sandbox",
+        cause="a generator was returned",
+    )
+    assert "Remote" not in message
