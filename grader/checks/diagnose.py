@@ -676,8 +676,8 @@ def _swap_of(actual: list[Any], expected: list[Any]) -> Cause | None:
 
 def extra_outputs(actual: Any, expected: Any) -> str:
     """A tuple or list returned where one result (not a tuple of that length) is expected,
-    exactly one element of which is the expected result, its layout and values: the other
-    outputs do not belong; or ""."""
+    an element of which is the expected result, its layout and values: the other outputs do
+    not belong (several such elements: which one is not told); or ""."""
     if not isinstance(actual, tuple | list) or len(actual) < 2:
         return ""
     if isinstance(expected, tuple | list) and len(expected) == len(actual):
@@ -690,14 +690,18 @@ def extra_outputs(actual: Any, expected: Any) -> str:
         ]
     except (TypeError, ValueError):
         return ""
-    if len(hits) != 1:
+    if not hits:
         return ""
     n, container = len(actual), type(actual).__name__
+    shown = f"a {container} of {n} outputs was returned where one result is expected"
+    if len(hits) > 1:  # equal on this input (a = 1: sqrt(a) = a): which one belongs is not told
+        listed = ", ".join(map(str, hits[:-1])) + f" and {hits[-1]}"
+        return (
+            f"{shown}: outputs {listed} of it each equal the expected result on this input; "
+            f"return the one result, not a {container}"
+        )
     others = "the other outputs do not" if n > 2 else "the other output does not"
-    return (
-        f"a {container} of {n} outputs was returned where one result is expected: output "
-        f"{hits[0]} of it is the expected result, and {others} belong (return that one alone)"
-    )
+    return f"{shown}: output {hits[0]} of it is the expected result, and {others} belong (return that one alone)"
 
 
 def arity_cause(actual: Any, expected: Any) -> str:

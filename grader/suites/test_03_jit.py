@@ -355,11 +355,13 @@ _PROBE_STEPS = (2, 3, 5)
 
 
 def _newton_at(newton: Any, a: float, n: int) -> float | None:
-    """newton_sqrt(a, n_iters=n) as a float, or None where the student's code raises."""
+    """newton_sqrt(a, n_iters=n) as a float, or None where the student's code raises or
+    returns no single number (a tuple: the check's own structure cause says so)."""
     try:
-        return float(np.asarray(newton(np.float32(a), n_iters=n), np.float64))
-    except StudentError:
+        got = np.asarray(newton(np.float32(a), n_iters=n), np.float64)
+    except (StudentError, TypeError, ValueError):
         return None
+    return float(got) if got.shape == () else None
 
 
 def _index_as_iterate(newton: Any) -> str:
