@@ -718,6 +718,25 @@ def arity_cause(actual: Any, expected: Any) -> str:
     return ""
 
 
+def unit_axis(actual: tuple[int, ...], expected: tuple[int | None, ...]) -> str:
+    """ ", of length 1, at position p (...)" where `actual` is `expected` with one more axis of
+    length 1 (at one place only), else ""."""
+    places = [
+        p
+        for p in range(len(actual))
+        if actual[p] == 1
+        and all(
+            w is None or w == g for w, g in zip(expected, actual[:p] + actual[p + 1 :], strict=True)
+        )
+    ]
+    if len(places) != 1 or len(actual) != len(expected) + 1:
+        return ""
+    return (
+        f", of length 1, at position {places[0]} (what a reduction with keepdims=True, an "
+        "indexing with None, or a (n, 1) operand in a product leaves)"
+    )
+
+
 def shape_cause(actual: tuple[int, ...], expected: tuple[int, ...]) -> str:
     """What two differing shapes themselves show, both named; nothing guessed beyond them."""
     shown = f"shape {tuple(actual)} where {tuple(expected)} is expected"
@@ -729,7 +748,7 @@ def shape_cause(actual: tuple[int, ...], expected: tuple[int, ...]) -> str:
             f"({b},)); make both operands the same shape"
         )
     if len(actual) == len(expected) + 1:
-        return f"{shown}: one axis too many"
+        return f"{shown}: one axis too many{unit_axis(tuple(actual), tuple(expected))}"
     if len(actual) + 1 == len(expected):
         return f"{shown}: one axis too few"
     if int(np.prod(actual)) == int(np.prod(expected)):
@@ -961,7 +980,7 @@ def general(names: Sequence[str] = ()) -> Callable[[Any], Sequence[Diagnostic]]:
             _Without(values, _WITHOUT.format(name=name), f"without{i}")
             for i, name, values in _array_arguments(args, names)
         ]
-        return (*kept, *without, cut_at_zero)
+        return (*kept, *without, cut_at_zero, log_softmax_applied, softmax_applied)
 
     return offered
 
@@ -1028,6 +1047,46 @@ def _elementwise(actual: Any, expected: Any) -> tuple[Any, Any] | None:
     if not (e < -RTOL * max(float(np.abs(e).max()), 1e-30)).any():
         return None
     return a, e
+
+
+def _last_axis_applied(actual: Any, expected: Any, transform: Callable[[Any], Any]) -> bool:
+    """The student's values (wrong) are `transform` of the expected, one array with a last
+    axis of two or more finite values."""
+    pair = _pairs(actual, expected)
+    leaves = jax.tree.leaves(expected)
+    if pair is None or _close(*pair) or len(leaves) != 1:
+        return False
+    e = np.asarray(leaves[0], np.float64)
+    if e.ndim < 1 or e.shape[-1] < 2 or not np.isfinite(e).all():
+        return False
+    return _close(pair[0], np.ravel(transform(e)))
+
+
+def _log_softmax(e: Any) -> Any:
+    shifted = e - e.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def log_softmax_applied(actual: Any, expected: Any) -> Cause | None:
+    """Every value is log_softmax of the expected along its last axis."""
+    if not _last_axis_applied(actual, expected, _log_softmax):
+        return None
+    return Cause(
+        "log_softmax",
+        "every value is the log_softmax of the expected along its last axis: log-probabilities "
+        "come back where the raw values (logits) are expected (a `jax.nn.log_softmax` at the end)",
+    )
+
+
+def softmax_applied(actual: Any, expected: Any) -> Cause | None:
+    """Every value is the softmax of the expected along its last axis."""
+    if not _last_axis_applied(actual, expected, lambda e: np.exp(_log_softmax(e))):
+        return None
+    return Cause(
+        "softmax",
+        "every value is the softmax of the expected along its last axis: probabilities come "
+        "back where the raw values (logits) are expected (a `jax.nn.softmax` at the end)",
+    )
 
 
 def cut_at_zero(actual: Any, expected: Any) -> Cause | None:

@@ -306,7 +306,7 @@ def assert_shape(
 def _shape_cause(got: tuple[int, ...], wanted: tuple[int | None, ...]) -> str:
     """What the two shapes themselves show (nothing guessed beyond them)."""
     if len(got) == len(wanted) + 1:
-        return "one axis too many"
+        return f"one axis too many{diagnose.unit_axis(got, wanted)}"
     if len(got) + 1 == len(wanted):
         return "one axis too few"
     if len(got) == len(wanted) > 1 and all(

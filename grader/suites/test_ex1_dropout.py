@@ -284,13 +284,17 @@ SCALE_CAUSES = {
     "times_keep": "the survivors were MULTIPLIED by 1 - rate, the keep probability, where "
     "they are divided by it: x * (1 - rate) shrinks them, x / (1 - rate) scales them up",
     "varies": "the survivors were not all scaled by the same factor",
+    "observed_keep": "the survivors were scaled by one over the share of units this mask "
+    "kept, not by 1 / (1 - rate): that share varies from mask to mask around 1 - rate, and "
+    "the scale does not",
 }
 
 
 def _scale_kind(ratios: np.ndarray, rate: float, zeroed: float, size: int) -> str:
     """What the survivors' ratios to their inputs show at `rate`: no rescaling, 1 - rate (a
     product where a division belongs), 1 / rate (with the drop share read as the keep
-    probability, or right), a factor that varies, or ""."""
+    probability, or right), a factor that varies, one over the share this mask kept, or
+    ""."""
     median = float(np.median(ratios))
     if not np.allclose(ratios, median, **RATIO_TOL):
         return "varies"
@@ -303,6 +307,8 @@ def _scale_kind(ratios: np.ndarray, rate: float, zeroed: float, size: int) -> st
             return "keep_reading"
         if abs(zeroed - rate) <= _binomial_tolerance(rate, size):
             return "inverse_rate"
+    if zeroed < 1.0 and np.isclose(median, 1.0 / (1.0 - zeroed), **RATIO_TOL):
+        return "observed_keep"
     return ""
 
 

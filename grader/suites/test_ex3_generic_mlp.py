@@ -224,13 +224,12 @@ def _probe(depth: int, width: int) -> tuple[Params, jax.Array]:
     return _params(rng, (width,) * (depth + 1)), _inputs(rng, width, width)
 
 
-def _confirmed_trap(
+def _trap_inputs(
     fn: Callable[[Params, jax.Array], Any], own: diagnose.Input | None, depth: int
-) -> str | None:
-    """The trap that reproduces `fn`'s output on every input where that output is wrong: the
-    check's own input `own` ((params, x), output, expected; None when `fn` raised on it) and
-    square probes of `depth` layers of PROBE_WIDTHS and one of `depth + 1` layers, inputs of
-    two sizes and two depths at least (`diagnose.confirmed`); None when no trap does."""
+) -> list[diagnose.Input]:
+    """The inputs a trap is confirmed on: the check's own input `own` ((params, x), output,
+    expected; None when `fn` raised on it) and square probes of `depth` layers of
+    PROBE_WIDTHS and one of `depth + 1` layers, two sizes and two depths at least."""
     inputs = [own] if own is not None else []
     # one depth cannot tell some mistakes apart: with one layer a loop that stops early and one
     # that starts late both apply no layer; with two, a loop that starts late and one that
@@ -246,6 +245,12 @@ def _confirmed_trap(
         except Exception:
             continue  # an input the code cannot run on confirms nothing
         inputs.append(((params, x), out, _ref_forward(params, x)))
+    return inputs
+
+
+def _confirmed_trap(inputs: list[diagnose.Input]) -> str | None:
+    """The trap that reproduces the student's output on every input where it is wrong
+    (`diagnose.confirmed`); None when no trap does."""
     text = diagnose.confirmed(inputs, lambda args: _trap_diagnostics(*args))
     return _KINDS.get(text)
 
@@ -323,7 +328,11 @@ def _check_forward(
     # the trap that gives the student's output on these inputs (when they ran) and on square
     # probes of two widths, where no trap can crash
     own = ((params, x), out, expected) if error is None else None
-    trap = _confirmed_trap(student.mlp_forward, own, depth)
+    inputs = _trap_inputs(student.mlp_forward, own, depth)
+    trap = _confirmed_trap(inputs)
+    # no trap: what any function can get wrong (a log_softmax at the end, a constant factor),
+    # confirmed on the same inputs
+    general = diagnose.confirmed(inputs, lambda args: ()) if trap is None and own else ""
     probed = error is not None
     kind = error.info.type if isinstance(error, StudentError) else type(error).__name__
     observed = (
@@ -351,7 +360,7 @@ def _check_forward(
         if found is not None
         else f"logits of shape {tuple(expected.shape)}",
         observed=observed,
-        cause=CAUSES[trap] if trap else (found.cause if found is not None else ""),
+        cause=CAUSES[trap] if trap else (general or (found.cause if found is not None else "")),
         fix=FIXES[trap] if trap else "",
     ) from error
 

@@ -407,6 +407,32 @@ def _sleep_speedup(student: Remote) -> tuple[Any, dict[str, float]]:
     return case, _timings(got, f"jit_speedup(sleep_step, state, batch, {SLEEP_STEPS})")
 
 
+_SWAPPED_TIMINGS = (
+    "eager_s and jit_s are in each other's keys: jit_s reads the eager step's time and eager_s "
+    "the compiled one's, on steps of 0.04 s and 0.004 s"
+)
+
+
+def _swapped_timings(student: Remote, got: dict[str, float], step_s: float) -> bool:
+    """jit_s about the eager step's time and eager_s far below it, on the check's step and on
+    a step ten times shorter: the two values traded keys."""
+
+    def traded(timings: dict[str, float], seconds: float) -> bool:
+        return (
+            0.5 * seconds <= timings["jit_s"] <= 3.0 * seconds + 0.01
+            and timings["eager_s"] < 0.5 * seconds
+        )
+
+    if not traded(got, step_s):
+        return False
+    short = timing.sleep_step(step_s / 10)
+    quick = _timings(
+        student.jit_speedup(short.step, short.state, short.batch, 10),
+        "jit_speedup(sleep_step, state, batch, 10)",
+    )
+    return traded(quick, short.step_s)
+
+
 @check(
     "jit_speedup times step_fn eagerly and jax.jit(step_fn) compiled",
     points=2,
@@ -422,6 +448,14 @@ def test_speedup_which_is_which(student: Remote) -> None:
         "(under jit the sleep happens once, while tracing)"
     )
     if got["eager_s"] < 0.5 * case.step_s:
+        if _swapped_timings(student, got, case.step_s):
+            raise fail(
+                checked,
+                expected=f"eager_s about {case.step_s:.3g} s",
+                observed=f"eager_s = {got['eager_s']:.3g} s, jit_s = {got['jit_s']:.3g} s",
+                cause=_SWAPPED_TIMINGS,
+                fix="eager_s is the time of step_fn itself, jit_s that of jax.jit(step_fn)",
+            )
         # named where step_fn's Python body never runs eagerly per timed step: a low eager_s
         # of a body that does run (a CPU-time clock, another count) names nothing
         per_step = _eager_calls_per_step(student)

@@ -215,7 +215,14 @@ def test_the_search_diagnoses_its_smallest_input():
     [
         ((4, 3), (3, 4), "the axes are in the reverse order of the expected shape"),
         ((4,), (None, 4), "one axis too few"),
-        ((2, 3, 1), (2, 3), "one axis too many"),
+        (
+            (2, 3, 1),
+            (2, 3),
+            "one axis too many, of length 1, at position 2 (what a reduction "
+            "with keepdims=True, an indexing with None, or a (n, 1) operand in a product leaves)",
+        ),
+        ((2, 3, 4), (2, 3), "one axis too many"),  # not of length 1: no more is said
+        ((1, 1), (1,), "one axis too many"),  # which of the two is the extra one is not told
         ((2, 3), (3, 3), ""),  # a size differs: the shapes show no more than that
     ],
 )

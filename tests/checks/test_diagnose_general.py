@@ -41,7 +41,14 @@ CASES = [
     (lambda x, y: np.maximum(_affine(x, y), 0.0), "negative values cut to 0: a ReLU"),
     (lambda x, y: x - y + 0.25, "every value is the expected minus x: x itself never enters"),
     (lambda x, y: 2.0 * x - 2.0 * y + 0.25, "every value is the expected minus y"),
+    (lambda x, y: _log_softmax(_affine(x, y)), "the log_softmax of the expected along its last"),
+    (lambda x, y: np.exp(_log_softmax(_affine(x, y))), "the softmax of the expected along its"),
 ]
+
+
+def _log_softmax(v):
+    shifted = v - np.max(v)
+    return shifted - np.log(np.sum(np.exp(shifted)))
 
 
 @pytest.mark.parametrize(("student", "words"), CASES)
@@ -68,11 +75,13 @@ def test_one_size_confirms_no_general_mistake(student, words):
         lambda x, y: x + y,  # another formula
         lambda x, y: _affine(y, x),  # the arguments swapped
         lambda x, y: _affine(x, y) - 0.5 * x,  # half of x missing, not x
+        lambda x, y: _affine(x, y) - np.max(_affine(x, y)),  # shifted, never normalized
+        lambda x, y: np.exp(_affine(x, y)) / 10.0,  # exponentiated, not by their sum
     ],
 )
 def test_look_alikes_get_no_general_cause(student):
     cause = _cause(student, _affine, _vectors(3, 5))
-    for words in ("unchanged", "ReLU", "never enters"):
+    for words in ("unchanged", "ReLU", "never enters", "softmax"):
         assert words not in cause
 
 
