@@ -91,6 +91,11 @@ _SHAPE_MISTAKES = (
         lambda leaf: int(np.ndim(leaf)),
         "each leaf became its number of dimensions (np.ndim), not its shape tuple",
     ),
+    (
+        lambda leaf: tuple(np.shape(leaf))[::-1],
+        "each shape tuple is reversed: a (784, 256) weight comes back as (256, 784), its "
+        "axes in the opposite order (a `[::-1]`, or the shape of its transpose `.T`)",
+    ),
 )
 
 

@@ -202,6 +202,30 @@ def _dtype_cause(got: Any, want: Any, like: Any) -> str:
     return ""
 
 
+def _bits_cause(got: Any, want: Any) -> str:
+    """The restored leaf holds the saved leaf's bytes as another dtype of the same size (a
+    bfloat16 read as uint16): its bytes, viewed as the saved dtype, are the saved values."""
+    try:
+        got_array, want_array = np.asarray(got), np.asarray(want)
+        if (
+            got_array.dtype == want_array.dtype
+            or got_array.dtype.itemsize != want_array.dtype.itemsize
+        ):
+            return ""
+        if got_array.shape != want_array.shape:
+            return ""
+        same = np.array_equal(got_array.view(want_array.dtype), want_array)
+    except (TypeError, ValueError):
+        return ""
+    if not same:
+        return ""
+    return (
+        f"the restored bytes are the saved {want_array.dtype} values' own bytes, read as "
+        f"{got_array.dtype}: they are never viewed as the saved dtype again (raw bytes are "
+        "`.view`ed as the dtype they were saved from on the restore)"
+    )
+
+
 def _assert_exact(restored: Any, tree: Any, like: Any, *, what: str) -> None:
     if jax.tree.structure(restored) != jax.tree.structure(like):  # type: ignore[operator]
         lost = "namedtuple" in _describe(like) and "namedtuple" not in _describe(restored)
@@ -229,7 +253,8 @@ def _assert_exact(restored: Any, tree: Any, like: Any, *, what: str) -> None:
                 f"the dtype of {what} at {name}",
                 expected=f"{want_dtype} (the saved dtype)",
                 observed=f"{got_dtype}",
-                cause=_dtype_cause(got_dtype, want_dtype, np.asarray(like_leaf).dtype),
+                cause=_bits_cause(got, want)
+                or _dtype_cause(got_dtype, want_dtype, np.asarray(like_leaf).dtype),
                 fix="store each leaf's dtype name beside its bytes and view the bytes as that "
                 "dtype when restoring",
             )
