@@ -718,6 +718,41 @@ def arity_cause(actual: Any, expected: Any) -> str:
     return ""
 
 
+def end_cause(actual: Any, expected: Any) -> str:
+    """An array one element short or long along its first axis whose values are the
+    expected's without its first or last element, or with one more at either end (the rest
+    equal): which end, or "". A single element more or fewer with nothing else to compare
+    (lengths 1 and 2) tells nothing."""
+    try:
+        a, e = np.asarray(actual), np.asarray(expected)
+    except (TypeError, ValueError):
+        return ""
+    if a.ndim != e.ndim or a.ndim == 0 or a.shape[1:] != e.shape[1:]:
+        return ""
+    if a.dtype.kind not in "fiub" or e.dtype.kind not in "fiub":
+        return ""
+    short, long_ = (a, e) if a.shape[0] < e.shape[0] else (e, a)
+    if long_.shape[0] - short.shape[0] != 1 or short.shape[0] < 2:
+        return ""
+    first = _close(short.astype(np.float64), long_[1:].astype(np.float64))
+    last = _close(short.astype(np.float64), long_[:-1].astype(np.float64))
+    if first == last:  # neither, or both (a constant array): which end is not told
+        return ""
+    n, m = a.shape[0], e.shape[0]
+    shown = f"{n} elements along the first axis where {m} are expected"
+    if a.shape[0] < e.shape[0]:
+        end = "first" if first else "last"
+        return (
+            f"{shown}: the values are the expected without its {end} element (a loop, scan or "
+            f"slice that {'starts one step late' if first else 'stops one step early'})"
+        )
+    end = "before the first" if first else "after the last"
+    return (
+        f"{shown}: the values are the expected with one element more {end} (a loop, scan or "
+        f"slice that {'starts one step early' if first else 'runs one step too far'})"
+    )
+
+
 def unit_axis(actual: tuple[int, ...], expected: tuple[int | None, ...]) -> str:
     """ ", of length 1, at position p (...)" where `actual` is `expected` with one more axis of
     length 1 (at one place only), else ""."""

@@ -184,7 +184,7 @@ def _leaf_difference(
     e = _as_array(e_leaf)
     shown = _format.as_produced(e)  # the expected values in the dtype the student should produce
     if a.shape != e.shape:
-        cause = diagnose.shape_cause(a.shape, e.shape)
+        cause = diagnose.end_cause(a, e) or diagnose.shape_cause(a.shape, e.shape)
         return Difference(f"shape {e.shape}{where}", f"shape {a.shape}", cause)
     a_kind, e_kind = _KINDS.get(a.dtype.kind, a.dtype.kind), _KINDS.get(e.dtype.kind, e.dtype.kind)
     python_number = any(type(x) in (int, float) for x in (a_leaf, e_leaf))

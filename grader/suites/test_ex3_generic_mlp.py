@@ -414,6 +414,7 @@ def test_init_structure(student: Remote) -> None:
                 f"the type of {what}",
                 expected="a dict {'layer1': {'w': ..., 'b': ...}, ...}",
                 observed=type(params).__name__,
+                cause=_layers_listed_cause(params, expected),
                 fix="return the lesson's nested dict, one entry 'layer<i>' per layer",
             )
         values.assert_tree_structure(
@@ -430,6 +431,23 @@ def test_init_structure(student: Remote) -> None:
                     what=f"{what}['{name}']['{leaf}']",
                     fix="weights are stored (in, out) and used as x @ w + b; biases are (out,)",
                 )
+
+
+def _layers_listed_cause(params: Any, expected: dict[str, Any]) -> str:
+    """A list or tuple holding each expected layer, in order ({'w', 'b'} of the expected
+    shapes): the layers are right and only their keys are missing; else ""."""
+    if not isinstance(params, list | tuple) or len(params) != len(expected):
+        return ""
+    for got, want in zip(params, expected.values(), strict=True):
+        if not isinstance(got, dict) or set(got) != set(want):
+            return ""
+        if any(tuple(np.shape(got[leaf])) != want[leaf].shape for leaf in want):
+            return ""
+    n = len(expected)
+    return (
+        f"a {type(params).__name__} of the {n} layers was returned, each the right layer in "
+        f"order, where they are keyed by name: a dict {{'layer1': ..., 'layer{n}': ...}}"
+    )
 
 
 @check(
