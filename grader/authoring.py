@@ -140,9 +140,25 @@ class Attachments:
     MAX_IMAGE_BYTES = 2_000_000
     PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
+    SIGNATURES = (
+        (PNG_MAGIC, "PNG"),
+        (b"%PDF", "PDF"),
+        (b"%!PS", "PostScript"),
+        (b"\xff\xd8\xff", "JPEG"),
+        (b"GIF8", "GIF"),
+        (b"<?xml", "SVG"),
+        (b"<svg", "SVG"),
+    )
+    """The first bytes of the formats matplotlib's `savefig` writes."""
+
     def __init__(self) -> None:
         self.images: list[tuple[str, bytes]] = []
         self.metrics: list[tuple[str, float]] = []
+
+    @classmethod
+    def format_of(cls, data: bytes) -> str:
+        """The image format `data`'s first bytes are the signature of ("" for none)."""
+        return next((name for magic, name in cls.SIGNATURES if data.startswith(magic)), "")
 
     def image(self, title: str, png: bytes) -> None:
         if not png.startswith(self.PNG_MAGIC):

@@ -1304,6 +1304,17 @@ def _attach_plot(attach: Attachments, data: bytes) -> None:
         attach.image("your gradient-norm plot (test data: a smooth and a spiky curve)", data)
 
 
+def _format_cause(data: bytes) -> str:
+    """The format the file's first bytes name, where it is one savefig writes; else ""."""
+    name = Attachments.format_of(data)
+    if not name or name == "PNG":
+        return ""
+    return (
+        f"the file is a {name} (its first bytes are {name}'s signature), not a PNG: savefig "
+        "writes the format= it is given, else the one the file name's extension names"
+    )
+
+
 @check(
     "plot_grad_norms writes a PNG at path and returns path",
     points=1,
@@ -1327,6 +1338,7 @@ def test_plot_file(student: Remote, attach: Attachments, scratch: str) -> None:
             "the file plot_grad_norms writes",
             expected="a PNG image",
             observed=f"a file starting with {data[:8]!r}",
+            cause=_format_cause(data),
             fix="save with format='png' (or a path ending in .png)",
         )
     img = _image(seen)
