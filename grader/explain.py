@@ -159,6 +159,10 @@ _RESHAPE = re.compile(
 )
 _CONCAT = re.compile(rf"along dimension (\d+) for shapes ((?:{_SHAPE}(?:, )?)+)")
 _SAME_SHAPE = re.compile(rf"All input arrays must have the same shape. Got ((?:{_SHAPE}(?:, )?)+)")
+_PARAM_SHAPE = re.compile(
+    rf'For parameter "(\w+)" in "([^"]*)", the given initializer is expected to generate '
+    rf"shape ({_SHAPE}), but the existing parameter it received has shape ({_SHAPE})"
+)
 _TO_TYPE = re.compile(
     r"Incompatible types for broadcasting: input type=\w+\[([\d,]*)\] and requested type=\w+\[([\d,]*)\]"
 )
@@ -296,6 +300,34 @@ def _same_shape(found: re.Match[str], at: str, code: str) -> Explanation:
     )
 
 
+def _param_shape(found: re.Match[str], at: str, code: str) -> Explanation:
+    """A Flax parameter created at `init` for one input size, applied to another."""
+    name, where = found.group(1), found.group(2).strip("/") or "the module"
+    wanted, existing = _shape(found.group(3)), _shape(found.group(4))
+    cause = (
+        f"{where}'s {name} was created with shape {_text(existing)} by `init`, and the input "
+        f"of this call{at} needs {_text(wanted)}: the layer's input size differs between "
+        "`init` and `apply`"
+    )
+    fix = "give `init` an input of the shape `apply` gets: examples of the same size"
+    if (
+        len(wanted) == len(existing) == 2
+        and wanted[1:] == existing[1:]
+        and existing[0] > 0
+        and wanted[0] % existing[0] == 0
+        and wanted[0] // existing[0] > 1
+    ):
+        k = wanted[0] // existing[0]
+        cause += (
+            f", {wanted[0]} = {k} x {existing[0]} features: as many as {k} examples' (a whole "
+            "batch flattened into one example, `x.reshape(-1)` or `x.ravel()`, gives that)"
+        )
+        fix = (
+            "flatten each example on its own, keeping the batch axis: `x.reshape((x.shape[0], -1))`"
+        )
+    return Explanation(cause=cause, fix=fix)
+
+
 def _to_type(found: re.Match[str], at: str, code: str) -> Explanation:
     """An array put where a shape it does not broadcast to is needed."""
     have, want = _shape(f"({found.group(1)})"), _shape(f"({found.group(2)})")
@@ -318,6 +350,7 @@ _SHAPE_ERRORS: tuple[tuple[re.Pattern[str], _Builder], ...] = (
     (_CONCAT, _concat),
     (_SAME_SHAPE, _same_shape),
     (_TO_TYPE, _to_type),
+    (_PARAM_SHAPE, _param_shape),
 )
 
 

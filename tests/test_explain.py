@@ -241,3 +241,29 @@ def test_shape_errors_are_explained_without_the_students_line() -> None:
         "the arrays stacked have shapes (2,) and (3,)"
     )
     assert explain(ValueError("Incompatible types for matmul arguments: f32[2] and")) is None
+
+
+def _flax_error(flatten, init_rows, apply_rows, features=12):  # type: ignore[no-untyped-def]
+    nn = pytest.importorskip("flax.linen")
+
+    class Model(nn.Module):  # type: ignore[misc]
+        @nn.compact
+        def __call__(self, x):  # type: ignore[no-untyped-def]
+            return nn.Dense(4)(flatten(x))
+
+    model = Model()
+    variables = model.init(jax.random.key(0), jnp.ones((init_rows, features)))
+    return raised(model.apply, variables, jnp.ones((apply_rows, features)))
+
+
+def test_a_batch_flattened_into_one_example_is_named_by_its_multiple() -> None:
+    found = explain(_flax_error(lambda x: x.reshape(-1), 1, 5))
+    assert found is not None, "no explanation"
+    assert "60 = 5 x 12 features: as many as 5 examples'" in found.cause, found.cause
+    assert "x.reshape((x.shape[0], -1))" in found.fix
+
+
+def test_another_input_size_at_apply_is_named_without_a_multiple() -> None:
+    found = explain(_flax_error(lambda x: x[:, :7] if x.shape[0] > 1 else x, 1, 3))
+    assert found is not None and "differs between `init` and `apply`" in found.cause, found
+    assert "examples'" not in found.cause and "reshape" not in found.fix, found
