@@ -628,6 +628,12 @@ def _order_cause(got: Any, expected: Any, norms: Any, k: Any, own: Any = None) -
             "these are the k SMALLEST norms: `jnp.argsort` sorts ascending",
             "smallest",
         ),
+        diagnose.matches(
+            np.asarray(ascending[::-1][1 : k + 1], np.float64),
+            "these are the 2nd to (k + 1)-th largest, in order: the largest is left out (a "
+            "slice that starts at 1, where the first index is 0)",
+            "skips_largest",
+        ),
     )
     # the right set in an order that the student's own norms do not explain either
     if not cause and sorted(got_list) == sorted(exp_list) and not own_order:
