@@ -444,9 +444,10 @@ def _layers_listed_cause(params: Any, expected: dict[str, Any]) -> str:
         if any(tuple(np.shape(got[leaf])) != want[leaf].shape for leaf in want):
             return ""
     n = len(expected)
+    names = "'layer1'" if n == 1 else f"'layer1' to 'layer{n}'"
     return (
-        f"a {type(params).__name__} of the {n} layers was returned, each the right layer in "
-        f"order, where they are keyed by name: a dict {{'layer1': ..., 'layer{n}': ...}}"
+        f"a {type(params).__name__} of the layers was returned, each the right layer in "
+        f"order, where they are keyed by name: a dict with the keys {names}"
     )
 
 
