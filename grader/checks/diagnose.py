@@ -1007,13 +1007,10 @@ def general(names: Sequence[str] = ()) -> Callable[[Any], Sequence[Diagnostic]]:
     def offered(args: Any) -> Sequence[Diagnostic]:
         # one `matches` per argument, so that where two arguments are equal on the smallest
         # input (both zeros) each is a candidate for `across` to hold
-        kept = [
-            matches(values, _KEPT.format(name=name), f"kept{i}")
-            for i, name, values in _array_arguments(args, names)
-        ]
+        arguments = _array_arguments(args, names)
+        kept = [matches(v, _KEPT.format(name=name), f"kept{i}") for i, name, v in arguments]
         without = [
-            _Without(values, _WITHOUT.format(name=name), f"without{i}")
-            for i, name, values in _array_arguments(args, names)
+            _Without(v, _WITHOUT.format(name=name), f"without{i}") for i, name, v in arguments
         ]
         return (*kept, *without, cut_at_zero, log_softmax_applied, softmax_applied)
 

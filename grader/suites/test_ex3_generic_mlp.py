@@ -248,11 +248,10 @@ def _trap_inputs(
     return inputs
 
 
-def _confirmed_trap(inputs: list[diagnose.Input]) -> str | None:
-    """The trap that reproduces the student's output on every input where it is wrong
-    (`diagnose.confirmed`); None when no trap does."""
-    text = diagnose.confirmed(inputs, lambda args: _trap_diagnostics(*args))
-    return _KINDS.get(text)
+def _confirmed(inputs: list[diagnose.Input]) -> str:
+    """The cause `diagnose.confirmed` holds on every input where the student's output is
+    wrong: a trap's text, else the factor's or the general tier's ("" for none)."""
+    return diagnose.confirmed(inputs, lambda args: _trap_diagnostics(*args))
 
 
 _LAYER_KEY = re.compile(r"^'layer(\d+)'$")
@@ -329,10 +328,11 @@ def _check_forward(
     # probes of two widths, where no trap can crash
     own = ((params, x), out, expected) if error is None else None
     inputs = _trap_inputs(student.mlp_forward, own, depth)
-    trap = _confirmed_trap(inputs)
+    confirmed = _confirmed(inputs)
+    trap = _KINDS.get(confirmed)
     # no trap: what any function can get wrong (a log_softmax at the end, a constant factor),
-    # confirmed on the same inputs
-    general = diagnose.confirmed(inputs, lambda args: ()) if trap is None and own else ""
+    # confirmed on the same inputs, named where the student's code ran on the check's own
+    general = confirmed if trap is None and own else ""
     probed = error is not None
     kind = error.info.type if isinstance(error, StudentError) else type(error).__name__
     observed = (
