@@ -46,6 +46,8 @@ first differing element (`values.difference`), with no guessed cause.
 
 from __future__ import annotations
 
+import inspect
+import itertools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -165,6 +167,7 @@ def across(
     diagnostics: Callable[[Any], Sequence[Diagnostic]],
     more: Callable[[], Iterable[Input]] | None = None,
     names: Sequence[str] = (),
+    reference: Callable[..., Any] | None = None,
 ) -> str:
     """The cause the diagnostics confirm on the `smallest` failing input, or "". Unless its
     kind is in ON_ONE_INPUT, the cause is named only if the same mistake, applied to the
@@ -179,7 +182,9 @@ def across(
     grads - lr * params agree when params is 0 and lr 1), each is held to the other inputs,
     and a cause is named only when exactly one of them holds on all. Where none of them is
     confirmed, the built-in `factor` is held to the same inputs (`names`: the arguments'
-    names, for its text), and after it the `general` mistakes any function can make."""
+    names, for its text), and after it the `general` mistakes any function can make (with
+    the `reference`, the right function of the arguments, those in how the arguments are
+    used as well)."""
     held = list(others)
     extra: list[Input] | None = None
 
@@ -195,7 +200,7 @@ def across(
     text = factor(smallest, held, more_inputs if more is not None else None, names)
     if text:
         return text
-    return _tier(smallest, held, general(names), more_inputs) or ""
+    return _tier(smallest, held, general(names, reference), more_inputs) or ""
 
 
 def _tier(
@@ -285,6 +290,7 @@ def confirmed(
     inputs: Sequence[Input],
     diagnostics: Callable[[Any], Sequence[Diagnostic]],
     names: Sequence[str] = (),
+    reference: Callable[..., Any] | None = None,
 ) -> str:
     """`across` for a check that runs a few fixed inputs itself: the cause the first input
     with a wrong result confirms, named only when every other wrong result confirms it too
@@ -293,7 +299,7 @@ def confirmed(
     wrong = [one for one in inputs if not _same_values(one[1], one[2])]
     if not wrong:
         return ""
-    return across(wrong[0], wrong[1:], diagnostics, names=names)
+    return across(wrong[0], wrong[1:], diagnostics, names=names, reference=reference)
 
 
 # -- the built-in factor cause ---------------------------------------------------------------
@@ -639,7 +645,13 @@ def _same_values(actual: Any, expected: Any) -> bool:
 def swapped_outputs(actual: Any, expected: Any) -> Cause | None:
     """A tuple or list of outputs of the expected length that is the reference's once two of
     its outputs trade places: by layout (shapes, dtypes) where the given order does not fit
-    the reference's, or by value where the layouts cannot tell the outputs apart."""
+    the reference's, or by value where the layouts cannot tell the outputs apart; or a dict
+    of the expected keys whose values under two keys trade places."""
+    if isinstance(actual, dict) and isinstance(expected, dict):
+        try:
+            return _swapped_values(actual, expected)
+        except (TypeError, ValueError):
+            return None
     if not (isinstance(actual, tuple | list) and isinstance(expected, tuple | list)):
         return None
     n = len(expected)
@@ -652,6 +664,20 @@ def swapped_outputs(actual: Any, expected: Any) -> Cause | None:
 
 
 def _swap_of(actual: list[Any], expected: list[Any]) -> Cause | None:
+    pair = _swapped_pair(actual, expected)
+    if pair is None:
+        return None
+    i, j = pair
+    return Cause(
+        "order",
+        f"the outputs are in the wrong order: output {i} holds what belongs at {j} and "
+        f"output {j} what belongs at {i} (return them in the order the spec gives)",
+    )
+
+
+def _swapped_pair(actual: list[Any], expected: list[Any]) -> tuple[int, int] | None:
+    """(i, j): `actual` is `expected` once its items i and j trade places, by layout where
+    the given order does not fit the expected one, or by value where the layouts are alike."""
     n = len(expected)
     in_order = _same_layout(tuple(actual), tuple(expected))
     for i in range(n):
@@ -665,13 +691,24 @@ def _swap_of(actual: list[Any], expected: list[Any]) -> Cause | None:
                 tuple(actual), tuple(expected)
             )
             if by_layout or by_value:
-                return Cause(
-                    "order",
-                    f"the outputs are in the wrong order: output {i} holds what belongs at "
-                    f"{j} and output {j} what belongs at {i} (return them in the order the "
-                    "spec gives)",
-                )
+                return i, j
     return None
+
+
+def _swapped_values(actual: dict[Any, Any], expected: dict[Any, Any]) -> Cause | None:
+    """A dict of the expected keys whose values under two keys trade places."""
+    keys = list(expected)
+    if set(actual) != set(keys) or not 2 <= len(keys) <= 12:
+        return None
+    pair = _swapped_pair([actual[k] for k in keys], [expected[k] for k in keys])
+    if pair is None:
+        return None
+    a, b = keys[pair[0]], keys[pair[1]]
+    return Cause(
+        "order",
+        f"the values under {a!r} and {b!r} are in each other's place: each key holds what "
+        "belongs under the other",
+    )
 
 
 def extra_outputs(actual: Any, expected: Any) -> str:
@@ -1000,9 +1037,13 @@ def loss_rises(losses: Sequence[float], *, window: int = 3) -> Cause | None:
 # the expected with its negative values cut to 0. Each says what the values are, then what commonly gives them.
 
 
-def general(names: Sequence[str] = ()) -> Callable[[Any], Sequence[Diagnostic]]:
+def general(
+    names: Sequence[str] = (), reference: Callable[..., Any] | None = None
+) -> Callable[[Any], Sequence[Diagnostic]]:
     """The general tier's diagnostics for one input's arguments (`names`: their names, for
-    the text; "the first argument" where they are not known)."""
+    the text; "the first argument" where they are not known). With the `reference` (the
+    right function, called with the arguments), the mistakes in how the arguments are used
+    are held too: two of them in each other's place, or one left at its default."""
 
     def offered(args: Any) -> Sequence[Diagnostic]:
         # one `matches` per argument, so that where two arguments are equal on the smallest
@@ -1012,7 +1053,19 @@ def general(names: Sequence[str] = ()) -> Callable[[Any], Sequence[Diagnostic]]:
         without = [
             _Without(v, _WITHOUT.format(name=name), f"without{i}") for i, name, v in arguments
         ]
-        return (*kept, *without, cut_at_zero, log_softmax_applied, softmax_applied)
+        used = _argument_mistakes(reference, args, names) if reference is not None else []
+        return (
+            *kept,
+            *without,
+            *used,
+            cut_at_zero,
+            absolute,
+            squared,
+            square_root,
+            reversed_order,
+            log_softmax_applied,
+            softmax_applied,
+        )
 
     return offered
 
@@ -1132,3 +1185,170 @@ def cut_at_zero(actual: Any, expected: Any) -> Cause | None:
         "every value is the expected with its negative values cut to 0: a ReLU (or a "
         "`max(..., 0)`, a clip at 0) is applied where the result has none",
     )
+
+
+def absolute(actual: Any, expected: Any) -> Cause | None:
+    """Every value is the absolute value of the expected (which has negative values)."""
+    pair = _elementwise(actual, expected)
+    if pair is None or not _close(pair[0], np.abs(pair[1])):
+        return None
+    return Cause(
+        "abs",
+        "every value is the absolute value of the expected: the signs are lost (an `abs`, "
+        "a norm, or the square root of a square, where signed values are expected)",
+    )
+
+
+def _finite_pair(actual: Any, expected: Any) -> tuple[Any, Any] | None:
+    pair = _pairs(actual, expected)
+    if pair is None or _close(*pair):
+        return None
+    a, e = pair
+    if not (np.isfinite(a).all() and np.isfinite(e).all()):
+        return None
+    return a, e
+
+
+def squared(actual: Any, expected: Any) -> Cause | None:
+    """Every value is the square of the expected (some of which are not 0 or 1)."""
+    pair = _finite_pair(actual, expected)
+    if pair is None or _close(pair[1] ** 2, pair[1]) or not _close(pair[0], pair[1] ** 2):
+        return None
+    return Cause(
+        "squared",
+        "every value is the square of the expected: a square root is missing (a norm or a "
+        "standard deviation is the square root of a sum or a mean of squares), or a value is "
+        "squared where it is not",
+    )
+
+
+def square_root(actual: Any, expected: Any) -> Cause | None:
+    """Every value is the square root of the expected (all >= 0, not all 0 or 1)."""
+    pair = _finite_pair(actual, expected)
+    if pair is None or (pair[1] < 0).any():
+        return None
+    a, e = pair
+    if _close(np.sqrt(e), e) or not _close(a, np.sqrt(e)):
+        return None
+    return Cause(
+        "sqrt",
+        "every value is the square root of the expected: a square root is taken where none "
+        "belongs (a squared norm, a variance or a mean of squares is wanted), or a `** 2` is "
+        "missing",
+    )
+
+
+def reversed_order(actual: Any, expected: Any) -> Cause | None:
+    """One array whose first (or last) axis holds the expected's entries in reverse order."""
+    leaves, expected_leaves = jax.tree.leaves(actual), jax.tree.leaves(expected)
+    if len(leaves) != 1 or len(expected_leaves) != 1:
+        return None
+    a, e = np.asarray(leaves[0]), np.asarray(expected_leaves[0])
+    if a.shape != e.shape or a.ndim == 0 or a.dtype.kind not in "fiub":
+        return None
+    a, e = a.astype(np.float64), e.astype(np.float64)
+    if _close(a, e):
+        return None
+    for axis in sorted({0, a.ndim - 1}):
+        flipped = np.flip(e, axis=axis)
+        if e.shape[axis] >= 2 and not _close(flipped, e) and _close(a, flipped):
+            where = "" if a.ndim == 1 else f" along axis {axis}"
+            return Cause(
+                "reversed",
+                f"the values are the expected in reverse order{where} (the first comes last): "
+                "a sort or ranking in ascending order where descending is wanted (or the "
+                "other way round), or a sequence walked from its end",
+            )
+    return None
+
+
+_SWAPPED = (
+    "the values are what the function gives with {a} and {b} in each other's place: the two "
+    "are swapped (in the call, or where they are passed on inside the function)"
+)
+
+_DEFAULTED = (
+    "the values are those for {name}={value!r}, whatever {name} is given: the {name} "
+    "passed is never used (a hard-coded value, or the default passed on where the argument "
+    "belongs)"
+)
+
+
+class _Alternative:
+    """The values are `reference(*args)`, computed only when asked (an alternative call of
+    the reference that raises matches nothing)."""
+
+    def __init__(self, reference: Callable[..., Any], args: tuple[Any, ...], text: str, kind: str):
+        self.reference, self.args, self.text = reference, args, text
+        self.kinds = frozenset({kind})
+        self._diagnostic: _Matches | None = None
+        self._failed = False
+
+    def __call__(self, actual: Any, expected: Any) -> Cause | None:
+        if self._diagnostic is None and not self._failed:
+            try:
+                alternative = self.reference(*self.args)
+            except Exception:  # the mistake's arguments do not fit the reference
+                self._failed = True
+            else:
+                self._diagnostic = _Matches(alternative, self.text, next(iter(self.kinds)))
+        return None if self._diagnostic is None else self._diagnostic(actual, expected)
+
+
+def _argument_mistakes(
+    reference: Callable[..., Any], args: Any, names: Sequence[str]
+) -> list[Diagnostic]:
+    """The reference called with two arguments in each other's place (two arrays of one
+    shape, or two plain numbers), and with one number argument at the reference's default."""
+    if not isinstance(args, tuple | list):
+        return []
+    args = tuple(args)
+    found: list[Diagnostic] = []
+    for i, j in itertools.combinations(range(len(args)), 2):
+        if not _swappable(args[i], args[j]):
+            continue
+        swapped = list(args)
+        swapped[i], swapped[j] = args[j], args[i]
+        text = _SWAPPED.format(
+            a=_argument(f"[{i}]", args, names), b=_argument(f"[{j}]", args, names)
+        )
+        found.append(_Alternative(reference, tuple(swapped), text, f"swapped{i}{j}"))
+    for i, default in _defaults(reference, len(args)):
+        if not (_number(args[i]) and _number(default)) or args[i] == default:
+            continue
+        changed = list(args)
+        changed[i] = default
+        name = _argument(f"[{i}]", args, names)
+        text = _DEFAULTED.format(name=name, value=default)
+        found.append(_Alternative(reference, tuple(changed), text, f"default{i}"))
+    return found
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _swappable(a: Any, b: Any) -> bool:
+    if _number(a) and _number(b):
+        return bool(a != b)
+    if not (isinstance(a, np.ndarray | jax.Array) and isinstance(b, np.ndarray | jax.Array)):
+        return False
+    x, y = np.asarray(a), np.asarray(b)
+    if x.shape != y.shape or x.dtype.kind not in "fiu" or y.dtype.kind not in "fiu":
+        return False
+    return not _close(x.astype(np.float64), y.astype(np.float64))
+
+
+def _defaults(reference: Callable[..., Any], count: int) -> list[tuple[int, Any]]:
+    """(position, default) of the reference's positional parameters with a default, among
+    the first `count`."""
+    try:
+        parameters = list(inspect.signature(reference).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    return [
+        (i, p.default)
+        for i, p in enumerate(parameters[:count])
+        if p.default is not inspect.Parameter.empty
+        and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]

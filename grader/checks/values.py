@@ -437,7 +437,12 @@ def assert_matches_reference(
             smallest = (found.args_, found.actual_out, found.expected_out)
             more = _more_failures(fn, reference, strategy, found.args_, rtol, atol, seed)
             cause = diagnose.across(
-                smallest, failures, diagnostics or _nothing_offered, more, _argument_names(what)
+                smallest,
+                failures,
+                diagnostics or _nothing_offered,
+                more,
+                _argument_names(what),
+                reference,
             )
         raise _search_failure(fn, what, found, cause, fix) from (found.exc or None)
     return tried[0]

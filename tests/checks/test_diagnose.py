@@ -292,6 +292,27 @@ def test_outputs_in_order_or_wrong_otherwise_name_no_order():
     assert "the expected without its last element" in found.cause
 
 
+def test_a_dict_whose_values_trade_places_names_the_two_keys():
+    wanted = {"eager_s": 0.04, "jit_s": 0.001, "speedup": 40.0}
+    got = {"eager_s": 0.001, "jit_s": 0.04, "speedup": 40.0}
+    found = diagnose.swapped_outputs(got, wanted)
+    assert found is not None and found.kind == "order"
+    assert "under 'eager_s' and 'jit_s' are in each other's place" in found.text
+    # by layout: a (3, 2) weight and its (2,) bias filed under each other's key
+    w, b = np.ones((3, 2), np.float32), np.zeros(2, np.float32)
+    found = diagnose.swapped_outputs({"w": b, "b": w}, {"w": w, "b": b})
+    assert found is not None and "'w' and 'b'" in found.text
+
+
+def test_dicts_in_order_or_of_other_keys_name_no_swap():
+    wanted = {"eager_s": 0.04, "jit_s": 0.001, "speedup": 40.0}
+    assert diagnose.swapped_outputs(dict(wanted), wanted) is None
+    assert diagnose.swapped_outputs({**wanted, "jit_s": 0.002}, wanted) is None  # one wrong
+    assert diagnose.swapped_outputs({"eager": 0.001, "jit": 0.04}, wanted) is None  # other keys
+    # two values wrong, neither where the other belongs
+    assert diagnose.swapped_outputs({**wanted, "eager_s": 0.5, "jit_s": 0.7}, wanted) is None
+
+
 def test_the_search_names_swapped_outputs():
     def swapped(w, x, y):
         loss, grad = _ref_mse(w, x, y)

@@ -43,6 +43,10 @@ CASES = [
     (lambda x, y: 2.0 * x - 2.0 * y + 0.25, "every value is the expected minus y"),
     (lambda x, y: _log_softmax(_affine(x, y)), "the log_softmax of the expected along its last"),
     (lambda x, y: np.exp(_log_softmax(_affine(x, y))), "the softmax of the expected along its"),
+    (lambda x, y: np.abs(_affine(x, y)), "every value is the absolute value of the expected"),
+    (lambda x, y: _affine(x, y) ** 2, "every value is the square of the expected"),
+    (lambda x, y: _affine(x, y)[::-1], "the values are the expected in reverse order"),
+    (lambda x, y: _affine(y, x), "with x and y in each other's place: the two are swapped"),
 ]
 
 
@@ -62,26 +66,43 @@ def test_one_size_confirms_no_general_mistake(student, words):
     assert _cause(student, _affine, _vectors(4)) == ""
 
 
+GENERAL_WORDS = (
+    "unchanged",
+    "ReLU",
+    "never enters",
+    "softmax",
+    "absolute value",
+    "square",
+    "reverse order",
+    "each other's place",
+    "never used",
+)
+
+
 @pytest.mark.parametrize(
     "student",
     [
         lambda x, y: _affine(x, y) + x,  # x counted twice: the result is not x
-        lambda x, y: np.abs(_affine(x, y)),  # an absolute value: negatives not cut to 0
+        lambda x, y: np.roll(_affine(x, y), 1),  # rotated, not reversed
+        lambda x, y: _affine(x, y) ** 2 + 0.01,  # squared, and a stray constant
+        lambda x, y: 2.0 * y - x,  # the arguments swapped, and the constant missing
+        lambda x, y: np.abs(_affine(x, y)) + 0.5,  # an absolute value shifted
         lambda x, y: (
             x.at[0].set(0.0) if hasattr(x, "at") else np.where(np.arange(x.size) == 0, 0, x)
         ),
         lambda x, y: _affine(x, y) + 0.5,  # a stray constant
         lambda x, y: np.maximum(_affine(x, y), 1.0),  # a clip at 1, not at 0
         lambda x, y: x + y,  # another formula
-        lambda x, y: _affine(y, x),  # the arguments swapped
         lambda x, y: _affine(x, y) - 0.5 * x,  # half of x missing, not x
         lambda x, y: _affine(x, y) - np.max(_affine(x, y)),  # shifted, never normalized
         lambda x, y: np.exp(_affine(x, y)) / 10.0,  # exponentiated, not by their sum
     ],
 )
 def test_look_alikes_get_no_general_cause(student):
+    # (an absolute value is not a ReLU, nor the arguments swapped a missing argument: each is
+    # a case above, named by its own words)
     cause = _cause(student, _affine, _vectors(3, 5))
-    for words in ("unchanged", "ReLU", "never enters", "softmax"):
+    for words in GENERAL_WORDS:
         assert words not in cause
 
 
@@ -100,3 +121,54 @@ def test_a_suite_diagnostic_comes_before_the_general_tier():
             ),
         )
     assert failure.value.finding.cause == "the suite's words"
+
+
+def _norm_squared(x, y):  # a reference whose values are all positive
+    return x**2 + y**2 + 0.5
+
+
+def _weighted(x, y, k=2.0):  # a reference with a number argument that has a default
+    return k * x - y
+
+
+def _weighted_inputs(*lengths):
+    return _vectors(*lengths).flatmap(
+        lambda pair: st.sampled_from([0.5, 3.0, -1.5]).map(lambda k: (*pair, k))
+    )
+
+
+@pytest.mark.parametrize(
+    ("student", "reference", "strategy", "words"),
+    [
+        (
+            lambda x, y: np.sqrt(_norm_squared(x, y)),
+            _norm_squared,
+            _vectors,
+            "every value is the square root of the expected",
+        ),
+        (
+            lambda x, y, k=2.0: 2.0 * x - y,
+            _weighted,
+            _weighted_inputs,
+            "the values are those for k=2.0, whatever k is given: the k passed is never used",
+        ),
+    ],
+)
+def test_an_argument_or_root_mistake_is_named_on_two_sizes_only(
+    student, reference, strategy, words
+):
+    what = "combine(x, y, k)" if reference is _weighted else "combine(x, y)"
+    assert words in _cause(student, reference, strategy(3, 5), what=what)
+    assert _cause(student, reference, strategy(4), what=what) == ""
+
+
+@pytest.mark.parametrize(
+    "student",
+    [
+        lambda x, y, k=2.0: 2.5 * x - y,  # a constant hard-coded, not the default
+        lambda x, y, k=2.0: k * y - x,  # k used, x and y swapped (named as such, not k)
+    ],
+)
+def test_an_unused_argument_is_not_named_on_look_alikes(student):
+    cause = _cause(student, _weighted, _weighted_inputs(3, 5), what="combine(x, y, k)")
+    assert "never used" not in cause
