@@ -62,6 +62,31 @@ def test_unrelated_errors_are_not_explained() -> None:
     assert explain(ValueError("shapes (3,) and (4,) not aligned")) is None
 
 
+def add_at_in_place(x, indices, values):  # type: ignore[no-untyped-def]
+    return jnp.add.at(x, indices, values)  # NumPy's habit: JAX refuses to update in place
+
+
+def stub(x):  # type: ignore[no-untyped-def]
+    raise NotImplementedError
+
+
+def test_jaxs_own_not_implemented_error_is_not_called_the_stubs() -> None:
+    exc = _student_raised(add_at_in_place, jnp.zeros(3), jnp.array([0, 0]), jnp.ones(2))
+    assert isinstance(exc, StudentError) and exc.info.is_a("NotImplementedError")
+    assert not exc.info.in_student  # raised inside JAX, not on a line of the student's file
+    found = explain(exc)
+    assert found is not None
+    assert "stub" not in found.cause and "inplace=True" in found.cause
+    assert "inplace=False" in found.fix and ".at[indices].add(values)" in found.fix
+
+
+def test_the_stubs_not_implemented_error_is_called_the_stubs() -> None:
+    exc = _student_raised(stub, jnp.zeros(3))
+    assert exc.info.in_student
+    found = explain(exc)
+    assert found is not None and "which the stub raises" in found.cause
+
+
 # -- shape errors: real JAX exceptions from real code, through the sandbox's codec -----------
 
 

@@ -1298,8 +1298,9 @@ class _Alternative:
 def _argument_mistakes(
     reference: Callable[..., Any], args: Any, names: Sequence[str]
 ) -> list[Diagnostic]:
-    """The reference called with two arguments in each other's place (two arrays of one
-    shape, or two plain numbers), and with one number argument at the reference's default."""
+    """The reference called with two arguments in each other's place (two arrays or trees
+    of one shape, or two plain numbers), and with one number argument at the reference's
+    default."""
     if not isinstance(args, tuple | list):
         return []
     args = tuple(args)
@@ -1329,14 +1330,26 @@ def _number(value: Any) -> bool:
 
 
 def _swappable(a: Any, b: Any) -> bool:
+    """Two plain numbers that differ, or two arrays (or trees of arrays: two parameter
+    dicts) of one structure and shape whose numeric values differ."""
     if _number(a) and _number(b):
         return bool(a != b)
-    if not (isinstance(a, np.ndarray | jax.Array) and isinstance(b, np.ndarray | jax.Array)):
+    if isinstance(a, bool | str | int | float) or isinstance(b, bool | str | int | float):
         return False
-    x, y = np.asarray(a), np.asarray(b)
-    if x.shape != y.shape or x.dtype.kind not in "fiu" or y.dtype.kind not in "fiu":
+    try:
+        if jax.tree.structure(a) != jax.tree.structure(b):  # type: ignore[operator]
+            return False
+        x, y = jax.tree.leaves(a), jax.tree.leaves(b)
+    except Exception:  # not a tree of arrays
         return False
-    return not _close(x.astype(np.float64), y.astype(np.float64))
+    if not x or not all(isinstance(v, np.ndarray | jax.Array) for v in (*x, *y)):
+        return False
+    arrays = [np.asarray(v) for v in (*x, *y)]
+    if any(v.dtype.kind not in "fiu" for v in arrays):
+        return False
+    if any(u.shape != v.shape for u, v in zip(arrays[: len(x)], arrays[len(x) :], strict=True)):
+        return False
+    return not _same_values(a, b)
 
 
 def _defaults(reference: Callable[..., Any], count: int) -> list[tuple[int, Any]]:

@@ -330,7 +330,7 @@ def _add_at_probe_cause(add_at: Any) -> str:
         seen = _add_at_probes(add_at)
     except StudentError:  # the student's error, which the failure already shows
         return ""
-    return diagnose.confirmed(seen, _add_at_diagnostics)
+    return diagnose.confirmed(seen, _add_at_diagnostics, reference=_ref_add_at)
 
 
 REPEATED_WRITES_LOST = (
@@ -552,7 +552,9 @@ def test_standardize_other_axes(student: Remote) -> None:
                 fix="reduce with `keepdims=True` so the mean and std keep a size-1 axis",
             ) from None
         seen.append(((x, axis), got, _ref_standardize(x, axis)))
-    cause = diagnose.confirmed(seen, lambda args: _standardize_diagnostics(*args))
+    cause = diagnose.confirmed(
+        seen, lambda args: _standardize_diagnostics(*args), reference=_ref_standardize
+    )
     for (x, axis), got, expected in seen:
         values.assert_close(
             got,

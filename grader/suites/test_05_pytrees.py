@@ -366,7 +366,7 @@ def test_tree_sgd_lesson(student: Remote) -> None:
             got, expected, what="tree_sgd(params, grads, 0.5)", fix=_STRUCTURE_FIX
         )
         seen.append(((params, grads, 0.5), got, expected))
-    cause = diagnose.confirmed(seen, _sgd_diagnostics)
+    cause = diagnose.confirmed(seen, _sgd_diagnostics, reference=_ref_sgd)
     for _, got, expected in seen:
         values.assert_close(got, expected, what="tree_sgd(params, grads, 0.5)", cause=cause)
 

@@ -172,3 +172,31 @@ def test_an_argument_or_root_mistake_is_named_on_two_sizes_only(
 def test_an_unused_argument_is_not_named_on_look_alikes(student):
     cause = _cause(student, _weighted, _weighted_inputs(3, 5), what="combine(x, y, k)")
     assert "never used" not in cause
+
+
+def _tree_step(params, grads):  # a reference over two trees of one structure
+    return {k: params[k] - 0.5 * grads[k] for k in params}
+
+
+def _trees(n, seed):
+    rng = np.random.default_rng(seed)
+    tree = lambda: {"w": rng.normal(size=(n, 2)), "b": rng.normal(size=n)}  # noqa: E731
+    return tree(), tree()
+
+
+@pytest.mark.parametrize(
+    ("student", "named"),
+    [
+        (lambda p, g: _tree_step(g, p), True),  # the two trees in each other's place
+        (lambda p, g: {k: g[k] - 0.5 * p[k] + 0.1 for k in p}, False),  # and a stray constant
+        (lambda p, g: {k: p[k] + 0.5 * g[k] for k in p}, False),  # another mistake
+    ],
+)
+def test_two_trees_in_each_others_place_are_named_on_two_sizes(student, named):
+    seen = [((p, g), student(p, g), _tree_step(p, g)) for p, g in (_trees(3, 0), _trees(5, 1))]
+    cause = diagnose.confirmed(
+        seen, lambda args: (), names=("params", "grads"), reference=_tree_step
+    )
+    assert ("with params and grads in each other's place" in cause) is named
+    # one size alone confirms nothing
+    assert diagnose.confirmed(seen[:1], lambda args: (), reference=_tree_step) == ""
