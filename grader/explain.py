@@ -108,6 +108,25 @@ BY_MESSAGE: dict[str, Explanation] = {
         fix="check `in_axes`: use `None` for arguments that are shared by every example",
     ),
     "RESOURCE_EXHAUSTED": EXPLANATIONS["MemoryError"],
+    "' as a data type": Explanation(
+        cause="a size was passed where the dtype goes: a shape is ONE tuple "
+        "(`jnp.zeros((3, 4))`, `jax.random.normal(key, (3, 4))`), so a second size given on "
+        "its own (`jnp.zeros(3, 4)`, `jax.random.normal(key, *shape)`) is read as the dtype",
+        fix="pass the shape as one tuple: `(n, m)`, or `shape` itself",
+    ),
+    "subdtype of <class 'numpy.integer'>": Explanation(
+        cause="an integer array was expected and a float array was given (integer class "
+        "labels, for a cross-entropy with integer labels or an index): the labels are "
+        "floats here, or another array was passed where the labels go",
+        fix="pass the integer labels themselves (print `y.dtype` and `y.shape` where they are "
+        "passed)",
+    ),
+    "indices must be of integer type": Explanation(
+        cause="indices were given as floats: indexing and `take_along_axis` take integer "
+        "arrays (integer class labels, positions), so a float array was passed where they go",
+        fix="pass the integer array itself (print its `dtype` where it is passed); cast with "
+        "`.astype(jnp.int32)` only if the values are whole numbers",
+    ),
     "cannot operate inplace": Explanation(
         cause="a `jnp` ufunc's `.at` (`jnp.add.at(x, indices, values)`) was called with its "
         "default `inplace=True`, which JAX refuses: JAX arrays are immutable, so nothing can "
@@ -146,7 +165,12 @@ def explain(exc: BaseException) -> Explanation | None:
     if shaped is not None:
         return shaped
     known = next((known for marker, known in BY_MESSAGE.items() if marker in text), None)
+    if known is BY_MESSAGE["' as a data type"] and not _SIZE_AS_DTYPE.search(text):
+        return None  # something else than a size where the dtype goes
     return known.for_lesson() if known is not None else None
+
+
+_SIZE_AS_DTYPE = re.compile(r"Cannot interpret '\d+' as a data type")
 
 
 # -- shape errors -----------------------------------------------------------------------------

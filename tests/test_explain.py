@@ -87,6 +87,36 @@ def test_the_stubs_not_implemented_error_is_called_the_stubs() -> None:
     assert found is not None and "which the stub raises" in found.cause
 
 
+def normal_of_separate_sizes(key, shape):  # type: ignore[no-untyped-def]
+    return jax.random.normal(key, *shape)
+
+
+def cross_entropy_of_float_labels(logits, y):  # type: ignore[no-untyped-def]
+    import optax
+
+    return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+
+
+def take_with_float_labels(logits, y):  # type: ignore[no-untyped-def]
+    return jnp.take_along_axis(logits, y[:, None], axis=1)
+
+
+def test_a_shape_given_as_separate_sizes_is_named() -> None:
+    exc = _student_raised(normal_of_separate_sizes, jax.random.key(0), (16, 32))
+    found = explain(exc)
+    assert found is not None and "a size was passed where the dtype goes" in found.cause
+    assert "one tuple" in found.fix
+    # a name that is no dtype is not a size given on its own
+    assert explain(TypeError("Cannot interpret 'floatt' as a data type")) is None
+
+
+@pytest.mark.parametrize("fn", [cross_entropy_of_float_labels, take_with_float_labels])
+def test_float_labels_where_integers_go_are_named(fn) -> None:  # type: ignore[no-untyped-def]
+    exc = _student_raised(fn, jnp.ones((3, 4)), jnp.ones(3))
+    found = explain(exc)
+    assert found is not None and "float" in found.cause and "integer" in found.cause
+
+
 # -- shape errors: real JAX exceptions from real code, through the sandbox's codec -----------
 
 

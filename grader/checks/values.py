@@ -26,6 +26,7 @@ import numpy as np
 from grader.checks import calls as _calls
 from grader.checks import diagnose
 from grader.checks.failure import CheckFailure, fail
+from grader.explain import explain
 from grader.probes import _format
 from grader.sandbox import client
 
@@ -526,13 +527,14 @@ def _search_failure(
     checked = f"values of {what} on generated inputs (the smallest input that differs is shown)"
     if found.exc is not None:
         where = _calls.student_line(found.exc)
+        explained = explain(found.exc) if not cause else None  # JAX's error, in JAX's terms
         return CheckFailure(
             checked,
             expected=f"{call} == {_format.show(_format.as_produced(found.expected_out))}",
             observed=f"{call} raised {type(found.exc).__name__}: {_calls.first_line(found.exc)}"
             + (f"\n    at {where}" if where else ""),
-            cause=cause,
-            fix=fix,
+            cause=cause or (explained.cause if explained else ""),
+            fix=fix or (explained.fix if explained else ""),
         )
     assert found.text is not None
     return CheckFailure(

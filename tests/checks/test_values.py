@@ -189,6 +189,23 @@ def test_reference_search_reports_a_crash_with_its_input():
     assert "test_values.py, line" in str(info.value)
 
 
+def test_reference_search_explains_a_jax_error_in_jax_terms():
+    def add_at(x, indices, values_):  # a matrix product of mismatched sizes, on 3+ elements
+        return add_at_scatter(x, indices, values_) + (jnp.ones(2) @ jnp.ones(len(x) % 3 + 3))
+
+    with pytest.raises(CheckFailure) as info:
+        values.assert_matches_reference(
+            add_at, _ref_add_at, add_at_args(), what="add_at", max_examples=25
+        )
+    assert "sums over axes of different sizes" in info.value.finding.cause
+    # a cause the check gives comes first
+    with pytest.raises(CheckFailure) as info:
+        values.assert_matches_reference(
+            add_at, _ref_add_at, add_at_args(), what="add_at", max_examples=25, cause="its own"
+        )
+    assert info.value.finding.cause == "its own"
+
+
 def test_reference_search_lets_a_stub_through():
     def add_at(x, indices, values_):
         raise NotImplementedError("TODO")
