@@ -455,6 +455,40 @@ def _without_x_cause(student: Remote, got: Any) -> str:
     )
 
 
+# sigmas other than 1 (where any scaling of N(0, 1) gives std 1) at which noise that sigma never
+# scales still has std 1; the check's own call is the first
+_SIGMAS = (3.0, 0.5)
+# a mean and a std of 20,000 standard-normal draws: within this of 0 and of 1 (their
+# standard errors are 0.007 and 0.005)
+_UNIT_TOL = 0.05
+
+
+def _sigma_ignored_cause(student: Remote, noise: Any) -> str:
+    """The noise has mean 0 and std 1 at sigma = 3 (the check's call, `noise`) and again at
+    sigma = 0.5: N(0, 1) that sigma never scales; else ""."""
+    x = jnp.full(_X_SHAPE, 2.0)
+    seen = [noise]
+    for sigma in _SIGMAS[1:]:
+        try:
+            got = np.asarray(student.noisy(jax.random.key(8), x, sigma), np.float64)
+        except (client.StudentError, TypeError, ValueError):
+            return ""
+        if got.shape != _X_SHAPE:
+            return ""
+        seen.append(got - 2.0)
+    for unit in seen:
+        if abs(float(unit.mean())) > _UNIT_TOL or abs(float(unit.std()) - 1.0) > _UNIT_TOL:
+            return ""
+    stds = " and ".join(
+        f"{float(unit.std()):.3f} at sigma={sigma:g}"
+        for unit, sigma in zip(seen, _SIGMAS, strict=True)
+    )
+    return (
+        f"the noise has std 1 whatever sigma is ({stds}, mean 0 at both): sigma never "
+        "scales it (the noise is sigma * N(0, 1))"
+    )
+
+
 @check(
     "noisy adds N(0, sigma^2) noise: mean 0, std sigma",
     points=2,
@@ -474,6 +508,7 @@ def test_noisy_statistics(student: Remote) -> None:
         else:
             cause = (
                 _without_x_cause(student, got)
+                or _sigma_ignored_cause(student, noise)
                 or _variance_cause(student, x, noise)
                 or _reuse_cause(student)
             )

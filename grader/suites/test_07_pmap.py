@@ -295,6 +295,44 @@ def _shard_diagnostics(batch: Any, n: int) -> Any:
 # -- shard ----------------------------------------------------------------------------
 
 
+def _right_shard(out: Any, expected: Any) -> bool:
+    return np.shape(out) == np.shape(expected) and values.difference(out, expected, **EXACT) is None
+
+
+def _device_count_cause(student: Remote, seen: Any) -> str:
+    """The batch split over every device whatever n_devices is (`jax.device_count()` in its
+    place): the check's own call with n_devices = the device count is right (in `seen`), and
+    on batches of two sizes that every device count in play divides, shard(x, n) for an n
+    other than the device count is x split over all the devices; else ""."""
+    d = jax.device_count()
+    if not any(n == d and _right_shard(out, want) for (_, n), out, want in seen):
+        return ""
+    probes = []
+    for rows, features in ((2 * d, 3), (3 * d, 2)):
+        # an n that divides the batch, whose split is not the device count's leading sizes
+        # swapped (rows // n = d reads as (B // n, n) in each other's place)
+        n = next((k for k in (2, 4, 3, 6) if rows % k == 0 and d not in (k, rows // k)), 0)
+        if not n:
+            return ""
+        batch = np.arange(rows * features, dtype=np.float32).reshape(rows, features)
+        try:
+            out = student.shard(jnp.asarray(batch), n)
+        except client.StudentError:
+            return ""
+        probes.append(((batch, n), out, _ref_shard(batch, n)))
+    said = " and ".join(f"shard(x of {batch.shape[0]} rows, {n})" for (batch, n), _, _ in probes)
+    text = (
+        f"the batch is split over all {d} devices whatever n_devices is given ({said} have a "
+        f"leading axis of {d}, each x split into {d} consecutive slices, and n_devices = {d} is "
+        f"right): the argument is not used (`jax.device_count()`, or a fixed {d}, in its place)"
+    )
+    found = diagnose.confirmed(
+        probes,
+        lambda args: (diagnose.matches(_ref_shard(args[0], d), text, kind="device_count"),),
+    )
+    return text if found == text else ""
+
+
 @check(
     "shard splits a batch into consecutive per-device slices",
     points=2,
@@ -305,13 +343,30 @@ def _shard_diagnostics(batch: Any, n: int) -> Any:
 )
 def test_shard_layout(student: Remote) -> None:
     x = np.arange(16 * 3 * 2, dtype=np.float32).reshape(16, 3, 2)
-    # both inputs first: a cause is named only when both sizes confirm it
-    seen = [
-        ((batch, n), student.shard(jnp.asarray(batch), n), _ref_shard(batch, n))
-        for n, batch in ((8, x), (4, x[:12].reshape(12, 6)))
-    ]
-    cause = diagnose.confirmed(seen, lambda args: _shard_diagnostics(*args))
     fix = "`x.reshape((n_devices, x.shape[0] // n_devices) + x.shape[1:])`"
+    # both inputs first: a cause is named only when both sizes confirm it
+    seen: list[Any] = []
+    for n, batch in ((8, x), (4, x[:12].reshape(12, 6))):
+        try:
+            out = student.shard(jnp.asarray(batch), n)
+        except client.StudentError as exc:
+            cause = _device_count_cause(student, seen)
+            if not cause:
+                raise
+            where = calls.student_line(exc)
+            raise CheckFailure(
+                f"shard(x of shape {batch.shape}, {n})",
+                expected=f"shape {(n, batch.shape[0] // n, *batch.shape[1:])}: {n} consecutive "
+                f"slices of {batch.shape[0] // n} rows",
+                observed=f"it raised {exc.info.type}: {calls.first_line(exc)}"
+                + (f"\n    at {where}" if where else ""),
+                cause=cause,
+                fix=fix,
+            ) from exc
+        seen.append(((batch, n), out, _ref_shard(batch, n)))
+    cause = diagnose.confirmed(seen, lambda args: _shard_diagnostics(*args))
+    if not cause and any(not _right_shard(out, expected) for _, out, expected in seen):
+        cause = _device_count_cause(student, seen)
     for (batch, n), out, expected in seen:
         what = f"shard(x of shape {batch.shape}, {n})"
         shape = (n, batch.shape[0] // n, *batch.shape[1:])

@@ -21,8 +21,8 @@ import numpy as np
 import optax
 
 from grader.authoring import Credit, check
-from grader.checks import diagnose, jit, purity, values
-from grader.checks.failure import fail
+from grader.checks import calls, diagnose, jit, purity, values
+from grader.checks.failure import CheckFailure, fail
 from grader.plugin import Gate
 from grader.sandbox import client
 from grader.sandbox.client import Remote
@@ -383,7 +383,24 @@ def _assert_updates(
         )
         return (params, grads, _scales(expected)), updates, expected
 
-    (params, grads, scales), updates, expected = judged(SIZES)
+    try:
+        (params, grads, scales), updates, expected = judged(SIZES)
+    except client.StudentError as exc:
+        # make_optimizer raising what make_schedule raises with the lengths swapped, at this
+        # call's schedule arguments and at the schedule check's settings
+        peak, warmup, decay = args["peak_lr"], args["warmup_steps"], args["decay_steps"]
+        if (exc.info.type, calls.first_line(exc)) != _swapped_error(peak, warmup, decay):
+            raise
+        cause = _lengths_swapped(student, peak, warmup, decay)
+        if not cause:
+            raise
+        raise CheckFailure(
+            f"make_optimizer({_kw(kwargs)})",
+            expected="an optax GradientTransformation whose updates are the reference chain's",
+            observed=_raised(exc),
+            cause=f"make_schedule raises: {cause}",
+            fix="`optax.warmup_cosine_decay_schedule(0.0, peak_lr, warmup_steps, decay_steps)`",
+        ) from exc
     found = _first_difference(updates, expected)
     if found is None:
         return
@@ -483,6 +500,42 @@ def _end_values(student: Remote) -> list[float] | None:
     return ends
 
 
+def _swapped_error(peak: Any, warmup: Any, decay: Any) -> tuple[str, str] | None:
+    """What optax raises when the two lengths are in each other's place (for decay_steps >
+    warmup_steps: a ValueError naming decay_steps = warmup_steps - decay_steps)."""
+    return calls.error_of(
+        lambda: optax.warmup_cosine_decay_schedule(0.0, peak, decay, warmup)  # the mistake
+    )
+
+
+def _lengths_swapped(student: Remote, peak: Any, warmup: Any, decay: Any) -> str:
+    """The cause when make_schedule raises, at (peak, warmup, decay) and at every setting of
+    the values check, the very error (type and message) optax raises with warmup_steps and
+    decay_steps in each other's place; else "" (an error of its own, or another one)."""
+    settings = [(peak, warmup, decay)]
+    settings += [c for c in SCHEDULE_CONFIGS if c != (peak, warmup, decay)]
+    for p, w, d in settings:
+        mistake = _swapped_error(p, w, d)
+        got = calls.error_of(lambda p=p, w=w, d=d: student.make_schedule(p, w, d))
+        if mistake is None or got != mistake:
+            return ""
+    return (
+        f"optax was given warmup_steps={decay} and decay_steps={warmup} (its error's "
+        f"decay_steps={warmup - decay} is warmup_steps - decay_steps of this call; for each of "
+        f"the {len(settings)} (peak_lr, warmup_steps, decay_steps) tried, make_schedule raises "
+        "what optax raises with the two swapped): the two lengths are passed in each other's "
+        "place (`optax.warmup_cosine_decay_schedule(init_value, peak_value, warmup_steps, "
+        "decay_steps)`)"
+    )
+
+
+def _raised(exc: client.StudentError) -> str:
+    where = calls.student_line(exc)
+    return f"it raised {exc.info.type}: {calls.first_line(exc)}" + (
+        f"\n    at {where}" if where else ""
+    )
+
+
 @check(
     "make_schedule warms up linearly from 0 and decays along a cosine to 0",
     points=3,
@@ -492,8 +545,21 @@ def _end_values(student: Remote) -> list[float] | None:
     nudge="Optax builds this whole curve for you: one schedule function takes the initial value, the peak, the warm-up length and the total decay length, in that order.",
 )
 def test_schedule_values(student: Remote) -> None:
+    fix = "`optax.warmup_cosine_decay_schedule(0.0, peak_lr, warmup_steps, decay_steps)`"
     for peak, warmup, decay in SCHEDULE_CONFIGS:
-        schedule = student.make_schedule(peak, warmup, decay)
+        try:
+            schedule = student.make_schedule(peak, warmup, decay)
+        except client.StudentError as exc:
+            cause = _lengths_swapped(student, peak, warmup, decay)
+            if not cause:
+                raise
+            raise CheckFailure(
+                f"make_schedule({peak}, {warmup}, {decay})",
+                expected=f"a schedule: 0 at step 0, {peak} at step {warmup}, 0 from step {decay}",
+                observed=_raised(exc),
+                cause=cause,
+                fix=fix,
+            ) from exc
         steps = _schedule_steps(warmup, decay)
         got = np.array([float(schedule(_step(s))) for s in steps])
         expected = np.array([_ref_schedule_value(s, peak, warmup, decay) for s in steps])
@@ -532,7 +598,7 @@ def test_schedule_values(student: Remote) -> None:
             rtol=TIGHT["rtol"],
             atol=SCHEDULE_ATOL_PER_PEAK * peak,
             cause=cause,
-            fix="`optax.warmup_cosine_decay_schedule(0.0, peak_lr, warmup_steps, decay_steps)`",
+            fix=fix,
         )
 
 

@@ -12,6 +12,7 @@ on a small version of the lesson's train step (64-64-64-10 MLP, Adam, batch
 128 shaped like digits) and attached to the report as numbers and a bar chart.
 """
 
+import contextlib
 import functools
 import importlib
 import io
@@ -142,6 +143,65 @@ def _assert_not_below_the_step(student: Remote, slow: Any, n_steps: int, reporte
         )
 
 
+def _shown(value: Any) -> str:
+    """One returned output as the observed line shows it: a number, or what it is."""
+    if isinstance(value, int | float | np.number) and not isinstance(value, bool):
+        return f"{float(value):.4g}"
+    if isinstance(value, np.ndarray | jax.Array):
+        if np.shape(value) == () and np.asarray(value).dtype.kind in "fiu":
+            return f"{float(value):.4g}"
+        return f"an array of shape {tuple(np.shape(value))}"
+    return f"a {calls.type_name(value)}"
+
+
+def _seconds_of(value: Any) -> float | None:
+    """`value` as a number of seconds, if it is one number."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float | np.number) or (
+        isinstance(value, np.ndarray | jax.Array) and np.shape(value) == ()
+    ):
+        with contextlib.suppress(TypeError, ValueError):
+            return float(value)
+    return None
+
+
+def _outputs_cause(
+    slow_out: Any, quick_out: Any, slow_s: float, quick_s: float, state: Any = None
+) -> str:
+    """A tuple or list returned where one number is expected: which output reads the seconds
+    per step of both steps (within the check's plausible range for the slow one, and
+    following the cost of the steps), when exactly one does."""
+    n, container = len(slow_out), type(slow_out).__name__
+    shown = (
+        f"time_steps returned a {container} of {n} outputs where one number (the seconds per "
+        "step) is expected"
+    )
+    if not isinstance(quick_out, tuple | list) or len(quick_out) != n:
+        return shown
+    hits = []
+    for i in range(n):
+        slow, quick = _seconds_of(slow_out[i]), _seconds_of(quick_out[i])
+        if slow is None or quick is None:
+            continue
+        if 0.5 * slow_s <= slow <= 3.0 * slow_s + 0.01 and 0 < quick < slow / 1.5:
+            hits.append((i, slow, quick))
+    if len(hits) != 1:
+        return shown
+    i, slow, quick = hits[0]
+    others = "the other outputs do" if n > 2 else "the other output does"
+    other = slow_out[1 - i] if n == 2 else None
+    if other is not None and state is not None and _seconds_of(other) is None:
+        with contextlib.suppress(TypeError, ValueError):
+            if np.shape(other) == np.shape(state):  # an array shaped like the state given
+                others = "the other output, an array shaped like the state, does"
+    return (
+        f"{shown}: output {i} of it is the seconds per step ({slow:.4g} on a step of "
+        f"{slow_s:.3g} s, {quick:.4g} on one of {quick_s:.3g} s), and {others} not belong "
+        "(return that number alone)"
+    )
+
+
 @check(
     "time_steps returns seconds per step",
     points=2,
@@ -153,9 +213,24 @@ def _assert_not_below_the_step(student: Remote, slow: Any, n_steps: int, reporte
 def test_time_steps_per_step(student: Remote) -> None:
     n_steps = 5
     slow, fast = timing.sleep_step(SLOW_STEP_S), timing.sleep_step(0.004)
-    for _ in range(3):  # a loaded machine can stall one reading; a wrong timer fails all three
-        reported = float(student.time_steps(slow.step, slow.state, slow.batch, n_steps))
-        quick = float(student.time_steps(fast.step, fast.state, fast.batch, n_steps))
+    # a loaded machine can stall one reading; a wrong timer fails all three
+    for attempt in range(3):
+        slow_out = student.time_steps(slow.step, slow.state, slow.batch, n_steps)
+        quick_out = student.time_steps(fast.step, fast.state, fast.batch, n_steps)
+        if isinstance(slow_out, tuple | list):
+            cause = _outputs_cause(slow_out, quick_out, slow.step_s, fast.step_s, slow.state)
+            if "output " not in cause and attempt < 2:
+                continue  # which output is the seconds may show on a less loaded reading
+            shown = ", ".join(_shown(v) for v in slow_out)
+            raise fail(
+                f"time_steps(step, state, batch, n_steps={n_steps}) on a step that takes "
+                f"{slow.step_s:.3g} s per call",
+                expected=f"one number: about {slow.step_s:.3g} seconds per step",
+                observed=f"a {type(slow_out).__name__} of {len(slow_out)}: ({shown})",
+                cause=cause,
+                fix="return (time.perf_counter() - start) / n_steps, the seconds alone",
+            )
+        reported, quick = float(slow_out), float(quick_out)
         plausible = 0.5 * slow.step_s <= reported <= 3.0 * slow.step_s + 0.01
         if plausible and reported > 1.5 * quick:
             _assert_not_below_the_step(student, slow, n_steps, reported)
@@ -407,6 +482,29 @@ def _sleep_speedup(student: Remote) -> tuple[Any, dict[str, float]]:
     return case, _timings(got, f"jit_speedup(sleep_step, state, batch, {SLEEP_STEPS})")
 
 
+def _tuple_timings_cause(student: Remote, exc: client.StudentError) -> str:
+    """jit_speedup's TypeError is Python's for arithmetic on two tuples, and time_steps itself
+    returns a tuple on the same step: the timings it divides are time_steps's tuples."""
+    message = calls.first_line(exc)
+    if exc.info.type != "TypeError" or not re.search(
+        r"unsupported operand type\(s\) for \S+: 'tuple' and 'tuple'", message
+    ):
+        return ""
+    case = timing.sleep_step(0.004)
+    try:
+        out = student.time_steps(case.step, case.state, case.batch, 3)
+    except client.StudentError:
+        return ""
+    if not isinstance(out, tuple):
+        return ""
+    return (
+        f"jit_speedup computed with two tuples, and time_steps returns a tuple of {len(out)} "
+        "outputs where one number (the seconds per step) is expected: timings taken from "
+        "time_steps are such tuples (the check 'time_steps returns seconds per step' says "
+        "which output is the seconds)"
+    )
+
+
 _SWAPPED_TIMINGS = (
     "eager_s and jit_s are in each other's keys: jit_s reads the eager step's time and eager_s "
     "the compiled one's, on steps of 0.04 s and 0.004 s"
@@ -442,7 +540,21 @@ def _swapped_timings(student: Remote, got: dict[str, float], step_s: float) -> b
     nudge="eager_s is the timing of step_fn itself, op by op; jit_s the timing of the function jax.jit returns.",
 )
 def test_speedup_which_is_which(student: Remote) -> None:
-    case, got = _sleep_speedup(student)
+    try:
+        case, got = _sleep_speedup(student)
+    except client.StudentError as exc:
+        cause = _tuple_timings_cause(student, exc)
+        if not cause:
+            raise
+        where = calls.student_line(exc)
+        raise CheckFailure(
+            f"jit_speedup(sleep_step, state, batch, {SLEEP_STEPS})",
+            expected="a dict with eager_s, jit_s, compile_s, speedup",
+            observed=f"it raised {exc.info.type}: {calls.first_line(exc)}"
+            + (f"\n    at {where}" if where else ""),
+            cause=cause,
+            fix="return (time.perf_counter() - start) / n_steps from time_steps, the seconds alone",
+        ) from exc
     checked = (
         f"jit_speedup on a plain step that sleeps {case.step_s:.3g} s per eager call "
         "(under jit the sleep happens once, while tracing)"

@@ -211,3 +211,24 @@ def test_a_generator_for_the_list_of_arrays_is_named(graded):
         cause="a generator was returned",
     )
     assert "Remote" not in message
+
+
+@pytest.mark.slow
+def test_noise_that_sigma_never_scales_is_named(graded):
+    """noisy returning x + N(0, 1): the noise has mean 0 and std 1 at sigma = 3 and at
+    sigma = 0.5 (sigma = 1 would tell nothing), and the cause says sigma never scales it."""
+    g = graded("sigma_ignored")
+    g.assert_fails(
+        "test_noisy_statistics",
+        "std 1.0",
+        cause=("the noise has std 1 whatever sigma is", "at sigma=3 and", "sigma never scales it"),
+        not_cause=("sigma**2", "noise alone", "key was used"),
+    )
+
+
+@pytest.mark.slow
+def test_noise_shifted_by_sigma_is_not_called_unscaled(graded):
+    """x + sigma + N(0, 1) (sigma added where it multiplies): std 1 at every sigma too, but
+    mean sigma, which noise that sigma merely fails to scale does not have: not named."""
+    g = graded("sigma_added")
+    g.assert_fails("test_noisy_statistics", "mean 3.0", not_cause=("whatever sigma is",))

@@ -130,3 +130,29 @@ def test_a_sum_divided_by_the_rows_is_named(graded):
         assert g.results[check]["status"] == "failed", check
         assert "divided by each device's" in g.cause(check), g.message(check)
         assert "(`jax.lax.psum`) instead of averaged" not in g.message(check)
+
+
+@pytest.mark.slow
+def test_a_batch_split_over_every_device_whatever_n_devices_is_named(graded):
+    """shard with `n_devices = jax.device_count()` inside: right for n_devices = 8, its own
+    ValueError for 12 rows over 4; batches of 16 rows over 4 and 24 over 2 come back split
+    over 8 devices, which names the unused argument (the error stays the observation)."""
+    g = graded("shard_device_count")
+    g.assert_fails(
+        "test_shard_layout",
+        "it raised ValueError: a batch of 12 does not split evenly over 8 devices",
+        cause=(
+            "split over all 8 devices whatever n_devices is given",
+            "shard(x of 16 rows, 4) and shard(x of 24 rows, 2) have a leading axis of 8",
+            "the argument is not used",
+        ),
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fixture", ["rows_first_host_mean", "vmap_mean", "shard_merged"])
+def test_other_wrong_layouts_are_not_called_an_unused_device_count(graded, fixture):
+    """Leading sizes swapped, rows dealt round-robin, rows merged with their features: shard
+    is wrong at n_devices = 8 too, and what it gives elsewhere is no split over 8 devices."""
+    g = graded(fixture)
+    g.assert_fails("test_shard_layout", not_cause=("whatever n_devices is given",))

@@ -158,3 +158,39 @@ def test_a_cosine_ending_above_zero_is_named(graded):
     assert "0.0001, 0.05, 0.2" in g.cause("test_schedule_values")
     for other in ("late_decay", "decay_plus_1000"):
         assert "ends above 0" not in graded(other).cause("test_schedule_values"), other
+
+
+@pytest.mark.slow
+def test_warmup_and_decay_lengths_in_each_others_place_are_named(graded):
+    """make_schedule calling warmup_cosine_decay_schedule(0.0, peak_lr, decay_steps,
+    warmup_steps): optax raises for every decay_steps > warmup_steps, naming decay_steps =
+    warmup_steps - decay_steps; the same error from optax with the two swapped, at every
+    setting tried, names the swap, on the schedule check and on every chain check that
+    fails only because make_schedule raises."""
+    g = graded("schedule_lengths_swapped")
+    g.assert_fails(
+        "test_schedule_values",
+        "it raised ValueError: The cosine_decay_schedule requires positive decay_steps, "
+        "got decay_steps=-49000.",
+        cause=(
+            "optax was given warmup_steps=50000 and decay_steps=1000",
+            "decay_steps=-49000 is warmup_steps - decay_steps of this call",
+            "in each other's place",
+        ),
+    )
+    for check in UPDATE_CHECKS:
+        g.assert_fails(
+            check, "got decay_steps=-", cause=("make_schedule raises", "in each other's place")
+        )
+    g.assert_fails("test_clip_before_adamw", cause="warmup_steps=20 and decay_steps=3")
+    g.assert_fails("test_defaults", cause="warmup_steps=50000 and decay_steps=1000")
+
+
+@pytest.mark.slow
+def test_decay_steps_set_to_warmup_steps_is_not_called_a_swap(graded):
+    """decay_steps=warmup_steps: optax's same ValueError (decay_steps=0) at every setting,
+    which no swap of the two lengths gives: not named."""
+    g = graded("decay_is_warmup")
+    g.assert_fails("test_schedule_values", "got decay_steps=0", not_cause=("each other's place",))
+    for check in UPDATE_CHECKS:
+        g.assert_fails(check, "got decay_steps=0", not_cause=("each other's place",))

@@ -282,3 +282,34 @@ def test_a_reading_below_the_step_itself_fails(graded, fixture):
         not_cause=("total", "milliseconds", "steps per second"),
     )
     assert g.cause("test_time_steps_per_step") == ""
+
+
+@pytest.mark.slow
+def test_time_steps_returning_the_state_too_is_named(graded):
+    """time_steps returning (seconds per step, final state): the observed line shows the
+    tuple (not the check's own float() error), the cause which output is the seconds (it
+    follows two steps' lengths); jit_speedup's division of two tuples points back to it."""
+    g = graded("time_steps_returns_state")
+    message = g.assert_fails(
+        "test_time_steps_per_step",
+        "observed: a tuple of 2: (0.0",
+        ", an array of shape (8,))",
+        cause=(
+            "time_steps returned a tuple of 2 outputs where one number (the seconds per step)",
+            "output 0 of it is the seconds per step",
+            "an array shaped like the state",
+        ),
+    )
+    assert "float() argument" not in message
+    g.assert_fails(
+        "test_speedup_which_is_which",
+        "unsupported operand type(s) for /: 'tuple' and 'tuple'",
+        cause=("jit_speedup computed with two tuples", "time_steps returns a tuple of 2"),
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fixture", ["total_seconds", "milliseconds"])
+def test_a_wrong_number_of_seconds_is_not_called_a_tuple(graded, fixture):
+    g = graded(fixture)
+    g.assert_fails("test_time_steps_per_step", not_cause=("tuple", "outputs"))
