@@ -240,10 +240,12 @@ def test_running_sum_values(student: Remote) -> None:
 def _running_sum_diagnostics(args: Any) -> Any:
     """The mistakes running_sum(xs) can be confirmed to have made, applied to the reference:
     partial sums shifted a place, the elements emitted instead of the running total, the
-    carry started at xs[0] while the scan still runs over every element, or a total that sums
-    the partial sums."""
+    carry started at xs[0] while the scan still runs over every element, a total that sums
+    the partial sums, or a carry of xs's shape (every entry of it the running total: total
+    of shape (n,), partial_sums (n, n))."""
     xs = np.asarray(args[0], np.float64)
     total, partial = np.sum(xs), np.cumsum(xs)
+    n = len(xs)
     return (
         lambda got, want: diagnose.shifted(got[1], want[1]),
         diagnose.matches(
@@ -263,6 +265,14 @@ def _running_sum_diagnostics(args: Any) -> Any:
             "partial_sums are right, but the total is the sum of the partial sums (each "
             "element counted once per partial sum it is in), where it is the last partial sum",
             kind="total_of_partials",
+        ),
+        diagnose.matches(
+            (np.full(n, total), np.repeat(partial[:, None], n, axis=1)),
+            "total has xs's shape, every entry of it the total, and partial_sums the shape "
+            "(len(xs), len(xs)): the carry starts as an array of xs's shape "
+            "(`jnp.zeros_like(xs)`), where the running total is one number (a scalar zero: "
+            "`jnp.zeros((), xs.dtype)` or `0.0`)",
+            kind="carry_like_xs",
         ),
     )
 
@@ -342,7 +352,10 @@ def test_newton_values(student: Remote) -> None:
     except CheckFailure as failure:
         newton = compiled(student.newton_sqrt, static_argnames=("n_iters",))
         cause = (
-            _index_as_iterate(newton) or _unconverged(newton) or _infinite_from_the_start(newton)
+            _index_as_iterate(newton)
+            or _unconverged(newton)
+            or _infinite_from_the_start(newton)
+            or _step_not_halved(newton)
         )
         if not cause:
             raise
@@ -412,6 +425,27 @@ def _infinite_from_the_start(newton: Any) -> str:
         f"one step already gives inf (a = {', '.join(f'{a:g}' for a in _PROBE_A)}), and the "
         "iterates never come back: the first step's a / x divides by zero, so the starting "
         "guess is 0"
+    )
+
+
+# the trip counts whose iterates are held to one step of a mistaken iteration: n and n + 1
+_TRAJECTORY = (1, 2, 3, 4)
+
+
+def _step_not_halved(newton: Any) -> str:
+    """The cause when each further step takes newton_sqrt(a, n_iters=k) = x to x + a / x, for
+    a = 2 and 30 and k = 1 to 3 (whatever the starting guess): the step leaves out the 1/2 of
+    (x + a / x) / 2; else ""."""
+    for a in _PROBE_A:
+        xs = [_newton_at(newton, a, k) for k in _TRAJECTORY]
+        for x, nxt in itertools.pairwise(xs):
+            if x is None or nxt is None or not np.isfinite(x) or x == 0.0:
+                return ""
+            if not np.isclose(nxt, x + a / x, rtol=1e-5):
+                return ""
+    return (
+        "each step is x + a / x (a = 2 and 30, n_iters = 1 to 4): the average of x and a / x "
+        "is not taken (Newton's step for sqrt(a) is (x + a / x) / 2)"
     )
 
 

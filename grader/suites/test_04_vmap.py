@@ -147,6 +147,12 @@ def _pairwise_diagnostics(args: Any) -> Any:
             "taken once, where the squared distance takes it twice",
             kind="cross_term_once",
         ),
+        diagnose.matches(
+            (a**2).sum(-1)[:, None] - (b**2).sum(-1)[None, :],
+            "each entry is ||a[i]||^2 - ||b[j]||^2, a difference of squares (it can be "
+            "negative): the distance squares the difference, sum((a[i] - b[j]) ** 2)",
+            kind="difference_of_squares",
+        ),
     )
 
 

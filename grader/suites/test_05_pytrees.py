@@ -171,8 +171,9 @@ _NESTED_SHAPES = {
 
 
 def _count_diagnostics(args: Any) -> Any:
-    """count_params' confirmable mistakes: the leaves counted, or their dimensions added up
-    (len(leaf.shape), np.ndim) instead of their sizes (the two agree where every leaf is
+    """count_params' confirmable mistakes: the leaves counted, their dimensions added up
+    (len(leaf.shape), np.ndim) or their first-axis lengths (len(leaf), offered where no leaf
+    is a scalar) instead of their sizes (the mistakes agree on some trees, every leaf
     one-dimensional: the other inputs then decide)."""
     leaves = _ref_leaves(args[0])
     return (
@@ -186,6 +187,18 @@ def _count_diagnostics(args: Any) -> Any:
             "the result is the leaves' numbers of dimensions added up (len(leaf.shape), "
             "np.ndim), not the number of scalars in them (leaf.size)",
             kind="ndim",
+        ),
+        *(
+            ()
+            if any(np.ndim(leaf) == 0 for leaf in leaves)  # len() of a scalar leaf raises
+            else (
+                diagnose.matches(
+                    sum(int(np.shape(leaf)[0]) for leaf in leaves),
+                    "the result is the leaves' first-axis lengths (`len(leaf)`) added up, not "
+                    "the numbers of scalars in them (`leaf.size`)",
+                    kind="first_axis",
+                ),
+            )
         ),
     )
 

@@ -203,3 +203,23 @@ def test_a_starting_guess_of_zero_is_named(graded):
     assert "the starting guess is 0" in g.cause("test_newton_values")
     for other in ("guess_far", "body_args_swapped"):
         assert "guess is 0" not in graded(other).cause("test_newton_values"), other
+
+
+def test_a_newton_step_without_its_half_is_named(graded):
+    """x <- x + a / x: the iterates grow; each step from n_iters=k to k + 1 is that step, at
+    a = 2 and 30. The other newton mistakes do not name it."""
+    graded("newton_no_half").assert_fails(
+        "test_newton_values", cause="the average of x and a / x is not taken"
+    )
+    for other in ("guess_far", "body_args_swapped", "zero_guess"):
+        assert "average of x" not in graded(other).cause("test_newton_values"), other
+
+
+def test_a_scan_carry_of_the_shape_of_xs_is_named(graded):
+    """jnp.zeros_like(xs) as the scan's carry: total of shape (n,), each entry the total, and
+    partial_sums (n, n). The other running_sum mistakes (a shape of their own among them) do
+    not name it."""
+    g = graded("scan_carry_like_xs")
+    g.assert_fails("test_running_sum_values", cause="the carry starts as an array of xs's shape")
+    for other in ("exclusive_scan", "carry_from_first", "scan_from_second", "total_of_partials"):
+        assert "xs's shape" not in graded(other).cause("test_running_sum_values"), other

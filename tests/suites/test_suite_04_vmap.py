@@ -152,3 +152,14 @@ def test_a_numpy_predict_and_a_trace_time_print(graded):
     assert pure["fraction"] == pytest.approx(2 / 3)
     assert "printed 'pairwise distances of (4, 3) and (2, 3)" in pure["message"]
     assert "jax.debug.print" in pure["message"]
+
+
+@pytest.mark.slow
+def test_a_difference_of_squares_is_named(graded):
+    # sum(u**2 - v**2) per pair: ||a[i]||^2 - ||b[j]||^2 on both fixed inputs; the other
+    # pairwise mistakes name their own
+    graded("difference_of_squares").assert_fails(
+        "test_pairwise_values", cause="a difference of squares"
+    )
+    for other in ("cross_term_once", "no_bias_norms", "sum_then_square", "swapped_pairwise"):
+        assert "difference of squares" not in graded(other).cause("test_pairwise_values"), other

@@ -216,3 +216,14 @@ def test_a_norm_divided_by_the_leaves_is_not_called_a_mean(graded):
     g = graded("norm_per_leaf_count")
     g.assert_statuses(failed={"test_global_norm_values", "test_global_norm_jit"})
     assert "MEANS" not in g.message("test_global_norm_values")
+
+
+@pytest.mark.slow
+def test_first_axis_lengths_counted_are_named(graded):
+    # len(leaf) for leaf.size: 1562 for the lesson MLP, the same mistake on the small MLP; the
+    # other count_params mistakes (dimensions, leaves) name their own
+    g = graded("count_len")
+    g.assert_fails("test_count_params_lesson", "1562", cause="first-axis lengths (`len(leaf)`)")
+    for other in ("rms_ndim_swapped", "leaves_uphill_norms"):
+        for check in ("test_count_params_lesson", "test_count_params_nested"):
+            assert "first-axis" not in graded(other).cause(check), (other, check)
