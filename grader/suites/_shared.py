@@ -305,6 +305,66 @@ def _one_cause(errors: Sequence[Exception]) -> tuple[str | None, Any]:
     return keys.pop(), where
 
 
+# -- He init's scale (08's init_params, ex3's init_mlp) ----------------------------------------
+
+INIT_SCALES: tuple[tuple[Callable[[int, int], float], str], ...] = (
+    (
+        lambda fan_in, fan_out: math.sqrt(1.0 / fan_in),
+        "every layer's standard deviation is sqrt(1 / fan_in) (LeCun/Xavier-style): He init "
+        "for ReLU uses sqrt(2 / fan_in)",
+    ),
+    (
+        lambda fan_in, fan_out: math.sqrt(2.0 / (fan_in + fan_out)),
+        "every layer's standard deviation is the Glorot/Xavier scale sqrt(2 / (fan_in + "
+        "fan_out)); He init uses sqrt(2 / fan_in)",
+    ),
+    (
+        lambda fan_in, fan_out: 1.0,
+        "every layer's standard deviation is 1: unscaled standard normal weights, the "
+        "sqrt(2 / fan_in) factor is missing",
+    ),
+    (
+        lambda fan_in, fan_out: math.sqrt(2.0 / fan_out),
+        "every layer's standard deviation is sqrt(2 / fan_out): scaled by the fan-OUT (the "
+        "layer's output size) instead of the fan-in",
+    ),
+    (
+        lambda fan_in, fan_out: math.sqrt(2.0) / fan_in,
+        "every layer's standard deviation is sqrt(2) / fan_in: the square root covers the 2 "
+        "alone, where He's scale is the square root of the whole ratio, sqrt(2 / fan_in)",
+    ),
+    (
+        lambda fan_in, fan_out: 2.0 / fan_in,
+        "every layer's standard deviation is 2 / fan_in: the square root is missing (He's "
+        "scale is sqrt(2 / fan_in))",
+    ),
+)
+"""Other scales than He's that weights are commonly drawn at, each as a function of a
+layer's (fan_in, fan_out), with what it is."""
+
+
+def init_scale_cause(
+    sizes: Sequence[int], stds: Sequence[float], tolerances: Sequence[float]
+) -> str:
+    """The scale of INIT_SCALES that every layer's std (layers of `sizes`, in order) fits
+    within its tolerance, else "": one layer's std alone confirms nothing (a std half He's is
+    nearer Glorot's on 08's layer1), and a scale that fits as well as another names nothing."""
+    layers = list(itertools.pairwise(sizes))
+
+    def fits(scale: Callable[[int, int], float]) -> bool:
+        return all(
+            abs(std / scale(fan_in, fan_out) - 1.0) <= tol
+            for std, (fan_in, fan_out), tol in zip(stds, layers, tolerances, strict=True)
+        )
+
+    if sum(fits(scale) for scale, _ in INIT_SCALES) != 1:
+        return ""
+    for scale, text in INIT_SCALES:
+        if fits(scale):
+            return text
+    return ""
+
+
 # -- draws meant to be standard normal (06's init_weights, 08's and ex3's He init) -----------
 # Moments of many draws, each compared with its value for a reference distribution within
 # SIGMAS standard errors: enough draws (tens of thousands) put a bounded or reshaped

@@ -28,6 +28,7 @@ from grader.suites._shared import (
     HE_NORMALS,
     assert_normal,
     for_the_cache,
+    init_scale_cause,
     mlp_params,
 )
 
@@ -534,7 +535,7 @@ def test_init_like_08(student: Remote) -> None:
                 f"(within {tolerance:.0%}): 08's He init",
                 observed=f"mean {mean:.4f}, standard deviation {std:.4f} "
                 f"({std / target:.2f} x the He value)",
-                cause=FAN_OUT if _scaled_by_fan_out(params) else "",
+                cause=FAN_OUT if _scaled_by_fan_out(params) else _scale_cause(params),
                 fix="`jax.random.normal(k, (fan_in, fan_out)) * jnp.sqrt(2.0 / fan_in)`",
             )
 
@@ -543,6 +544,16 @@ FAN_OUT = (
     "every layer's weights have the standard deviation sqrt(2 / fan_out), the layer's OUTPUT "
     "size: He's scale divides by the input size, sqrt(2 / fan_in) (the first dimension of w)"
 )
+
+
+def _scale_cause(params: Params) -> str:
+    """The other scale than He's (`init_scale_cause`) every layer's weights are drawn at."""
+    stds, tolerances = [], []
+    for i in range(1, len(INIT_SIZES)):
+        weights = np.asarray(params[f"layer{i}"]["w"], np.float64)
+        stds.append(float(weights.std()))
+        tolerances.append(0.05 if weights.size >= 10_000 else 0.12)
+    return init_scale_cause(INIT_SIZES, stds, tolerances)
 
 
 def _scaled_by_fan_out(params: Params) -> bool:

@@ -132,6 +132,23 @@ def test_lecun_scaled_weights_are_not_initialised_as_08(graded):
         "test_init_like_08", "standard deviation sqrt(2 / 64)", "(0.71 x the He value)", only=True
     )
     assert "jnp.sqrt(2.0 / fan_in)" in message
+    assert "every layer's standard deviation is sqrt(1 / fan_in)" in g.cause("test_init_like_08")
+
+
+@pytest.mark.slow
+def test_a_square_root_of_the_two_alone_is_named_by_its_scale(graded):
+    # jnp.sqrt(2.0) / n_in: every layer sqrt(2) / fan_in, confirmed on all four layers
+    g = graded("he_root_of_two")
+    g.assert_fails(
+        "test_init_like_08",
+        "(0.13 x the He value)",
+        cause="every layer's standard deviation is sqrt(2) / fan_in: the square root covers",
+        only=True,
+    )
+    # look-alikes: another scale names its own, not this one
+    for other, words in (("lecun_scale", "sqrt(1 / fan_in)"), ("he_fan_out", "fan_out")):
+        cause = graded(other).cause("test_init_like_08")
+        assert words in cause and "covers the 2" not in cause, cause
 
 
 @pytest.mark.slow
