@@ -611,6 +611,15 @@ def _mse_formula_diagnostics(w: Any, x: Any, y: Any) -> Any:
             kind="grad_zero",
         ),
     ]
+    if np.all(r != 0):  # |r|'s gradient is sign(r), undefined where a residual is 0
+        found.append(
+            diagnose.matches(
+                (np.mean(np.abs(r)), x.T @ np.sign(r) / n),
+                "the loss is the mean absolute error, mean(abs(x @ w - y)): the residuals' "
+                "absolute values are averaged where the spec averages their squares",
+                kind="mae",
+            )
+        )
     mse = np.mean(r**2)
     if mse > 0:
         found.append(

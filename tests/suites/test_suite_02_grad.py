@@ -181,3 +181,13 @@ def test_a_transformed_function_never_called_is_named(graded):
     assert "gave a function" in g.message("test_mse_values")
     assert "a function came back, not values" in g.cause("test_mse_values")
     assert "kind of container" not in g.cause("test_mse_values")
+
+
+@pytest.mark.slow
+def test_a_mean_absolute_error_is_named(graded):
+    # held-out case h02c: mean(|x @ w - y|) where the mean of the squares belongs
+    g = graded("mean_absolute_error")
+    g.assert_fails("test_mse_values", cause="the loss is the mean absolute error")
+    # look-alikes: another wrong loss names its own formula, not this one
+    for other in ("rmse_hessian_of_sum", "mean_then_square", "summed_mse"):
+        assert "absolute error" not in graded(other).cause("test_mse_values"), other
