@@ -114,12 +114,20 @@ def _no_relu(params: Params, x: jax.Array) -> jax.Array:
     return x
 
 
+def _relu_before(params: Params, x: jax.Array) -> jax.Array:
+    """ReLU on each layer's input, the raw x included, and none on the logits."""
+    for name in _numeric_order(params):
+        x = jax.nn.relu(x) @ params[name]["w"] + params[name]["b"]
+    return x
+
+
 TRAPS: dict[str, Callable[[Params, jax.Array], jax.Array]] = {
     "swapped": lambda p, x: _apply([(p[k]["b"], p[k]["w"]) for k in _numeric_order(p)], x),
     "leaves": lambda p, x: _apply([(p[k]["b"], p[k]["w"]) for k in _string_order(p)], x),
     "string_order": lambda p, x: _apply([(p[k]["w"], p[k]["b"]) for k in _string_order(p)], x),
     "relu_last": lambda p, x: _apply([(p[k]["w"], p[k]["b"]) for k in _numeric_order(p)], x, True),
     "no_relu": lambda p, x: _no_relu(p, x),
+    "relu_before": _relu_before,
     # the loop stops one layer early (`range(1, n_layers)`): every layer it applies has its ReLU
     "skip_last": lambda p, x: _apply(
         [(p[k]["w"], p[k]["b"]) for k in _numeric_order(p)][:-1], x, relu_last=True
@@ -157,6 +165,9 @@ CAUSES = {
     "(a ReLU there clips every negative logit to 0)",
     "no_relu": "your mlp_forward applies no ReLU between the layers, so the whole network "
     "collapses to one linear map",
+    "relu_before": "your mlp_forward applies ReLU to each layer's input, the raw x included "
+    "(`relu(x) @ w + b`): the input's negative values are cut to 0 before the first layer, "
+    "where ReLU belongs after each layer but the last",
     "skip_last": "your mlp_forward never applies the last layer: the loop stops one layer early "
     "(e.g. `range(1, n_layers)`), so it returns the ReLU activations of the last hidden layer "
     "instead of the logits",
@@ -184,6 +195,8 @@ FIXES = {
     "or sort the names numerically: `sorted(params, key=lambda k: int(k[5:]))`",
     "relu_last": "apply jax.nn.relu after every layer except the last one",
     "no_relu": "apply jax.nn.relu after every layer except the last one",
+    "relu_before": "apply each layer first, then its ReLU: `x = jax.nn.relu(x @ w + b)` for "
+    "every layer but the last, which gives the logits as they are",
     "skip_last": "visit every layer, `for i in range(1, n + 1)`, and apply jax.nn.relu after all "
     "but the last",
     "skip_first": "visit every layer, `for i in range(1, n + 1)`: the names count from 'layer1'",

@@ -229,3 +229,16 @@ def test_a_he_uniform_init_fails_the_distribution_alone(graded):
         only=True,
     )
     assert "jax.random" not in message  # the fix leads to the normal, it names no sampler
+
+
+@pytest.mark.slow
+def test_relu_on_each_layers_input_is_named(graded):
+    # held-out case h_ex3b: relu(x) @ w + b per layer (the raw input clipped too, no ReLU after
+    # the last), confirmed on the check's input and the square probes
+    g = graded("relu_before_layer")
+    g.assert_fails(
+        "test_forward_lesson", cause="applies ReLU to each layer's input, the raw x included"
+    )
+    # look-alikes: a ReLU on the logits, tanh in the hidden layers
+    for other in ("relu_on_logits", "tanh_hidden"):
+        assert "each layer's input" not in graded(other).cause("test_forward_lesson"), other
