@@ -602,11 +602,19 @@ def _own_norms_cause(got: Any, norms: Any, own: Any, k: Any) -> str:
     )
 
 
-def _order_cause(got: Any, expected: Any, norms: Any, k: Any, own: Any = None) -> str:
+def _losses(params: Any, xs: Any, ys: Any) -> Any:
+    """Each example's loss (the MLP's), for the ranking by loss."""
+    return np.asarray(jax.vmap(_mlp_loss, in_axes=(None, 0, 0))(params, xs, ys), np.float64)
+
+
+def _order_cause(
+    got: Any, expected: Any, norms: Any, k: Any, own: Any = None, losses: Any = None
+) -> str:
     """What the indices `got` (not `expected`) show on one batch, or "": the k largest of the
-    student's own norms `own`, the right ones reversed, the k smallest, or the right set in
-    an order the student's norms do not explain either."""
+    student's own norms `own`, the right ones reversed, the k smallest, the k largest
+    `losses`, or the right set in an order the student's norms do not explain either."""
     got_list, exp_list = [int(i) for i in got], [int(i) for i in expected]
+    by_loss = [] if losses is None else [int(i) for i in np.argsort(-losses, kind="stable")[:k]]
     ascending = [int(i) for i in np.argsort(norms, kind="stable")]
     own_order = (
         own is not None
@@ -633,6 +641,12 @@ def _order_cause(got: Any, expected: Any, norms: Any, k: Any, own: Any = None) -
             "these are the 2nd to (k + 1)-th largest, in order: the largest is left out (a "
             "slice that starts at 1, where the first index is 0)",
             "skips_largest",
+        ),
+        diagnose.matches(
+            np.asarray(by_loss or [-1] * k, np.float64),
+            "these are the k examples with the largest LOSS, largest first: the examples are "
+            "ranked by loss_fn's value, where the norms of their gradients rank them",
+            "by_loss",
         ),
     )
     # the right set in an order that the student's own norms do not explain either
@@ -762,14 +776,18 @@ def test_largest_order(student: Remote, credit: Credit) -> None:
                 )
             expected = np.argsort(-norms, kind="stable")[:k]
             if not np.array_equal(got, expected):
-                cause = _order_cause(got, expected, norms, k, _own((_PARAMS, xs, ys)))
+                cause = _order_cause(
+                    got, expected, norms, k, _own((_PARAMS, xs, ys)), _losses(_PARAMS, xs, ys)
+                )
                 want = np.argsort(-second_norms, kind="stable")[:k]
                 if cause and (
                     on_second(
                         lambda g: (
                             ""
                             if np.array_equal(g, want)
-                            else _order_cause(g, want, second_norms, k, _own(second))
+                            else _order_cause(
+                                g, want, second_norms, k, _own(second), _losses(*second)
+                            )
                         )
                     )
                     != cause

@@ -97,3 +97,14 @@ def test_ranking_by_wrong_norms_does_not_blame_the_order(graded):
     assert g.status("test_largest_order") == "failed"
     assert "in the wrong order" not in order
     assert "your per_example_grad_norms" in g.cause("test_largest_order")
+
+
+@pytest.mark.slow
+def test_examples_ranked_by_their_loss_are_named(graded):
+    # held-out case h_ex2b: top_k of the per-example losses where the gradient norms rank
+    g = graded("ranked_by_loss")
+    g.assert_fails("test_largest_order", cause="the k examples with the largest LOSS")
+    assert g.status("test_norms") == "passed"
+    # look-alikes: other wrong orders name their own mistake, not this one
+    for other in ("skips_largest", "top_norms", "reverse_slice_short"):
+        assert "LOSS" not in graded(other).cause("test_largest_order"), other
