@@ -381,10 +381,22 @@ def test_pairwise_values(student: Remote, seed: int) -> None:
         )
         / 4
     )
-    seen = [
-        (args, pairwise(*map(jax.device_put, args)), _ref_pairwise(*args))
-        for args in ((a, b), (a4, b4))
-    ]
+    try:
+        seen = [
+            (args, pairwise(*map(jax.device_put, args)), _ref_pairwise(*args))
+            for args in ((a, b), (a4, b4))
+        ]
+    except StudentError as exc:
+        cause = _mapped_together_cause(pairwise, ((a, b), (a4, b4))) if _unequal(exc) else ""
+        if not cause:
+            raise
+        raise CheckFailure(
+            "pairwise_sq_dists(a, b) for a of shape (4, 3) and b of shape (2, 3)",
+            expected="a (4, 2) matrix of squared distances",
+            observed=f"it raised {exc.info.type}: {str(exc).splitlines()[0]}",
+            cause=cause,
+            fix=_PAIRWISE_FIX,
+        ) from None
     cause = diagnose.confirmed(seen, _pairwise_diagnostics, names=("a", "b"))
     for (x, y), got, expected in seen:
         values.assert_close(
@@ -403,6 +415,32 @@ def test_pairwise_values(student: Remote, seed: int) -> None:
         seed=seed,
         diagnostics=_pairwise_diagnostics,
         fix=_PAIRWISE_FIX,
+    )
+
+
+def _unequal(exc: StudentError) -> bool:
+    """JAX's error for one vmap over arguments whose mapped axes differ in size."""
+    return "inconsistent sizes for array axes to be mapped" in str(exc)
+
+
+def _mapped_together_cause(pairwise: Any, pairs: Any) -> str:
+    """The cause "one vmap over a and b together" when, for each pair (a, b) of unequal row
+    counts, the student's function on a and b cut to the same number of rows gives the
+    row-wise squared distances ||a[i] - b[i]||^2 (two sizes); else ""."""
+    for a, b in pairs:
+        n = min(len(a), len(b))
+        try:
+            got = np.asarray(pairwise(jax.device_put(a[:n]), jax.device_put(b[:n])))
+        except StudentError:
+            return ""
+        rows = np.sum((a[:n].astype(np.float64) - b[:n]) ** 2, axis=-1)
+        if got.shape != rows.shape or not np.allclose(got, rows, rtol=1e-4, atol=1e-5):
+            return ""
+    return (
+        "one `jax.vmap` maps a and b together: it pairs a[i] with b[i] (on a and b of as many "
+        "rows it returns the rows' own distances, one per row) and raises where their row "
+        "counts differ; the matrix pairs every row of a with every row of b, a vmap over a "
+        "whose function maps over b"
     )
 
 

@@ -163,3 +163,15 @@ def test_a_difference_of_squares_is_named(graded):
     )
     for other in ("cross_term_once", "no_bias_norms", "sum_then_square", "swapped_pairwise"):
         assert "difference of squares" not in graded(other).cause("test_pairwise_values"), other
+
+
+@pytest.mark.slow
+def test_one_vmap_over_both_point_sets_is_named(graded):
+    # held-out case h04c: jax.vmap(sq_dist)(a, b) raises on 4 and 2 rows; on rows cut to the
+    # same count it gives the row-wise distances, at both sizes
+    g = graded("one_vmap_over_both")
+    g.assert_fails(
+        "test_pairwise_values", "inconsistent sizes", cause="one `jax.vmap` maps a and b together"
+    )
+    for other in ("difference_of_squares", "cross_term_once"):
+        assert "maps a and b together" not in graded(other).cause("test_pairwise_values"), other
