@@ -193,15 +193,44 @@ def _batch_predict_call(student: Remote, params: Any, xs: Any, what: str) -> Any
     spec="`predict(params, x)` -> `params['w'] @ x + params['b']` for ONE example `x` (`params['w']` is (out, in) here, as in the lesson's vmap demo)",
 )
 def test_predict_values(student: Remote, seed: int) -> None:
-    values.assert_matches_reference(
-        compiled(student.predict),
-        _ref_predict,
-        _predict_args(),
-        what="predict(params, x)",
-        max_examples=20,
-        seed=seed,
-        diagnostics=_predict_diagnostics,
-        fix="return `params['w'] @ x + params['b']`",
+    fix = "return `params['w'] @ x + params['b']`"
+    try:
+        values.assert_matches_reference(
+            compiled(student.predict),
+            _ref_predict,
+            _predict_args(),
+            what="predict(params, x)",
+            max_examples=20,
+            seed=seed,
+            diagnostics=_predict_diagnostics,
+            fix=fix,
+        )
+    except CheckFailure as failure:
+        cause = _product_order_cause(student)
+        if not cause:
+            raise
+        raise with_cause(failure, cause=cause, fix=fix) from failure.__cause__
+
+
+def _product_order_cause(student: Remote) -> str:
+    """The cause "x @ w" when, on square weights of two sizes (where x @ w runs), predict
+    gives x @ w + b, which is not w @ x + b there; else ""."""
+    for n, seed in ((2, 5), (3, 6)):
+        params, x = _params(n, n, seed=seed), np.asarray(_batch(1, n, seed=seed))[0]
+        try:
+            got = np.asarray(student.predict(params, jax.device_put(x)), np.float64)
+        except StudentError:
+            return ""
+        w, b = np.asarray(params["w"], np.float64), np.asarray(params["b"], np.float64)
+        other = x.astype(np.float64) @ w + b
+        if np.allclose(other, w @ x + b) or got.shape != other.shape:
+            return ""
+        if not np.allclose(got, other, rtol=1e-4, atol=1e-5):
+            return ""
+    return (
+        "predict computes `x @ w`, where the lesson's w is (out, in) and the product is "
+        "`w @ x`: on square weights, where `x @ w` runs, predict gives x @ w + b (on other "
+        "shapes the product's sizes do not match)"
     )
 
 

@@ -175,3 +175,13 @@ def test_one_vmap_over_both_point_sets_is_named(graded):
     )
     for other in ("difference_of_squares", "cross_term_once"):
         assert "maps a and b together" not in graded(other).cause("test_pairwise_values"), other
+
+
+@pytest.mark.slow
+def test_x_at_w_is_named_by_square_weights(graded):
+    # held-out case h04a: x @ w + b raises on the search's (2, 3) weights; on square weights of
+    # two sizes it gives x @ w + b
+    g = graded("x_at_w")
+    g.assert_fails("test_predict_values", cause="predict computes `x @ w`")
+    for other in ("bias_subtracted", "predict_relu"):
+        assert "x @ w" not in graded(other).cause("test_predict_values"), other
