@@ -288,6 +288,28 @@ def _norm_diagnostics(args: Any) -> Any:
             "before the sum, where the global norm takes one square root of the total",
             kind="sum_of_norms",
         ),
+        *_first_leaf_unsquared(leaves),
+    )
+
+
+def _first_leaf_unsquared(leaves: list[Any]) -> tuple[diagnose.Diagnostic, ...]:
+    """A reduce without an initial value: the first leaf itself, then each other leaf's sum of
+    squares added to it (elementwise, so the result has the first leaf's shape), under one
+    square root. Left out where that sum is negative somewhere (no square root to compare)."""
+    if not leaves:
+        return ()
+    start = leaves[0] + sum(float(np.sum(leaf**2)) for leaf in leaves[1:])
+    if np.any(start < 0):
+        return ()
+    return (
+        diagnose.matches(
+            np.sqrt(start),
+            "the first leaf enters as it is, neither squared nor summed, and the other leaves' "
+            "sums of squares are added to it: a reduce without an initial value starts from "
+            "the first leaf itself (`jax.tree.reduce(f, tree)` and `functools.reduce(f, "
+            "leaves)` take the value to start from, 0.0, as a third argument)",
+            kind="first_leaf_unsquared",
+        ),
     )
 
 

@@ -227,3 +227,13 @@ def test_first_axis_lengths_counted_are_named(graded):
     for other in ("rms_ndim_swapped", "leaves_uphill_norms"):
         for check in ("test_count_params_lesson", "test_count_params_nested"):
             assert "first-axis" not in graded(other).cause(check), (other, check)
+
+
+@pytest.mark.slow
+def test_a_reduce_without_a_start_is_named(graded):
+    # held-out case h05b: functools.reduce(f, leaves) with no 0.0 to start from
+    g = graded("reduce_without_start")
+    g.assert_fails("test_global_norm_values", cause="the first leaf enters as it is")
+    for other in ("norm_no_square", "norm_per_leaf_count"):
+        cause = graded(other).cause("test_global_norm_values")
+        assert "first leaf enters" not in cause, (other, cause)
