@@ -34,6 +34,7 @@ epoch whatever the batching, the two runs are one training from the same params:
 accuracies on a grid of test points agree (two inits put them hundreds of points apart).
 """
 
+import itertools
 from functools import cache
 from typing import Any
 
@@ -43,7 +44,7 @@ import numpy as np
 
 from grader.authoring import Attachments, Credit, check
 from grader.checks import calls, jit, keys, purity, values
-from grader.checks.failure import CheckFailure, fail
+from grader.checks.failure import CheckFailure, explained, fail
 from grader.data import load_digits
 from grader.plugin import Gate
 from grader.sandbox import client
@@ -147,6 +148,81 @@ def _train_default_cause(student: Remote, x: jax.Array, seed: int, rate: float) 
     )
 
 
+# more calls (new keys, the rates in turn) where every output so far kept every unit, or
+# every output dropped every unit: a dropout that never drops, or never keeps, shows that too
+ONE_DRAW_TRIES = 12
+
+
+def _whole(out: np.ndarray, xs: np.ndarray, rate: float) -> str:
+    """The outcome of one call of dropout: "kept" where every unit of `out` is
+    x / (1 - rate), "dropped" where every unit is 0, else ""."""
+    if not out.any():
+        return "dropped"
+    if out.shape == xs.shape and np.allclose(out / xs, 1.0 / (1.0 - rate), **RATIO_TOL):
+        return "kept"
+    return ""
+
+
+def _one_draw_cause(
+    student: Remote, x: jax.Array, seed: int, seen: list[tuple[float, np.ndarray]]
+) -> str:
+    """Every output of dropout (`seen`, two at least where given, then new keys until both
+    outcomes are seen) keeps every unit, scaled by 1 / (1 - rate), or drops every unit, and
+    some calls did each: one draw decides the whole array; else ""."""
+    xs = np.asarray(x)
+    outcomes = [_whole(out, xs, rate) for rate, out in seen]
+    if (seen and len(seen) < 2) or not all(outcomes):
+        return ""
+    for i in range(ONE_DRAW_TRIES):
+        if len(set(outcomes)) == 2:
+            break
+        rate = RATES[i % len(RATES)]
+        try:
+            out = _dropout(student, jax.random.key(seed + 100 + i), x, rate)
+        except (client.StudentError, CheckFailure):
+            return ""
+        outcomes.append(_whole(out, xs, rate))
+        if not outcomes[-1]:
+            return ""
+    if len(set(outcomes)) < 2:
+        return ""
+    return (
+        f"each call keeps every unit or drops every unit (of {len(outcomes)} calls, "
+        f"{outcomes.count('kept')} kept every unit, scaled by 1 / (1 - rate), and "
+        f"{outcomes.count('dropped')} zeroed every unit): one random draw is made for the "
+        "whole array, where each unit needs its own (a draw without a shape)"
+    )
+
+
+DROPPED_KEPT = (
+    "no unit is zeroed, and every unit is x or x / (1 - rate), the share rate of them x: "
+    "the units the mask drops keep their input value (the value given for a dropped unit "
+    "is x, where dropout gives 0)"
+)
+
+
+def _dropped_kept(out: np.ndarray, xs: np.ndarray, rate: float) -> bool:
+    """Every unit of `out` is x or x / (1 - rate), both occur, and the share left at x is
+    rate (the dropped units, left as they were)."""
+    if out.shape != xs.shape:
+        return False
+    ratios = out / xs
+    same = np.isclose(ratios, 1.0, **RATIO_TOL)
+    if same.all() or not same.any():
+        return False
+    scaled = np.allclose(ratios[~same], 1.0 / (1.0 - rate), **RATIO_TOL)
+    return scaled and abs(float(same.mean()) - rate) <= _binomial_tolerance(rate, out.size)
+
+
+def _dropped_kept_cause(x: jax.Array, seen: list[tuple[float, np.ndarray]]) -> str:
+    """DROPPED_KEPT where every output in `seen`, two at least, shows it (`_dropped_kept`);
+    else ""."""
+    xs = np.asarray(x)
+    if len(seen) < 2 or not all(_dropped_kept(out, xs, rate) for rate, out in seen):
+        return ""
+    return DROPPED_KEPT
+
+
 def _dropout(student: Remote, key: Any, x: jax.Array, rate: float, **kwargs: Any) -> np.ndarray:
     out = student.dropout(key, x, rate, **kwargs)
     values.assert_shape(
@@ -203,6 +279,7 @@ def test_dropout_rate(student: Remote, seed: int) -> None:
         tol = _binomial_tolerance(rate, x.size)
         if abs(frac - rate) > tol:
             wrong.append((rate, frac, tol, out))
+    seen = [(r, out) for r, _, _, out in wrong]
     if wrong:
         rate, frac, tol, out = wrong[0]
         # read as the keep probability: named when every failing rate, two at least, shows it
@@ -216,9 +293,13 @@ def test_dropout_rate(student: Remote, seed: int) -> None:
             cause=(
                 f"about {frac:.0%} of units were zeroed with rate={rate}: {DROP_PROBABILITY}"
                 if kept_reading
-                else _train_default_cause(student, x, seed, rate)
-                if all(f == 0.0 for _, f, _, _ in wrong)
-                else _shared_cause(out)
+                else _one_draw_cause(student, x, seed, seen)
+                or _dropped_kept_cause(x, seen)
+                or (
+                    _train_default_cause(student, x, seed, rate)
+                    if all(f == 0.0 for _, f, _, _ in wrong)
+                    else _shared_cause(out)
+                )
             ),
             fix="keep = jax.random.bernoulli(key, 1.0 - rate, x.shape); then zero where keep "
             "is False",
@@ -283,6 +364,7 @@ SCALE_CAUSES = {
     "probability of KEEPING a unit, 1 - rate",
     "times_keep": "the survivors were MULTIPLIED by 1 - rate, the keep probability, where "
     "they are divided by it: x * (1 - rate) shrinks them, x / (1 - rate) scales them up",
+    "dropped_kept": DROPPED_KEPT,
     "varies": "the survivors were not all scaled by the same factor",
     "observed_keep": "the survivors were scaled by one over the share of units this mask "
     "kept, not by 1 / (1 - rate): that share varies from mask to mask around 1 - rate, and "
@@ -293,9 +375,11 @@ SCALE_CAUSES = {
 def _scale_kind(ratios: np.ndarray, rate: float, zeroed: float, size: int) -> str:
     """What the survivors' ratios to their inputs show at `rate`: no rescaling, 1 - rate (a
     product where a division belongs), 1 / rate (with the drop share read as the keep
-    probability, or right), a factor that varies, one over the share this mask kept, or
-    ""."""
+    probability, or right), the dropped units left at x (no unit zeroed), a factor that
+    varies, one over the share this mask kept, or ""."""
     median = float(np.median(ratios))
+    if zeroed == 0.0 and _dropped_kept(ratios, np.ones_like(ratios), rate):
+        return "dropped_kept"
     if not np.allclose(ratios, median, **RATIO_TOL):
         return "varies"
     if np.isclose(median, 1.0, **RATIO_TOL):
@@ -346,6 +430,7 @@ def test_dropout_expectation(student: Remote, seed: int) -> None:
     if not wrong:
         return
     rate, ratio, tol, kind, out = wrong[0]
+    seen = [(r, o) for r, _, _, _, o in wrong]
     # a cause is named when every rate that fails, two at least, shows the same mistake; a
     # mask shared along an axis is seen in the output itself
     confirmed = kind and len(wrong) >= 2 and all(k == kind for _, _, _, k, _ in wrong)
@@ -353,7 +438,11 @@ def test_dropout_expectation(student: Remote, seed: int) -> None:
         f"mean(dropout(key, x, rate={rate})) / mean(x) over {xs.size:,} units",
         expected=f"1.000 +- {tol:.4f}",
         observed=f"{ratio:.4f}" + "".join(f"; with rate={r}: {q:.4f}" for r, q, *_ in wrong[1:]),
-        cause=EXPECTATION_CAUSES[kind] if confirmed else _shared_cause(out),
+        cause=EXPECTATION_CAUSES[kind]
+        if confirmed
+        else _one_draw_cause(student, x, seed, seen)
+        or _dropped_kept_cause(x, seen)
+        or _shared_cause(out),
         fix="inverted dropout divides the kept units by the keep probability 1 - rate",
     )
 
@@ -680,6 +769,7 @@ def test_forward_masks(student: Remote) -> None:
     params = _identity_probe(BIG[1])
     x = jnp.asarray(np.ones(BIG, np.float32))
     found = []  # (kind, the failure's parts) of every rate whose output is wrong
+    outs = []  # (rate, the output) of every rate whose output is wrong
     for rate in MASK_RATES:
         out = np.asarray(
             student.forward_with_dropout(params, x, jax.random.key(7), rate=rate, train=True)
@@ -690,14 +780,18 @@ def test_forward_masks(student: Remote) -> None:
         wrong = _two_masks_failure(out, rate)
         if wrong is not None:
             found.append(wrong)
+            outs.append((rate, out))
     if found:
         kind, parts = found[0]
         # a cause is named when every rate that fails, two at least, shows the same mistake
         if not (kind and len(found) >= 2 and all(k == kind for k, _ in found)):
+            whole = _probe_whole_cause(student, outs)
             parts = {
                 **parts,
-                "cause": "",
-                "fix": "after each hidden ReLU: x = dropout(subkey_i, x, rate, train)",
+                "cause": whole,
+                "fix": ONE_DRAW_FIX
+                if whole
+                else "after each hidden ReLU: x = dropout(subkey_i, x, rate, train)",
             }
         elif kind == "three_layers" and _logits_dropped(student, params, x):
             parts = {**parts, "cause": parts["cause"] + THREE_ON_LOGITS}
@@ -727,6 +821,30 @@ def test_forward_masks(student: Remote) -> None:
             fix="keep the signature `def forward_with_dropout(params, x, key, rate=0.5, "
             "train=True)`",
         )
+
+
+ONE_DRAW_FIX = (
+    "draw each mask with the shape of its input: jax.random.bernoulli(key, 1.0 - rate, x.shape)"
+)
+
+
+def _probe_whole_cause(student: Remote, outs: list[tuple[float, np.ndarray]]) -> str:
+    """Every failing output of the probe (`outs`, two at least) is all 0 or all
+    1 / (1 - rate)^2 (each hidden layer kept whole or zeroed whole), and the student's own
+    dropout keeps or drops every unit of a call (`_one_draw_cause`); else ""."""
+    if len(outs) < 2 or any(
+        out.any() and not np.allclose(out, 1.0 / (1.0 - rate) ** 2, **RATIO_TOL)
+        for rate, out in outs
+    ):
+        return ""
+    if not _one_draw_cause(student, _units(SMALL), 0, []):
+        return ""
+    return (
+        "your dropout keeps every unit or drops every unit in each call (see the check "
+        "'dropout zeroes each unit with probability rate'): on the probe each hidden layer "
+        "is kept whole or zeroed whole, so at each rate the output is all 0 or all "
+        "1 / (1 - rate)^2"
+    )
 
 
 THREE_ON_LOGITS = (
@@ -877,8 +995,46 @@ def test_forward_key_use(student: Remote, seed: int) -> None:
         static_argnames=("rate", "train"),
         what=what,
     )
-    keys.assert_varies_with_key(run, lambda k: (k,), what=what)
+    try:
+        keys.assert_varies_with_key(run, lambda k: (k,), what=what)
+    except CheckFailure as failure:
+        if type(failure) is not CheckFailure:  # a refused observation says nothing of the code
+            raise
+        cause = _forward_one_draw_cause(student, params, x, seed)
+        with explained(cause, ONE_DRAW_FIX if cause else ""):
+            raise
     keys.assert_accepts_raw_keys(run, lambda k: (k,), what=what)
+
+
+def _forward_one_draw_cause(student: Remote, params: Params, x: jax.Array, seed: int) -> str:
+    """The student's own dropout keeps or drops every unit of a call with one draw
+    (`_one_draw_cause`), and forward_with_dropout(params, x, key(0), rate=0.5) is the plain
+    forward pass with each hidden layer's output kept whole (times 2) or zeroed whole; else
+    ""."""
+    if not _one_draw_cause(student, _units(SMALL), seed, []):
+        return ""
+    try:
+        out = student.forward_with_dropout(params, x, jax.random.key(0), rate=0.5, train=True)
+    except client.StudentError:
+        return ""
+    names = sorted(params, key=lambda name: int(name[len("layer") :]))
+    for scales in itertools.product((0.0, 2.0), repeat=len(names) - 1):
+        h = np.asarray(x, np.float64)
+        for name, scale in zip(names, (*scales, None), strict=True):
+            h = h @ np.asarray(params[name]["w"], np.float64) + np.asarray(
+                params[name]["b"], np.float64
+            )
+            if scale is not None:
+                h = np.maximum(h, 0.0) * scale
+        if values.difference(out, h, **FLOAT32) is None:
+            return (
+                "your dropout keeps every unit or drops every unit in each call (see the "
+                "check 'dropout zeroes each unit with probability rate'), and this output "
+                "is the forward pass with each hidden layer kept whole (scaled) or zeroed "
+                "whole: one draw per layer gives a few keys only a few outputs, and "
+                "jax.random.key(0) and jax.random.key(1) give the same one"
+            )
+    return ""
 
 
 @check(

@@ -351,3 +351,77 @@ def test_a_dropout_that_ignores_train_is_not_blamed_on_forward(graded):
         cause="your dropout with train=False is not the identity",
         not_cause=("train does not reach the dropout calls", "default train=True"),
     )
+
+
+ONE_DRAW = "each call keeps every unit or drops every unit"
+
+
+@pytest.mark.slow
+def test_a_mask_drawn_without_a_shape_is_named_as_one_draw_per_call(graded):
+    # jax.random.bernoulli(key, keep) with no shape: each call keeps every unit (scaled) or
+    # zeroes every unit; the forward pass then varies with the key by a few outcomes only,
+    # and keys 0 and 1 give the same one: the one draw is named, not the key
+    g = graded("mask_no_shape")
+    for check in ("test_dropout_rate", "test_dropout_expectation"):
+        g.assert_fails(check, cause=(ONE_DRAW, "one random draw is made for the whole array"))
+    message = g.assert_fails(
+        "test_forward_key_use",
+        "jax.random.bernoulli(key, 1.0 - rate, x.shape)",
+        cause=("your dropout keeps every unit or drops every unit", "one draw per layer"),
+    )
+    assert "not from a key made inside the function" not in message
+    g.assert_fails(
+        "test_forward_masks",
+        "x.shape",
+        cause=("your dropout keeps every unit or drops every unit", "kept whole or zeroed whole"),
+    )
+
+
+@pytest.mark.slow
+def test_one_draw_is_not_named_where_units_are_dropped_one_by_one(graded):
+    # a mask shared along one axis; a mask never applied (every unit kept, unscaled); a
+    # forward pass that splits a key of its own (its dropout right): none is all-or-nothing
+    g = graded("row_shared_mask")
+    for check in ("test_dropout_rate", "test_dropout_expectation"):
+        g.assert_fails(check, cause="shared along one axis", not_cause=(ONE_DRAW,))
+    g = graded("mask_never_applied")
+    for check in ("test_dropout_rate", "test_forward_masks"):
+        g.assert_fails(check, not_cause=("keeps every unit or drops every unit",))
+    g = graded("forward_own_key")
+    g.assert_fails(
+        "test_forward_key_use",
+        "not from a key made inside the function",
+        cause="the result does not change with the key",
+        not_cause=("keeps every unit or drops every unit", "one draw per layer"),
+    )
+
+
+DROPPED_KEPT = (
+    "every unit is x or x / (1 - rate)",
+    "the units the mask drops keep their input value",
+)
+
+
+@pytest.mark.slow
+def test_dropped_units_left_at_x_are_named_not_a_varying_scale(graded):
+    # jnp.where(mask, x / keep, x): every unit is x or x / (1 - rate), the share rate at x
+    g = graded("where_keeps_dropped")
+    for check in ("test_dropout_rate", "test_dropout_scale", "test_dropout_expectation"):
+        g.assert_fails(
+            check,
+            cause=DROPPED_KEPT,
+            not_cause=("not all scaled by the same factor", "default of train"),
+        )
+
+
+@pytest.mark.slow
+def test_dropped_units_left_at_x_are_not_named_where_no_unit_is_scaled(graded):
+    # a mask never applied (every unit x) and survivors not rescaled (zeros and x): neither
+    # output is x and x / (1 - rate) side by side
+    g = graded("mask_never_applied")
+    g.assert_fails("test_dropout_rate", not_cause=("no unit is zeroed",))
+    g = graded("no_rescale")
+    g.assert_fails("test_dropout_scale", cause="not rescaled", not_cause=("no unit is zeroed",))
+    g.assert_fails(
+        "test_dropout_expectation", cause="mean shrank", not_cause=("no unit is zeroed",)
+    )
