@@ -958,7 +958,8 @@ def _step_cause(
     """Why train_step's new params differ, where the numbers confirm it: the update not
     applied, Adam's step on the student's own loss_fn gradients (a wrong loss_fn, not a wrong
     step: tried before the update's sign, which a negated loss also gives), the update's sign,
-    or the module's optimizer. Otherwise "" (the failure shows the difference)."""
+    the learning rate applied twice, the raw gradients applied in place of the updates, or
+    the module's optimizer. Otherwise "" (the failure shows the difference)."""
     # a second batch, of LOSS_ROWS rows: a mistake in the step is named only when both show it
     x2, y2 = labelled_batch(LOSS_ROWS, SMALL_SIZES[0], SMALL_SIZES[-1])
     seen = [((params, x, y), new_params, ref_params)]
@@ -984,7 +985,8 @@ def _step_cause(
                     + _forward_clause(student, params, x)
                 )
     found = diagnose.confirmed(
-        seen, lambda args: (diagnose.update_sign(args[0]), _lr_twice(args[0]))
+        seen,
+        lambda args: (diagnose.update_sign(args[0]), _lr_twice(args[0]), _raw_gradients(*args)),
     )
     if found:
         return found
@@ -1052,6 +1054,19 @@ def _lr_twice(before: Any) -> Any:
         )
 
     return diagnostic
+
+
+def _raw_gradients(params: Any, x: Any, y: Any) -> diagnose.Diagnostic:
+    """The new params are params + grads (the reference's gradients on the batch): the raw
+    gradients handed to optax.apply_updates where the updates optimizer.update returns
+    belong (a unit step uphill; Adam's updates are computed and dropped)."""
+    grads = _ref_grad(params, x, y)
+    return diagnose.matches(
+        jax.tree.map(lambda p, g: np.asarray(p, np.float64) + np.asarray(g), params, grads),
+        "the new params are params + grads: the raw gradients were applied, not the updates "
+        "`optimizer.update` returns (`optax.apply_updates(params, updates)`)",
+        "raw_grads",
+    )
 
 
 TRAJECTORY_STEPS = 4
@@ -1500,6 +1515,16 @@ def test_train_history(student: Remote) -> None:
     end = float(
         np.mean([np.asarray(student.loss_fn(params, x_train[b], y_train[b])) for b in batches])
     )
+    if not np.isfinite(end):  # a run that diverged: a band around NaN holds nothing
+        raise fail(
+            "the loss_fn of the params train returns, over batches of the training rows",
+            expected="a finite loss, which history[-1]['loss'] (the last epoch's mean batch "
+            "loss) is compared with",
+            observed=f"{end}, and history[-1]['loss'] is {history[-1]['loss']:.4f}",
+            cause=_one_step_cause(student),
+            fix="the history's loss is judged once the run ends with finite params: see the "
+            "train_step and train checks",
+        )
     low, high = HISTORY_LOSS_BAND[0] * end, HISTORY_LOSS_BAND[1] * end + 0.03
     if not low <= history[-1]["loss"] <= high:
         raise fail(

@@ -237,6 +237,16 @@ def _trap_cause(
         traps["plain Adam with learning rate 1e-3 whatever learning_rate was passed"] = optax.adam(
             1e-3
         )
+        traps[
+            "plain SGD, optax.sgd(learning_rate) (-learning_rate * the gradients): the optimizer "
+            "is SGD, where Adam belongs"
+        ] = optax.sgd(learning_rate)
+    else:
+        traps[
+            "optax.chain(optax.clip_by_global_norm(max_norm), optax.sgd(learning_rate)) "
+            "(-learning_rate * the clipped gradients): the optimizer after the clip is SGD, "
+            "where Adam belongs"
+        ] = optax.chain(optax.clip_by_global_norm(max_norm), optax.sgd(learning_rate))
     rng = np.random.default_rng(seed + 1000)
     other = mlp_params((3, 6, 2), rng)
     other_grads = _gradients(rng, other)

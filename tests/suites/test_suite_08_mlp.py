@@ -415,3 +415,31 @@ def test_a_loss_never_averaged_is_named_one_loss_per_example(graded):
     assert "one loss per example, never averaged" in g.cause("test_loss_value")
     for other in ("label_columns", "logsumexp_batch_axis", "naive_softmax_sum"):
         assert "per example" not in graded(other).cause("test_loss_value"), other
+
+
+@pytest.mark.slow
+def test_raw_gradients_applied_in_place_of_the_updates(graded):
+    # optax.apply_updates(params, grads): the new params are params + grads on both batches,
+    # and the checks downstream say the same one step is run on every batch
+    g = graded("apply_grads_not_updates")
+    g.assert_fails(
+        "test_train_step_values",
+        cause="the new params are params + grads: the raw gradients were applied",
+        not_cause=("sign", "learning rate", "loss_fn", "not applied"),
+    )
+    for check_id in ("test_train_accuracy", "test_train_history"):
+        g.assert_fails(
+            check_id,
+            cause=("one train_step already gives other params", "params + grads"),
+        )
+    # the run ends in NaN params: the history's loss cannot be held to their loss
+    assert "a finite loss" in g.message("test_train_history")
+    # look-alikes: other wrong steps (the update scaled by the learning rate again; the
+    # update's result dropped) are not said to be the raw gradients
+    for name, words in (
+        ("lr_applied_twice", "the learning rate was applied a second"),
+        ("step_drops_update", "the update is not applied"),
+    ):
+        graded(name).assert_fails(
+            "test_train_step_values", cause=words, not_cause=("params + grads",)
+        )

@@ -367,3 +367,28 @@ def test_norms_that_never_vary_are_not_said_to_repeat_one_order(graded, name):
     if name == "norm_of_updates":  # caught by the norms themselves
         assert g.status("test_norms_exact") == "failed"
         assert g.status("test_lesson_mlp") == "failed"
+
+
+@pytest.mark.slow
+def test_sgd_where_adam_belongs_is_named_with_and_without_clipping(graded):
+    # make_optimizer builds optax.sgd where optax.adam belongs: each optimizer check's
+    # updates are SGD's (the clipped chain's for clip=True), on two params shapes
+    g = graded("sgd_not_adam")
+    for check_id in ("test_optimizer_default", "test_optimizer_arguments"):
+        g.assert_fails(
+            check_id,
+            cause=("optax.sgd(learning_rate)", "-learning_rate * the clipped gradients"),
+            not_cause=("plain Adam", "plain SGD", "AdamW"),
+        )
+    g.assert_fails(
+        "test_optimizer_no_clip",
+        cause="plain SGD, optax.sgd(learning_rate) (-learning_rate * the gradients)",
+        not_cause=("clipped", "plain Adam", "clipping even though"),
+    )
+    # look-alikes: other optimizers that are not the reference's are not said to be SGD
+    for name, check_id, words in (
+        ("clip_after_adam", "test_optimizer_default", "plain Adam"),
+        ("clip_after_adam", "test_optimizer_arguments", "the clip comes after Adam"),
+        ("always_clips", "test_optimizer_no_clip", "clipping even though clip=False"),
+    ):
+        graded(name).assert_fails(check_id, cause=words, not_cause=("SGD", "sgd"))
