@@ -17,7 +17,6 @@ import importlib
 import itertools
 import math
 import re
-from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -39,6 +38,7 @@ from grader.suites._shared import (
     Tolerance,
     assert_normal,
     for_the_cache,
+    init_scale_cause,
     labelled_batch,
     mlp_params,
     once,
@@ -297,44 +297,6 @@ def test_init_shapes(student: Remote) -> None:
 
 # The init scales a layer's std is held to (a function of fan_in and fan_out), each with what
 # it says; one is named only when every layer's std fits it, three shapes of weight matrix
-_INIT_SCALES: tuple[tuple[Callable[[int, int], float], str], ...] = (
-    (
-        lambda fan_in, fan_out: math.sqrt(1.0 / fan_in),
-        "every layer's standard deviation is sqrt(1 / fan_in) (LeCun/Xavier-style): He init "
-        "for ReLU uses sqrt(2 / fan_in)",
-    ),
-    (
-        lambda fan_in, fan_out: math.sqrt(2.0 / (fan_in + fan_out)),
-        "every layer's standard deviation is the Glorot/Xavier scale sqrt(2 / (fan_in + "
-        "fan_out)); He init uses sqrt(2 / fan_in)",
-    ),
-    (
-        lambda fan_in, fan_out: 1.0,
-        "every layer's standard deviation is 1: unscaled standard normal weights, the "
-        "sqrt(2 / fan_in) factor is missing",
-    ),
-    (
-        lambda fan_in, fan_out: math.sqrt(2.0 / fan_out),
-        "every layer's standard deviation is sqrt(2 / fan_out): scaled by the fan-OUT (the "
-        "layer's output size) instead of the fan-in",
-    ),
-)
-
-
-def _init_scale_cause(stds: Any, tolerances: Any) -> str:
-    """The scale of _INIT_SCALES that every layer's std fits within its tolerance, else "":
-    one layer's std alone confirms nothing (a std half He's is nearer Glorot's on layer1)."""
-    sizes = list(itertools.pairwise(LESSON_SIZES))
-    for scale, text in _INIT_SCALES:
-        wanted = [scale(fan_in, fan_out) for fan_in, fan_out in sizes]
-        if all(
-            abs(std / want - 1.0) <= tol
-            for std, want, tol in zip(stds, wanted, tolerances, strict=True)
-        ):
-            return text
-    return ""
-
-
 @check(
     "init_params draws He-initialized weights: normal * sqrt(2 / fan_in)",
     points=2,
@@ -360,7 +322,9 @@ def test_init_he_statistics(student: Remote) -> None:
                 f"(within {tolerance:.0%})",
                 observed=f"mean {mean:.4f}, standard deviation {std:.4f} "
                 f"({std / target:.2f} x the He value)",
-                cause=_init_scale_cause([row[3] for row in layers], [row[5] for row in layers]),
+                cause=init_scale_cause(
+                    LESSON_SIZES, [row[3] for row in layers], [row[5] for row in layers]
+                ),
                 fix="`jax.random.normal(k, (fan_in, fan_out)) * jnp.sqrt(2.0 / fan_in)`",
             )
 
