@@ -1367,10 +1367,51 @@ def test_train_accuracy(student: Remote, attach: Attachments) -> None:
             f"test accuracy of the params from train(key, digits, n_epochs={TRAIN_EPOCHS})",
             expected=f"at least {TARGET_ACCURACY} (the lesson's MLP reaches about 0.97)",
             observed=f"{acc:.4f}",
-            cause=_one_step_cause(student),
+            cause=_one_step_cause(student) or _labels_cause(student),
             fix="feed train_step's new params and opt_state into the next step; check the "
             "learning rate and the init scale",
         )
+
+
+def _labels_cause(student: Remote) -> str:
+    """What the labels train hands to train_step show, on the observed run (`_observed_train`,
+    key 0), where a batch's labels are not its rows' labels in the dataset: the labels in the
+    dataset's order while the rows are shuffled, or another order; else "" (labels that match,
+    rows or labels that cannot be read, no step through the module's train_step)."""
+    with contextlib.suppress(Exception):
+        observed = _observed_train(student, 0)
+        x_train, y_train = _observed_data()[:2]
+        row_of = {row.tobytes(): i for i, row in enumerate(x_train)}
+        pairs = [
+            (_row_indices(rows, row_of), np.asarray(labels))
+            for rows, labels in zip(observed["batches"], observed["labels"], strict=True)
+            if rows is not None and labels is not None
+        ]
+        per_epoch = DIGITS_TRAIN_SHAPE[0] // OBSERVED_BATCH
+        if not pairs or any(-1 in rows or len(rows) != labels.size for rows, labels in pairs):
+            return ""
+        wrong = sum(int(np.sum(y_train[rows] != labels.ravel())) for rows, labels in pairs)
+        if wrong == 0:
+            return ""
+        total = sum(len(rows) for rows, _ in pairs)
+        in_order = all(
+            np.array_equal(
+                labels.ravel(),
+                y_train[(i % per_epoch) * OBSERVED_BATCH : (i % per_epoch + 1) * OBSERVED_BATCH],
+            )
+            for i, (_, labels) in enumerate(pairs)
+        )
+        seen = (
+            f"in {OBSERVED_CALL}, {wrong} of the {total} rows train_step received came with "
+            "another row's label"
+        )
+        if in_order:
+            return (
+                f"{seen}: the labels come in the dataset's order while the rows are shuffled, "
+                "so y is never permuted with x"
+            )
+        return f"{seen}: x and y are not permuted together (one permutation indexes both)"
+    return ""
 
 
 def _one_step_cause(student: Remote) -> str:

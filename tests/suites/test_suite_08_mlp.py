@@ -443,3 +443,17 @@ def test_raw_gradients_applied_in_place_of_the_updates(graded):
         graded(name).assert_fails(
             "test_train_step_values", cause=words, not_cause=("params + grads",)
         )
+
+
+@pytest.mark.slow
+def test_labels_left_in_place_while_the_rows_shuffle_are_named(graded):
+    # held-out case h08c: x_train[order] with y_train unpermuted; the labels train_step receives
+    # are the dataset's in order while the rows are shuffled
+    g = graded("labels_not_shuffled")
+    g.assert_fails(
+        "test_train_accuracy",
+        cause=("came with another row's label", "the labels come in the dataset's order"),
+    )
+    # a look-alike that also fails the accuracy: its batches pair rows with their labels
+    cause = graded("apply_grads_not_updates").cause("test_train_accuracy")
+    assert "another row's label" not in cause, cause
