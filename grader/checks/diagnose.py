@@ -1043,7 +1043,8 @@ def general(
     """The general tier's diagnostics for one input's arguments (`names`: their names, for
     the text; "the first argument" where they are not known). With the `reference` (the
     right function, called with the arguments), the mistakes in how the arguments are used
-    are held too: two of them in each other's place, or one left at its default."""
+    are held too: two of them in each other's place, one left at its default, or a whole
+    number one off."""
 
     def offered(args: Any) -> Sequence[Diagnostic]:
         # one `matches` per argument, so that where two arguments are equal on the smallest
@@ -1299,8 +1300,8 @@ def _argument_mistakes(
     reference: Callable[..., Any], args: Any, names: Sequence[str]
 ) -> list[Diagnostic]:
     """The reference called with two arguments in each other's place (two arrays or trees
-    of one shape, or two plain numbers), and with one number argument at the reference's
-    default."""
+    of one shape, or two plain numbers), with one number argument at the reference's
+    default, and with one whole-number argument one less or one more."""
     if not isinstance(args, tuple | list):
         return []
     args = tuple(args)
@@ -1322,7 +1323,30 @@ def _argument_mistakes(
         name = _argument(f"[{i}]", args, names)
         text = _DEFAULTED.format(name=name, value=default)
         found.append(_Alternative(reference, tuple(changed), text, f"default{i}"))
+    for i, value in enumerate(args):
+        if not _whole(value):
+            continue
+        for step, sign in ((-1, "-"), (1, "+")):
+            changed = list(args)
+            changed[i] = value + step
+            name = _argument(f"[{i}]", args, names)
+            text = _OFF_BY_ONE.format(name=name, sign=sign)
+            found.append(_Alternative(reference, tuple(changed), text, f"off{sign}{i}"))
     return found
+
+
+_OFF_BY_ONE = (
+    "the values are those for {name} {sign} 1, whatever {name} is given: an off-by-one in how "
+    "{name} is used (an index or a count taken from 1 where it is taken from 0, the other way "
+    "round, or a bound one past or one short)"
+)
+
+
+def _whole(value: Any) -> bool:
+    """A Python int (not a bool) or a NumPy integer scalar: an index, a count, a step."""
+    if isinstance(value, bool | np.bool_):
+        return False
+    return isinstance(value, int | np.integer)
 
 
 def _number(value: Any) -> bool:

@@ -200,3 +200,37 @@ def test_two_trees_in_each_others_place_are_named_on_two_sizes(student, named):
     assert ("with params and grads in each other's place" in cause) is named
     # one size alone confirms nothing
     assert diagnose.confirmed(seen[:1], lambda args: (), reference=_tree_step) == ""
+
+
+def _power(x, k):  # a reference with a whole-number argument
+    return x**k
+
+
+def _powers(*lengths):
+    return _vectors(*lengths, positive=True).flatmap(
+        lambda pair: st.sampled_from([2, 3, 4]).map(lambda k: (pair[0], k))
+    )
+
+
+@pytest.mark.parametrize(
+    ("student", "words"),
+    [
+        (lambda x, k: x ** (k + 1), "the values are those for k + 1, whatever k is given"),
+        (lambda x, k: x ** (k - 1), "the values are those for k - 1, whatever k is given"),
+    ],
+)
+def test_a_whole_number_one_off_is_named_on_two_sizes_only(student, words):
+    assert words in _cause(student, _power, _powers(3, 5), what="power(x, k)")
+    assert _cause(student, _power, _powers(4), what="power(x, k)") == ""
+
+
+@pytest.mark.parametrize(
+    "student",
+    [
+        lambda x, k: x**k + 1,  # one added to the result, not to k
+        lambda x, k: x ** (2 * k),  # k doubled: k + 1 only where k is 1
+        lambda x, k: x ** (k + 2),  # two off
+    ],
+)
+def test_a_whole_number_one_off_is_not_named_on_look_alikes(student):
+    assert "off-by-one" not in _cause(student, _power, _powers(3, 5), what="power(x, k)")
