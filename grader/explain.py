@@ -164,6 +164,9 @@ def explain(exc: BaseException) -> Explanation | None:
     shaped = shape_error(text, _student_line(exc))
     if shaped is not None:
         return shaped
+    renamed = _RENAME.search(text)
+    if renamed and renamed.group(2).startswith(renamed.group(1)) and "tmp" in renamed.group(2):
+        return RENAME_SWAPPED
     known = next((known for marker, known in BY_MESSAGE.items() if marker in text), None)
     if known is BY_MESSAGE["' as a data type"] and not _SIZE_AS_DTYPE.search(text):
         return None  # something else than a size where the dtype goes
@@ -171,6 +174,16 @@ def explain(exc: BaseException) -> Explanation | None:
 
 
 _SIZE_AS_DTYPE = re.compile(r"Cannot interpret '\d+' as a data type")
+_RENAME = re.compile(r"No such file or directory: '([^']+)' -> '([^']+)'")
+
+RENAME_SWAPPED = Explanation(
+    cause="a rename whose source does not exist, from the final path to a temporary one: "
+    "`os.replace(src, dst)` (and `os.rename`) moves src to dst, so the final path and the "
+    "temporary file are in each other's place",
+    fix="write the temporary file first, then `os.replace(temporary, path)`",
+)
+"""A rename (`os.replace`, `os.rename`, `Path.replace`) from a path that does not exist to that
+path with a temporary suffix: the message shows the two, the source first."""
 
 
 # -- shape errors -----------------------------------------------------------------------------

@@ -117,6 +117,21 @@ def test_float_labels_where_integers_go_are_named(fn) -> None:  # type: ignore[n
     assert found is not None and "float" in found.cause and "integer" in found.cause
 
 
+def replace_in_the_wrong_order(path):  # type: ignore[no-untyped-def]
+    import os
+
+    os.replace(path, path + ".tmp-1")  # the final path moved to the temporary one
+
+
+def test_a_rename_from_the_final_path_to_a_temporary_one_is_named(tmp_path) -> None:
+    exc = _student_raised(replace_in_the_wrong_order, str(tmp_path / "params.ckpt"))
+    found = explain(exc)
+    assert found is not None and "in each other's place" in found.cause
+    # a missing file of another kind is not a swapped rename
+    assert explain(FileNotFoundError("No such file or directory: 'a.ckpt' -> 'b.ckpt'")) is None
+    assert explain(FileNotFoundError("[Errno 2] No such file or directory: 'a.ckpt'")) is None
+
+
 # -- shape errors: real JAX exceptions from real code, through the sandbox's codec -----------
 
 
