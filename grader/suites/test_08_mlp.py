@@ -627,6 +627,41 @@ def _loss_axis_diagnostics(params: Any, x: Any, y: Any) -> Any:
             "the batch)",
             kind="axes_swapped",
         ),
+        *_other_loss_diagnostics(logits, labels),
+    )
+
+
+def _other_loss_diagnostics(logits: Any, labels: Any) -> Any:
+    """Other losses than the softmax cross-entropy, on the reference's logits: the
+    cross-entropy of softmax(logits) taken as logits (a softmax applied twice), and the binary
+    cross-entropy of sigmoid(logits) against the one-hot labels, averaged over every entry."""
+    n, c = len(labels), logits.shape[-1]
+
+    def cross_entropy(z: Any) -> float:
+        top = z.max(axis=-1, keepdims=True)
+        logp = z - top - np.log(np.exp(z - top).sum(axis=-1, keepdims=True))
+        return -float(np.mean(logp[np.arange(n), labels]))
+
+    probabilities = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    probabilities /= probabilities.sum(axis=-1, keepdims=True)
+    onehot = np.eye(c)[labels]
+    sigmoid = 1.0 / (1.0 + np.exp(-logits))
+    bce = -float(np.mean(onehot * np.log(sigmoid) + (1 - onehot) * np.log1p(-sigmoid)))
+    return (
+        diagnose.matches(
+            cross_entropy(probabilities),
+            "the loss is the cross-entropy of softmax(logits) taken as logits: a softmax is "
+            "applied before the cross-entropy, which normalizes the logits itself "
+            "(log_softmax of the raw logits)",
+            kind="softmax_twice",
+        ),
+        diagnose.matches(
+            bce,
+            "the loss is the binary cross-entropy of sigmoid(logits) against the one-hot "
+            "labels, averaged over every (example, class) entry: each class scored on its own, "
+            "where the lesson's loss is the softmax cross-entropy over the classes",
+            kind="sigmoid_bce",
+        ),
     )
 
 

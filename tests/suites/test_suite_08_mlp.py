@@ -457,3 +457,20 @@ def test_labels_left_in_place_while_the_rows_shuffle_are_named(graded):
     # a look-alike that also fails the accuracy: its batches pair rows with their labels
     cause = graded("apply_grads_not_updates").cause("test_train_accuracy")
     assert "another row's label" not in cause, cause
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("variant", "words"),
+    [
+        ("softmax_twice", "the cross-entropy of softmax(logits) taken as logits"),
+        ("sigmoid_bce", "the binary cross-entropy of sigmoid(logits) against the one-hot"),
+    ],
+)
+def test_another_loss_is_named_by_its_formula(graded, variant, words):
+    # held-out cases h08a, h08b of a later set: a softmax before the cross-entropy, and a
+    # sigmoid binary cross-entropy, each confirmed on two batch sizes
+    graded(variant).assert_fails("test_loss_value", cause=words)
+    for other in ("loss_class_mean", "softmax_twice", "sigmoid_bce"):
+        if other != variant:
+            assert words not in graded(other).cause("test_loss_value"), other
