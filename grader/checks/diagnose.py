@@ -1121,18 +1121,24 @@ def _array_arguments(args: Any, names: Sequence[str]) -> list[tuple[int, str, An
     return found
 
 
-def _elementwise(actual: Any, expected: Any) -> tuple[Any, Any] | None:
-    """Both flattened (`_pairs`: one structure, one shape per leaf), finite, with at least
-    one negative expected value, the student's wrong; else None."""
+def _finite_pair(actual: Any, expected: Any) -> tuple[Any, Any] | None:
+    """Both flattened (`_pairs`: one structure, one shape per leaf), finite, the student's
+    wrong; else None."""
     pair = _pairs(actual, expected)
     if pair is None or _close(*pair):
         return None
     a, e = pair
     if not (np.isfinite(a).all() and np.isfinite(e).all()):
         return None
-    if not (e < -RTOL * max(float(np.abs(e).max()), 1e-30)).any():
-        return None
     return a, e
+
+
+def _elementwise(actual: Any, expected: Any) -> tuple[Any, Any] | None:
+    """`_finite_pair`, with at least one negative expected value; else None."""
+    pair = _finite_pair(actual, expected)
+    if pair is None or not (pair[1] < -RTOL * max(float(np.abs(pair[1]).max()), 1e-30)).any():
+        return None
+    return pair
 
 
 def _last_axis_applied(actual: Any, expected: Any, transform: Callable[[Any], Any]) -> bool:
@@ -1198,16 +1204,6 @@ def absolute(actual: Any, expected: Any) -> Cause | None:
         "every value is the absolute value of the expected: the signs are lost (an `abs`, "
         "a norm, or the square root of a square, where signed values are expected)",
     )
-
-
-def _finite_pair(actual: Any, expected: Any) -> tuple[Any, Any] | None:
-    pair = _pairs(actual, expected)
-    if pair is None or _close(*pair):
-        return None
-    a, e = pair
-    if not (np.isfinite(a).all() and np.isfinite(e).all()):
-        return None
-    return a, e
 
 
 def squared(actual: Any, expected: Any) -> Cause | None:
