@@ -55,6 +55,8 @@ from typing import Any
 import jax
 import numpy as np
 
+from grader.checks import ref_mutants
+
 # Two float32 computations of the same number in another order: a ratio or a value that
 # agrees to this is taken as confirmed (FLOAT32's rtol; the candidates below are far apart).
 RTOL = 1e-4
@@ -184,7 +186,8 @@ def across(
     confirmed, the built-in `factor` is held to the same inputs (`names`: the arguments'
     names, for its text), and after it the `general` mistakes any function can make (with
     the `reference`, the right function of the arguments, those in how the arguments are
-    used as well)."""
+    used as well), and last the reference's own mutants (`ref_mutants`: its source with one
+    small edit each)."""
     held = list(others)
     extra: list[Input] | None = None
 
@@ -200,7 +203,10 @@ def across(
     text = factor(smallest, held, more_inputs if more is not None else None, names)
     if text:
         return text
-    return _tier(smallest, held, general(names, reference), more_inputs) or ""
+    found = _tier(smallest, held, general(names, reference), more_inputs)
+    if found is not None or reference is None:
+        return found or ""
+    return _tier(smallest, held, _mutated(reference), more_inputs) or ""
 
 
 def _tier(
@@ -225,8 +231,8 @@ def _tier(
             verdict = _holds(found.kind, sizes, more(), diagnostics)
         if verdict:
             named.append(found)
-    if named:  # two confirmed mistakes: no cause
-        return named[0].text if len(named) == 1 else ""
+    if named:  # two confirmed mistakes (two texts: one mistake may be found twice): no cause
+        return named[0].text if len({found.text for found in named}) == 1 else ""
     return None
 
 
@@ -1290,6 +1296,20 @@ class _Alternative:
             else:
                 self._diagnostic = _Matches(alternative, self.text, next(iter(self.kinds)))
         return None if self._diagnostic is None else self._diagnostic(actual, expected)
+
+
+def _mutated(reference: Callable[..., Any]) -> Callable[[Any], Sequence[Diagnostic]]:
+    """The last tier: the reference with one small edit each (`ref_mutants`), computed on
+    each input's arguments within one budget of wall time for the failing check."""
+    found = ref_mutants.mutants(reference)
+    budget = ref_mutants.Budget()
+
+    def offered(args: Any) -> Sequence[Diagnostic]:
+        if not found or not isinstance(args, tuple | list) or not ref_mutants.judge_side(args):
+            return ()
+        return [_Alternative(m.bound(budget), tuple(args), m.text, m.kind) for m in found]
+
+    return offered
 
 
 def _argument_mistakes(

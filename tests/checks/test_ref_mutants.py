@@ -1,0 +1,278 @@
+"""The last tier of `diagnose.across`: mutants of the reference (`ref_mutants`). A mistake
+particular to one function (an index one off, a suffix sum, a sum where a mean belongs, an
+axis changed, `<=` for `<`) is the reference with one small edit; it is named by a real
+Hypothesis search (`values.assert_matches_reference`) only when the edited reference
+reproduces the student's values on inputs of two sizes, and only when one text remains.
+Silent on one size, where two different edits reproduce the values, and where the student's
+mistake is no edit of the reference."""
+
+import time
+
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+
+from grader.checks import diagnose, ref_mutants, values
+from grader.checks.failure import CheckFailure
+
+START = "your values equal the right computation's with "
+
+
+def _vectors(*lengths, low=-9.0, high=9.0):
+    return st.sampled_from(lengths).flatmap(
+        lambda n: st.lists(st.floats(low, high, width=32), min_size=n, max_size=n).map(
+            lambda v: (np.asarray(v, np.float32),)
+        )
+    )
+
+
+def _matrices(*shapes):
+    return st.sampled_from(shapes).flatmap(
+        lambda shape: st.lists(
+            st.floats(0.5, 9.0, width=32),
+            min_size=shape[0] * shape[1],
+            max_size=shape[0] * shape[1],
+        ).map(lambda v: (np.asarray(v, np.float32).reshape(shape),))
+    )
+
+
+def _grid(*lengths, step=0.5):
+    """Vectors of multiples of `step` in [-3, 3]: a comparison's bound is hit exactly."""
+    points = [k * step for k in range(int(-3 / step), int(3 / step) + 1)]
+    return st.sampled_from(lengths).flatmap(
+        lambda n: st.lists(st.sampled_from(points), min_size=n, max_size=n).map(
+            lambda v: (np.asarray(v, np.float32),)
+        )
+    )
+
+
+def _cause(fn, reference, strategy, what="f(xs)"):
+    with pytest.raises(CheckFailure) as failure:
+        values.assert_matches_reference(fn, reference, strategy, what=what, rtol=1e-5, atol=1e-5)
+    return failure.value.finding.cause
+
+
+# -- references: module functions, whose source the tier reads ---------------------------------
+
+
+def _running_total(xs):
+    partial = np.cumsum(np.asarray(xs, np.float64))
+    return partial[-1], partial
+
+
+def _prefix_sums(xs):
+    return np.cumsum(np.asarray(xs, np.float64))
+
+
+def _centred(xs):
+    xs = np.asarray(xs, np.float64)
+    return xs - np.mean(xs)
+
+
+def _column_shares(x):
+    x = np.asarray(x, np.float64)
+    return x / x.sum(axis=0, keepdims=True)
+
+
+def _piecewise(xs):
+    xs = np.asarray(xs, np.float64)
+    return np.where(xs < 1, -xs, xs * xs)
+
+
+def _shifted_twice(xs):
+    return np.asarray(xs, np.float64) + 0.5 + 0.5
+
+
+def _student_suffix(xs):
+    return np.cumsum(np.asarray(xs, np.float64)[::-1])[::-1]
+
+
+CASES = [
+    # (the student's function, the reference, the inputs of two sizes, words of the cause)
+    (
+        lambda xs: (np.sum(xs[:-1]), np.cumsum(xs)),  # the total one element short
+        _running_total,
+        _vectors(3, 5),
+        START + "an index one less (-2 where it takes -1)",
+    ),
+    (
+        _student_suffix,
+        _prefix_sums,
+        _vectors(3, 5),
+        START + "its cumulative sum taken from the end",
+    ),
+    (
+        lambda xs: xs - np.sum(xs),
+        _centred,
+        _vectors(3, 5),
+        START + "a sum in place of its mean",
+    ),
+    (
+        lambda x: x / x.sum(axis=1, keepdims=True),
+        _column_shares,
+        _matrices((3, 4), (5, 2)),
+        START + "the operation along axis 1 where it goes along axis 0",
+    ),
+    (
+        lambda xs: np.where(xs <= 1, -xs, xs * xs),
+        _piecewise,
+        _grid(3, 5),
+        START + "`<=` in place of its `<`",
+    ),
+    (  # one edit found at two places (either 0.5 halved) is one cause, not two
+        lambda xs: xs + np.float32(0.75),
+        _shifted_twice,
+        _vectors(3, 5),
+        START + "its constant 0.5 halved (0.25)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("student", "reference", "strategy", "words"), CASES)
+def test_an_edit_of_the_reference_is_named_on_two_sizes(student, reference, strategy, words):
+    assert words in _cause(student, reference, strategy)
+
+
+@pytest.mark.parametrize(("student", "reference", "strategy", "words"), CASES)
+def test_one_size_names_no_edit(student, reference, strategy, words):
+    # every input of the one size shows the mistake; none of another size holds it
+    one_size = {_column_shares: _matrices((3, 4)), _piecewise: _grid(4)}.get(reference)
+    assert _cause(student, reference, _vectors(4) if one_size is None else one_size) == ""
+
+
+@pytest.mark.parametrize(
+    ("student", "reference", "strategy"),
+    [
+        # another formula: centred on the median, not on a sum
+        (lambda xs: xs - np.median(xs), _centred, _vectors(3, 5)),
+        # the suffix sums and a stray constant: no one edit gives both
+        (lambda xs: _student_suffix(xs) + 1.0, _prefix_sums, _vectors(3, 5)),
+        # the total two elements short: an index two off is no edit
+        (lambda xs: (np.sum(xs[:-2]), np.cumsum(xs)), _running_total, _vectors(3, 5)),
+        # the other axis and a square: no edit
+        (
+            lambda x: (x / x.sum(axis=1, keepdims=True)) ** 2,
+            _column_shares,
+            _matrices((3, 4), (5, 2)),
+        ),
+    ],
+)
+def test_a_mistake_that_is_no_edit_of_the_reference_is_not_named(student, reference, strategy):
+    assert START not in _cause(student, reference, strategy)
+
+
+def test_two_edits_that_both_reproduce_the_values_name_nothing():
+    # on whole numbers `xs <= 1` is `xs < 2`: the comparison and its bound fit alike
+    student = lambda xs: np.where(xs <= 1, -xs, xs * xs)  # noqa: E731
+    assert _cause(student, _piecewise, _grid(3, 5, step=1.0)) == ""
+    # with halves between them, only the comparison fits
+    assert "`<=` in place of its `<`" in _cause(student, _piecewise, _grid(3, 5))
+
+
+def test_an_earlier_tier_comes_first():
+    # a mean where the sum belongs is also every value times 1/n: the factor says so first
+    cause = _cause(lambda xs: np.cumsum(xs) / len(xs), _prefix_sums, _vectors(3, 5))
+    assert cause and START not in cause
+
+
+def test_the_tier_is_silent_without_a_source():
+    assert ref_mutants.mutants(np.sum) == ()  # a builtin of NumPy
+    assert ref_mutants.mutants(np.sqrt) == ()  # a ufunc
+    assert ref_mutants.mutants(lambda xs: np.cumsum(xs)) == ()  # a lambda
+    namespace: dict[str, object] = {"np": np}
+    exec("def made(xs):\n    return np.cumsum(xs)\n", namespace)  # no file to read
+    assert ref_mutants.mutants(namespace["made"]) == ()
+    # and a search with such a reference names nothing
+    assert _cause(_student_suffix, lambda xs: np.cumsum(xs), _vectors(3, 5)) == ""
+
+
+def _scaled_prefix(scale):
+    def reference(xs):
+        return scale * np.cumsum(np.asarray(xs, np.float64))
+
+    return reference
+
+
+def test_a_closure_is_rebuilt_with_its_values():
+    reference = _scaled_prefix(3.0)
+    student = lambda xs: 3.0 * _student_suffix(xs)  # noqa: E731
+    assert START + "its cumulative sum taken from the end" in _cause(
+        student, reference, _vectors(3, 5)
+    )
+
+
+def test_mutants_come_in_one_order_every_time():
+    first = [m.text for m in ref_mutants.mutants(_running_total)]
+    ref_mutants._cached.cache_clear()
+    again = [m.text for m in ref_mutants.mutants(_running_total)]
+    assert first == again
+    assert first[0].startswith(START + "its cumulative sum")
+
+
+def test_a_mutant_over_the_budget_or_warning_is_not_run():
+    mutant = ref_mutants.mutants(_prefix_sums)[0]
+    with pytest.raises(ref_mutants.OverBudget):
+        mutant.bound(ref_mutants.Budget(0.0))(np.ones(3))
+    warns = ref_mutants.Mutant(lambda x: np.log(x) + _warn(), "text", "kind")
+    with pytest.raises(UserWarning):
+        warns.bound(ref_mutants.Budget())(np.ones(3))
+    # NumPy's floating-point warnings are silenced, not raised: log(0) is -inf
+    silent = ref_mutants.Mutant(np.log, "text", "kind").bound(ref_mutants.Budget())
+    assert silent(np.zeros(2))[0] == -np.inf
+
+
+def _warn():
+    import warnings
+
+    warnings.warn("a warning", UserWarning, stacklevel=1)
+    return 0.0
+
+
+def test_arguments_holding_student_code_get_no_mutant():
+    assert ref_mutants.judge_side((np.ones(3), 2))
+    assert not ref_mutants.judge_side((lambda x: x, np.ones(3)))  # a function of the tests
+
+
+def _many_points(x):
+    x = np.asarray(x, np.float64)
+    return (
+        1.5 * x
+        + 2.5 * x**2
+        - 3.5 * x**3
+        + 4.5 * x**4
+        - 5.5 * np.sqrt(np.abs(x))
+        + 6.5 * np.exp(-x)
+        - 7.5 * x**5
+        + 8.5 * np.mean(x)
+        - 9.5 * np.max(x)
+        + 10.5 * np.cumsum(x)
+        - 11.5 * x[::-1]
+        + 12.5 * x**6
+        - 13.5 * np.std(x)
+        + 14.5 * x[1:].sum()
+    )
+
+
+def test_the_mutants_of_a_reference_are_capped():
+    # _many_points has more than 60 mutation points; the first MAX_MUTANTS are kept
+    assert len(ref_mutants.mutants(_many_points)) == ref_mutants.MAX_MUTANTS
+
+
+def test_a_failing_search_over_many_mutants_stays_quiet_and_bounded():
+    # no edit reproduces a student's result that is off everywhere: every mutant is tried
+    # on the smallest input, within the budget (the time is printed for the report)
+    start = time.monotonic()
+    cause = _cause(lambda x: _many_points(x) + 0.1, _many_points, _vectors(3, 5, low=0.5))
+    print(f"search with {ref_mutants.MAX_MUTANTS} mutants: {time.monotonic() - start:.2f} s")
+    assert START not in cause
+
+
+def test_confirmed_holds_mutants_of_its_reference():
+    seen = [
+        ((xs,), _student_suffix(xs), _prefix_sums(xs))
+        for xs in (np.arange(1.0, 4.0), np.array([2.0, -1.0, 0.5, 4.0, 3.0]))
+    ]
+    texts = diagnose.confirmed(seen, lambda args: (), reference=_prefix_sums)
+    assert texts.startswith(START + "its cumulative sum taken from the end")
+    assert diagnose.confirmed(seen[:1], lambda args: (), reference=_prefix_sums) == ""
+    assert diagnose.confirmed(seen, lambda args: ()) == ""  # no reference: no tier
