@@ -33,6 +33,8 @@ CREDIT = pytest.StashKey[Credit]()
 ATTACHMENTS = pytest.StashKey[Attachments]()
 STARTED = pytest.StashKey[float]()
 ANSWERS = pytest.StashKey[int]()  # the sandbox's answers before the check began
+REACHED = pytest.StashKey[client.Reached]()  # what of the module the check reached
+GATES = pytest.StashKey[list[str]]()  # the checks it asked to have passed
 
 
 class Judge:
@@ -106,6 +108,8 @@ class Judge:
         A required check this run did not collect (a released suite cut it out, `-k`
         deselected it) does not close the gate."""
         __tracebackhide__ = True
+        asked = item.stash.setdefault(GATES, [])
+        asked.extend(i for i in check_ids if i not in asked)
         for required in check_ids:
             checked = self._collected.get(required)
             if checked is None:
@@ -129,6 +133,9 @@ class Judge:
         """A check starts: recorded, and given its share of the file's time."""
         item.stash[STARTED] = time.perf_counter()
         item.stash[ANSWERS] = self._answers()
+        channel = self.session.channel
+        if channel is not None:
+            item.stash[REACHED] = channel.reach()
         self.emit(records.Start(item.name))
         self.session.share_time(self.options.check_share_s)
 
@@ -195,6 +202,16 @@ class Judge:
         """A check ended: its result recorded, then what it attached."""
         outcome, scrub = item.stash.get(OUTCOME, PASSED), self.session.scrub
         started = item.stash.get(STARTED, None)
+        reached = item.stash.get(REACHED, None)
+        asked: list[str] = item.stash.get(GATES, [])
+        self.emit(
+            records.Uses(
+                item.name,
+                tuple(sorted(reached.names)) if reached is not None else (),
+                tuple(asked),
+                whole=reached is None or reached.whole,
+            )
+        )
         self.emit(
             records.Result(
                 id=item.name,

@@ -19,6 +19,9 @@ lines to the parent, which decodes each with `decode`:
                 exception, no points counted)
     artifact    an image a check (or the notebook) made Artifact(id, title, data)
     metric      a number a check measured              Metric(id, name, value)
+    uses        what of the student's module a check   Uses(id, names, gates, whole)
+                reached (`grade watch` reuses a verdict
+                whose code did not change)
     notebook    what the notebook's run left to say    Notebook(message)
     done        the session finished                   Done()
 
@@ -217,6 +220,28 @@ class Metric:
 
 
 @dataclass(frozen=True)
+class Uses:
+    """What of the student's module a check reached: the module's `names` it looked up
+    (through the module's handle, or in a run it shares with an earlier check), the checks
+    whose verdicts it stood on (`gates`), and `whole` when it handed the module itself to
+    code in the sandbox (which may reach any of it). `grade watch` grades again only the
+    checks whose code changed (`grader.watch.reuse`); nothing else reads it."""
+
+    kind: ClassVar[str] = "uses"
+
+    id: str
+    names: tuple[str, ...] = ()
+    gates: tuple[str, ...] = ()
+    whole: bool = False
+
+    def __post_init__(self) -> None:
+        _clip(self, id=MAX_ID_CHARS)
+        for name in ("names", "gates"):
+            value = getattr(self, name)
+            object.__setattr__(self, name, tuple(i[:MAX_ID_CHARS] for i in value[:MAX_CHECKS]))
+
+
+@dataclass(frozen=True)
 class Notebook:
     """What a notebook's run left to say (empty when all went well)."""
 
@@ -265,6 +290,7 @@ Record = (
     | Result
     | Artifact
     | Metric
+    | Uses
     | Notebook
     | Unrun
     | Done
@@ -280,6 +306,7 @@ KINDS: dict[str, type[Record]] = {
         Result,
         Artifact,
         Metric,
+        Uses,
         Notebook,
         Unrun,
         Done,
@@ -460,6 +487,12 @@ _FIELDS: dict[type[Record], dict[str, tuple[Callable[[Any], Any], bool]]] = {
         "id": (_text(MAX_ID_CHARS), True),
         "name": (_text(MAX_METRIC_NAME_CHARS), True),
         "value": (_finite, True),
+    },
+    Uses: {
+        "id": (_text(MAX_ID_CHARS), True),
+        "names": (_ids, False),
+        "gates": (_ids, False),
+        "whole": (_flag, False),
     },
     Notebook: {"message": (_text(MAX_MESSAGE_CHARS), True)},
     Unrun: {"ids": (_ids, True), "stopped": (_ids, False), "retried": (_ids, False)},

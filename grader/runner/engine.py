@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol
 
 from grader.catalog import ExerciseSpec
 from grader.model import ExerciseResult, Report
@@ -197,13 +198,17 @@ def grade_one(
     threads: int | None = None,
     shared: str = "",
     sandbox_cache: str = "",
+    partial: Partial | None = None,
+    on_graded: Callable[[tuple[str, ...]], None] | None = None,
 ) -> tuple[ExerciseResult, WorkerHandle | None]:
     """Grade one lesson file on `worker` (a fresh one, logging to `log_dir` or `scratch`,
     when None or lost); returns the result and the worker to use next (`grade`, `grade
     mutate` and `grade watch` share it). `on_records` gets the judge's record lines as they
     come (`WorkerHandle.run`; `preview` turns them into a result so far). `threads`: the
     share of the cores of a worker it starts (`budget.share`); `shared` and `sandbox_cache`,
-    what it loads and where its sandboxes cache (`Pool`)."""
+    what it loads and where its sandboxes cache (`Pool`). `partial`: run only some checks and
+    keep the others' verdicts from an earlier grading (`grade watch`); `on_graded` gets the
+    record lines the result is assembled from."""
     skipped = _not_gradable(spec, submission)
     if skipped is not None:
         return skipped, worker
@@ -211,6 +216,13 @@ def grade_one(
     for attempt in range(1 + GRADER_FAULT_RETRIES):
         work = scratch / (spec.name if attempt == 0 else f"{spec.name}.retry{attempt}")
         request = _request(spec, submission, options, level, work)  # all of it afresh
+        if partial is not None:
+            request = replace(
+                request,
+                only=partial.rerun.ids,
+                passed=partial.rerun.passed,
+                unjudged=partial.rerun.unjudged,
+            )
         started = time.monotonic()
         try:
             if worker is None:
@@ -218,6 +230,8 @@ def grade_one(
                     log_dir or scratch, preload, sandbox_cache, threads=threads, shared=shared
                 )
             ended = _run_with_reruns(worker, request, started, on_records)
+            if partial is not None:
+                ended = replace(ended, records=partial.merge(ended.records))
             ending = results.Ending(ended, request.timeout_s)
         except WorkerLost as exc:
             ending = _lost(exc, worker, started, request.timeout_s)
@@ -230,7 +244,20 @@ def grade_one(
             break
         if level != "basic":  # at basic the sandbox could have sent it: charged as it ended
             ending = replace(ending, grader_fault=fault, attempts=attempt + 1)
+    if on_graded is not None:
+        on_graded(ending.ended.records)
     return results.assemble(spec, ending, submission.files[spec.name].name), worker
+
+
+class Partial(Protocol):
+    """A grading of some of a file's checks that keeps the others' verdicts (`grade watch`,
+    `grader.watch.reuse`): the checks to run (`rerun.ids`), those kept that passed
+    (`rerun.passed`, for gates), and how the run's record lines become the whole file's
+    (`merge`)."""
+
+    @property
+    def rerun(self) -> results.Rerun: ...
+    def merge(self, lines: tuple[str, ...]) -> tuple[str, ...]: ...
 
 
 STOPPING = threading.Event()

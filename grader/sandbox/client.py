@@ -24,7 +24,8 @@ import os
 import select
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from grader.protocol import sandbox as proto
@@ -70,6 +71,18 @@ while receiving or decoding a frame): the sandbox is stopped, as if it had ended
 
 CPU_POLL_S = 0.25
 """How often the judge reads the sandbox's CPU time while it waits for an answer."""
+
+
+@dataclass
+class Reached:
+    """What of the student's module the judge reached while it was being tracked (a check, or
+    a run shared by several checks): the module's names it looked up, and `whole` when it
+    handed the module itself to code in the sandbox (a probe that replaces one of its
+    functions may reach any of it). `grade watch` reuses the verdicts of checks whose
+    names' code did not change (`grader.watch.reuse`)."""
+
+    names: set[str] = field(default_factory=set)
+    whole: bool = False
 
 
 class NotCalled(BaseException):
@@ -198,6 +211,32 @@ class Channel:
         self.answers = 0  # replies that brought the judge something of the student's: every
         # reply but a function looked up by name (the plugin: whose exception a check raised)
         self._screened: list[source_screen.Finding] | None = None
+        self._reaching: list[Reached] = []  # the check's, then the shared runs' within it
+
+    # -- what a check reaches (`Reached`) ------------------------------------------------
+    def reach(self) -> Reached:
+        """Track what the module's handle reaches from now on (a check begins), afresh."""
+        reached = Reached()
+        self._reaching = [reached]
+        return reached
+
+    @contextlib.contextmanager
+    def reaching(self) -> Iterator[Reached]:
+        """Track what is reached inside the block on its own as well (a run that later
+        checks share: `note` gives it to each of them)."""
+        inner = Reached()
+        self._reaching.append(inner)
+        try:
+            yield inner
+        finally:
+            self._reaching.remove(inner)
+
+    def note(self, names: Iterable[str] = (), whole: bool = False) -> None:
+        """Count `names` (and the `whole` module) as reached by what is tracked now."""
+        names = tuple(names)
+        for reached in self._reaching:
+            reached.names.update(names)
+            reached.whole = reached.whole or whole
 
     def replay(self) -> None:
         """A check reads what the student's code gave an earlier check (a run shared by
@@ -211,8 +250,10 @@ class Channel:
             if isinstance(obj, Remote):
                 if obj._channel is not self:
                     raise TypeError("a handle of another sandbox cannot be sent here")
+                if obj._id == proto.MODULE_HANDLE:
+                    self.note(whole=True)
                 return {"t": "handle", "id": obj._id}
-            if isinstance(obj, proto.Handle):
+            if isinstance(obj, proto.Handle):  # a request's target
                 return {"t": "handle", "id": obj.id}
             return self._local_object(obj)
 
@@ -437,6 +478,8 @@ class Remote:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
+        if self._id == proto.MODULE_HANDLE:
+            self._channel.note((name,))
         try:
             return self._channel.request(proto.GetAttr(self._id, name))
         except StudentError as exc:

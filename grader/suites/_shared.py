@@ -123,7 +123,7 @@ def compiled(fn: Any, static_argnames: Sequence[str] = ()) -> Callable[..., Any]
     return call
 
 
-_ONCE: dict[tuple[object, ...], tuple[bool, object, bool]] = {}
+_ONCE: dict[tuple[object, ...], tuple[bool, object, bool, client.Reached]] = {}
 
 
 def once(student: Any, tag: Hashable, compute: Callable[[], Any]) -> Any:
@@ -132,18 +132,23 @@ def once(student: Any, tag: Hashable, compute: Callable[[], Any]) -> Any:
     exception is kept too and raised again to each check that asks, so a run that fails is
     paid for once and reported by every check that stands on it. A check that reads a run
     the student's code answered counts that answer as its own (`Channel.replay`): what the
-    suite raises on it is the student's, never a grader error that would count no points."""
+    suite raises on it is the student's, never a grader error that would count no points;
+    and what of the module the run reached as reached by it too (`Channel.note`)."""
     key = (id(student), tag)
     channel = client.channel_of(student)
     if key not in _ONCE:
         before = channel.answers
-        try:
-            _ONCE[key] = (True, compute(), channel.answers > before)
-        except BaseException as exc:  # kept, and raised again below, to every check that asks
-            _ONCE[key] = (False, exc, channel.answers > before)
-    elif _ONCE[key][2]:
-        channel.replay()
-    ok, value, _ = _ONCE[key]
+        with channel.reaching() as reached:
+            try:
+                _ONCE[key] = (True, compute(), channel.answers > before, reached)
+            except BaseException as exc:  # kept, and raised again below, to every check
+                _ONCE[key] = (False, exc, channel.answers > before, reached)
+    else:
+        if _ONCE[key][2]:
+            channel.replay()
+        reached = _ONCE[key][3]
+        channel.note(reached.names, reached.whole)
+    ok, value, _, _ = _ONCE[key]
     if not ok:
         assert isinstance(value, BaseException)
         raise value

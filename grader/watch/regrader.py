@@ -41,6 +41,7 @@ from grader.runner import worker as warm
 from grader.runner.submission import Submission
 from grader.sandbox import isolation
 from grader.sandbox.isolation import Level
+from grader.watch import reuse
 
 CLOSE_TIMEOUT_S = 5.0
 """How long `close` waits for the grading thread after killing what it waits on."""
@@ -126,6 +127,7 @@ class Regrader:
         self._running: Job | None = None
         self._killed = 0  # the number of the last job whose judge was killed
         self._closed = False
+        self._graded: dict[str, reuse.Graded] = {}  # lesson -> its last grading (`reuse`)
         self._scratch = Path(tempfile.mkdtemp(prefix="grade-watch-"))
         isolation.make_subreaper()  # orphans of the worker's processes become ours to end
         self._thread = threading.Thread(target=self._serve, name="grade-watch", daemon=True)
@@ -198,14 +200,14 @@ class Regrader:
         worker = self.worker
         return worker is not None and worker.cancel()
 
-    def _streamed(self, job: Job) -> handle.OnRecords | None:
+    def _streamed(self, job: Job, kept: tuple[str, ...] = ()) -> handle.OnRecords | None:
         """What takes the judge's record lines for `job`, while `job` is the newest: to
         `on_problem` once with the first problem (`preview`), once with the whole verdict
         (`complete`)."""
         on_problem = self.on_problem
         if on_problem is None:
             return None
-        seen: list[str] = []
+        seen: list[str] = list(kept)  # the verdicts kept from the last grading (`reuse`)
         shown = {"problem": False, "complete": False}
         filename = job.submission.files[job.spec.name].name
         started = time.monotonic()
@@ -253,22 +255,54 @@ class Regrader:
                     return
                 self._pending, self._running = None, job
             scratch = self._scratch / str(job.number)
-            result, self.worker = engine.grade_one(
-                self.worker,
-                job.spec,
-                job.submission,
-                self.options,
-                self.level,
-                scratch,
-                self.preload,
-                on_records=self._streamed(job),
-            )
+            result = self._grade(job, scratch)
             shutil.rmtree(scratch, ignore_errors=True)
             with self._cond:
                 self._running = None
                 newest = job.number == self._latest and not self._closed
             if newest:
                 self.on_result(job, result)
+
+    def _grade(self, job: Job, scratch: Path) -> ExerciseResult:
+        """Grade `job`: only the checks whose code changed since the file's last grading,
+        the others' verdicts kept (`reuse`); none at all when nothing they reach changed."""
+        spec, file = job.spec, job.submission.files[job.spec.name]
+        try:
+            source: bytes | None = file.read_bytes() if file.suffix == ".py" else None
+        except OSError:
+            source = None
+        now = reuse.read_context(spec, source, job.submission.files) if source else ""
+        earlier = self._graded.pop(spec.name, None)
+        plan = reuse.plan(spec, earlier, source, now) if source and now else None
+        if plan is not None and earlier is not None and plan.everything_kept:
+            self._graded[spec.name] = reuse.Graded(earlier.source, now, earlier.records)
+            ended = Ended(exit_code=0, records=earlier.records)
+            return records.assemble(spec, records.Ending(ended), file.name)
+        graded: list[tuple[str, ...]] = []
+        result, self.worker = engine.grade_one(
+            self.worker,
+            spec,
+            job.submission,
+            self.options,
+            self.level,
+            scratch,
+            self.preload,
+            on_records=self._streamed(job, plan.kept if plan is not None else ()),
+            partial=plan,
+            on_graded=graded.append,
+        )
+        copy = scratch / spec.name / "lessons" / file.name
+        if source and now and graded and _same_bytes(copy, source):
+            self._graded[spec.name] = reuse.Graded(source, now, graded[0])
+        return result
+
+
+def _same_bytes(path: Path, data: bytes) -> bool:
+    """Whether `path` holds `data` (the file graded is the one read: no save in between)."""
+    try:
+        return path.read_bytes() == data
+    except OSError:
+        return False
 
 
 def _kill_group(pid: int) -> None:

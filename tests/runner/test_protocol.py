@@ -39,6 +39,7 @@ RECORDS: list[rec.Record] = [
     ),
     rec.Artifact(id="test_a", title="loss", data=PNG),
     rec.Metric(id="test_a", name="speedup", value=3.5),
+    rec.Uses("test_a", ("running_sum", "piecewise"), ("test_b",), whole=True),
     rec.Notebook("Notes on 03_jit.ipynb"),
     rec.Unrun(("test_b",), stopped=("running_sum",)),
     rec.Done(),
