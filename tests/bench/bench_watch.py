@@ -1,12 +1,16 @@
 """Save-to-verdict time of `grade watch`: a lesson file saved under the real watcher.
 
     python tests/bench/bench_watch.py [--saves 6] [--lesson 03_jit] [--broken FILE]
+                                      [--edit FUNCTION | --whole-file]
 
 Starts `grade watch` in a pseudo-terminal on a temporary copy of one lesson file
 (`tests/commands/test_watch.py`'s `WatchTerminal`: a real pty, the real watcher,
 the real suite), waits until the warm worker is ready, then saves the file N
 times, alternating the reference solution (PASS) and a broken version (FAIL), so
-each save changes the verdict on screen. For each save it measures the time from
+each save changes the verdict on screen. The broken version is what a student's edit
+gives: the solution with one function (`--edit`, running_sum) as the broken file writes
+it; `--whole-file` saves the broken file as it is instead (a fixture: every line of the
+file differs, so `grade watch` keeps no verdict, `grader.watch.reuse`). For each save it measures the time from
 the write to the first verdict line drawn in the terminal (for a broken file, the
 first failing check, drawn while the other checks still run: `FAIL ... so far`)
 and to the complete verdict, and reads the grading's own duration from the
@@ -22,6 +26,7 @@ Not a test (a timed assertion would be flaky): run it by hand or in a benchmark 
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import re
 import shutil
@@ -64,6 +69,15 @@ def worker_of(pid: int) -> int:
     raise SystemExit("grade watch has no worker")
 
 
+def _function(source: str, name: str) -> str:
+    """The lines of the top-level function `name` in `source`."""
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            lines = source.splitlines(keepends=True)
+            return "".join(lines[node.lineno - 1 : node.end_lineno])
+    raise SystemExit(f"no function {name} to edit")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--saves", type=int, default=6, help="saves measured after the first")
@@ -74,9 +88,13 @@ def main() -> None:
         default=ROOT / "tests/fixtures/03_jit/python_loop_running_sum/03_jit.py",
         help="a failing version of the lesson file (default: a 03_jit fixture)",
     )
+    parser.add_argument("--edit", default="running_sum", help="the function the edit breaks")
+    parser.add_argument("--whole-file", action="store_true", help="save --broken as it is")
     args = parser.parse_args()
     fixed = (ROOT / "solutions" / f"{args.lesson}.py").read_text()
     broken = args.broken.read_text()
+    if not args.whole_file:
+        broken = fixed.replace(_function(fixed, args.edit), _function(broken, args.edit))
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "exercises"
