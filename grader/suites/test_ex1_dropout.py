@@ -1300,15 +1300,17 @@ def test_compare_without_ignores_rate(student: Remote) -> None:
             "(where dropout is the identity), while 'without_dropout' moves with rate: the "
             "two results are filed under each other's names"
             if swapped
-            else "the accuracy of the run without dropout changes with rate: rate reaches the "
-            "run without dropout, where only the dropout run may use it"
+            else "the accuracy of the run without dropout changes with rate: rate reaches "
+            "that run, passed to it or through params or an optimizer state that the dropout "
+            "run trained and the run without dropout goes on from"
         ),
         fix=(
             "return {'with_dropout': the accuracy of the run trained with dropout, "
             "'without_dropout': the accuracy of the plain run}"
             if swapped
             else "train the run without dropout with the plain forward pass (or "
-            "forward_with_dropout(..., train=False)), and pass rate only to the dropout run"
+            "forward_with_dropout(..., train=False)), pass rate only to the dropout run, and "
+            "start each run from the initial params with an optimizer state of its own"
         ),
     )
 
