@@ -206,7 +206,9 @@ def across(
     found = _tier(smallest, held, general(names, reference), more_inputs)
     if found is not None or reference is None:
         return found or ""
-    return _tier(smallest, held, _mutated(reference), more_inputs) or ""
+    budget = ref_mutants.Budget()
+    found = _tier(smallest, held, _mutated(reference, budget), more_inputs)
+    return "" if budget.refused else found or ""  # over its time: a text may stand alone
 
 
 def _tier(
@@ -1298,11 +1300,12 @@ class _Alternative:
         return None if self._diagnostic is None else self._diagnostic(actual, expected)
 
 
-def _mutated(reference: Callable[..., Any]) -> Callable[[Any], Sequence[Diagnostic]]:
+def _mutated(
+    reference: Callable[..., Any], budget: ref_mutants.Budget
+) -> Callable[[Any], Sequence[Diagnostic]]:
     """The last tier: the reference with one small edit each (`ref_mutants`), computed on
     each input's arguments within one budget of wall time for the failing check."""
     found = ref_mutants.mutants(reference)
-    budget = ref_mutants.Budget()
 
     def offered(args: Any) -> Sequence[Diagnostic]:
         if not found or not isinstance(args, tuple | list) or not ref_mutants.judge_side(args):

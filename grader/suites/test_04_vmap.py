@@ -40,6 +40,12 @@ def _ref_predict(params: Any, x: Any) -> Any:
     return np.einsum("oi,i->o", w, np.asarray(x, np.float64)) + b
 
 
+def _ref_batch_predict(params: Any, xs: Any) -> Any:
+    """_ref_predict on every example of xs: the (batch, out) predictions."""
+    w, b = np.asarray(params["w"], np.float64), np.asarray(params["b"], np.float64)
+    return np.einsum("oi,bi->bo", w, np.asarray(xs, np.float64)) + b
+
+
 def _ref_pairwise(a: Any, b: Any) -> Any:
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     out = np.empty((len(a), len(b)))
@@ -295,17 +301,15 @@ def _batch_predict_cause(student: Remote) -> str:
             got = student.batch_predict(params, xs)
         except StudentError:
             return ""
-        expected = np.stack([_ref_predict(params, x) for x in np.asarray(xs)])
-        seen.append(((params, xs), got, expected))
-    return diagnose.confirmed(seen, _batch_predict_diagnostics)
+        seen.append(((params, xs), got, _ref_batch_predict(params, xs)))
+    return diagnose.confirmed(seen, _batch_predict_diagnostics, reference=_ref_batch_predict)
 
 
 def _batch_predict_diagnostics(args: Any) -> Any:
     params, xs = args
-    expected = np.stack([_ref_predict(params, x) for x in np.asarray(xs)])
     return (
         diagnose.matches(
-            expected.T,
+            _ref_batch_predict(params, xs).T,
             "the batch is on the last axis: the result is (out, batch), the transpose of the "
             "expected (batch, out), what `out_axes=1` (or -1) gives; the batch belongs on axis 0",
             kind="batch_last",

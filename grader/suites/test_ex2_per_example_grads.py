@@ -511,7 +511,9 @@ def _norms_cause(fn: Any, first: diagnose.Input) -> str:
         raise
     except Exception:  # nothing to confirm on
         return ""
-    return diagnose.confirmed(inputs, _norm_diagnostics)
+    return diagnose.confirmed(
+        inputs, _norm_diagnostics, reference=functools.partial(_ref_norms, _mlp_loss)
+    )
 
 
 def _norm_diagnostics(args: Any) -> Any:

@@ -6,6 +6,7 @@ reproduces the student's values on inputs of two sizes, and only when one text r
 Silent on one size, where two different edits reproduce the values, and where the student's
 mistake is no edit of the reference."""
 
+import functools
 import time
 
 import numpy as np
@@ -201,6 +202,18 @@ def test_a_closure_is_rebuilt_with_its_values():
     )
 
 
+def _weighted_prefix(scale, xs):
+    return scale * np.cumsum(np.asarray(xs, np.float64))
+
+
+def test_a_partial_is_mutated_in_its_function():
+    reference = functools.partial(_weighted_prefix, 2.0)
+    student = lambda xs: 2.0 * _student_suffix(xs)  # noqa: E731
+    assert START + "its cumulative sum taken from the end" in _cause(
+        student, reference, _vectors(3, 5)
+    )
+
+
 def test_mutants_come_in_one_order_every_time():
     first = [m.text for m in ref_mutants.mutants(_running_total)]
     ref_mutants._cached.cache_clear()
@@ -226,6 +239,12 @@ def _warn():
 
     warnings.warn("a warning", UserWarning, stacklevel=1)
     return 0.0
+
+
+def test_a_tier_over_its_budget_names_nothing(monkeypatch):
+    # a mutant not held to every input could leave one text standing where two hold
+    monkeypatch.setattr(ref_mutants, "BUDGET_S", 0.0)
+    assert _cause(_student_suffix, _prefix_sums, _vectors(3, 5)) == ""
 
 
 def test_arguments_holding_student_code_get_no_mutant():
