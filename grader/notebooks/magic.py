@@ -32,6 +32,7 @@ import shlex
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ from grader.model import ExerciseResult, Report
 from grader.notebooks import grading_step, kernel, source
 from grader.notebooks.inline import Inline, problems
 from grader.reports import history
-from grader.runner import cache, engine, handle, policy
+from grader.runner import cache, engine, handle, policy, reuse
 from grader.runner.submission import Submission
 from grader.sandbox.isolation import Isolation
 from grader.version import __version__
@@ -77,6 +78,8 @@ class Grading:
         self.lesson = ""  # the lesson graded last: a bare `%grade` grades it again
         self.scratch = Path(tempfile.mkdtemp(prefix="grade-notebook-"))
         self._isolation: Isolation | None = None
+        self.kept = reuse.Kept()  # the last grading of each lesson: a second `%grade` runs
+        # only the checks whose code changed (`grader.runner.reuse`)
 
     # -- IPython's side ---------------------------------------------------------------------
 
@@ -194,15 +197,33 @@ class Grading:
         submission = Submission(lessons, {spec.name: file}, single=spec.name)
         if self.worker is None:
             print("Starting the grading worker (JAX is imported once per kernel) ...", flush=True)
-        try:
+        if self.worker is None:
+            self.worker = self._start(spec, options)
+
+        def run(
+            plan: reuse.Plan | None, on_graded: Callable[[tuple[str, ...]], None]
+        ) -> ExerciseResult:
             result, self.worker = engine.grade_one(
-                self.worker or self._start(spec, options),
+                self.worker,
                 spec,
                 submission,
                 options,
                 level.level,
                 work / "scratch",
                 preload(spec),
+                partial=plan,
+                on_graded=on_graded,
+            )
+            return result
+
+        try:
+            result = self.kept.grade(
+                spec,
+                file,
+                submission.files,
+                (options, level.level),
+                run,
+                lambda: work / "scratch" / spec.name / "lessons" / file.name,
             )
         except KeyboardInterrupt:
             self.close_worker()

@@ -225,7 +225,7 @@ class Uses:
     (through the module's handle, or in a run it shares with an earlier check), the checks
     whose verdicts it stood on (`gates`), and `whole` when it handed the module itself to
     code in the sandbox (which may reach any of it). `grade watch` grades again only the
-    checks whose code changed (`grader.watch.reuse`); nothing else reads it."""
+    checks whose code changed (`grader.runner.reuse`); nothing else reads it."""
 
     kind: ClassVar[str] = "uses"
 

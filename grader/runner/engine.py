@@ -251,7 +251,7 @@ def grade_one(
 
 class Partial(Protocol):
     """A grading of some of a file's checks that keeps the others' verdicts (`grade watch`,
-    `grader.watch.reuse`): the checks to run (`rerun.ids`), those kept that passed
+    `grader.runner.reuse`): the checks to run (`rerun.ids`), those kept that passed
     (`rerun.passed`, for gates), and how the run's record lines become the whole file's
     (`merge`)."""
 

@@ -30,12 +30,14 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader.catalog import ExerciseSpec
+from grader.model import ExerciseResult
 from grader.protocol import records as rec
+from grader.protocol.worker_messages import Ended
 from grader.runner import results
 from grader.sandbox import source_screen
 
@@ -336,8 +338,11 @@ def merged(lines: Sequence[str], kept: Sequence[str]) -> tuple[str, ...]:
     return (*body, *kept, *((rec.encode(rec.Done()).decode().rstrip("\n"),) if done else ()))
 
 
-def read_context(spec: ExerciseSpec, source: bytes, files: Mapping[str, Path]) -> str:
-    """`context` from the files themselves ("" when one cannot be read: nothing is kept)."""
+def read_context(
+    spec: ExerciseSpec, source: bytes, files: Mapping[str, Path], options: object = None
+) -> str:
+    """`context` from the files themselves, and the grading's `options` (a seed or a time
+    limit changes verdicts); "" when a file cannot be read: nothing is kept."""
     imported: dict[str, bytes] = {}
     try:
         for _, root in source_screen.imported(source):
@@ -347,4 +352,53 @@ def read_context(spec: ExerciseSpec, source: bytes, files: Mapping[str, Path]) -
         suite = Path(spec.suite).read_bytes()
     except OSError:
         return ""
-    return context(source, imported, suite)
+    return context(source, imported, suite + f"\0{options!r}".encode())
+
+
+Run = Callable[[Plan | None, Callable[[tuple[str, ...]], None]], ExerciseResult]
+"""Grades a file: all of it, or as the plan says (`engine.grade_one(partial=...,
+on_graded=...)`), telling the callback the record lines its result comes from."""
+
+
+class Kept:
+    """The last grading of each lesson file, for a session that grades the same files again
+    and again (`grade watch`, `%grade`)."""
+
+    def __init__(self) -> None:
+        self._graded: dict[str, Graded] = {}
+
+    def grade(
+        self,
+        spec: ExerciseSpec,
+        file: Path,
+        files: Mapping[str, Path],
+        options: object,
+        run: Run,
+        graded_copy: Callable[[], Path],
+    ) -> ExerciseResult:
+        """Grade `file` with `run`: only the checks whose code changed since its last
+        grading, none when nothing they reach changed. `graded_copy()`: where the grading
+        copied the file (kept only if that is what was read here: no save in between)."""
+        try:
+            source = file.read_bytes() if file.suffix == ".py" else b""
+        except OSError:
+            source = b""
+        now = read_context(spec, source, files, options) if source else ""
+        earlier = self._graded.pop(spec.name, None)
+        found = plan(spec, earlier, source, now) if now else None
+        if found is not None and earlier is not None and found.everything_kept:
+            self._graded[spec.name] = Graded(earlier.source, now, earlier.records)
+            ended = Ended(exit_code=0, records=earlier.records)
+            return results.assemble(spec, results.Ending(ended), file.name)
+        lines: list[tuple[str, ...]] = []
+        result = run(found, lines.append)
+        if now and lines and _holds(graded_copy(), source):
+            self._graded[spec.name] = Graded(source, now, lines[0])
+        return result
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    try:
+        return path.read_bytes() == data
+    except OSError:
+        return False

@@ -79,7 +79,7 @@ class Reached:
     a run shared by several checks): the module's names it looked up, and `whole` when it
     handed the module itself to code in the sandbox (a probe that replaces one of its
     functions may reach any of it). `grade watch` reuses the verdicts of checks whose
-    names' code did not change (`grader.watch.reuse`)."""
+    names' code did not change (`grader.runner.reuse`)."""
 
     names: set[str] = field(default_factory=set)
     whole: bool = False

@@ -35,13 +35,12 @@ from pathlib import Path
 from grader.catalog import ExerciseSpec
 from grader.model import ExerciseResult, ExerciseStatus
 from grader.protocol.worker_messages import Ended
-from grader.runner import cache, engine, handle, policy
+from grader.runner import cache, engine, handle, policy, reuse
 from grader.runner import results as records
 from grader.runner import worker as warm
 from grader.runner.submission import Submission
 from grader.sandbox import isolation
 from grader.sandbox.isolation import Level
-from grader.watch import reuse
 
 CLOSE_TIMEOUT_S = 5.0
 """How long `close` waits for the grading thread after killing what it waits on."""
@@ -127,7 +126,7 @@ class Regrader:
         self._running: Job | None = None
         self._killed = 0  # the number of the last job whose judge was killed
         self._closed = False
-        self._graded: dict[str, reuse.Graded] = {}  # lesson -> its last grading (`reuse`)
+        self._kept = reuse.Kept()  # each lesson file's last grading
         self._scratch = Path(tempfile.mkdtemp(prefix="grade-watch-"))
         isolation.make_subreaper()  # orphans of the worker's processes become ours to end
         self._thread = threading.Thread(target=self._serve, name="grade-watch", daemon=True)
@@ -267,42 +266,32 @@ class Regrader:
         """Grade `job`: only the checks whose code changed since the file's last grading,
         the others' verdicts kept (`reuse`); none at all when nothing they reach changed."""
         spec, file = job.spec, job.submission.files[job.spec.name]
-        try:
-            source: bytes | None = file.read_bytes() if file.suffix == ".py" else None
-        except OSError:
-            source = None
-        now = reuse.read_context(spec, source, job.submission.files) if source else ""
-        earlier = self._graded.pop(spec.name, None)
-        plan = reuse.plan(spec, earlier, source, now) if source and now else None
-        if plan is not None and earlier is not None and plan.everything_kept:
-            self._graded[spec.name] = reuse.Graded(earlier.source, now, earlier.records)
-            ended = Ended(exit_code=0, records=earlier.records)
-            return records.assemble(spec, records.Ending(ended), file.name)
-        graded: list[tuple[str, ...]] = []
-        result, self.worker = engine.grade_one(
-            self.worker,
+
+        def run(
+            plan: reuse.Plan | None, on_graded: Callable[[tuple[str, ...]], None]
+        ) -> ExerciseResult:
+            result, self.worker = engine.grade_one(
+                self.worker,
+                spec,
+                job.submission,
+                self.options,
+                self.level,
+                scratch,
+                self.preload,
+                on_records=self._streamed(job, plan.kept if plan is not None else ()),
+                partial=plan,
+                on_graded=on_graded,
+            )
+            return result
+
+        return self._kept.grade(
             spec,
-            job.submission,
-            self.options,
-            self.level,
-            scratch,
-            self.preload,
-            on_records=self._streamed(job, plan.kept if plan is not None else ()),
-            partial=plan,
-            on_graded=graded.append,
+            file,
+            job.submission.files,
+            (self.options, self.level),
+            run,
+            lambda: scratch / spec.name / "lessons" / file.name,
         )
-        copy = scratch / spec.name / "lessons" / file.name
-        if source and now and graded and _same_bytes(copy, source):
-            self._graded[spec.name] = reuse.Graded(source, now, graded[0])
-        return result
-
-
-def _same_bytes(path: Path, data: bytes) -> bool:
-    """Whether `path` holds `data` (the file graded is the one read: no save in between)."""
-    try:
-        return path.read_bytes() == data
-    except OSError:
-        return False
 
 
 def _kill_group(pid: int) -> None:

@@ -10,7 +10,7 @@ times, alternating the reference solution (PASS) and a broken version (FAIL), so
 each save changes the verdict on screen. The broken version is what a student's edit
 gives: the solution with one function (`--edit`, running_sum) as the broken file writes
 it; `--whole-file` saves the broken file as it is instead (a fixture: every line of the
-file differs, so `grade watch` keeps no verdict, `grader.watch.reuse`). For each save it measures the time from
+file differs, so `grade watch` keeps no verdict, `grader.runner.reuse`). For each save it measures the time from
 the write to the first verdict line drawn in the terminal (for a broken file, the
 first failing check, drawn while the other checks still run: `FAIL ... so far`)
 and to the complete verdict, and reads the grading's own duration from the

@@ -1,4 +1,4 @@
-"""`grade watch` keeps the verdicts of checks whose code did not change (`grader.watch.reuse`).
+"""`grade watch` keeps the verdicts of checks whose code did not change (`grader.runner.reuse`).
 
 The fast tests hold the plan to what a check reached: a check of one function keeps its
 verdict when another function changes, and is graded again when its function, a helper it
@@ -23,9 +23,8 @@ from grader import catalog
 from grader.catalog import CheckSpec, ExerciseSpec
 from grader.model import ExerciseResult
 from grader.protocol import records as rec
-from grader.runner import engine, policy
+from grader.runner import engine, policy, reuse
 from grader.runner.submission import Submission
-from grader.watch import reuse
 from grader.watch.regrader import Job, Regrader
 
 ROOT = Path(__file__).resolve().parents[2]
