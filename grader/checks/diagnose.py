@@ -55,7 +55,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from grader.checks import ref_mutants
+from grader.checks import ref_mutants, transformed
 
 # Two float32 computations of the same number in another order: a ratio or a value that
 # agrees to this is taken as confirmed (FLOAT32's rtol; the candidates below are far apart).
@@ -186,8 +186,9 @@ def across(
     confirmed, the built-in `factor` is held to the same inputs (`names`: the arguments'
     names, for its text), and after it the `general` mistakes any function can make (with
     the `reference`, the right function of the arguments, those in how the arguments are
-    used as well), and last the reference's own mutants (`ref_mutants`: its source with one
-    small edit each)."""
+    used as well), then the reference's own mutants (`ref_mutants`: its source with one
+    small edit each), and last the reference on transformed inputs or its output
+    transformed (`transformed`)."""
     held = list(others)
     extra: list[Input] | None = None
 
@@ -208,7 +209,9 @@ def across(
         return found or ""
     budget = ref_mutants.Budget()
     found = _tier(smallest, held, _mutated(reference, budget), more_inputs)
-    return "" if budget.refused else found or ""  # over its time: a text may stand alone
+    if budget.refused or found is not None:  # over its time: a text may stand alone
+        return "" if budget.refused else found or ""
+    return transformed.named(smallest, held, reference, names, more_inputs)
 
 
 def _tier(
