@@ -4,7 +4,7 @@
 Some mistakes leave the computation right and change what it is applied to or what is
 returned: a running result recorded before its update (the output one place late), a
 sequence walked from its end, a loop one element short, a learning rate doubled or an input
-of the wrong sign, a result cut to whole numbers. Each is a diagnostic whose alternative is
+of the wrong sign. Each is a diagnostic whose alternative is
 computed from that input's own arguments (the reference called on them transformed) or
 from the expected values themselves, so `across` holds it to its usual rule: named only
 when it reproduces the student's values on every failing input tried, one of them of other
@@ -36,12 +36,6 @@ BUDGET_S = 1.5
 _START = "your values equal the right ones "
 
 TEXTS = {
-    "later": _START + "shifted one position later along axis {axis}, the first set to 0: "
-    "out[i] is the expected out[i-1]",
-    "earlier_drop": _START + "shifted one position earlier along axis {axis}, one fewer: "
-    "out[i] is the expected out[i+1], and the expected out[0] is missing",
-    "earlier_repeat": _START + "shifted one position earlier along axis {axis}, the last "
-    "repeated: out[i] is the expected out[i+1]",
     "reversed_in": _START + "computed on {name} in reverse order along its first axis",
     "reversed_back": _START + "computed on {name} in reverse order along its first axis, then "
     "put back in order: each entry is computed from the last element towards the first, where "
@@ -53,9 +47,6 @@ TEXTS = {
     "doubled": _START + "computed with {name} doubled (2 * {name} where {name} belongs)",
     "halved": _START + "computed with {name} halved ({name} / 2 where {name} belongs)",
     "negated": _START + "computed with {name} negated (-{name} where {name} belongs)",
-    "truncated": _START + "with their fractional parts cut off, as a cast to {name}'s "
-    "integer dtype ({dtype}) does: the result is cast to an integer dtype where it stays "
-    "floating-point",
 }
 
 
@@ -83,9 +74,8 @@ def offered(
         if not isinstance(args, tuple | list):
             return ()
         args = tuple(args)
-        found: list[diagnose.Diagnostic] = [_Shift(axis) for axis in range(3)]
+        found: list[diagnose.Diagnostic] = [_Shift(*axis) for axis in _shiftable(run, args)]
         found.extend(_input_mistakes(run, args, names))
-        found.extend(_Truncated(i, name, v) for i, name, v in _integer_arguments(args, names))
         return found
 
     return diagnostics
@@ -123,11 +113,10 @@ class _Shift:
     the first set to 0, or one place earlier with the last dropped or repeated. (An
     exclusive running sum is the expected minus its argument: the general tier names it.)"""
 
-    def __init__(self, axis: int) -> None:
+    def __init__(self, axis: int, constant: bool) -> None:
         self.axis = axis
-        self.kinds = frozenset(
-            f"{what}{axis}" for what in ("later", "earlier_drop", "earlier_repeat")
-        )
+        shown = ("earlier_drop",) if constant else ("later", "earlier_drop", "earlier_repeat")
+        self.kinds = frozenset(f"{what}{axis}" for what in shown)
 
     def __call__(self, actual: Any, expected: Any) -> diagnose.Cause | None:
         a, e = _one_array(actual), _one_array(expected)
@@ -141,24 +130,59 @@ class _Shift:
         shorter = list(e.shape)
         shorter[axis] -= 1
         if a.shape == tuple(shorter):  # one fewer: the mistake shows whatever the values
-            return self._cause("earlier_drop") if diagnose._close(a, tail) else None
-        if a.shape != e.shape or diagnose._close(a, e) or diagnose._close(head, tail):
+            return self._found("earlier_drop") if diagnose._close(a, tail) else None
+        if a.shape != e.shape or diagnose._close(a, e) or f"later{axis}" not in self.kinds:
             return None  # the expected constant along the axis: a shift cannot show
         if diagnose._close(_take(a, axis, 1, n), head) and _zero(_take(a, axis, 0, 1)):
-            return self._cause("later")
+            return self._found("later")
         last = _take(e, axis, n - 1, n)
         if diagnose._close(_take(a, axis, 0, n - 1), tail) and diagnose._close(
             _take(a, axis, n - 1, n), last
         ):
-            return self._cause("earlier_repeat")
+            return self._found("earlier_repeat")
         return None
 
-    def _cause(self, what: str) -> diagnose.Cause:
-        return diagnose.Cause(f"{what}{self.axis}", TEXTS[what].format(axis=self.axis))
+    def _found(self, what: str) -> diagnose.Cause:
+        axis = self.axis
+        if what == "later":
+            text = (
+                "your values equal the right ones shifted one position later along axis "
+                f"{axis}, the first set to 0: out[i] is the expected out[i-1]"
+            )
+        elif what == "earlier_drop":
+            text = (
+                "your values equal the right ones shifted one position earlier along axis "
+                f"{axis}, one fewer: out[i] is the expected out[i+1], and the expected out[0] "
+                "is missing"
+            )
+        else:
+            text = (
+                "your values equal the right ones shifted one position earlier along axis "
+                f"{axis}, the last repeated: out[i] is the expected out[i+1]"
+            )
+        return diagnose.Cause(f"{what}{axis}", text)
 
 
-def _take(values: np.ndarray[Any, Any], axis: int, start: int, stop: int) -> Any:
-    return np.take(values, np.arange(start, stop), axis=axis)
+def _shiftable(run: Callable[..., Any], args: tuple[Any, ...]) -> list[tuple[int, bool]]:
+    """The axes of size 2 or more of the reference's output on `args` (one array), each with
+    whether the output is constant along it: a shift that keeps the shape cannot show there,
+    so it is not offered (an input that cannot tell neither confirms nor contradicts it)."""
+    try:
+        e = _one_array(run(*args))
+    except Exception:  # the budget is spent, or the reference fails on these arguments
+        return []
+    if e is None or not np.isfinite(e).all():
+        return []
+    return [
+        (axis, diagnose._close(_take(e, axis, 0, e.shape[axis] - 1), _take(e, axis, 1, None)))
+        for axis in range(e.ndim)
+        if e.shape[axis] >= 2
+    ]
+
+
+def _take(values: np.ndarray[Any, Any], axis: int, start: int, stop: int | None) -> Any:
+    end = values.shape[axis] if stop is None else stop
+    return np.take(values, np.arange(start, end), axis=axis)
 
 
 def _zero(values: Any) -> bool:
@@ -226,11 +250,12 @@ class _Computed:
 
 
 def _flip_first(tree: Any) -> Any:
-    """Every leaf of the output reversed along its first axis (an error for a scalar leaf)."""
+    """Every array of the output reversed along its first axis (a total beside them, a
+    scalar, stays as it is); an error where no leaf has an axis."""
     leaves = jax.tree.leaves(tree)
-    if len(leaves) != 1 or np.ndim(leaves[0]) == 0:
-        raise ValueError("not one array")
-    return np.flip(np.asarray(leaves[0]), 0)
+    if not any(np.ndim(leaf) >= 1 for leaf in leaves):
+        raise ValueError("no array to reverse")
+    return jax.tree.map(lambda leaf: np.flip(leaf, 0) if np.ndim(leaf) >= 1 else leaf, tree)
 
 
 def _arrays(args: tuple[Any, ...], names: Sequence[str]) -> list[tuple[int, str, Any]]:
@@ -246,7 +271,9 @@ def _arrays(args: tuple[Any, ...], names: Sequence[str]) -> list[tuple[int, str,
 
 
 def _scalable(args: tuple[Any, ...], names: Sequence[str]) -> list[tuple[int, str]]:
-    """(index, name) of each floating-point argument not all zeros: an array or a number."""
+    """(index, name) of each floating-point argument not all zeros: a number, an array, or
+    a tree of arrays (a dict of parameters: scaled whole, so that a step whose values are
+    2 * lr * grads is seen as grads doubled as well as lr doubled, and named neither)."""
     found = []
     for i, arg in enumerate(args):
         if isinstance(arg, bool):
@@ -255,17 +282,22 @@ def _scalable(args: tuple[Any, ...], names: Sequence[str]) -> list[tuple[int, st
             if arg != 0.0:
                 found.append((i, diagnose._argument(f"[{i}]", args, names)))
             continue
-        if isinstance(arg, np.ndarray | jax.Array):
-            values = np.asarray(arg)
-            if values.dtype.kind == "f" and np.any(values != 0):
-                found.append((i, diagnose._argument(f"[{i}]", args, names)))
+        leaves = jax.tree.leaves(arg)
+        if not leaves or not all(isinstance(v, np.ndarray | jax.Array) for v in leaves):
+            continue
+        arrays = [np.asarray(v) for v in leaves]
+        if all(v.dtype.kind == "f" for v in arrays) and any(np.any(v != 0) for v in arrays):
+            found.append((i, diagnose._argument(f"[{i}]", args, names)))
     return found
 
 
 def _scaled(arg: Any, factor: float) -> Any:
     if isinstance(arg, float):
         return arg * factor
-    return _like(arg, np.asarray(arg) * np.asarray(factor, np.asarray(arg).dtype))
+    return jax.tree.map(
+        lambda leaf: _like(leaf, np.asarray(leaf) * np.asarray(factor, np.asarray(leaf).dtype)),
+        arg,
+    )
 
 
 def _like(original: Any, values: Any) -> Any:
@@ -279,33 +311,3 @@ def _with(args: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
     changed = list(args)
     changed[i] = value
     return tuple(changed)
-
-
-# -- the output cut to whole numbers ---------------------------------------------------------------
-
-
-def _integer_arguments(
-    args: tuple[Any, ...], names: Sequence[str]
-) -> list[tuple[int, str, np.dtype[Any]]]:
-    """The first integer array argument (its index, name and dtype), if any."""
-    for i, name, values in _arrays(args, names):
-        if values.dtype.kind in "iu":
-            return [(i, name, values.dtype)]
-    return []
-
-
-class _Truncated:
-    """The values are the expected (floating-point, with fractions) cast to an integer
-    argument's dtype: their fractional parts cut off."""
-
-    def __init__(self, index: int, name: str, dtype: np.dtype[Any]) -> None:
-        self.text = TEXTS["truncated"].format(name=name, dtype=dtype.name)
-        self.kinds = frozenset({f"truncated{index}"})
-
-    def __call__(self, actual: Any, expected: Any) -> diagnose.Cause | None:
-        e = _one_array(expected)
-        if e is None or np.asarray(jax.tree.leaves(expected)[0]).dtype.kind != "f":
-            return None
-        if not np.isfinite(e).all() or diagnose._close(np.trunc(e), e):
-            return None
-        return diagnose.matches(np.trunc(e), self.text, next(iter(self.kinds)))(actual, expected)

@@ -223,3 +223,21 @@ def test_a_scan_carry_of_the_shape_of_xs_is_named(graded):
     g.assert_fails("test_running_sum_values", cause="the carry starts as an array of xs's shape")
     for other in ("exclusive_scan", "carry_from_first", "scan_from_second", "total_of_partials"):
         assert "xs's shape" not in graded(other).cause("test_running_sum_values"), other
+
+
+def test_a_scan_from_the_other_end_is_named(graded):
+    """`lax.scan(..., reverse=True)` gives suffix sums (the reference on xs reversed, put back
+    in order), a scan over `xs[::-1]` the reference on xs reversed: the transformed-inputs tier
+    names each, on the two fixed series of 6 and 4 elements, and neither names the other's
+    text; the other running_sum mistakes (named by the suite's own diagnostics) name neither."""
+    reversed_in = "computed on the first argument in reverse order along its first axis"
+    put_back = reversed_in + ", then put back in order"
+    g = graded("scan_reversed")
+    g.assert_fails("test_running_sum_values", cause=put_back)
+    g = graded("scan_flipped_xs")
+    g.assert_fails("test_running_sum_values", cause=reversed_in)
+    assert "put back in order" not in g.cause("test_running_sum_values")
+    for other in ("exclusive_scan", "carry_from_first", "scan_from_second", "total_of_partials"):
+        assert "your values equal the right ones" not in graded(other).cause(
+            "test_running_sum_values"
+        ), other
