@@ -629,13 +629,14 @@ def _order_cause(
         np.asarray(exp_list, np.float64),
         diagnose.matches(
             np.asarray(exp_list[::-1], np.float64),
-            "the right examples in reverse order, smallest first: `jnp.argsort` sorts "
-            "ascending, so its last k indices run up to the largest norm",
+            "the right examples in reverse order, smallest first: the ranking runs "
+            "ascending (as `jnp.argsort` does), where the largest norm comes first",
             "reversed",
         ),
         diagnose.matches(
             np.asarray(ascending[:k], np.float64),
-            "these are the k SMALLEST norms: `jnp.argsort` sorts ascending",
+            "these are the k SMALLEST norms, smallest first: the ranking runs ascending "
+            "(as `jnp.argsort` does), where the largest norm comes first",
             "smallest",
         ),
         diagnose.matches(
