@@ -682,7 +682,7 @@ def _mse_probe_cause(mse: Any) -> str:
         except Exception:  # the student's error, which the failure already shows
             return ""
         seen.append((args, got, _ref_mse(*args)))
-    return diagnose.confirmed(seen, _mse_diagnostics, names=("w", "x", "y"))
+    return diagnose.confirmed(seen, _mse_diagnostics, names=("w", "x", "y"), reference=_ref_mse)
 
 
 @check(

@@ -222,7 +222,7 @@ def test_running_sum_values(student: Remote) -> None:
     for values_ in series:
         xs = np.asarray(values_, np.float32)
         seen.append(((xs,), student.running_sum(_f32(xs)), _ref_running_sum(xs)))
-    cause = diagnose.confirmed(seen, _running_sum_diagnostics)
+    cause = diagnose.confirmed(seen, _running_sum_diagnostics, reference=_ref_running_sum)
     for (_, got, want), values_ in zip(seen, series, strict=True):
         values.assert_close(
             got,

@@ -430,7 +430,9 @@ def test_pairwise_values(student: Remote, seed: int) -> None:
             cause=cause,
             fix=_PAIRWISE_FIX,
         ) from None
-    cause = diagnose.confirmed(seen, _pairwise_diagnostics, names=("a", "b"))
+    cause = diagnose.confirmed(
+        seen, _pairwise_diagnostics, names=("a", "b"), reference=_ref_pairwise
+    )
     for (x, y), got, expected in seen:
         values.assert_close(
             got,
