@@ -337,6 +337,7 @@ def _node_edits(node: ast.AST, parents: dict[int, ast.AST]) -> Iterator[tuple[Ed
         return
     if isinstance(node, ast.Constant) and type(node.value) is float:
         yield from _float_edits(node.value)
+    yield from _shift_edits(node, parents)
     if isinstance(node, ast.BinOp | ast.AugAssign) and type(node.op) in _OPERATORS:
         operator, key = _OPERATORS[type(node.op)]
         yield _set_op(operator), TEXTS[key]
@@ -381,6 +382,13 @@ def _integer_edits(
             if new != value:
                 yield _constant(new), TEXTS["axis"].format(new=new, old=value)
         return
+    bound = _offset_bound(node, parents)
+    if bound is not None:  # `i + 1` as an index or a bound: the bound one off, as a whole
+        where, expression = bound
+        for step, word in ((1, "more"), (-1, "less")):
+            was, shown = _offset_texts(expression, node, value + step)
+            yield _constant(value + step), TEXTS[where].format(step=word, new=shown, old=was)
+        return
     context = _context(node, parent, parents)
     if context is None:
         return
@@ -392,6 +400,28 @@ def _integer_edits(
         else:
             text = TEXTS[context].format(step=word, new=new, old=value)
         yield _constant(new), text
+
+
+def _offset_bound(node: ast.AST, parents: dict[int, ast.AST]) -> tuple[str, ast.BinOp] | None:
+    """(its context, the expression) where `node` is the whole number added to or taken
+    from an index, a slice bound or a range() bound (the 1 of `x[: i + 1]`)."""
+    parent = parents.get(id(node))
+    if not (
+        isinstance(parent, ast.BinOp)
+        and isinstance(parent.op, ast.Add | ast.Sub)
+        and node is parent.right
+    ):
+        return None
+    context = _context(parent, parents.get(id(parent)), parents)
+    return (context, parent) if context in ("index", "slice", "range") else None
+
+
+def _offset_texts(expression: ast.BinOp, node: ast.AST, new: int) -> tuple[str, str]:
+    """The expression as written, and with `node` (its right operand) made `new`."""
+    edited = copy.deepcopy(expression)
+    edited.right = _constant(new)(node)  # type: ignore[assignment]
+    shown = ast.unparse(expression.left) if new == 0 else ast.unparse(edited)
+    return ast.unparse(expression), shown
 
 
 def _context(node: ast.AST, parent: ast.AST | None, parents: dict[int, ast.AST]) -> str | None:
@@ -416,6 +446,36 @@ def _context(node: ast.AST, parent: ast.AST | None, parents: dict[int, ast.AST])
     if isinstance(parent, ast.keyword) and parent.arg is not None:
         return "keyword"
     return "integer"
+
+
+def _shift_edits(node: ast.AST, parents: dict[int, ast.AST]) -> Iterator[tuple[Edit, str]]:
+    """An index, a slice bound or a range() bound that is an expression (`out[i]`,
+    `x[:n]`, `range(len(xs))`), one more and one less."""
+    if not isinstance(node, ast.expr) or isinstance(
+        node, ast.Constant | ast.Slice | ast.Tuple | ast.Starred
+    ):
+        return
+    if (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Add | ast.Sub)
+        and _whole_number(node.right) is not None
+    ):
+        return  # `i + 1`: its whole number's own edits are the bound one off
+    context = _context(node, parents.get(id(node)), parents)
+    if context not in ("index", "slice", "range"):
+        return
+    old = ast.unparse(node)
+    for operator, sign, word in ((ast.Add, "+", "more"), (ast.Sub, "-", "less")):
+        new = f"{old} {sign} 1"
+        yield _shift(operator), TEXTS[str(context)].format(step=word, new=new, old=old)
+
+
+def _shift(operator: type[ast.operator]) -> Edit:
+    def edit(node: ast.AST) -> ast.AST:
+        assert isinstance(node, ast.expr)
+        return ast.BinOp(node, operator(), ast.Constant(1))
+
+    return edit
 
 
 def _float_edits(value: float) -> Iterator[tuple[Edit, str]]:

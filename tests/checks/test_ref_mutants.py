@@ -65,6 +65,14 @@ def _prefix_sums(xs):
     return np.cumsum(np.asarray(xs, np.float64))
 
 
+def _loop_prefix(xs):
+    xs = np.asarray(xs, np.float64)
+    out = np.zeros(len(xs))
+    for i in range(len(xs)):
+        out[i] = np.sum(xs[: i + 1])
+    return out
+
+
 def _centred(xs):
     xs = np.asarray(xs, np.float64)
     return xs - np.mean(xs)
@@ -101,6 +109,12 @@ CASES = [
         _prefix_sums,
         _vectors(3, 5),
         START + "its cumulative sum taken from the end",
+    ),
+    (  # each partial sum one element too far: a loop's slice bound one past
+        lambda xs: np.concatenate([np.cumsum(xs)[1:], [np.sum(xs)]]),
+        _loop_prefix,
+        _vectors(3, 5),
+        START + "a slice bound one more (i + 2 where it has i + 1)",
     ),
     (
         lambda xs: xs - np.sum(xs),
