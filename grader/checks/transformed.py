@@ -4,11 +4,11 @@
 Some mistakes leave the computation right and change what it is applied to or what is
 returned: a running result recorded before its update (the output one place late), a
 sequence walked from its end, a loop one element short, a learning rate doubled or an input
-of the wrong sign. Each is a diagnostic whose alternative is
-computed from that input's own arguments (the reference called on them transformed) or
-from the expected values themselves, so `across` holds it to its usual rule: named only
-when it reproduces the student's values on every failing input tried, one of them of other
-argument sizes, and only when one text remains.
+of the wrong sign. Each is a diagnostic whose alternative is computed from that input's own
+arguments (the reference called on them transformed) or from the expected values themselves,
+so `across` holds it to its usual rule: named only when it reproduces the student's values on
+every failing input tried, one of them of other argument sizes, and only when one text
+remains.
 
     text = transformed.named(smallest, held, reference, names, more)   # "" when none holds
 
@@ -197,7 +197,8 @@ def _input_mistakes(
 ) -> list[diagnose.Diagnostic]:
     """The reference on one array argument reversed along its first axis (its output as it
     comes, and reversed back), without its first or its last element along that axis, and
-    with one floating-point argument (an array or a number) doubled, halved or negated."""
+    with one floating-point argument (a number, an array or a tree of arrays) doubled,
+    halved or negated."""
     found: list[diagnose.Diagnostic] = []
     for i, name, values in _arrays(args, names):
         if values.ndim == 0 or values.shape[0] < 2:

@@ -316,3 +316,33 @@ def test_cost_on_a_failing_check():
     start = time.monotonic()
     _cause(lambda xs: np.cumsum(xs) + xs**2, _prefix_sums, _vectors(3, 5))
     assert time.monotonic() - start < 10 * transformed.BUDGET_S
+
+
+def _tree_sgd(params, grads, lr):
+    return {
+        k: np.asarray(params[k], np.float64) - lr * np.asarray(grads[k], np.float64) for k in params
+    }
+
+
+def test_silent_where_lr_doubled_is_grads_doubled():
+    """p - 2 * lr * g over a dict of parameters: lr doubled and the grads tree doubled (scaled
+    whole) give the same values, so neither is named."""
+    strategy = st.sampled_from([2, 4]).flatmap(
+        lambda n: st.tuples(
+            st.lists(_floats(-9.0, 9.0), min_size=n, max_size=n),
+            st.lists(_floats(-9.0, 9.0), min_size=n, max_size=n),
+            st.sampled_from([0.1, 0.5]),
+        ).map(
+            lambda t: (
+                {"w": np.asarray(t[0], np.float32)},
+                {"w": np.asarray(t[1], np.float32)},
+                t[2],
+            )
+        )
+    )
+
+    def student(params, grads, lr):
+        return {k: params[k] - 2 * lr * grads[k] for k in params}
+
+    cause = _cause(student, _tree_sgd, strategy, "tree_sgd(params, grads, lr)")
+    assert "doubled" not in cause
