@@ -78,6 +78,11 @@ def _centred(xs):
     return xs - np.mean(xs)
 
 
+def _row_energy(x):
+    x = np.asarray(x, np.float64)
+    return np.sum(x**2, axis=1) + np.abs(x[:, 0])
+
+
 def _column_shares(x):
     x = np.asarray(x, np.float64)
     return x / x.sum(axis=0, keepdims=True)
@@ -122,6 +127,12 @@ CASES = [
         _vectors(3, 5),
         START + "a sum in place of its mean",
     ),
+    (  # a mean where the sum belongs, inside a formula (no factor of the whole)
+        lambda x: np.mean(x**2, axis=1) + np.abs(x[:, 0]),
+        _row_energy,
+        _matrices((3, 4), (5, 2)),
+        START + "a mean in place of its sum",
+    ),
     (
         lambda x: x / x.sum(axis=1, keepdims=True),
         _column_shares,
@@ -151,7 +162,11 @@ def test_an_edit_of_the_reference_is_named_on_two_sizes(student, reference, stra
 @pytest.mark.parametrize(("student", "reference", "strategy", "words"), CASES)
 def test_one_size_names_no_edit(student, reference, strategy, words):
     # every input of the one size shows the mistake; none of another size holds it
-    one_size = {_column_shares: _matrices((3, 4)), _piecewise: _grid(4)}.get(reference)
+    one_size = {
+        _column_shares: _matrices((3, 4)),
+        _row_energy: _matrices((3, 4)),
+        _piecewise: _grid(4),
+    }.get(reference)
     assert _cause(student, reference, _vectors(4) if one_size is None else one_size) == ""
 
 
