@@ -56,25 +56,25 @@ import jax
 import numpy as np
 
 from grader.checks import ref_mutants, transformed
+from grader.checks._causes import (  # re-exported: the suites and the tiers build with them
+    _ORDINALS as _ORDINALS,
+)
+from grader.checks._causes import ATOL as ATOL
+from grader.checks._causes import RTOL as RTOL
+from grader.checks._causes import Cause as Cause
+from grader.checks._causes import Diagnostic as Diagnostic
+from grader.checks._causes import Input as Input
+from grader.checks._causes import _argument as _argument
+from grader.checks._causes import _close as _close
+from grader.checks._causes import _leaves as _leaves
+from grader.checks._causes import _Matches as _Matches
+from grader.checks._causes import _pairs as _pairs
+from grader.checks._causes import matches as matches
 
-# Two float32 computations of the same number in another order: a ratio or a value that
-# agrees to this is taken as confirmed (FLOAT32's rtol; the candidates below are far apart).
-RTOL = 1e-4
-ATOL = 1e-6
 # a training loss that ends this many times higher than it started has risen (a flat run's
 # batch noise is a few percent; an update of the wrong sign multiplies the loss)
 RISE = 1.25
 
-
-@dataclass(frozen=True)
-class Cause:
-    """A confirmed cause: `kind` names the mistake (for tests), `text` is the message."""
-
-    kind: str
-    text: str
-
-
-Diagnostic = Callable[[Any, Any], Cause | None]
 
 NOT_WRITTEN = (
     "the function returned None: its body is not written yet (a `pass`), or it computes "
@@ -101,33 +101,6 @@ def find(actual: Any, expected: Any, *diagnostics: Diagnostic) -> Cause | None:
 
 
 # -- helpers -----------------------------------------------------------------------------
-
-
-def _leaves(tree: Any) -> list[np.ndarray[Any, Any]] | None:
-    """The leaves as float64 arrays, or None if a leaf is not numeric."""
-    out = []
-    for leaf in jax.tree.leaves(tree):
-        arr = np.asarray(leaf)
-        if arr.dtype.kind not in "fiub":
-            return None
-        out.append(arr.astype(np.float64))
-    return out
-
-
-def _pairs(actual: Any, expected: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]] | None:
-    """Both trees flattened into one vector each, if they have the same structure and shapes."""
-    if jax.tree.structure(actual) != jax.tree.structure(expected):  # type: ignore[operator]
-        return None
-    a, e = _leaves(actual), _leaves(expected)
-    if a is None or e is None or any(x.shape != y.shape for x, y in zip(a, e, strict=True)):
-        return None
-    if not a:
-        return None
-    return np.concatenate([x.ravel() for x in a]), np.concatenate([y.ravel() for y in e])
-
-
-def _close(a: Any, b: Any) -> bool:
-    return bool(np.allclose(a, b, rtol=RTOL, atol=ATOL))
 
 
 def ratio(actual: Any, expected: Any) -> float | None:
@@ -159,8 +132,6 @@ def _is(factor: float | None, want: float) -> bool:
 ON_ONE_INPUT = frozenset({"none"})
 # the failing inputs held to a cause (each must confirm it)
 CHECKED = 60
-
-Input = tuple[Any, Any, Any]  # (the arguments, the student's result, the reference's result)
 
 
 def across(
@@ -211,7 +182,22 @@ def across(
     found = _tier(smallest, held, _mutated(reference, budget), more_inputs)
     if budget.refused or found is not None:  # over its time: a text may stand alone
         return "" if budget.refused else found or ""
-    return transformed.named(smallest, held, reference, names, more_inputs)
+    return transformed_named(smallest, held, reference, names, more_inputs)
+
+
+def transformed_named(
+    smallest: Input,
+    held: list[Input],
+    reference: Callable[..., Any],
+    names: Sequence[str],
+    more: Callable[[], list[Input]],
+) -> str:
+    """The last tier, the reference on transformed inputs or its output transformed
+    (`transformed`): the one text it confirms on `smallest` and the other failing inputs, or
+    "" (none holds, two hold, or its time ran out)."""
+    budget = ref_mutants.Budget(transformed.BUDGET_S)
+    found = _tier(smallest, held, transformed.offered(reference, names, budget), more)
+    return "" if budget.refused else found or ""
 
 
 def _tier(
@@ -324,8 +310,6 @@ def confirmed(
 
 # a factor this close to 1 is no factor (the values only differ by rounding), nor one this small
 NEAR_ONE, TINY = 1e-3, 1e-6
-
-_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")
 
 
 @dataclass(frozen=True)
@@ -473,21 +457,6 @@ def _sizes(inputs: Sequence[Any], names: Sequence[str]) -> list[_Size]:
         _Size(tuple(place for _, _, place in sorted(places, key=lambda p: p[:2])), values)
         for values, places in columns.items()
     ]
-
-
-def _argument(path: str, args: Any, names: Sequence[str] = ()) -> str:
-    """`[1]['w']` as "params['w']" where the second argument is named params, else as "the
-    second argument's ['w']" (when `args` is a tuple of arguments)."""
-    if not isinstance(args, tuple | list) or not path.startswith("["):
-        return f"the argument{path and f' {path}'}"
-    index, _, rest = path[1:].partition("]")
-    if not index.isdigit():
-        return f"the argument {path}"
-    i = int(index)
-    if i < len(names) and names[i]:
-        return f"{names[i]}{rest}"
-    name = f"the {_ORDINALS[i]} argument" if i < len(_ORDINALS) else f"argument {i + 1}"
-    return f"{name}'s {rest}" if rest else name
 
 
 @dataclass(frozen=True)
@@ -995,29 +964,6 @@ def skipped_first_step(actual: Any, expected: Any) -> Cause | None:
             "the list was filled with)",
         )
     return None
-
-
-def matches(alternative: Any, text: str, kind: str = "known") -> Diagnostic:
-    """The values are `alternative`, what a known mistake gives (computed by the suite)."""
-    return _Matches(alternative, text, kind)
-
-
-class _Matches:
-    """`matches`'s diagnostic; `kinds` says which cause it can confirm, so that an input on
-    which a suite does not offer it (the input cannot tell that mistake from another) is
-    passed over by `across` instead of counted against the cause."""
-
-    def __init__(self, alternative: Any, text: str, kind: str) -> None:
-        self.alternative, self.text, self.kinds = alternative, text, frozenset({kind})
-
-    def __call__(self, actual: Any, expected: Any) -> Cause | None:
-        mistake = _pairs(actual, self.alternative)
-        if mistake is None or not _close(*mistake):
-            return None
-        right = _pairs(expected, self.alternative)  # None: the mistake changes the layout
-        if right is not None and _close(*right):
-            return None  # the mistake would not show on these inputs
-        return Cause(next(iter(self.kinds)), self.text)
 
 
 def loss_rises(losses: Sequence[float], *, window: int = 3) -> Cause | None:

@@ -10,7 +10,7 @@ so `across` holds it to its usual rule: named only when it reproduces the studen
 every failing input tried, one of them of other argument sizes, and only when one text
 remains.
 
-    text = transformed.named(smallest, held, reference, names, more)   # "" when none holds
+    text = diagnose.transformed_named(smallest, held, reference, names, more)  # "" if none
 
 The tier runs only for a check that failed with no cause confirmed by an earlier tier, and
 stops quietly after BUDGET_S of wall time on one failing check: a candidate not run confirms
@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from grader.checks import diagnose, ref_mutants
+from grader.checks import _causes, ref_mutants
 
 # seconds of wall time for the whole tier on one failing check
 BUDGET_S = 1.5
@@ -50,31 +50,17 @@ TEXTS = {
 }
 
 
-def named(
-    smallest: diagnose.Input,
-    held: list[diagnose.Input],
-    reference: Callable[..., Any],
-    names: Sequence[str],
-    more: Callable[[], list[diagnose.Input]],
-) -> str:
-    """The one text this tier confirms on `smallest` and on the other failing inputs (as
-    `diagnose.across` holds every tier), or "" (none holds, two hold, or time ran out)."""
-    budget = ref_mutants.Budget(BUDGET_S)
-    found = diagnose._tier(smallest, held, offered(reference, names, budget), more)
-    return "" if budget.refused else found or ""
-
-
 def offered(
     reference: Callable[..., Any], names: Sequence[str], budget: ref_mutants.Budget
-) -> Callable[[Any], Sequence[diagnose.Diagnostic]]:
+) -> Callable[[Any], Sequence[_causes.Diagnostic]]:
     """The tier's diagnostics for one input's arguments."""
     run = _bounded(reference, budget)
 
-    def diagnostics(args: Any) -> Sequence[diagnose.Diagnostic]:
+    def diagnostics(args: Any) -> Sequence[_causes.Diagnostic]:
         if not isinstance(args, tuple | list):
             return ()
         args = tuple(args)
-        found: list[diagnose.Diagnostic] = [_Shift(*axis) for axis in _shiftable(run, args)]
+        found: list[_causes.Diagnostic] = [_Shift(*axis) for axis in _shiftable(run, args)]
         found.extend(_input_mistakes(run, args, names))
         return found
 
@@ -118,7 +104,7 @@ class _Shift:
         shown = ("earlier_drop",) if constant else ("later", "earlier_drop", "earlier_repeat")
         self.kinds = frozenset(f"{what}{axis}" for what in shown)
 
-    def __call__(self, actual: Any, expected: Any) -> diagnose.Cause | None:
+    def __call__(self, actual: Any, expected: Any) -> _causes.Cause | None:
         a, e = _one_array(actual), _one_array(expected)
         axis = self.axis
         if a is None or e is None or a.ndim != e.ndim or axis >= e.ndim or e.shape[axis] < 2:
@@ -130,19 +116,19 @@ class _Shift:
         shorter = list(e.shape)
         shorter[axis] -= 1
         if a.shape == tuple(shorter):  # one fewer: the mistake shows whatever the values
-            return self._found("earlier_drop") if diagnose._close(a, tail) else None
-        if a.shape != e.shape or diagnose._close(a, e) or f"later{axis}" not in self.kinds:
+            return self._found("earlier_drop") if _causes._close(a, tail) else None
+        if a.shape != e.shape or _causes._close(a, e) or f"later{axis}" not in self.kinds:
             return None  # the expected constant along the axis: a shift cannot show
-        if diagnose._close(_take(a, axis, 1, n), head) and _zero(_take(a, axis, 0, 1)):
+        if _causes._close(_take(a, axis, 1, n), head) and _zero(_take(a, axis, 0, 1)):
             return self._found("later")
         last = _take(e, axis, n - 1, n)
-        if diagnose._close(_take(a, axis, 0, n - 1), tail) and diagnose._close(
+        if _causes._close(_take(a, axis, 0, n - 1), tail) and _causes._close(
             _take(a, axis, n - 1, n), last
         ):
             return self._found("earlier_repeat")
         return None
 
-    def _found(self, what: str) -> diagnose.Cause:
+    def _found(self, what: str) -> _causes.Cause:
         axis = self.axis
         if what == "later":
             text = (
@@ -160,7 +146,7 @@ class _Shift:
                 "your values equal the right ones shifted one position earlier along axis "
                 f"{axis}, the last repeated: out[i] is the expected out[i+1]"
             )
-        return diagnose.Cause(f"{what}{axis}", text)
+        return _causes.Cause(f"{what}{axis}", text)
 
 
 def _shiftable(run: Callable[..., Any], args: tuple[Any, ...]) -> list[tuple[int, bool]]:
@@ -174,7 +160,7 @@ def _shiftable(run: Callable[..., Any], args: tuple[Any, ...]) -> list[tuple[int
     if e is None or not np.isfinite(e).all():
         return []
     return [
-        (axis, diagnose._close(_take(e, axis, 0, e.shape[axis] - 1), _take(e, axis, 1, None)))
+        (axis, _causes._close(_take(e, axis, 0, e.shape[axis] - 1), _take(e, axis, 1, None)))
         for axis in range(e.ndim)
         if e.shape[axis] >= 2
     ]
@@ -186,7 +172,7 @@ def _take(values: np.ndarray[Any, Any], axis: int, start: int, stop: int | None)
 
 
 def _zero(values: Any) -> bool:
-    return bool(np.all(np.abs(values) <= diagnose.ATOL))
+    return bool(np.all(np.abs(values) <= _causes.ATOL))
 
 
 # -- the reference on transformed arguments ------------------------------------------------------
@@ -194,12 +180,12 @@ def _zero(values: Any) -> bool:
 
 def _input_mistakes(
     run: Callable[..., Any], args: tuple[Any, ...], names: Sequence[str]
-) -> list[diagnose.Diagnostic]:
+) -> list[_causes.Diagnostic]:
     """The reference on one array argument reversed along its first axis (its output as it
     comes, and reversed back), without its first or its last element along that axis, and
     with one floating-point argument (a number, an array or a tree of arrays) doubled,
     halved or negated."""
-    found: list[diagnose.Diagnostic] = []
+    found: list[_causes.Diagnostic] = []
     for i, name, values in _arrays(args, names):
         if values.ndim == 0 or values.shape[0] < 2:
             continue
@@ -234,10 +220,10 @@ class _Computed:
     ) -> None:
         self.run, self.args, self.after, self.text = run, args, after, text
         self.kinds = frozenset({kind})
-        self._diagnostic: diagnose.Diagnostic | None = None
+        self._diagnostic: _causes.Diagnostic | None = None
         self._failed = False
 
-    def __call__(self, actual: Any, expected: Any) -> diagnose.Cause | None:
+    def __call__(self, actual: Any, expected: Any) -> _causes.Cause | None:
         if self._diagnostic is None and not self._failed:
             try:
                 alternative = self.run(*self.args)
@@ -246,7 +232,7 @@ class _Computed:
             except Exception:  # the changed arguments do not fit the reference
                 self._failed = True
             else:
-                self._diagnostic = diagnose.matches(alternative, self.text, next(iter(self.kinds)))
+                self._diagnostic = _causes.matches(alternative, self.text, next(iter(self.kinds)))
         return None if self._diagnostic is None else self._diagnostic(actual, expected)
 
 
@@ -267,7 +253,7 @@ def _arrays(args: tuple[Any, ...], names: Sequence[str]) -> list[tuple[int, str,
             continue
         values = np.asarray(arg)
         if values.dtype.kind in "fiu" and values.size >= 2:
-            found.append((i, diagnose._argument(f"[{i}]", args, names), values))
+            found.append((i, _causes._argument(f"[{i}]", args, names), values))
     return found
 
 
@@ -281,14 +267,14 @@ def _scalable(args: tuple[Any, ...], names: Sequence[str]) -> list[tuple[int, st
             continue
         if isinstance(arg, float):
             if arg != 0.0:
-                found.append((i, diagnose._argument(f"[{i}]", args, names)))
+                found.append((i, _causes._argument(f"[{i}]", args, names)))
             continue
         leaves = jax.tree.leaves(arg)
         if not leaves or not all(isinstance(v, np.ndarray | jax.Array) for v in leaves):
             continue
         arrays = [np.asarray(v) for v in leaves]
         if all(v.dtype.kind == "f" for v in arrays) and any(np.any(v != 0) for v in arrays):
-            found.append((i, diagnose._argument(f"[{i}]", args, names)))
+            found.append((i, _causes._argument(f"[{i}]", args, names)))
     return found
 
 

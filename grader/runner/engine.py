@@ -118,9 +118,15 @@ def _sandboxes_folder() -> str:
 
 
 def _request(
-    spec: ExerciseSpec, submission: Submission, options: Options, level: Level, work: Path
+    spec: ExerciseSpec,
+    submission: Submission,
+    options: Options,
+    level: Level,
+    work: Path,
+    partial: Partial | None = None,
 ) -> Request:
-    """The request for `spec`, its lesson files copied into `work`/lessons."""
+    """The request for `spec`, its lesson files copied into `work`/lessons; with `partial`,
+    for the checks it runs (the others' verdicts are kept)."""
     lessons = work / "lessons"
     copy_lessons(submission, lessons)
     timeout_s = options.timeout_s or spec.timeout_s
@@ -140,6 +146,9 @@ def _request(
         cache_dir=cache_dir(options),
         sandbox_dir=_sandboxes_folder(),
         check_share_s=options.check_share * timeout_s,
+        only=partial.rerun.ids if partial is not None else (),
+        passed=partial.rerun.passed if partial is not None else (),
+        unjudged=partial.rerun.unjudged if partial is not None else (),
     )
 
 
@@ -215,14 +224,7 @@ def grade_one(
     ending = results.Ending()
     for attempt in range(1 + GRADER_FAULT_RETRIES):
         work = scratch / (spec.name if attempt == 0 else f"{spec.name}.retry{attempt}")
-        request = _request(spec, submission, options, level, work)  # all of it afresh
-        if partial is not None:
-            request = replace(
-                request,
-                only=partial.rerun.ids,
-                passed=partial.rerun.passed,
-                unjudged=partial.rerun.unjudged,
-            )
+        request = _request(spec, submission, options, level, work, partial)  # all afresh
         started = time.monotonic()
         try:
             if worker is None:

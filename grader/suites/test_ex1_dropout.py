@@ -1132,6 +1132,12 @@ def test_compare(student: Remote, attach: Attachments) -> None:
             )
 
 
+GLOBAL_RNG_SEEDS = (7919, 104729)
+"""Offsets of the grading seed NumPy's and Python's global RNGs are seeded with before the
+explicit call (`test_compare_defaults_and_key`): one seed, then another when the first
+gives the default call's accuracies."""
+
+
 @check(
     "compare_dropout's defaults are rate=0.5 and n_epochs=10, and its key alone decides it",
     points=1,
@@ -1150,17 +1156,27 @@ def test_compare_defaults_and_key(student: Remote, seed: int) -> None:
     default = _default_compare(student)
     explicit = "compare_dropout(key, digits, rate=0.5, n_epochs=10)"
     kwargs = {"rate": 0.5, "n_epochs": 10}
-    moved = client.probe(
-        keys.observe_global_rng, client.handle(student.compare_dropout), (key, data), kwargs,
-        (), (seed + 7919,), False,
-    )["eagerly"][0]  # fmt: skip
-    moved = calls.observed(
-        moved,
-        checked=f"{explicit} after NumPy's global RNG moved",
-        attempted=explicit,
-        expected="the function runs",
-    )
-    if moved == default:
+
+    def after_moving(rng_seed: int) -> Any:
+        """The explicit call with NumPy's and Python's global RNGs seeded `rng_seed` first."""
+        found = client.probe(
+            keys.observe_global_rng, client.handle(student.compare_dropout), (key, data),
+            kwargs, (), (rng_seed,), False,
+        )["eagerly"][0]  # fmt: skip
+        return calls.observed(
+            found,
+            checked=f"{explicit} after NumPy's global RNG moved",
+            attempted=explicit,
+            expected="the function runs",
+        )
+
+    # accuracies are counts of test rows: two runs whose batches a global RNG shuffled can
+    # reach the same count by chance, so a second seed must agree as well
+    for rng_seed in GLOBAL_RNG_SEEDS:
+        moved = after_moving(seed + rng_seed)
+        if moved != default:
+            break
+    else:
         return
     again = student.compare_dropout(key, data, **kwargs)  # global RNGs untouched
     if again == moved:
@@ -1172,10 +1188,7 @@ def test_compare_defaults_and_key(student: Remote, seed: int) -> None:
             fix="keep the signature `def compare_dropout(key, data, rate=0.5, n_epochs=10)`",
         )
     # the global RNGs seeded as for `moved` once more: the same accuracies confirm they decide it
-    reseeded = client.probe(
-        keys.observe_global_rng, client.handle(student.compare_dropout), (key, data), kwargs,
-        (), (seed + 7919,), False,
-    )["eagerly"][0]  # fmt: skip
+    reseeded = after_moving(seed + rng_seed)
     raise fail(
         f"{explicit} twice with jax.random.key(0), NumPy's and Python's global RNGs moved in "
         "between",

@@ -308,7 +308,7 @@ def test_silent_once_its_budget_is_spent(monkeypatch):
     for n in (3, 4, 5, 6):
         xs = np.arange(1.0, n + 1.0) * np.where(np.arange(n) % 2, 1.0, -1.0)
         inputs.append(((xs,), np.maximum.accumulate(xs[::-1]), slow_max(xs)))
-    assert transformed.named(inputs[0], inputs[1:], slow_max, ("xs",), list) == ""
+    assert diagnose.transformed_named(inputs[0], inputs[1:], slow_max, ("xs",), list) == ""
 
 
 def test_cost_on_a_failing_check():

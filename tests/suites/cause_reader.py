@@ -22,7 +22,7 @@ from pathlib import Path
 # `_zero_run_causes`
 CAUSEY = re.compile(r"(^|_)causes?$", re.IGNORECASE)
 # the module whose causes are confirmed against the reference (docs/causes.md's first tables)
-CONFIRMED = "diagnose"
+CONFIRMED = ("diagnose", "_causes")  # diagnose, and the words it shares with its tiers
 
 
 def _joined(parts: list[list[str] | None]) -> list[str] | None:
@@ -205,7 +205,7 @@ class _Module:
                 for keyword in node.keywords:
                     if keyword.arg == "cause":
                         yield _Site(keyword.value, self.owner_name(node))
-                if _called(node) == f"{CONFIRMED}.Cause" and len(node.args) > 1:
+                if _called(node) in {f"{c}.Cause" for c in CONFIRMED} and len(node.args) > 1:
                     yield _Site(node.args[1], self.owner_name(node))  # a suite's own Cause
                 at = self.cause_at.get(_called(node) or "")
                 if at is not None and len(node.args) > at:
@@ -333,7 +333,7 @@ def _follow(module: _Module, site: _Site, out: Texts) -> list[_Site]:
         return [_Site(part, owner, element, field=site.field) for part in (node.left, node.right)]
     if element is None and isinstance(node, (ast.Tuple, ast.List)):
         return [_Site(item, owner, field=site.field) for item in node.elts]  # diagnostics
-    if isinstance(node, ast.Attribute) and ast.unparse(node.value) == CONFIRMED:
+    if isinstance(node, ast.Attribute) and ast.unparse(node.value) in CONFIRMED:
         return []  # diagnose's own texts (NOT_WRITTEN: a returned None)
     called = (_called(node) or "") if isinstance(node, ast.Call) else ""
     if called.endswith(".get") and CAUSEY.search(called.split(".")[0]):
@@ -368,7 +368,7 @@ def _from_name_or_call(module: _Module, site: _Site, out: Texts) -> list[_Site]:
             ]
     if isinstance(node, ast.Call):
         called = _called(node) or ""
-        if called.split(".")[0] == CONFIRMED or CAUSEY.search(called.split(".")[-1]):
+        if called.split(".")[0] in CONFIRMED or CAUSEY.search(called.split(".")[-1]):
             return []  # confirmed causes; a function named for causes (its returns are sites)
         if called in module.functions:
             return list(module.returns(module.functions[called], element))
