@@ -23,7 +23,9 @@ Nothing is kept (the whole file is graded) where a name's binding cannot be foll
 `global` statement, `globals()`, `vars()`, `eval`, `exec`, `__import__`, `sys.modules`,
 `__dict__`, `importlib`; where the earlier grading is not a complete one (a stopped sandbox,
 a time-out, an error, a grader error, a lesson file that did not import); and for
-notebooks. `grade` itself always grades every check.
+notebooks. `grade` itself always grades every check. A grading that ends with nothing to lend
+(stopped by the next save, or its file did not import) leaves the last complete one in place:
+the next save is compared with the source that grading read.
 """
 
 from __future__ import annotations
@@ -392,8 +394,10 @@ class Kept:
             return results.assemble(spec, results.Ending(ended), file.name)
         lines: list[tuple[str, ...]] = []
         result = run(found, lines.append)
-        if now and lines and _holds(graded_copy(), source):
+        if now and lines and _checks(spec, lines[0]) and _holds(graded_copy(), source):
             self._graded[spec.name] = Graded(source, now, lines[0])
+        elif earlier is not None:  # stopped by the next save, or nothing to lend: the last
+            self._graded[spec.name] = earlier  # complete grading still holds for its source
         return result
 
 

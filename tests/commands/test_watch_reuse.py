@@ -23,7 +23,8 @@ from grader import catalog
 from grader.catalog import CheckSpec, ExerciseSpec
 from grader.model import ExerciseResult
 from grader.protocol import records as rec
-from grader.runner import engine, policy, reuse
+from grader.protocol.worker_messages import Ended
+from grader.runner import engine, policy, results, reuse
 from grader.runner.submission import Submission
 from grader.watch.regrader import Job, Regrader
 
@@ -225,6 +226,40 @@ def test_merged_keeps_the_runs_import_and_puts_done_last() -> None:
         _line(rec.Done()),
     )
     assert reuse.merged(broken, kept) == broken
+
+
+def test_a_stopped_grading_leaves_the_last_complete_one_to_lend(tmp_path: Path) -> None:
+    """A save that stops the running grading (the next save came) or a grading with nothing
+    to lend (its file did not import) keeps the last complete grading for the next save."""
+    spec = _spec(tmp_path, "test_first", "test_second")
+    lesson = tmp_path / "lesson.py"
+    whole = _grading(PASSING)
+    plans: list[reuse.Plan | None] = []
+
+    def grading(lines: tuple[str, ...]) -> reuse.Run:
+        def run(plan: reuse.Plan | None, on_graded: Any) -> ExerciseResult:
+            plans.append(plan)
+            on_graded(lines)
+            ended = Ended(exit_code=0, records=lines)
+            return results.assemble(spec, results.Ending(ended), lesson.name)
+
+        return run
+
+    kept = reuse.Kept()
+    broken_import = (_line(rec.Collected(())), _line(rec.Import("lesson", ok=False)), whole[-1])
+    for source, lines in (
+        (SOURCE, whole),
+        (SOURCE.replace("jnp.sum(x)", "jnp.sum(x * x)"), whole[:-1]),  # stopped: no Done
+        (SOURCE.replace("SCALE = 2.0", "SCALE = 1 / 0"), broken_import),
+        (SOURCE.replace("jnp.sum(x)", "jnp.sum(x * 2)"), whole),
+    ):
+        lesson.write_text(source)
+        kept.grade(spec, lesson, {}, None, grading(lines), lambda: lesson)
+    first, stopped, not_imported, last = plans
+    assert first is None
+    assert stopped is not None and not_imported is not None and last is not None
+    assert last.rerun.ids == ("test_second",)  # against the first grading, still lent
+    assert last.rerun.passed == ("test_first",)
 
 
 # -- the real thing ------------------------------------------------------------------------
