@@ -29,6 +29,7 @@ import functools
 import inspect
 import textwrap
 import time
+import types
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -68,23 +69,25 @@ TEXTS = {
     "dropped": _START + "its {what} left out",
 }
 
-# a reduction and what it is swapped for
+# a reduction and what it is swapped for (in this order)
 _REDUCTIONS = {
-    "sum": "mean",
-    "mean": "sum",
-    "var": "std",
-    "std": "var",
-    "max": "min",
-    "min": "max",
-    "amax": "amin",
-    "amin": "amax",
-    "argmax": "argmin",
-    "argmin": "argmax",
+    "sum": ("mean", "prod"),
+    "mean": ("sum",),
+    "prod": ("sum",),
+    "var": ("std",),
+    "std": ("var",),
+    "max": ("min",),
+    "min": ("max",),
+    "amax": ("amin",),
+    "amin": ("amax",),
+    "argmax": ("argmin",),
+    "argmin": ("argmax",),
 }
 # each reduction's words: as the student's (with an article), and as the right one's
 _REDUCTION_WORDS = {
     "sum": ("a sum", "sum"),
     "mean": ("a mean", "mean"),
+    "prod": ("a product", "product"),
     "var": ("a variance", "variance"),
     "std": ("a standard deviation", "standard deviation"),
     "max": ("a maximum", "maximum"),
@@ -95,6 +98,11 @@ _REDUCTION_WORDS = {
     "argmin": ("an argmin", "argmin"),
 }
 _CUMULATIVE = {"cumsum": "sum", "cumprod": "product"}
+# a cumulative reduction and the other one, with the words of each (as above)
+_CUMULATIVE_SWAP = {
+    "cumsum": ("cumprod", "a cumulative product", "cumulative sum"),
+    "cumprod": ("cumsum", "a cumulative sum", "cumulative product"),
+}
 # one-argument elementwise functions whose call may be left out: f(x) -> x
 _ELEMENTWISE = {
     "sqrt": "square root",
@@ -190,19 +198,67 @@ def _cached(reference: Callable[..., Any]) -> tuple[Mutant, ...]:
 
 
 def _mutants(reference: Callable[..., Any]) -> tuple[Mutant, ...]:
+    """The reference's own edits first, then those of each module-level `_ref_*` helper it
+    calls (one level deep: the reference as it is, calling the edited helper), MAX_MUTANTS in
+    all."""
     function = _parsed(reference)
     if function is None:
         return ()
     found: list[Mutant] = []
-    for number, (position, edit, text) in enumerate(_edits(function)):
-        if len(found) >= MAX_MUTANTS:
-            break
-        edited = copy.deepcopy(function)
-        _apply(edited, position, edit)
-        built = _build(reference, edited)
-        if built is not None:
-            found.append(Mutant(built, text, f"mutant{number}"))
+    number = 0
+    for name, helper, parsed in [(None, reference, function), *_helpers(reference, function)]:
+        for position, edit, text in _edits(parsed):
+            if len(found) >= MAX_MUTANTS:
+                return tuple(found)
+            edited = copy.deepcopy(parsed)
+            _apply(edited, position, edit)
+            built = _build(helper, edited)
+            if built is not None and name is not None:
+                built = _calling(reference, name, built)
+            if built is not None:
+                found.append(Mutant(built, text, f"mutant{number}"))
+            number += 1
     return tuple(found)
+
+
+def _helpers(
+    reference: Callable[..., Any], function: ast.FunctionDef
+) -> list[tuple[str, Callable[..., Any], ast.FunctionDef]]:
+    """(name, function, its parsed def) of each module-level `_ref_*` function the reference
+    calls by its global name, in the order of its first call in `ast.walk`'s order: a plain
+    function of readable source (not the reference itself, not a local or closure name)."""
+    code = reference.__code__
+    local = {*code.co_varnames, *code.co_freevars, *code.co_cellvars, reference.__name__}
+    found: list[tuple[str, Callable[..., Any], ast.FunctionDef]] = []
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        name = node.func.id
+        if not name.startswith("_ref_") or name in local or any(n == name for n, *_ in found):
+            continue
+        helper = reference.__globals__.get(name)
+        if not inspect.isfunction(helper) or helper.__name__ != name:
+            continue
+        parsed = _parsed(helper)
+        if parsed is not None:
+            found.append((name, helper, parsed))
+    return found
+
+
+def _calling(reference: Callable[..., Any], name: str, helper: Callable[..., Any]) -> Any:
+    """The reference's own code with its global `name` bound to `helper` (in a copy of its
+    globals: the module is never touched)."""
+    namespace = dict(reference.__globals__)
+    namespace[name] = helper
+    built = types.FunctionType(
+        reference.__code__,
+        namespace,
+        reference.__name__,
+        reference.__defaults__,
+        reference.__closure__,
+    )
+    built.__kwdefaults__ = copy.copy(reference.__kwdefaults__)
+    return built
 
 
 def _parsed(reference: Callable[..., Any]) -> ast.FunctionDef | None:
@@ -386,6 +442,8 @@ def _integer_edits(
     if bound is not None:  # `i + 1` as an index or a bound: the bound one off, as a whole
         where, expression = bound
         for step, word in ((1, "more"), (-1, "less")):
+            if isinstance(expression.op, ast.Sub):  # `n - 1` to `n - 2` is one less
+                word = "less" if word == "more" else "more"
             was, shown = _offset_texts(expression, node, value + step)
             yield _constant(value + step), TEXTS[where].format(step=word, new=shown, old=was)
         return
@@ -413,7 +471,15 @@ def _offset_bound(node: ast.AST, parents: dict[int, ast.AST]) -> tuple[str, ast.
     ):
         return None
     context = _context(parent, parents.get(id(parent)), parents)
-    return (context, parent) if context in ("index", "slice", "range") else None
+    if context == "bound" and not _compared_with(parent, parents):
+        return None  # `i + 1 < n`: the left side is what is compared, not the bound
+    return (context, parent) if context in ("index", "slice", "range", "bound") else None
+
+
+def _compared_with(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """`node` is a bound of its comparison: one of its comparators (`n` of `i < n`)."""
+    parent = parents.get(id(node))
+    return isinstance(parent, ast.Compare) and any(node is c for c in parent.comparators)
 
 
 def _offset_texts(expression: ast.BinOp, node: ast.AST, new: int) -> tuple[str, str]:
@@ -449,8 +515,9 @@ def _context(node: ast.AST, parent: ast.AST | None, parents: dict[int, ast.AST])
 
 
 def _shift_edits(node: ast.AST, parents: dict[int, ast.AST]) -> Iterator[tuple[Edit, str]]:
-    """An index, a slice bound or a range() bound that is an expression (`out[i]`,
-    `x[:n]`, `range(len(xs))`), one more and one less."""
+    """An index, a slice bound, a range() bound or a comparison's bound that is an
+    expression (`out[i]`, `x[:n]`, `range(len(xs))`, the `n` of `i < n`), one more and one
+    less."""
     if not isinstance(node, ast.expr) or isinstance(
         node, ast.Constant | ast.Slice | ast.Tuple | ast.Starred
     ):
@@ -462,7 +529,9 @@ def _shift_edits(node: ast.AST, parents: dict[int, ast.AST]) -> Iterator[tuple[E
     ):
         return  # `i + 1`: its whole number's own edits are the bound one off
     context = _context(node, parents.get(id(node)), parents)
-    if context not in ("index", "slice", "range"):
+    if context not in ("index", "slice", "range", "bound"):
+        return
+    if context == "bound" and not _compared_with(node, parents):
         return
     old = ast.unparse(node)
     for operator, sign, word in ((ast.Add, "+", "more"), (ast.Sub, "-", "less")):
@@ -489,11 +558,13 @@ def _float_edits(value: float) -> Iterator[tuple[Edit, str]]:
 def _call_edits(node: ast.Call) -> Iterator[tuple[Edit, str]]:
     name, module_call = _called(node)
     if name in _REDUCTIONS and (isinstance(node.func, ast.Attribute) or name in ("max", "min")):
-        other = _REDUCTIONS[name]  # (a method, a module's function, or the builtins max, min)
-        text = TEXTS["reduce"].format(new=_REDUCTION_WORDS[other][0], old=_REDUCTION_WORDS[name][1])
-        yield _rename(other), text
+        for other in _REDUCTIONS[name]:  # (a method, a module's function, the builtins max, min)
+            new, old = _REDUCTION_WORDS[other][0], _REDUCTION_WORDS[name][1]
+            yield _rename(other), TEXTS["reduce"].format(new=new, old=old)
     if name in _CUMULATIVE and isinstance(node.func, ast.Attribute):
         yield _reverse_cumulative(module_call), TEXTS["cumulative"].format(what=_CUMULATIVE[name])
+        other, new, old = _CUMULATIVE_SWAP[name]
+        yield _rename(other), TEXTS["reduce"].format(new=new, old=old)
     if (
         name in _ELEMENTWISE
         and (module_call or (name == "abs" and isinstance(node.func, ast.Name)))

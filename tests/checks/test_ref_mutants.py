@@ -325,3 +325,122 @@ def test_confirmed_holds_mutants_of_its_reference():
     assert texts.startswith(START + "its cumulative sum taken from the end")
     assert diagnose.confirmed(seen[:1], lambda args: (), reference=_prefix_sums) == ""
     assert diagnose.confirmed(seen, lambda args: ()) == ""  # no reference: no tier
+
+
+# -- one level into the reference's `_ref_*` helpers, and the newer operators ------------------
+
+
+def _ref_log_norm(xs):  # a module-level helper, named `_ref_*`
+    xs = np.asarray(xs, np.float64)
+    return np.log(np.sum(xs * xs))
+
+
+def _norm_through_helper(xs):
+    return 0.5 * _ref_log_norm(xs)
+
+
+def _inner_log_norm(xs):  # a helper not named `_ref_*`: not mutated
+    xs = np.asarray(xs, np.float64)
+    return np.log(np.sum(xs * xs))
+
+
+def _norm_through_plain(xs):
+    return 0.5 * _inner_log_norm(xs)
+
+
+def _ref_two_levels(xs):  # calls the helper above: its edits are two levels deep here
+    return 2.0 * _ref_log_norm(xs)
+
+
+def _through_two_levels(xs):
+    return _ref_two_levels(xs) + 1.0
+
+
+def test_an_edit_inside_a_ref_helper_is_named_on_two_sizes():
+    # the mean of squares where the helper sums them: the log shifts by -log(n), no factor
+    student = lambda xs: 0.5 * np.log(np.mean(xs * xs))  # noqa: E731
+    strategy = _vectors(3, 5, low=0.5)
+    assert START + "a mean in place of its sum" in _cause(student, _norm_through_helper, strategy)
+    assert _cause(student, _norm_through_helper, _vectors(4, low=0.5)) == ""  # one size
+    # a helper not named `_ref_*`, and one two levels deep, are not mutated
+    assert START not in _cause(student, _norm_through_plain, strategy)
+    two = lambda xs: 2.0 * np.log(np.mean(xs * xs)) + 1.0  # noqa: E731
+    assert START not in _cause(two, _through_two_levels, strategy)
+    # the reference's own edits come first, then the helper's
+    texts = [m.text for m in ref_mutants.mutants(_norm_through_helper)]
+    assert texts.index(START + "its constant 0.5 doubled (1.0)") < texts.index(
+        START + "a mean in place of its sum"
+    )
+
+
+def test_an_edit_inside_a_helper_that_is_no_edit_is_not_named():
+    # the sum of absolute values: no one edit of the helper gives it
+    student = lambda xs: 0.5 * np.log(np.sum(np.abs(xs)))  # noqa: E731
+    assert START not in _cause(student, _norm_through_helper, _vectors(3, 5, low=0.5))
+
+
+def _total_of(xs):
+    return np.asarray(xs, np.float64).sum()
+
+
+def _hidden_mask(xs):
+    xs = np.asarray(xs, np.float64)
+    index = np.arange(len(xs))
+    return np.where(index < len(xs) - 1, np.maximum(xs, 0.0), xs)
+
+
+def _below(xs):
+    xs = np.asarray(xs, np.float64)
+    index = np.arange(len(xs))
+    return np.where(index < len(xs), xs, 0.0) + np.where(index < 2, 1.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("student", "reference", "strategy", "words"),
+    [
+        (  # a product where the sum belongs
+            lambda xs: np.prod(np.asarray(xs, np.float64)),
+            _total_of,
+            _vectors(3, 5, low=0.5, high=3.0),
+            START + "a product in place of its sum",
+        ),
+        (  # a running product where the running sum belongs
+            lambda xs: np.cumprod(np.asarray(xs, np.float64)),
+            _prefix_sums,
+            _vectors(3, 5, low=0.5, high=3.0),
+            START + "a cumulative product in place of its cumulative sum",
+        ),
+        (  # `i < n - 2` where `i < n - 1`: the ReLU misses the last hidden entry too
+            lambda xs: np.where(np.arange(len(xs)) < len(xs) - 2, np.maximum(xs, 0.0), xs),
+            _hidden_mask,
+            _vectors(3, 5),
+            START + "the bound of a comparison one less (len(xs) - 2 where it compares with "
+            "len(xs) - 1)",
+        ),
+        (  # a bound that is an expression, one less
+            lambda xs: (
+                np.where(np.arange(len(xs)) < len(xs) - 1, xs, 0.0)
+                + np.where(np.arange(len(xs)) < 2, 1.0, 0.0)
+            ),
+            _below,
+            _vectors(3, 5),
+            START + "the bound of a comparison one less (len(xs) - 1 where it compares with "
+            "len(xs))",
+        ),
+    ],
+)
+def test_a_product_a_running_product_and_a_bound_expression_are_named(
+    student, reference, strategy, words
+):
+    assert words in _cause(student, reference, strategy)
+    low = 0.5 if reference in (_total_of, _prefix_sums) else -9.0  # (products stay small)
+    assert _cause(student, reference, _vectors(4, low=low, high=3.0)) == ""  # one size
+
+
+def test_the_left_side_of_a_comparison_is_not_its_bound():
+    texts = [m.text for m in ref_mutants.mutants(_hidden_mask)]
+    assert (
+        START + "the bound of a comparison one more (len(xs) where it compares with "
+        "len(xs) - 1)" in texts
+    )
+    assert not any("index + 1" in text for text in texts)  # `index` is what is compared
