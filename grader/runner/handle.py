@@ -40,9 +40,21 @@ OnRecords = Callable[[list[str]], None]
 """Gets the judge's record lines (undecoded) while a file is graded, a batch at a time."""
 
 
+FOREIGN = ("PYTHON", "XLA_", "JAX_", "PYTEST_", "HYPOTHESIS_")
+"""Variables of the caller's environment no grading sees: they would change what the judge
+runs or how (`PYTEST_ADDOPTS=-x` stops the suite at the first failing check, `-k` deselects
+them, `JAX_DISABLE_JIT=1` fails a correct file's jit checks, `JAX_ENABLE_X64=1` changes its
+dtypes), so that a file gets the same verdicts wherever it is graded."""
+CACHE_ONLY = ("JAX_COMPILATION_CACHE", "JAX_PERSISTENT_CACHE")
+"""...except where JAX keeps compiled programs, which changes no result (`grader.runner.cache`
+and `grader.sandbox.jax_cache` decide who may use it)."""
+
+
 def _environment(threads: int | None, sandbox_cache: str, shared: str = "") -> dict[str, str]:
-    """The worker's environment: this one's, without Python's variables and XLA's flags."""
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS" and not k.startswith("PYTHON")}
+    """The worker's environment: this one's, without the `FOREIGN` variables."""
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(FOREIGN) or k.startswith(CACHE_ONLY)
+    }
     env.update({"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg", "TF_CPP_MIN_LOG_LEVEL": "2"})
     env.update(budget.environment(budget.share(1) if threads is None else threads))
     env.pop(child.SANDBOX_CACHE_ENV, None)  # only ever this worker's own argument
