@@ -420,6 +420,9 @@ def _bind(source: str, target: str, *, readonly: bool) -> None:
 
 def _build_root(plan: Plan) -> None:
     """A new root from the allow-list, then `pivot_root` into it (as bubblewrap does)."""
+    # The folders made here are the sandbox user's way to its files: the caller's umask (a
+    # hardened 077) would close them to it (this process is the sandbox's alone).
+    os.umask(0o022)
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     root = plan.newroot
     os.makedirs(root, exist_ok=True)

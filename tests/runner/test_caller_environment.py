@@ -1,9 +1,12 @@
 """The caller's environment does not reach the grading: a correct file gets full marks with
-variables a CI or a student's shell commonly sets, at every isolation level.
+variables a CI or a student's shell commonly sets, and a hardened umask, at every isolation
+level.
 
 `PYTEST_ADDOPTS` reached the judge's pytest (`-k` deselected every check, `-x` stopped the
 suite at the first failure) and `JAX_DISABLE_JIT=1` the sandbox (a correct 03_jit lost 7 of 21
-points); `grader.runner.handle.FOREIGN` keeps them out of every worker.
+points); `grader.runner.handle.FOREIGN` keeps them out of every worker. Under `umask 077` a
+`strict` sandbox could not reach its own folders (the new root's folders were made closed to
+its user): the grader error "could not start the process that imports 03_jit.py".
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ def test_a_correct_file_gets_full_marks_whatever_the_caller_set(tmp_path: Path, 
         [sys.executable, "-m", "grader", "03_jit.py", "--isolation", level, "--json", "r.json",
          "--no-html", "-q", "--no-color"],
         cwd=work, env=env, capture_output=True, text=True, timeout=600,
+        preexec_fn=lambda: os.umask(0o077),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     result = json.loads((work / "r.json").read_text())
