@@ -99,7 +99,7 @@ BY_MESSAGE: dict[str, Explanation] = {
         cause="an array (or a traced value) was passed for an argument that a `jax.jit` marks static (`static_argnums`/`static_argnames`); static arguments must be hashable Python values, and every new value compiles again",
         fix="mark static only Python values such as `n_iters`; leave array arguments traced",
     ),
-    "Shapes must be 1D sequences of concrete values": Explanation(
+    "Shapes must be 1D sequences of concrete values": Explanation(  # `_shape_sizes`
         cause="a shape was computed from a traced value",
         fix="build shapes from Python ints (`x.shape`, static arguments), not from array values",
     ),
@@ -139,7 +139,7 @@ BY_MESSAGE: dict[str, Explanation] = {
 
 def every_fix(avoided: Iterable[str]) -> list[str]:
     """Every fix an explanation can give in a lesson file that penalises `avoided`."""
-    known = [*EXPLANATIONS.values(), *BY_MESSAGE.values()]
+    known = [*EXPLANATIONS.values(), *BY_MESSAGE.values(), FLOAT_SIZE]
     return [e.for_lesson(avoided).fix for e in known]
 
 
@@ -170,7 +170,29 @@ def explain(exc: BaseException) -> Explanation | None:
     known = next((known for marker, known in BY_MESSAGE.items() if marker in text), None)
     if known is BY_MESSAGE["' as a data type"] and not _SIZE_AS_DTYPE.search(text):
         return None  # something else than a size where the dtype goes
+    if known is BY_MESSAGE[_SHAPES]:
+        return _shape_sizes(text)
     return known.for_lesson() if known is not None else None
+
+
+def _shape_sizes(text: str) -> Explanation | None:
+    """JAX's "Shapes must be 1D sequences of concrete values of integer type, got (...)":
+    what the sizes it shows are (a tracer, a float), else no cause."""
+    got = text.partition(", got ")[2].split("\n", 1)[0]
+    if "Tracer" in got or "Traced<" in got:
+        return BY_MESSAGE[_SHAPES].for_lesson()
+    if _FLOAT_SIZE.search(got):
+        return FLOAT_SIZE
+    return None
+
+
+_SHAPES = "Shapes must be 1D sequences of concrete values"
+_FLOAT_SIZE = re.compile(r"(?<![\w.])\d+\.\d*(?![\w.])|float\d*\(")
+FLOAT_SIZE = Explanation(
+    cause="a size in the shape is a float, not an int (`/` gives a float even where it divides "
+    "evenly: `16 / 8` is 2.0)",
+    fix="compute sizes with `//` (or `int(...)` of a Python number): `x.shape[0] // n`",
+)
 
 
 _SIZE_AS_DTYPE = re.compile(r"Cannot interpret '\d+' as a data type")

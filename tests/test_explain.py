@@ -43,6 +43,24 @@ def test_shape_from_a_traced_value_points_to_static_arguments() -> None:
     assert found is not None and "static" in found.fix
 
 
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda: jnp.zeros((8, 16 / 8)),  # `/` where `//` belongs
+        lambda: jnp.ones((4, 6)).reshape(2, 6 / 2, 4),
+        lambda: jnp.ones(10).reshape(2, np.float64(5)),
+    ],
+)
+def test_a_float_size_in_a_shape_is_named_as_a_float_not_a_traced_value(fn) -> None:  # type: ignore[no-untyped-def]
+    found = explain(raised(fn))
+    assert found is not None and "is a float" in found.cause and "traced" not in found.cause
+
+
+def test_a_shape_error_that_shows_neither_a_tracer_nor_a_float_names_no_cause() -> None:
+    text = "Shapes must be 1D sequences of concrete values of integer type, got (8, None)."
+    assert explain(TypeError(text)) is None
+
+
 def test_array_marked_static_is_recognised_by_its_message() -> None:
     found = explain(raised(jax.jit(lambda x: x, static_argnums=0), jnp.ones(3)))
     assert found is not None and "hashable" in found.cause
