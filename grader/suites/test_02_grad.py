@@ -140,6 +140,38 @@ def _ref_mse(w: Any, x: Any, y: Any) -> Any:
     return np.mean(r**2), 2.0 * x.T @ r / len(y)
 
 
+def _lesson_mse(w: Any, x: Any, y: Any) -> Any:
+    """mse_value_and_grad as the lesson writes it, for the diagnosis only: the loss
+    mean((x @ w - y) ** 2) as a function of w, and its value and gradient in w (the gradient
+    by a complex step, exact to float64 rounding for this loss and its one-edit mutants,
+    which are polynomials in w). It equals _ref_mse on every input (a test holds them on
+    many); its mutants are a student's edits of the loss (the residual's sign, the square
+    left out), each carried into the gradient as jax.value_and_grad carries it, where an
+    edit of _ref_mse's closed-form gradient changes one output alone."""
+    w, x, y = (np.asarray(a, dtype=np.float64) for a in (w, x, y))
+
+    def loss(w: Any) -> Any:
+        return np.mean((x @ w - y) ** 2)
+
+    return loss(w), _complex_step_grad(loss, w)
+
+
+# the imaginary step of `_complex_step_grad`: the derivative is Im(f(w + i h e_k)) / h, with
+# no difference taken (and so no cancellation) whatever h is
+_COMPLEX_STEP = 1e-30
+
+
+def _complex_step_grad(f: Any, w: Any) -> Any:
+    """The gradient of the real function `f` at the vector `w`, one complex step per entry
+    (exact to rounding where f is analytic: a polynomial, a mean, a matrix product)."""
+    grad = np.empty(len(w))
+    for k in range(len(w)):
+        step = w.astype(np.complex128)
+        step[k] += 1j * _COMPLEX_STEP
+        grad[k] = np.imag(f(step)) / _COMPLEX_STEP
+    return grad
+
+
 # -- helpers -----------------------------------------------------------------------------
 
 
@@ -682,7 +714,7 @@ def _mse_probe_cause(mse: Any) -> str:
         except Exception:  # the student's error, which the failure already shows
             return ""
         seen.append((args, got, _ref_mse(*args)))
-    return diagnose.confirmed(seen, _mse_diagnostics, names=("w", "x", "y"), reference=_ref_mse)
+    return diagnose.confirmed(seen, _mse_diagnostics, names=("w", "x", "y"), reference=_lesson_mse)
 
 
 @check(

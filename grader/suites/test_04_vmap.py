@@ -55,6 +55,16 @@ def _ref_pairwise(a: Any, b: Any) -> Any:
     return out
 
 
+def _lesson_pairwise(a: Any, b: Any) -> Any:
+    """pairwise_sq_dists as the lesson writes it, for the diagnosis only: the squared
+    distance of one pair, sum((u - v) ** 2), mapped over b inside and over a outside (the
+    nested vmap's order), in plain NumPy. It equals _ref_pairwise on every input (a test
+    holds them on many); its one-edit mutants are a student's edits of that formula (a
+    difference added, the square left out), where _ref_pairwise's dot product is not."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return np.array([[np.sum((u - v) ** 2) for v in b] for u in a]).reshape(len(a), len(b))
+
+
 def _params(out: int, inp: int, seed: int = 0) -> Any:
     rng = np.random.default_rng(seed)
     w = rng.integers(-8, 9, size=(out, inp)).astype(np.float32) / 4
@@ -431,7 +441,7 @@ def test_pairwise_values(student: Remote, seed: int) -> None:
             fix=_PAIRWISE_FIX,
         ) from None
     cause = diagnose.confirmed(
-        seen, _pairwise_diagnostics, names=("a", "b"), reference=_ref_pairwise
+        seen, _pairwise_diagnostics, names=("a", "b"), reference=_lesson_pairwise
     )
     for (x, y), got, expected in seen:
         values.assert_close(

@@ -191,3 +191,20 @@ def test_a_mean_absolute_error_is_named(graded):
     # look-alikes: another wrong loss names its own formula, not this one
     for other in ("rmse_hessian_of_sum", "mean_then_square", "summed_mse"):
         assert "absolute error" not in graded(other).cause("test_mse_values"), other
+
+
+@pytest.mark.slow
+def test_edits_of_the_lesson_loss_are_named(graded):
+    # loss(w) = mean((x @ w + y) ** 2) and mean(x @ w - y) are the lesson's loss with one edit
+    # (a mutant of _lesson_mse), each carried into its gradient as jax.value_and_grad carries
+    # it, on the probes of 3 and 5 rows; a negated gradient is no edit of the loss and names
+    # nothing
+    graded("residual_plus_y").assert_fails(
+        "test_mse_values", cause="an addition in place of one of its subtractions"
+    )
+    graded("residual_not_squared").assert_fails(
+        "test_mse_values", cause="the power 1 where it raises to the power 2"
+    )
+    g = graded("gradient_negated")
+    assert g.status("test_mse_values") == "failed"
+    assert g.cause("test_mse_values") == "", g.message("test_mse_values")

@@ -185,3 +185,16 @@ def test_x_at_w_is_named_by_square_weights(graded):
     g.assert_fails("test_predict_values", cause="predict computes `x @ w`")
     for other in ("bias_subtracted", "predict_relu"):
         assert "x @ w" not in graded(other).cause("test_predict_values"), other
+
+
+@pytest.mark.slow
+def test_the_square_left_out_is_named_by_the_lesson_form(graded):
+    # sum(u - v) is the lesson's sum((u - v) ** 2) with the power 1 (a mutant of the lesson's
+    # form, _lesson_pairwise), on points of 3 and of 4 coordinates; `* 2` typed for `** 2` is
+    # no one edit of it and names nothing
+    graded("difference_not_squared").assert_fails(
+        "test_pairwise_values", cause="the power 1 where it raises to the power 2"
+    )
+    g = graded("square_as_doubling")
+    assert g.status("test_pairwise_values") == "failed"
+    assert g.cause("test_pairwise_values") == "", g.message("test_pairwise_values")
