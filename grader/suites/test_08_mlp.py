@@ -1677,13 +1677,18 @@ def test_train_reshuffles(student: Remote) -> None:
     x_train = _observed_data()[0]
     row_of = {row.tobytes(): i for i, row in enumerate(x_train)}
     call = OBSERVED_CALL
-    orders, finals = [], []
+    orders, finals, groups = [], [], []
     for seed in (0, 1):
         observed = _observed_train(student, seed)
         finals.append(observed["params"])
         seen = [_row_indices(rows, row_of) for rows in observed["batches"] if rows is not None]
         if not seen:
             continue  # train runs no step through the module's train_step: judged below
+        if not groups:  # each epoch's batches as sets of rows (the first key's run)
+            groups = [
+                {frozenset(b) for b in seen[e * per_epoch : (e + 1) * per_epoch]}
+                for e in range(len(seen) // per_epoch)
+            ]
         if len(seen) != epochs * per_epoch:
             raise fail(
                 f"the batches {call} trains on",
@@ -1733,13 +1738,23 @@ def test_train_reshuffles(student: Remote) -> None:
             observed="the dataset order",
             fix="permute with `jax.random.permutation`",
         )
+    repeated = all(order == first[0] for order in first[1:])  # one permutation, every epoch
+    if not repeated and per_epoch > 1 and all(group == groups[0] for group in groups[1:]):
+        raise fail(
+            "the batches of rows across epochs",
+            expected="a new permutation of the rows every epoch: new batches",
+            observed=f"every epoch's {per_epoch} batches hold the same rows as epoch 1's (only "
+            "the order of the batches may change)",
+            cause="each batch always holds the same rows: what is shuffled is the order of the "
+            "batches (or of the rows within a batch), not the rows across the training set",
+            fix="permute the row indices each epoch "
+            "(`jax.random.permutation(subkey, len(x_train))`), then cut the batches from them",
+        )
     if any(first[e] == first[0] for e in range(1, epochs)):
         raise fail(
             "the row order across epochs",
             expected="a new permutation every epoch",
             observed="the same permutation in two epochs",
-            cause="two epochs draw the same permutation: they shuffle with the same key (or "
-            "seed), where each epoch needs a new one",
             fix="`key, subkey = jax.random.split(key)` at the start of every epoch",
         )
     if orders[0] == orders[1]:

@@ -474,3 +474,21 @@ def test_another_loss_is_named_by_its_formula(graded, variant, words):
     for other in ("loss_class_mean", "softmax_twice", "sigmoid_bce"):
         if other != variant:
             assert words not in graded(other).cause("test_loss_value"), other
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["batch_order_shuffled", "rows_shuffled_within_batches"])
+def test_batches_that_always_hold_the_same_rows_are_named(graded, variant):
+    # fresh keys every epoch, yet no row ever moves to another batch: no "same key" cause
+    g = graded(variant)
+    g.assert_statuses(failed={"test_train_reshuffles"})
+    assert "each batch always holds the same rows" in g.cause("test_train_reshuffles")
+    assert "key" not in g.cause("test_train_reshuffles")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["no_reshuffle", "fori_loop_same_order"])
+def test_one_permutation_for_every_epoch_names_no_batch_cause(graded, variant):
+    g = graded(variant)
+    assert "same permutation in two epochs" in g.message("test_train_reshuffles")
+    assert "same rows" not in g.message("test_train_reshuffles")
