@@ -437,8 +437,8 @@ def normal_moments(
             share,
             SIGMAS * np.sqrt(share * (1.0 - share) / n),
         ),
-        "kurtosis": (
-            float(np.mean(centred**4)) / var**2,
+        "kurtosis": (  # undefined for draws that are all one value (no spread): nan
+            float(np.mean(centred**4)) / var**2 if var > 0 else float("nan"),
             reference.kurtosis,
             SIGMAS * np.sqrt(24.0 / n),
         ),
@@ -448,8 +448,8 @@ def normal_moments(
 def _bounded_cause(flat: Any) -> str:
     """What 10,000 draws or more with none beyond +-TAIL show: N(0, 1) puts 4.55% there (the
     chance that 10,000 of its draws put none there is below 1e-200); else ""."""
-    if flat.size < 10_000 or bool(np.any(np.abs(flat) > TAIL)):
-        return ""
+    if flat.size < 10_000 or bool(np.any(np.abs(flat) > TAIL)) or np.ptp(flat) == 0:
+        return ""  # (values all one number show no distribution at all: the range says so)
     return (
         f"none of the {flat.size:,} values lies beyond +-{TAIL:g} (they span "
         f"[{flat.min():.3f}, {flat.max():.3f}]), where a normal puts {TAIL_SHARE:.2%} of its "

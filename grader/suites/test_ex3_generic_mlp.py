@@ -480,7 +480,8 @@ def test_init_keys(student: Remote) -> None:
     ws = [np.asarray(params[f"layer{i}"]["w"]) for i in (1, 2, 3)]
     for i in range(3):
         for j in range(i + 1, 3):
-            if np.allclose(ws[i], ws[j]):
+            # weights of one value (all zeros) show no key: the key use below judges that
+            if np.allclose(ws[i], ws[j]) and np.ptp(ws[i]) > 0:
                 raise fail(
                     f"init_mlp(key, {sizes}): the weights of layer{i + 1} and layer{j + 1}",
                     expected="independent draws (different values)",

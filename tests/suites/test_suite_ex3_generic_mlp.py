@@ -242,3 +242,18 @@ def test_relu_on_each_layers_input_is_named(graded):
     # look-alikes: a ReLU on the logits, tanh in the hidden layers
     for other in ("relu_on_logits", "tanh_hidden"):
         assert "each layer's input" not in graded(other).cause("test_forward_lesson"), other
+
+
+@pytest.mark.slow
+def test_weights_that_are_all_zero_are_not_called_a_shared_key(graded):
+    # sqrt(2 // n_in) is 0: every layer's weights are zeros, each drawn with its own key. The
+    # layers are alike because they are zero, not because of a key ("the same key" was said),
+    # and the normal check judges zeros without crashing (it raised ZeroDivisionError)
+    g = graded("he_floor_division")
+    g.assert_statuses(failed={"test_init_like_08", "test_init_normal", "test_init_key_use"})
+    assert g.status("test_init_keys") == "passed"
+    assert g.status("test_init_normal") == "failed"
+    assert "raised" not in g.message("test_init_normal")
+    assert "kurtosis nan" in g.message("test_init_normal")
+    assert not g.cause("test_init_normal")  # zeros are no "bounded distribution"
+    assert g.status("test_init_like_08") == "failed"
