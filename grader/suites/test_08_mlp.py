@@ -403,7 +403,8 @@ def test_init_keys(student: Remote) -> None:
         what="init_params(key, sizes)",
     )
     w2, w3 = (np.asarray(params[f"layer{i}"]["w"]) for i in (2, 3))
-    if np.array_equal(w2, w3):
+    # weights of one value (all zeros) show no key: the key use above judged that
+    if np.array_equal(w2, w3) and np.ptp(w2) > 0:
         raise fail(
             "init_params(key, (16, 16, 16, 16)): the weights of layer2 and layer3",
             expected="independent draws",

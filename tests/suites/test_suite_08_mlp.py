@@ -492,3 +492,15 @@ def test_one_permutation_for_every_epoch_names_no_batch_cause(graded, variant):
     g = graded(variant)
     assert "same permutation in two epochs" in g.message("test_train_reshuffles")
     assert "same rows" not in g.message("test_train_reshuffles")
+
+
+@pytest.mark.slow
+def test_weights_that_are_all_zero_are_not_called_a_shared_key(graded):
+    # sqrt(2 // fan_in) is 0: layer2 and layer3 are alike because they are zeros, each drawn
+    # with its own key ("drew their weights from the same key" would be a wrong cause)
+    g = graded("he_floor_division")
+    # (it fails on another ground: zeros do not change with the key, which is what it says)
+    assert "drew their weights from the same key" not in g.message("test_init_keys")
+    assert "changes with the key" in g.message("test_init_keys")
+    assert g.status("test_init_he_statistics") == "failed"
+    assert "raised" not in g.message("test_init_normal")
