@@ -61,8 +61,10 @@ def _ref_piecewise(x: Any) -> Any:
 
 
 def _ref_piecewise_batch(xs: Any) -> Any:
-    """_ref_piecewise on each point of a batch (what jax.vmap of piecewise gives)."""
-    return np.where(xs > 0, xs * xs, -xs)
+    """_ref_piecewise on each point of a batch (what jax.vmap of piecewise gives), written as
+    the lesson writes the branches, `x ** 2` and `-x`: it is the diagnosis's reference, and
+    one edit of it is a student's edit of a branch (the power 1: the true branch returns x)."""
+    return np.where(xs > 0, xs**2, -xs)
 
 
 def _ref_running_sum(xs: Any) -> Any:

@@ -23,6 +23,7 @@ def suites(pytestconfig):
     pytestconfig.addinivalue_line("markers", f"{MARKER}: a graded check")
     return SimpleNamespace(
         grad=importlib.import_module("grader.suites.test_02_grad"),
+        jit=importlib.import_module("grader.suites.test_03_jit"),
         vmap=importlib.import_module("grader.suites.test_04_vmap"),
     )
 
@@ -68,6 +69,22 @@ def test_the_lesson_mse_mutants_carry_the_edit_into_the_gradient(suites):
         "an addition in place of one of its subtractions",
         "the power 1 where it raises to the power 2",
     } <= _texts(suites.grad._lesson_mse)
+
+
+@pytest.mark.parametrize("seed", RNG_SEEDS)
+def test_the_piecewise_batch_is_the_reference_on_each_point(suites, seed):
+    # the batch reference, the lesson's `x ** 2` and `-x`, is the scalar reference on each
+    # point and the `xs * xs` it was written with before, exactly
+    rng = np.random.default_rng(seed)
+    for _ in range(300):
+        n = int(rng.integers(1, 12))
+        xs = (rng.normal(size=n) * 10.0 ** rng.uniform(-3, 3)).astype(np.float32)
+        xs[rng.random(n) < 0.2] = 0.0  # the branch point itself
+        got = suites.jit._ref_piecewise_batch(xs)
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got, [suites.jit._ref_piecewise(x) for x in xs])
+        np.testing.assert_array_equal(got, np.where(xs > 0, xs * xs, -xs))
+    assert "the power 1 where it raises to the power 2" in _texts(suites.jit._ref_piecewise_batch)
 
 
 @pytest.mark.parametrize("seed", RNG_SEEDS)

@@ -241,3 +241,15 @@ def test_a_scan_from_the_other_end_is_named(graded):
         assert "your values equal the right ones" not in graded(other).cause(
             "test_running_sum_values"
         ), other
+
+
+def test_a_true_branch_left_unsquared_is_named(graded):
+    # lambda v: v where v ** 2 belongs is the batch reference's `xs ** 2` (the lesson's form)
+    # with the power 1, on two batches through jax.vmap; a square root there is no one edit
+    # of it and names nothing
+    graded("true_branch_x").assert_fails(
+        "test_piecewise_values", cause="the power 1 where it raises to the power 2"
+    )
+    g = graded("true_branch_sqrt")
+    assert g.status("test_piecewise_values") == "failed"
+    assert g.cause("test_piecewise_values") == "", g.message("test_piecewise_values")
