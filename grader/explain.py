@@ -93,6 +93,14 @@ EXPLANATIONS: dict[str, Explanation] = {
 }
 
 
+FLOAT_INDEX = Explanation(
+    cause="an array of floats was used as an index: the index of an array (a permutation, "
+    "positions) holds integers",
+    fix="index with an integer array (print its `dtype` where it is made): "
+    "`jax.random.permutation(key, n)` with `n` an int gives the positions 0..n-1, while "
+    "given an array it shuffles that array's values",
+)
+
 # Errors JAX raises as plain ValueError/TypeError, recognised by their text.
 BY_MESSAGE: dict[str, Explanation] = {
     "Non-hashable static arguments": Explanation(
@@ -127,6 +135,8 @@ BY_MESSAGE: dict[str, Explanation] = {
         fix="pass the integer array itself (print its `dtype` where it is passed); cast with "
         "`.astype(jnp.int32)` only if the values are whole numbers",
     ),
+    "Indexer must have integer or boolean type, got indexer with type float": FLOAT_INDEX,
+    "arrays used as indices must be of integer (or boolean) type": FLOAT_INDEX,
     "cannot operate inplace": Explanation(
         cause="a `jnp` ufunc's `.at` (`jnp.add.at(x, indices, values)`) was called with its "
         "default `inplace=True`, which JAX refuses: JAX arrays are immutable, so nothing can "
@@ -139,7 +149,7 @@ BY_MESSAGE: dict[str, Explanation] = {
 
 def every_fix(avoided: Iterable[str]) -> list[str]:
     """Every fix an explanation can give in a lesson file that penalises `avoided`."""
-    known = [*EXPLANATIONS.values(), *BY_MESSAGE.values(), FLOAT_SIZE]
+    known = [*EXPLANATIONS.values(), *BY_MESSAGE.values(), FLOAT_SIZE, CONTAINER_BLOCK]
     return [e.for_lesson(avoided).fix for e in known]
 
 
@@ -172,6 +182,8 @@ def explain(exc: BaseException) -> Explanation | None:
         return None  # something else than a size where the dtype goes
     if known is BY_MESSAGE[_SHAPES]:
         return _shape_sizes(text)
+    if known is None and (found := _NO_BLOCK.search(text)) is not None:
+        return CONTAINER_BLOCK if found.group(1) in ("tuple", "list", "dict") else None
     return known.for_lesson() if known is not None else None
 
 
@@ -187,6 +199,12 @@ def _shape_sizes(text: str) -> Explanation | None:
 
 
 _SHAPES = "Shapes must be 1D sequences of concrete values"
+_NO_BLOCK = re.compile(r"'(\w+)' object has no attribute 'block_until_ready'")
+CONTAINER_BLOCK = Explanation(
+    cause="`.block_until_ready()` was called on a Python container of arrays (a tuple, list or "
+    "dict: a pytree): the method belongs to each array, not to the container",
+    fix="`jax.block_until_ready(out)` waits for every array of a pytree and returns it",
+)
 _FLOAT_SIZE = re.compile(r"(?<![\w.])\d+\.\d*(?![\w.])|float\d*\(")
 FLOAT_SIZE = Explanation(
     cause="a size in the shape is a float, not an int (`/` gives a float even where it divides "

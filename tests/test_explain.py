@@ -61,6 +61,36 @@ def test_a_shape_error_that_shows_neither_a_tracer_nor_a_float_names_no_cause() 
     assert explain(TypeError(text)) is None
 
 
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda: (jnp.ones(2), jnp.ones(3)).block_until_ready(),
+        lambda: {"w": jnp.ones(2)}.block_until_ready(),
+    ],
+)
+def test_block_until_ready_on_a_pytree_is_named(fn) -> None:  # type: ignore[no-untyped-def]
+    found = explain(raised(fn))
+    assert found is not None and "container" in found.cause
+    assert "jax.block_until_ready" in found.fix
+
+
+def test_block_until_ready_on_a_number_names_no_container() -> None:
+    assert explain(raised(lambda: (1.0).block_until_ready())) is None  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda: jnp.arange(5.0)[jnp.ones(2)],
+        lambda: jnp.arange(5.0)[jax.random.permutation(jax.random.key(0), jnp.arange(5.0))],
+        lambda: np.arange(5.0)[np.ones(2)],
+    ],
+)
+def test_a_float_index_is_named(fn) -> None:  # type: ignore[no-untyped-def]
+    found = explain(raised(fn))
+    assert found is not None and "array of floats was used as an index" in found.cause
+
+
 def test_array_marked_static_is_recognised_by_its_message() -> None:
     found = explain(raised(jax.jit(lambda x: x, static_argnums=0), jnp.ones(3)))
     assert found is not None and "hashable" in found.cause
