@@ -182,8 +182,8 @@ def explain(exc: BaseException) -> Explanation | None:
         return None  # something else than a size where the dtype goes
     if known is BY_MESSAGE[_SHAPES]:
         return _shape_sizes(text)
-    if known is None and (found := _NO_BLOCK.search(text)) is not None:
-        return CONTAINER_BLOCK if found.group(1) in ("tuple", "list", "dict") else None
+    if known is None and (blocked := _NO_BLOCK.search(text)) is not None:
+        return CONTAINER_BLOCK if blocked.group(1) in ("tuple", "list", "dict") else None
     return known.for_lesson() if known is not None else None
 
 

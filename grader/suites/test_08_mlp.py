@@ -1678,7 +1678,9 @@ def test_train_reshuffles(student: Remote) -> None:
     x_train = _observed_data()[0]
     row_of = {row.tobytes(): i for i, row in enumerate(x_train)}
     call = OBSERVED_CALL
-    orders, finals, groups = [], [], []
+    orders: list[Any] = []
+    finals: list[Any] = []
+    groups: list[set[frozenset[int]]] = []  # each epoch's batches as sets of rows
     for seed in (0, 1):
         observed = _observed_train(student, seed)
         finals.append(observed["params"])
