@@ -14,7 +14,9 @@ failing input tried, one of them of other argument sizes, and only when one text
 
 The reference's source is read with `inspect.getsource` (the judge's own installed suite
 file) and rewritten with the standard library's `ast` only; each mutant is compiled in the
-reference's own globals (a copy: the module is never touched) and closure. Mutants never
+reference's own globals (a copy: the module is never touched) and closure. After the
+reference's own edits come those of each module-level `_ref_*` function it calls by name, one
+level deep: the reference's code runs with that name bound to the edited helper. Mutants never
 run student code: they are the judge's references, called with the judge's inputs. The
 edits are made in one fixed order (the nodes in `ast.walk`'s order, each operator's edits in
 a fixed order), so verdicts are reproducible. Each operator has one text, written about the

@@ -364,7 +364,7 @@ def test_shard_layout(student: Remote) -> None:
                 fix=fix,
             ) from exc
         seen.append(((batch, n), out, _ref_shard(batch, n)))
-    cause = diagnose.confirmed(seen, lambda args: _shard_diagnostics(*args))
+    cause = diagnose.confirmed(seen, lambda args: _shard_diagnostics(*args), reference=_ref_shard)
     if not cause and any(not _right_shard(out, expected) for _, out, expected in seen):
         cause = _device_count_cause(student, seen)
     for (batch, n), out, expected in seen:

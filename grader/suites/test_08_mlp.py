@@ -91,8 +91,8 @@ def _ref_forward(
     for i, layer in enumerate(layers):
         b = np.asarray(layer["b"], np.float64)
         h = h @ np.asarray(layer["w"], np.float64)
-        last = i == len(layers) - 1
-        relu = relu_last if last else relu_hidden
+        hidden = i < len(layers) - 1
+        relu = relu_hidden if hidden else relu_last
         if relu and bias_after_relu:
             h = np.maximum(h, 0.0) + b
         else:
@@ -475,7 +475,9 @@ _FORWARD_MISTAKES = (
 
 def _forward_cause(student: Remote, params: Any, first: Any) -> str:
     """The mistake of _FORWARD_MISTAKES the student's forward reproduces on `first` (x, its
-    output) and on a second batch of another size, else ""."""
+    output) and on a second batch of another size, else what `diagnose.confirmed` confirms on
+    both batches with the reference (its general tiers: a factor, a mutant of _ref_forward),
+    else ""."""
     x2, _ = labelled_batch(LOSS_ROWS, SMALL_SIZES[0], SMALL_SIZES[-1], seed=7)
     try:
         seen = [first, (x2, student.forward(params, x2))]
@@ -487,7 +489,12 @@ def _forward_cause(student: Remote, params: Any, first: Any) -> str:
             for x, out in seen
         ):
             return text
-    return ""
+    return diagnose.confirmed(
+        [((params, x), out, _ref_forward(params, x)) for x, out in seen],
+        lambda args: (),
+        names=("params", "x"),
+        reference=_ref_forward,
+    )
 
 
 def _forward_right(student: Remote, params: Any, x: Any) -> bool | None:
@@ -546,7 +553,11 @@ def test_loss_value(student: Remote) -> None:
         )
         seen.append(((x, y), loss, np.float64(_ref_loss(params, x, y))))
     # a mistake over the axes is named only when both batch sizes show it
-    cause = diagnose.confirmed(seen, lambda args: _loss_axis_diagnostics(params, *args))
+    cause = diagnose.confirmed(
+        seen,
+        lambda args: _loss_axis_diagnostics(params, *args),
+        reference=functools.partial(_ref_loss, params),
+    )
     for (x, _), loss, expected in seen:
         values.assert_close(
             loss,

@@ -43,7 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from grader.authoring import Attachments, Credit, check
-from grader.checks import calls, jit, keys, purity, values
+from grader.checks import calls, diagnose, jit, keys, purity, values
 from grader.checks.failure import CheckFailure, explained, fail
 from grader.data import load_digits
 from grader.plugin import Gate
@@ -104,6 +104,11 @@ def _ref_forward(params: Params, x: jax.Array) -> np.ndarray:
         if name != names[-1]:
             h = np.maximum(h, 0.0)
     return h
+
+
+def _ref_survivors(x: Any, rate: float) -> np.ndarray:
+    """The units dropout keeps, scaled by 1 / (1 - rate) (float64)."""
+    return np.asarray(x, np.float64) / (1.0 - rate)
 
 
 def _binomial_tolerance(p: float, n: int) -> float:
@@ -325,6 +330,7 @@ def test_dropout_scale(student: Remote, seed: int) -> None:
     x = _units(seed=seed)
     xs = np.asarray(x)
     wrong = []  # (rate, the survivors' ratios, what they show) of every rate that fails
+    seen = []  # ((the kept inputs, rate), the survivors, the reference's) of each failing rate
     for i, rate in enumerate(SCALE_RATES):
         out = _dropout(student, jax.random.key(seed + 10 + i), x, rate)
         kept = out != 0.0
@@ -337,18 +343,24 @@ def test_dropout_scale(student: Remote, seed: int) -> None:
         ratios = out[kept] / xs[kept]
         if not np.allclose(ratios, 1.0 / (1.0 - rate), **RATIO_TOL):
             wrong.append((rate, ratios, _scale_kind(ratios, rate, _zeroed(out), out.size)))
+            seen.append(((xs[kept], rate), out[kept], _ref_survivors(xs[kept], rate)))
     if not wrong:
         return
     rate, ratios, kind = wrong[0]
     median = float(np.median(ratios))
     # a cause is named when every rate that fails, two at least, shows the same mistake
     confirmed = len(wrong) >= 2 and all(k == kind for _, _, k in wrong)
+    cause = SCALE_CAUSES.get(kind, "") if confirmed else ""
+    if not cause and len(seen) >= 2 and len({len(args[0]) for args, _, _ in seen}) >= 2:
+        # the general tiers on the survivors, two rates and two numbers of units kept: a
+        # factor, or a mutant of _ref_survivors (1 / (1 + rate): a sign slipped)
+        cause = diagnose.confirmed(seen, lambda args: (), reference=_ref_survivors)
     raise fail(
         f"the survivors of dropout(key, x, rate={rate}) divided by x",
         expected=f"{1.0 / (1.0 - rate):.4f} for every kept unit (1 / (1 - rate))",
         observed=f"{median:.4f} (median; range {ratios.min():.4f} to {ratios.max():.4f})"
         + "".join(f"; with rate={r}: {float(np.median(q)):.4f}" for r, q, _ in wrong[1:]),
-        cause=SCALE_CAUSES.get(kind, "") if confirmed else "",
+        cause=cause,
         fix="return jnp.where(keep, x / (1.0 - rate), 0.0)",
     )
 
