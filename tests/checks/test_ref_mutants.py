@@ -444,3 +444,21 @@ def test_the_left_side_of_a_comparison_is_not_its_bound():
         "len(xs) - 1)" in texts
     )
     assert not any("index + 1" in text for text in texts)  # `index` is what is compared
+
+
+def _scaled_log_norm(scale, xs):
+    return scale * _ref_log_norm(xs)
+
+
+def test_a_partial_whose_function_calls_a_helper_is_mutated_in_the_helper():
+    # as 08's loss_fn check holds a partial of _ref_loss, whose helper holds the sum
+    reference = functools.partial(_scaled_log_norm, 3.0)
+    student = lambda xs: 3.0 * np.log(np.mean(xs * xs))  # noqa: E731
+    seen = [
+        ((xs,), student(xs), reference(xs))
+        for xs in (np.array([1.0, 2.0, 0.5]), np.array([2.0, 1.5, 0.5, 3.0, 1.0]))
+    ]
+    assert diagnose.confirmed(seen, lambda args: (), reference=reference) == (
+        START + "a mean in place of its sum"
+    )
+    assert diagnose.confirmed(seen[:1], lambda args: (), reference=reference) == ""
