@@ -355,7 +355,7 @@ def test_count_params_lesson(student: Remote) -> None:
             "count_params(params) for the lesson's 784-256-128-10 MLP",
             expected="235146 (784*256 + 256 + 256*128 + 128 + 128*10 + 10)",
             observed=repr(got),
-            cause=diagnose.confirmed(seen, _count_diagnostics),
+            cause=diagnose.confirmed(seen, _count_diagnostics, reference=_ref_count),
             fix="add up `leaf.size` over `jax.tree.leaves(tree)`",
         )
 

@@ -237,3 +237,18 @@ def test_a_reduce_without_a_start_is_named(graded):
     for other in ("norm_no_square", "norm_per_leaf_count"):
         cause = graded(other).cause("test_global_norm_values")
         assert "first leaf enters" not in cause, (other, cause)
+
+
+@pytest.mark.slow
+def test_shape_sizes_added_are_named_in_both_count_checks(graded):
+    # sum(np.shape(leaf)) where the product belongs is _ref_count with its np.prod a sum, on
+    # the lesson's MLP and a 6-5-4 one (the lesson check holds the reference for the mutants
+    # too) and on the search's trees; len(leaf) is named as what it is, not as that edit
+    g = graded("count_sums_shapes")
+    for check in ("test_count_params_lesson", "test_count_params_nested"):
+        g.assert_fails(check, cause="a sum in place of its product")
+    graded("count_first_dims").assert_fails(
+        "test_count_params_lesson",
+        cause="first-axis lengths",
+        not_cause=("a sum in place of its product",),
+    )
