@@ -721,6 +721,36 @@ def extra_outputs(actual: Any, expected: Any) -> str:
     return f"{shown}: output {hits[0]} of it is the expected result, and {others} belong (return that one alone)"
 
 
+def missing_outputs(actual: Any, expected: Any) -> str:
+    """One result returned where a tuple or list of outputs is expected, and that result is
+    one of the expected outputs, its layout and values (the others not returned); several
+    such outputs: which one is not told; or ""."""
+    if actual is None or isinstance(actual, tuple | list | dict):
+        return ""
+    if not isinstance(expected, tuple | list) or len(expected) < 2:
+        return ""
+    try:
+        hits = [
+            i
+            for i, piece in enumerate(expected)
+            if _same_layout(actual, piece) and _same_values(actual, piece)
+        ]
+    except (TypeError, ValueError):
+        return ""
+    if not hits:
+        return ""
+    n, container = len(expected), type(expected).__name__
+    shown = f"one result was returned where a {container} of {n} outputs is expected"
+    if len(hits) > 1:
+        listed = ", ".join(map(str, hits[:-1])) + f" and {hits[-1]}"
+        return f"{shown}: it equals outputs {listed} of it on this input; return all {n}"
+    others = "the other outputs are" if n > 2 else "the other output is"
+    return (
+        f"{shown}: it is output {hits[0]} of that {container} (counting from 0), and {others} "
+        f"not returned"
+    )
+
+
 def arity_cause(actual: Any, expected: Any) -> str:
     """A tuple or list of outputs whose length is not the reference's, or ""."""
     both = isinstance(actual, tuple | list) and isinstance(expected, tuple | list)

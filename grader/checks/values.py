@@ -99,6 +99,8 @@ def structure_difference(actual: Any, expected: Any) -> Difference | None:
         cause = diagnose.NOT_WRITTEN
     elif diagnose.arity_cause(actual, expected):
         cause = diagnose.arity_cause(actual, expected)
+    elif diagnose.missing_outputs(actual, expected):
+        cause = diagnose.missing_outputs(actual, expected)
     elif isinstance(expected, tuple) and isinstance(actual, list):
         cause = "a list was returned where a tuple is expected"
     elif _order_text(actual, expected):

@@ -303,3 +303,22 @@ def test_several_elements_equal_to_the_expected_are_named_without_choosing_one()
     found = values.difference((jnp.float32(1.0), jnp.float32(1.0)), jnp.float32(1.0))
     assert found is not None and "never combined" not in found.cause, found
     assert "each equal the expected" in found.cause, found
+
+
+def test_one_of_the_expected_outputs_returned_alone_is_named():
+    xs = jnp.arange(1.0, 6.0)
+    expected = (jnp.sum(xs), jnp.cumsum(xs))  # running_sum's (total, partial_sums)
+    found = values.difference(jnp.cumsum(xs), expected)
+    assert found is not None
+    assert "it is output 1 of that tuple (counting from 0), and the other output is not" in (
+        found.cause
+    )
+    found = values.difference(jnp.sum(xs), expected)
+    assert found is not None and "it is output 0 of that tuple" in found.cause
+
+
+def test_one_result_that_is_none_of_the_expected_outputs_is_not_named_so():
+    xs = jnp.arange(1.0, 6.0)
+    expected = (jnp.sum(xs), jnp.cumsum(xs))
+    found = values.difference(jnp.cumsum(xs[::-1]), expected)  # the shape of one, not its values
+    assert found is not None and "one result was returned" not in found.cause, found
