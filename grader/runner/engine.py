@@ -231,6 +231,7 @@ def grade_one(
                 worker = WorkerHandle(
                     log_dir or scratch, preload, sandbox_cache, threads=threads, shared=shared
                 )
+                started = time.monotonic()  # a worker's start is the machine's, not the file's
             ended = _run_with_reruns(worker, request, started, on_records)
             if partial is not None:
                 ended = replace(ended, records=partial.merge(ended.records))
