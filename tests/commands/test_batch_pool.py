@@ -52,7 +52,11 @@ def test_each_student_of_the_pool_is_graded_as_grade_grades_them_alone(
     course: Path, grade: Grade, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
-    code, text = run_batch(grade, course, out, "--jobs", "3")
+    # a limit well above a rerun's minimum (engine.RERUN_MIN_S) once erin's endless loop has
+    # spent its share: under 8 s, a loaded machine decided whether her hidden check was judged
+    # again in one run and not in the other
+    limit = "20"
+    code, text = run_batch(grade, course, out, "--jobs", "3", "--timeout", limit)
     assert code == 0, text
     assert "3 local worker(s)" in text
     assert " left)" in text, text  # the students done so far say how long the rest takes
@@ -63,7 +67,7 @@ def test_each_student_of_the_pool_is_graded_as_grade_grades_them_alone(
         folder = course / "submissions" / name
         graded = folder / "exercises" if (folder / "exercises").is_dir() else folder
         code, said = grade(
-            str(graded), "--suites", str(course / "suites"), "--timeout", "8",
+            str(graded), "--suites", str(course / "suites"), "--timeout", limit,
             "--json", str(alone), "--no-html",
         )  # fmt: skip
         pooled = json.loads((out / "students" / f"{name}.json").read_text())
