@@ -12,6 +12,7 @@ policy comes from the course.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,8 +43,9 @@ def test_grade_refuses_a_linked_lesson_folder_and_names_its_target(
     (repo / "01_sums.py").symlink_to(FIXTURES / "solutions" / "01_sums.py")
     code, text = grade("--suites", str(FIXTURES / "suites"), str(repo / "01_sums.py"))
     assert code == 2 and "01_sums.py is a symlink to" in text, text
-    # the folder itself, not linked, is graded as usual
-    code, text = grade("--suites", str(FIXTURES / "suites"), str(FIXTURES / "solutions"), "-q")
+    # the folder itself, not linked, is graded as usual (a copy: grading keeps `.grade/` there)
+    solutions = shutil.copytree(FIXTURES / "solutions", tmp_path / "solutions")
+    code, text = grade("--suites", str(FIXTURES / "suites"), str(solutions), "-q")
     assert code == 0, text
 
 
